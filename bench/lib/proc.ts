@@ -1,0 +1,169 @@
+// Server child processes for the benchmark: start pinned to one core, wait until they answer, read
+// their CPU time and peak RSS from /proc, stop them. Pinning matters because the figures are "per
+// busy core": the server gets core 0, the load generator (this process) core 1, so neither steals
+// cycles from the other and /proc CPU time maps one-to-one to server work.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
+
+export const SERVER_CPU = 0;
+export const LOADGEN_CPU = 1;
+
+export interface ServerProcess {
+  pid: number;
+  pinned: boolean;
+  /** Last few KiB of the child's stdout+stderr, for "why did it not start" reports. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  command: string;
+  args: string[];
+  readyUrl: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  readyTimeoutMs?: number;
+}
+
+let tasksetCache: boolean | undefined;
+export function hasTaskset(): boolean {
+  tasksetCache ??= spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0;
+  return tasksetCache;
+}
+
+/** Pinning only makes sense with a core for each side; on 1 CPU everything shares core 0. */
+export function canPin(): boolean {
+  return hasTaskset() && availableParallelism() >= 2;
+}
+
+let ticksCache: number | undefined;
+function clockTicks(): number {
+  if (ticksCache === undefined) {
+    const out = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+    ticksCache = Number(out.stdout?.trim()) || 100; // 100 on every Linux we care about
+  }
+  return ticksCache;
+}
+
+/** Pin every thread of this process (the load generator) to one core; returns whether it worked. */
+export function pinSelf(cpu = LOADGEN_CPU): boolean {
+  if (!canPin()) return false;
+  const r = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' });
+  return r.status === 0;
+}
+
+/** A free loopback port. Tiny race with other processes, acceptable for a benchmark. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Server CPU time so far (user + system, all threads incl. GC) in microseconds. */
+export function readCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // comm (field 2) may contain spaces; fields after the closing paren start at field 3 (state).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime = field 14, stime = field 15
+  return (ticks / clockTicks()) * 1e6;
+}
+
+function readStatusKb(pid: number, key: 'VmHWM' | 'VmRSS'): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(key + ':'));
+  return line ? Number(line.replace(/\D+/g, '')) : NaN;
+}
+
+/** Peak resident set size (VmHWM) in MiB. */
+export const readPeakRssMiB = (pid: number): number => readStatusKb(pid, 'VmHWM') / 1024;
+/** Current resident set size (VmRSS) in MiB. */
+export const readRssMiB = (pid: number): number => readStatusKb(pid, 'VmRSS') / 1024;
+
+// Children still running when the harness dies (exception, Ctrl-C) must not outlive it.
+const live = new Set<ChildProcess>();
+process.once('exit', () => live.forEach((c) => c.kill('SIGKILL')));
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => process.exit(130));
+}
+
+function keepTail(child: ChildProcess): () => string {
+  let tail = '';
+  const add = (b: Buffer): void => {
+    tail = (tail + b.toString('utf8')).slice(-4096);
+  };
+  child.stdout?.on('data', add); // draining also keeps a chatty child from blocking on a full pipe
+  child.stderr?.on('data', add);
+  return () => tail;
+}
+
+function httpOk(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    // agent:false → Connection: close, so no keep-alive socket lingers in the server's counts.
+    const req = get(url, { agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+async function waitReady(child: ChildProcess, url: string, timeoutMs: number, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ready: ${output().trim().slice(-600)}`);
+    }
+    if (await httpOk(url)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`not ready within ${timeoutMs} ms at ${url}: ${output().trim().slice(-600)}`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5000); // SIGTERM ignored or hung
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Spawn a server (pinned to SERVER_CPU when possible) and resolve once readyUrl answers 2xx. */
+export async function startServer(opts: StartOptions): Promise<ServerProcess> {
+  const pinned = canPin();
+  // taskset execs the command, so child.pid is the server's own pid (what /proc readings need).
+  const [cmd, args] = pinned
+    ? ['taskset', ['-c', String(SERVER_CPU), opts.command, ...opts.args]]
+    : [opts.command, opts.args];
+  const child = spawn(cmd as string, args as string[], {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  const output = keepTail(child);
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  try {
+    await spawned;
+    await waitReady(child, opts.readyUrl, opts.readyTimeoutMs ?? 15_000, output);
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+  return { pid: child.pid as number, pinned, output, stop: () => stopChild(child) };
+}

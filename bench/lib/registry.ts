@@ -1,0 +1,101 @@
+// What the harness iterates over: targets (servers to measure) × scenarios (workloads), plus
+// extra report sections. Modules register themselves at import time, so adding a target or a
+// scenario never means editing the harness loop in run.ts.
+import type { Section } from './report.js';
+
+/** A started server. `url` is its JSON-RPC endpoint (the agent card's url). */
+export interface Running {
+  url: string;
+  pid: number;
+  pinned: boolean;
+  stop(): Promise<void>;
+}
+
+/** Skill ids a target uses for the two benchmark workloads (Handoff names workflows its own way). */
+export interface SkillIds {
+  echo: string;
+  approval: string;
+}
+
+export interface Target {
+  name: string;
+  description: string;
+  skills?: Partial<SkillIds>;
+  /** Start a fresh server; reject if it cannot (the harness then records "not available"). */
+  start(): Promise<Running>;
+}
+
+export interface RunMode {
+  quick: boolean;
+  rounds: number;
+  /** Measured seconds per run, and un-measured warm-up seconds before it (JIT, connections). */
+  durationS: number;
+  warmupS: number;
+}
+
+export interface ScenarioContext {
+  target: Target;
+  running: Running;
+  skills: SkillIds;
+  mode: RunMode;
+  log(message: string): void;
+}
+
+/** Flat numeric figures of one run; medians are taken key by key across rounds. */
+export type Figures = Record<string, number>;
+
+export interface CellResult {
+  target: string;
+  status: 'ok' | 'not available' | 'failed';
+  reason?: string;
+  runs: Figures[];
+}
+
+export interface ScenarioResult {
+  name: string;
+  description: string;
+  cells: CellResult[];
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Position in the report (lower first). */
+  order: number;
+  run(ctx: ScenarioContext): Promise<Figures>;
+  /** How this scenario renders in RESULTS.md. */
+  section(result: ScenarioResult): Section;
+}
+
+/** A report section not tied to one scenario (e.g. a summary across scenarios). */
+export interface SectionSource {
+  order: number;
+  build(results: ScenarioResult[]): Section[];
+}
+
+export const DEFAULT_SKILLS: SkillIds = { echo: 'echo', approval: 'approval' };
+
+const targets = new Map<string, Target>();
+const scenarios = new Map<string, Scenario>();
+const sections: SectionSource[] = [];
+
+// ─── HOOK: the lead registers more targets (e.g. `handoff`) through this. ───
+export function registerTarget(target: Target): void {
+  targets.set(target.name, target);
+}
+
+export function registerScenario(scenario: Scenario): void {
+  scenarios.set(scenario.name, scenario);
+}
+
+export function registerSection(source: SectionSource): void {
+  sections.push(source);
+}
+
+export const listTargets = (): Target[] => [...targets.values()];
+export const listScenarios = (): Scenario[] => [...scenarios.values()].sort((a, b) => a.order - b.order);
+export const listSections = (): SectionSource[] => [...sections].sort((a, b) => a.order - b.order);
+
+export function skillsOf(target: Target): SkillIds {
+  return { ...DEFAULT_SKILLS, ...target.skills };
+}

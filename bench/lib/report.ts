@@ -1,0 +1,66 @@
+// RESULTS.md writer. The document is: header, then sections (each a titled markdown table), then
+// the hand-written notes block, which is carried over verbatim from the previous RESULTS.md so
+// that commentary written by people survives every re-run.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+export interface Section {
+  title: string;
+  /** Paragraph under the title (what the scenario does). */
+  intro?: string;
+  /** No columns = a text-only section. */
+  columns: string[];
+  rows: string[][];
+  /** Paragraph under the table (legend, caveats). */
+  after?: string;
+}
+
+export const NOTES_BEGIN = '<!-- notes:begin -->';
+export const NOTES_END = '<!-- notes:end -->';
+
+const DEFAULT_NOTES = `${NOTES_BEGIN}
+## Notes
+
+_Hand-written; \`bench/run.ts\` keeps everything between the notes markers when it rewrites this file._
+${NOTES_END}`;
+
+const NA = '–';
+const finite = (n: number | undefined): n is number => n !== undefined && Number.isFinite(n);
+
+export const fmtInt = (n: number | undefined): string =>
+  finite(n) ? Math.round(n).toLocaleString('en-US') : NA;
+export const fmtFixed = (n: number | undefined, digits: number): string =>
+  finite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : NA;
+export const fmtMs = (n: number | undefined): string => fmtFixed(n, 2);
+export const fmtRatio = (n: number | undefined): string => fmtFixed(n, 3);
+export const fmtTimes = (n: number | undefined): string => (finite(n) ? `${fmtFixed(n, 2)}×` : NA);
+
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** One section: `## title`, optional intro, the table, optional text after. */
+export function renderSection(section: Section): string {
+  const out = [`## ${section.title}`, ''];
+  if (section.intro) out.push(section.intro, '');
+  if (section.columns.length > 0) {
+    out.push(`| ${section.columns.map(cell).join(' | ')} |`);
+    out.push(`|${section.columns.map(() => '---').join('|')}|`);
+    for (const row of section.rows) out.push(`| ${row.map(cell).join(' | ')} |`);
+    out.push('');
+  }
+  if (section.after) out.push(section.after);
+  return out.join('\n').trimEnd();
+}
+
+/** The notes block of an existing RESULTS.md (markers included), or a fresh empty one. */
+export function previousNotes(path: string): string {
+  if (!existsSync(path)) return DEFAULT_NOTES;
+  const text = readFileSync(path, 'utf8');
+  const begin = text.indexOf(NOTES_BEGIN);
+  const end = text.indexOf(NOTES_END, begin);
+  return begin >= 0 && end > begin ? text.slice(begin, end + NOTES_END.length) : DEFAULT_NOTES;
+}
+
+export function writeReport(path: string, header: string, sections: Section[]): void {
+  const notes = previousNotes(path); // read before overwriting
+  const body = [header, ...sections.map(renderSection), notes].join('\n\n');
+  writeFileSync(path, body + '\n');
+}

@@ -1,0 +1,99 @@
+// The servers the harness measures. Each start() launches a fresh process (pinned to core 0) so
+// every run begins from an empty store and peak RSS belongs to that run alone.
+//
+// Adding a target: call registerTarget() with a name and a start() returning {url, pid, pinned,
+// stop}; childTarget() below does that for any "command that listens on --port N" server.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, benchScript } from './lib/env.js';
+import { freePort, startServer } from './lib/proc.js';
+import { registerTarget, type Running, type SkillIds, type Target } from './lib/registry.js';
+
+export { registerTarget };
+
+export interface Launch {
+  argv: string[];
+  /** Runs after the process has stopped (e.g. remove its data directory). */
+  cleanup?: () => void;
+}
+
+export interface ChildTargetOptions {
+  name: string;
+  description: string;
+  skills?: Partial<SkillIds>;
+  /** How to launch the server on 127.0.0.1:port; throw to report the target as not available. */
+  launch(port: number): Launch;
+  /** JSON-RPC endpoint path, and the GET path polled for readiness. */
+  rpcPath: string;
+  readyPath?: string;
+}
+
+export function childTarget(opts: ChildTargetOptions): Target {
+  return {
+    name: opts.name,
+    description: opts.description,
+    ...(opts.skills ? { skills: opts.skills } : {}),
+    async start(): Promise<Running> {
+      const port = await freePort();
+      const { argv, cleanup } = opts.launch(port);
+      const base = `http://127.0.0.1:${port}`;
+      const [command, ...args] = argv;
+      try {
+        const proc = await startServer({
+          command: command as string,
+          args,
+          cwd: ROOT,
+          readyUrl: base + (opts.readyPath ?? '/.well-known/agent-card.json'),
+        });
+        const stop = async (): Promise<void> => {
+          await proc.stop();
+          cleanup?.();
+        };
+        return { url: base + opts.rpcPath, pid: proc.pid, pinned: proc.pinned, stop };
+      } catch (err) {
+        cleanup?.();
+        throw err;
+      }
+    },
+  };
+}
+
+registerTarget(
+  childTarget({
+    name: 'sdk',
+    description: '@a2a-js/sdk 0.3.14 + express 5, InMemoryTaskStore (bench/baselines/sdk-server.ts)',
+    launch: (port) => ({ argv: [...benchScript('baselines/sdk-server'), '--port', String(port)] }),
+    rpcPath: '/a2a/jsonrpc',
+  }),
+);
+
+registerTarget(
+  childTarget({
+    name: 'bare',
+    description: 'bare node:http, tasks in a Map: the ceiling (bench/baselines/bare-server.ts)',
+    launch: (port) => ({ argv: [...benchScript('baselines/bare-server'), '--port', String(port)] }),
+    rpcPath: '/a2a/jsonrpc',
+  }),
+);
+
+// ─── HOOK: Handoff itself. Always the compiled CLI (npm run build), a fresh data dir per run. ───
+// Adjust `skills` once Handoff's demo workflows have their final ids, and the argv if `serve`
+// grows flags (e.g. a durability mode) worth benchmarking as separate targets.
+registerTarget(
+  childTarget({
+    name: 'handoff',
+    description: 'Handoff `serve` (dist/src/cli/main.js), SQLite in a fresh temp dir',
+    skills: { echo: 'echo', approval: 'approval' },
+    launch: (port) => {
+      const main = join(ROOT, 'dist/src/cli/main.js');
+      if (!existsSync(main)) throw new Error('dist/src/cli/main.js not built (npm run build)');
+      const data = mkdtempSync(join(tmpdir(), 'handoff-bench-'));
+      return {
+        argv: [process.execPath, main, 'serve', '--port', String(port), '--data', data],
+        cleanup: () => rmSync(data, { recursive: true, force: true }),
+      };
+    },
+    rpcPath: '/v1/a2a',
+  }),
+);

@@ -1,0 +1,88 @@
+// The A2A v0.3 Agent Card and the RFC 0100 `a2a` discovery block, built from one options object
+// so the card's streaming/pushNotifications flags always equal the block's (RFC 0152 §C MUST).
+//
+//   const card = buildAgentCard({ baseUrl: 'https://h.example.com', name, description, version,
+//     skills, streaming: true, pushNotifications: true, requireAuth: true });
+import type { AgentCard, AgentSkill } from './types.js';
+
+export interface SkillInfo {
+  id: string;
+  name: string;
+  description: string;
+  tags?: string[];
+  examples?: string[];
+}
+
+export interface AgentCardOptions {
+  /** Externally reachable origin (plus any path prefix), e.g. "https://handoff.example.com". */
+  baseUrl: string;
+  name: string;
+  description: string;
+  version: string;
+  skills: SkillInfo[];
+  streaming: boolean;
+  pushNotifications: boolean;
+  requireAuth: boolean;
+}
+
+export interface A2ADiscoveryBlock {
+  supported: true;
+  agentCardUrl: string;
+  durableTasks: true;
+  streaming: boolean;
+  pushNotifications: boolean;
+}
+
+/** Where JSON-RPC is served and where the card is served, relative to the base URL. */
+export const A2A_RPC_PATH = '/v1/a2a';
+export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
+
+/** Trailing slashes would double up when paths are appended. */
+const origin = (baseUrl: string): string => baseUrl.replace(/\/+$/, '');
+
+const toSkill = (s: SkillInfo): AgentSkill => {
+  const skill: AgentSkill = { id: s.id, name: s.name, description: s.description, tags: s.tags ?? ['workflow'] };
+  if (s.examples && s.examples.length > 0) skill.examples = s.examples;
+  return skill;
+};
+
+export function buildAgentCard(opts: AgentCardOptions): AgentCard {
+  // The JS SDK client posts to `card.url`, so it must be the absolute JSON-RPC endpoint.
+  const url = origin(opts.baseUrl) + A2A_RPC_PATH;
+  const card: AgentCard = {
+    protocolVersion: '0.3.0',
+    name: opts.name,
+    description: opts.description,
+    url,
+    version: opts.version,
+    preferredTransport: 'JSONRPC',
+    additionalInterfaces: [{ url, transport: 'JSONRPC' }],
+    capabilities: {
+      streaming: opts.streaming,
+      pushNotifications: opts.pushNotifications,
+      // The task history of status transitions is not exposed.
+      stateTransitionHistory: false,
+    },
+    defaultInputModes: ['text/plain', 'application/json'],
+    defaultOutputModes: ['application/json', 'text/plain'],
+    skills: opts.skills.map(toSkill),
+  };
+  // An anonymous host (loopback / conformance interop) advertises no scheme it would not enforce.
+  if (opts.requireAuth) {
+    card.securitySchemes = { bearer: { type: 'http', scheme: 'bearer' } };
+    card.security = [{ bearer: [] }];
+  }
+  return card;
+}
+
+export function buildA2ADiscoveryBlock(
+  opts: Pick<AgentCardOptions, 'baseUrl' | 'streaming' | 'pushNotifications'>,
+): A2ADiscoveryBlock {
+  return {
+    supported: true,
+    agentCardUrl: origin(opts.baseUrl) + AGENT_CARD_PATH,
+    durableTasks: true,
+    streaming: opts.streaming,
+    pushNotifications: opts.pushNotifications,
+  };
+}

@@ -1,0 +1,283 @@
+// JSON-RPC 2.0 envelope handling for the A2A v0.3 endpoint, and per-method params validation.
+//
+//   const env = parseEnvelope(JSON.parse(body));
+//   if (!env.ok) return errorResponse(env.id, env.error);
+//   const bad = validateParams(env.method, env.params);
+//   if (bad) return errorResponse(env.id, bad);
+//
+// The edge cases follow what the A2A TCK checks (spec/a2a.md §1.6). Params schemas are open
+// (A2A lets peers add fields) but typed: a known field of the wrong type is -32602.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction, AnySchemaObject } from 'ajv/dist/2020.js';
+import { A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
+
+export type JsonRpcId = string | number | null;
+
+export type Envelope =
+  | { ok: true; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
+  | { ok: false; id: JsonRpcId; error: A2AError };
+
+export interface JsonRpcSuccess<T = unknown> {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: T;
+}
+export interface JsonRpcFailure {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  error: JsonRpcErrorObject;
+}
+export type JsonRpcResponse<T = unknown> = JsonRpcSuccess<T> | JsonRpcFailure;
+
+export const successResponse = <T>(id: JsonRpcId, result: T): JsonRpcSuccess<T> => ({ jsonrpc: '2.0', id, result });
+export const errorResponse = (id: JsonRpcId, err: A2AError): JsonRpcFailure => ({
+  jsonrpc: '2.0',
+  id,
+  error: err.toJSON(),
+});
+
+/** Parse raw body text; a syntax error is -32700 with id null (the id is unreadable). */
+export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: A2AError } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false, error: parseError() };
+  }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** JSON-RPC ids are strings, integers (no fractions) or null. An absent id answers as null. */
+const isValidId = (v: unknown): v is JsonRpcId =>
+  v === null || typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+
+/** Path of the first empty-string key anywhere below `v`, or undefined. */
+function findEmptyKey(v: unknown, path: string): string | undefined {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = findEmptyKey(v[i], `${path}[${i}]`);
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+  if (!isPlainObject(v)) return undefined;
+  for (const [k, child] of Object.entries(v)) {
+    if (k === '') return path;
+    const hit = findEmptyKey(child, `${path}.${k}`);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+export function parseEnvelope(body: unknown): Envelope {
+  // Batches are not part of A2A; answering them as one invalid request keeps the reply a single object.
+  if (Array.isArray(body)) return fail(null, invalidRequest('Batch requests are not supported'));
+  if (!isPlainObject(body)) return fail(null, invalidRequest('Request must be a JSON object'));
+  if ('id' in body && !isValidId(body.id)) {
+    return fail(null, invalidRequest('id must be a string, an integer or null'));
+  }
+  const id: JsonRpcId = (body.id as JsonRpcId | undefined) ?? null;
+  if (body.jsonrpc !== '2.0') return fail(id, invalidRequest('jsonrpc must be exactly "2.0"'));
+  if (typeof body.method !== 'string' || body.method === '') {
+    return fail(id, invalidRequest('method must be a non-empty string'));
+  }
+  const params = body.params;
+  if (params !== undefined && !isPlainObject(params)) {
+    return fail(id, invalidParams('params must be an object'));
+  }
+  const emptyKeyAt = params === undefined ? undefined : findEmptyKey(params, 'params');
+  if (emptyKeyAt) return fail(id, invalidParams(`${emptyKeyAt}: empty-string keys are not allowed`));
+  return { ok: true, id, method: body.method, params };
+}
+
+const fail = (id: JsonRpcId, error: A2AError): Envelope => ({ ok: false, id, error });
+
+// ---------------------------------------------------------------- params schemas
+//
+// `hint` is an annotation keyword (no validation of its own): the human sentence reported for a
+// failure at that schema, so messages read "params.message.messageId: must be a non-empty string"
+// whether the field is missing or mistyped.
+
+const nonEmpty = { type: 'string', minLength: 1, hint: 'must be a non-empty string' } as const;
+const str = { type: 'string', hint: 'must be a string' } as const;
+const strArray = { type: 'array', items: str, hint: 'must be an array of strings' } as const;
+const obj = { type: 'object', hint: 'must be an object' } as const;
+const count = { type: 'integer', minimum: 0, hint: 'must be an integer >= 0' } as const;
+const bool = { type: 'boolean', hint: 'must be a boolean' } as const;
+
+const pushAuth = {
+  type: 'object',
+  hint: 'must be an object with schemes: string[]',
+  required: ['schemes'],
+  properties: { schemes: strArray, credentials: str },
+};
+
+const pushConfig = {
+  type: 'object',
+  hint: 'must be an object with a url string',
+  required: ['url'],
+  properties: { url: nonEmpty, id: str, token: str, authentication: pushAuth },
+};
+
+const file = {
+  type: 'object',
+  hint: 'must be an object with exactly one of bytes or uri',
+  properties: { bytes: str, uri: str, name: str, mimeType: str },
+  oneOf: [{ required: ['bytes'] }, { required: ['uri'] }],
+};
+
+// `discriminator` makes Ajv report the failure inside the part's own kind, not across all three.
+const part = {
+  type: 'object',
+  hint: 'must be a part of kind "text", "file" or "data"',
+  required: ['kind'],
+  discriminator: { propertyName: 'kind' },
+  oneOf: [
+    {
+      properties: { kind: { const: 'text' }, text: str, metadata: obj },
+      required: ['kind', 'text'],
+    },
+    {
+      properties: { kind: { const: 'file' }, file, metadata: obj },
+      required: ['kind', 'file'],
+    },
+    {
+      properties: { kind: { const: 'data' }, data: obj, metadata: obj },
+      required: ['kind', 'data'],
+    },
+  ],
+};
+
+const message = {
+  type: 'object',
+  hint: 'must be an object',
+  required: ['kind', 'messageId', 'role', 'parts'],
+  properties: {
+    kind: { const: 'message', hint: 'must be "message"' },
+    messageId: nonEmpty,
+    role: { enum: ['user', 'agent'], hint: 'must be "user" or "agent"' },
+    parts: { type: 'array', minItems: 1, items: part, hint: 'must be a non-empty array of parts' },
+    taskId: nonEmpty,
+    contextId: nonEmpty,
+    referenceTaskIds: strArray,
+    extensions: strArray,
+    metadata: obj,
+  },
+};
+
+const messageSendParams = {
+  type: 'object',
+  required: ['message'],
+  properties: {
+    message,
+    configuration: {
+      type: 'object',
+      hint: 'must be an object',
+      properties: {
+        blocking: bool,
+        historyLength: count,
+        acceptedOutputModes: strArray,
+        pushNotificationConfig: pushConfig,
+      },
+    },
+    metadata: obj,
+  },
+};
+
+const taskIdParams = { type: 'object', required: ['id'], properties: { id: nonEmpty, metadata: obj } };
+
+const schemas: Record<string, AnySchemaObject> = {
+  'message/send': messageSendParams,
+  'message/stream': messageSendParams,
+  'tasks/get': { ...taskIdParams, properties: { ...taskIdParams.properties, historyLength: count } },
+  'tasks/cancel': taskIdParams,
+  'tasks/resubscribe': taskIdParams,
+  'tasks/pushNotificationConfig/set': {
+    type: 'object',
+    required: ['taskId', 'pushNotificationConfig'],
+    properties: { taskId: nonEmpty, pushNotificationConfig: pushConfig },
+  },
+  'tasks/pushNotificationConfig/get': {
+    type: 'object',
+    required: ['id'],
+    properties: {
+      id: nonEmpty,
+      pushNotificationConfigId: { type: ['string', 'null'], hint: 'must be a string or null' },
+      metadata: obj,
+    },
+  },
+  'tasks/pushNotificationConfig/list': taskIdParams,
+  'tasks/pushNotificationConfig/delete': {
+    type: 'object',
+    required: ['id', 'pushNotificationConfigId'],
+    properties: { id: nonEmpty, pushNotificationConfigId: nonEmpty, metadata: obj },
+  },
+};
+
+/** Methods that take no params (the extended card); any object is tolerated. */
+const PARAMLESS = new Set(['agent/getAuthenticatedExtendedCard']);
+
+// Compiled once at import: validation is on every request's hot path.
+const ajv = new Ajv2020({ allErrors: false, verbose: true, discriminator: true, strict: true, strictRequired: false });
+ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
+const validators = new Map<string, ValidateFunction>(
+  Object.entries(schemas).map(([method, schema]) => [method, ajv.compile(schema)]),
+);
+
+/** The A2A methods this module knows params for (useful to the dispatcher's -32601). */
+export const KNOWN_METHODS: ReadonlySet<string> = new Set([...validators.keys(), ...PARAMLESS]);
+
+/** -32602 naming the first offending field, or undefined when the params fit `method`.
+ * Unknown methods pass: answering them is the dispatcher's -32601. */
+export function validateParams(method: string, params: unknown): A2AError | undefined {
+  const validate = validators.get(method);
+  if (!validate) return undefined;
+  if (params === undefined) return invalidParams('params: is required');
+  if (validate(params)) return undefined;
+  const errors = validate.errors ?? [];
+  return invalidParams(describe(errors), { errors: errors.slice(0, 5).map(brief) });
+}
+
+/** "params.message.parts[0].text" from Ajv's "/message/parts/0/text". */
+function fieldPath(instancePath: string, extra?: string): string {
+  const segs = instancePath.split('/').slice(1);
+  if (extra !== undefined) segs.push(extra);
+  return segs
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : `${acc}.${s}`), 'params');
+}
+
+/** The field an error is about: a missing property is reported at the property, not its parent. */
+const errorPath = (e: ErrorObject): string =>
+  e.keyword === 'required'
+    ? fieldPath(e.instancePath, (e.params as { missingProperty: string }).missingProperty)
+    : fieldPath(e.instancePath);
+
+/** The schema's `hint` for this failure, if the author wrote one. */
+function hintOf(e: ErrorObject): string | undefined {
+  const parent = e.parentSchema as AnySchemaObject | undefined;
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    const prop = (parent?.properties as Record<string, AnySchemaObject> | undefined)?.[missing];
+    return typeof prop?.hint === 'string' ? prop.hint : 'is required';
+  }
+  return typeof parent?.hint === 'string' ? parent.hint : undefined;
+}
+
+/** Compound keywords (oneOf) list their branches' errors first; prefer the first error that has
+ * a hint, which is the one at the level a human thinks about. */
+function describe(errors: ErrorObject[]): string {
+  const chosen = errors.find((e) => hintOf(e) !== undefined && !isBranchRequired(e)) ?? errors[0];
+  if (!chosen) return 'params: invalid';
+  return `${errorPath(chosen)}: ${hintOf(chosen) ?? chosen.message ?? 'is invalid'}`;
+}
+
+/** A `required` inside an anonymous oneOf branch ({required:['bytes']}) says nothing useful alone. */
+const isBranchRequired = (e: ErrorObject): boolean =>
+  e.keyword === 'required' && (e.parentSchema as AnySchemaObject | undefined)?.properties === undefined;
+
+const brief = (e: ErrorObject): { path: string; message: string } => ({
+  path: errorPath(e),
+  message: hintOf(e) ?? e.message ?? 'is invalid',
+});

@@ -1,0 +1,43 @@
+// `handoff serve`: run the host until SIGTERM/SIGINT, then drain gracefully.
+import { Command } from 'commander';
+import { ConfigError, loadConfig, type RawOptions } from '../config.js';
+import { createHost } from '../host.js';
+
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description('run the Handoff host (SQLite under --data, or PostgreSQL with --database-url)')
+    .option('--port <port>', 'TCP port (HANDOFF_PORT, default 8080)')
+    .option('--host <host>', 'bind address (HANDOFF_HOST, default 127.0.0.1)')
+    .option('--data <dir>', 'data directory for the SQLite file (HANDOFF_DATA, default ./.handoff)')
+    .option('--database-url <url>', 'postgres://… to use PostgreSQL (HANDOFF_DATABASE_URL)')
+    .option('--workflows <dir...>', 'extra workflow directories (HANDOFF_WORKFLOWS, colon-separated)')
+    .option('--retention-days <days>', 'purge terminal runs after this many days (HANDOFF_RETENTION_DAYS, default 30)')
+    .option('--public-url <url>', 'external base URL used in the agent card (HANDOFF_PUBLIC_URL)')
+    .option('--default-skill <id>', 'workflow used when an A2A message names no skill (HANDOFF_DEFAULT_SKILL, default echo)')
+    .option('--log-level <level>', 'pino log level (HANDOFF_LOG_LEVEL, default info)')
+    .action(async (opts: RawOptions) => {
+      let config;
+      try {
+        config = loadConfig(opts);
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          process.stderr.write(`handoff: ${err.message}\n`);
+          process.exit(2);
+        }
+        throw err;
+      }
+      const host = await createHost(config);
+      const address = await host.listen();
+      host.logger.info({ address, database: host.store.dialect, workflows: host.workflows.ids() }, 'handoff listening');
+      let closing = false;
+      const shutdown = async (signal: string) => {
+        if (closing) return;
+        closing = true;
+        host.logger.info({ signal }, 'draining');
+        await host.close();
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void shutdown('SIGTERM'));
+      process.on('SIGINT', () => void shutdown('SIGINT'));
+    });
+}

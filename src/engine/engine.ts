@@ -1,0 +1,291 @@
+// The engine's public operations: start a run, cancel it, resolve its interrupt. Each one is a
+// single store transaction (DESIGN.md, "the one rule"); the worker (runner.ts) does the rest.
+import { createHash } from 'node:crypto';
+import { ConflictError } from '../store/errors.js';
+import type { InterruptRecord, RunRecord } from '../store/model.js';
+import { isTerminal } from '../store/model.js';
+import type { RunChange, Store, StoreTx } from '../store/store.js';
+import { EngineError } from './errors.js';
+import { newRunId } from './ids.js';
+import { decide, type Decision } from './interrupts.js';
+import { completeNode, failRun, findNode, noLease } from './transitions.js';
+import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
+
+/** What the engine needs from the workflow registry. */
+export interface WorkflowSource {
+  get(id: string): WorkflowDefinition | undefined;
+  ids(): string[];
+  startNode(def: WorkflowDefinition): WorkflowNode;
+  validateInputs(workflowId: string, inputs: Record<string, unknown>): string[];
+}
+
+export interface Caller {
+  tenantId: string;
+  principalId: string;
+}
+
+export interface StartRunRequest {
+  workflowId: string;
+  inputs: Record<string, unknown>;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  /** Caller-supplied Idempotency-Key with the canonical body it came with. */
+  idempotency?: { key: string; body: unknown };
+}
+
+export interface StartRunResult {
+  run: RunRecord;
+  /** True when an earlier request with the same idempotency key created the run. */
+  replayed: boolean;
+}
+
+export interface ResolveResult {
+  run: RunRecord;
+  interrupt: InterruptRecord;
+  outcome: 'resolved' | 'vote-recorded' | 'ask-recorded';
+}
+
+const RETRIES = 5;
+
+export class Engine {
+  constructor(
+    readonly store: Store,
+    readonly workflows: WorkflowSource,
+  ) {}
+
+  /** Read a run as the caller may see it: another tenant's run is indistinguishable from none. */
+  async getRun(caller: Caller, runId: string): Promise<RunRecord> {
+    const run = await this.store.getRun(runId);
+    if (!run || run.tenantId !== caller.tenantId) throw notFound(runId);
+    return run;
+  }
+
+  async startRun(caller: Caller, req: StartRunRequest): Promise<StartRunResult> {
+    const def = this.workflows.get(req.workflowId);
+    if (!def) {
+      throw new EngineError('validation_error', `unknown workflow '${req.workflowId}'`, {
+        available: this.workflows.ids(),
+      });
+    }
+    const inputs = structuredClone(req.inputs);
+    const errors = this.workflows.validateInputs(def.id, inputs);
+    if (errors.length > 0) throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
+    return this.withRetry(() => this.insertRun(caller, def, inputs, req));
+  }
+
+  private async insertRun(
+    caller: Caller,
+    def: WorkflowDefinition,
+    inputs: Record<string, unknown>,
+    req: StartRunRequest,
+  ): Promise<StartRunResult> {
+    const scope = 'POST /v1/runs';
+    const bodyHash = req.idempotency ? hashBody(req.idempotency.body) : '';
+    return this.store.transaction(async (tx) => {
+      if (req.idempotency) {
+        const prior = await tx.getIdempotency(caller.tenantId, scope, req.idempotency.key);
+        if (prior) return this.replay(prior.bodyHash, bodyHash, (prior.response as { runId: string }).runId, tx);
+      }
+      const now = new Date().toISOString();
+      const { run } = await tx.insertRun(
+        {
+          runId: newRunId(),
+          tenantId: caller.tenantId,
+          principalId: caller.principalId,
+          workflowId: def.id,
+          status: 'pending',
+          inputs,
+          state: { outputs: {}, vars: initialVars(def) },
+          cursor: { nodeId: this.workflows.startNode(def).id, ordinals: {} },
+          tags: req.tags ?? [],
+          metadata: req.metadata ?? {},
+          createdAt: now,
+        },
+        [],
+      );
+      if (req.idempotency) {
+        await tx.putIdempotency({
+          tenantId: caller.tenantId,
+          scope,
+          key: req.idempotency.key,
+          bodyHash,
+          statusCode: 201,
+          response: { runId: run.runId },
+        });
+      }
+      return { run, replayed: false };
+    });
+  }
+
+  private async replay(priorHash: string, hash: string, runId: string, tx: StoreTx): Promise<StartRunResult> {
+    if (priorHash !== hash) {
+      throw new EngineError('idempotency_key_mismatch', 'this Idempotency-Key was used with a different request body');
+    }
+    const run = await tx.getRun(runId);
+    if (!run) throw notFound(runId); // purged by retention
+    return { run, replayed: true };
+  }
+
+  /** Cancel a run in any non-terminal state. A run a worker is executing goes through `cancelling`. */
+  async cancelRun(caller: Caller, runId: string, reason?: string): Promise<RunRecord> {
+    return this.withRetry(() =>
+      this.store.transaction(async (tx) => {
+        const run = await this.readForUpdate(tx, caller, runId);
+        if (isTerminal(run.status)) {
+          throw new EngineError('run_terminal', `run ${runId} is already ${run.status}`, { status: run.status });
+        }
+        const payload = reason ? { reason } : {};
+        const leased = run.leaseExpiresAt !== undefined && run.leaseExpiresAt > Date.now();
+        if (leased && (run.status === 'running' || run.status === 'pending' || run.status === 'cancelling')) {
+          if (run.status === 'cancelling') return run;
+          return (await tx.commitRun(run, { status: 'cancelling' }, [{ type: 'run.cancelling', payload }])).run;
+        }
+        return (await cancelNow(tx, run, payload)).run;
+      }),
+    );
+  }
+
+  /** Resolve (or vote on, or ask about) the open interrupt of `nodeId`. */
+  async resolveInterrupt(caller: Caller, runId: string, nodeId: string, resumeValue: unknown): Promise<ResolveResult> {
+    return this.withRetry(() =>
+      this.store.transaction(async (tx) => {
+        const run = await this.readForUpdate(tx, caller, runId);
+        const interrupt = await this.openInterrupt(tx, run, nodeId);
+        const decision = decide(interrupt, caller.principalId, resumeValue, new Date().toISOString());
+        return this.applyDecision(tx, run, interrupt, decision);
+      }),
+    );
+  }
+
+  private async openInterrupt(tx: StoreTx, run: RunRecord, nodeId: string): Promise<InterruptRecord> {
+    const open = await tx.getOpenInterrupt(run.runId, nodeId);
+    if (open) return open;
+    const latest = await tx.getLatestInterrupt(run.runId, nodeId);
+    if (latest?.status === 'resolved') {
+      throw new EngineError('interrupt_already_resolved', `the interrupt at node '${nodeId}' was already resolved`);
+    }
+    if (latest?.status === 'cancelled' || run.status === 'cancelled' || run.status === 'cancelling') {
+      throw new EngineError('interrupt_cancelled', `the interrupt at node '${nodeId}' was cancelled with its run`);
+    }
+    throw new EngineError('interrupt_not_found', `run ${run.runId} has no open interrupt at node '${nodeId}'`);
+  }
+
+  private async applyDecision(tx: StoreTx, run: RunRecord, before: InterruptRecord, d: Decision): Promise<ResolveResult> {
+    if (!(await tx.updateInterrupt(d.interrupt, 'open'))) {
+      throw new EngineError('interrupt_already_resolved', `the interrupt at node '${before.nodeId}' was already resolved`);
+    }
+    if (d.kind !== 'resolve') {
+      const { run: after } = await tx.commitRun(run, {}, d.events);
+      return { run: after, interrupt: d.interrupt, outcome: d.kind === 'vote' ? 'vote-recorded' : 'ask-recorded' };
+    }
+    const def = this.definition(run);
+    const now = new Date().toISOString();
+    const change = await commitResolution(tx, def, run, d, now);
+    return { run: change.run, interrupt: d.interrupt, outcome: 'resolved' };
+  }
+
+  private async readForUpdate(tx: StoreTx, caller: Caller, runId: string): Promise<RunRecord> {
+    const run = await tx.getRun(runId);
+    if (!run || run.tenantId !== caller.tenantId) throw notFound(runId);
+    return run;
+  }
+
+  definition(run: RunRecord): WorkflowDefinition {
+    const def = this.workflows.get(run.workflowId);
+    if (!def) throw new Error(`workflow ${run.workflowId} of run ${run.runId} is no longer loaded`);
+    return def;
+  }
+
+  /** Optimistic-concurrency conflicts are retried on a fresh read; the loser of a real race
+   * then sees the winner's state and reports the precise error (e.g. already resolved). */
+  private async withRetry<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!(isConflict(err) && attempt < RETRIES)) throw isConflict(err) ? conflict() : err;
+      }
+    }
+  }
+}
+
+/** Commit the exit of a gate: continue, refine (re-run the producer), or fail on reject. */
+async function commitResolution(
+  tx: StoreTx,
+  def: WorkflowDefinition,
+  run: RunRecord,
+  d: Extract<Decision, { kind: 'resolve' }>,
+  now: string,
+): Promise<RunChange> {
+  const gate = findNode(def, run.cursor.nodeId as string);
+  if (d.action === 'reject') {
+    const error = { code: 'interrupt_rejected', message: `rejected at '${gate.id}'`, details: { decidedBy: d.decidedBy } };
+    const failed = failRun(run, error, now, true);
+    const ordinal = run.cursor.ordinals[gate.id] ?? 0;
+    const events = [...d.events, { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } }];
+    return tx.commitRun(run, failed.patch, [...events, ...failed.events.filter((e) => e.type === 'run.failed')]);
+  }
+  if (d.action === 'refine') {
+    const producer = String(d.interrupt.data.artifactFrom ?? gate.id);
+    const ordinal = run.cursor.ordinals[gate.id] ?? 0;
+    const events = [...d.events, { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'refine' } }];
+    const cursor = {
+      nodeId: producer,
+      ordinals: { ...run.cursor.ordinals, [gate.id]: ordinal + 1 },
+      carry: { refineFeedback: d.output.refineFeedback, feedback: d.output.feedback ?? null },
+    };
+    return tx.commitRun(run, { status: 'running', cursor }, events);
+  }
+  const next = await completeNode(def, run, { output: d.output, detail: { outcome: d.action }, started: true }, now);
+  return tx.commitRun(run, next.patch, [...d.events, ...next.events]);
+}
+
+/** Cancel immediately: no worker holds the run. */
+export async function cancelNow(tx: StoreTx, run: RunRecord, payload: Record<string, unknown>): Promise<RunChange> {
+  await tx.cancelOpenInterrupts(run.runId);
+  const nodeId = run.cursor.nodeId;
+  const events = [
+    ...(nodeId !== undefined ? [{ type: 'node.cancelled', nodeId, payload: {} }] : []),
+    { type: 'run.cancelled', payload },
+  ];
+  const patch = {
+    status: 'cancelled' as const,
+    cursor: { ordinals: run.cursor.ordinals },
+    wakeAt: undefined,
+    completedAt: new Date().toISOString(),
+    ...noLease,
+  };
+  return tx.commitRun(run, patch, events);
+}
+
+function initialVars(def: WorkflowDefinition): Record<string, unknown> {
+  const vars: Record<string, unknown> = {};
+  for (const v of def.variables) if (v.defaultValue !== undefined) vars[v.name] = v.defaultValue;
+  return vars;
+}
+
+/** Canonical JSON (sorted keys) so the same body always hashes the same. */
+export function hashBody(body: unknown): string {
+  return createHash('sha256').update(canonical(body)).digest('hex');
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+const notFound = (runId: string) => new EngineError('not_found', `run ${runId} not found`);
+const conflict = () => new EngineError('conflict', 'the run kept changing; try again');
+
+function isConflict(err: unknown): boolean {
+  if (err instanceof ConflictError) return true;
+  // A concurrent insert of the same idempotency key or event sequence: a unique violation.
+  const code = (err as { code?: string })?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -1,0 +1,23 @@
+// Errors the engine reports to its callers. `code` is the OpenWOP error code
+// (spec/openwop.md §3.5, §3.7); the HTTP layer maps codes to statuses.
+export type EngineErrorCode =
+  | 'validation_error'
+  | 'not_found'
+  | 'forbidden'
+  | 'run_terminal'
+  | 'interrupt_not_found'
+  | 'interrupt_already_resolved'
+  | 'interrupt_cancelled'
+  | 'idempotency_key_mismatch'
+  | 'conflict';
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}

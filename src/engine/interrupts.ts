@@ -1,0 +1,158 @@
+// Deciding what a resume value does to an open interrupt — pure, no I/O. Host-side checks
+// (approvers list, action allowed, quorum) all happen here, before the engine moves the run.
+import type { InterruptRecord, InterruptVote, NewEvent } from '../store/model.js';
+import { EngineError } from './errors.js';
+import { normalizeAction } from './nodes/gates.js';
+
+export type Decision =
+  | { kind: 'vote' | 'ask'; interrupt: InterruptRecord; events: NewEvent[] }
+  | {
+      kind: 'resolve';
+      action: 'accept' | 'edit-accept' | 'reject' | 'refine' | 'answer';
+      interrupt: InterruptRecord;
+      events: NewEvent[];
+      /** The gate node's output when the run continues. */
+      output: Record<string, unknown>;
+      decidedBy: string;
+    };
+
+export function decide(i: InterruptRecord, principalId: string, resumeValue: unknown, now: string): Decision {
+  if (!resumeValue || typeof resumeValue !== 'object' || Array.isArray(resumeValue)) {
+    throw new EngineError('validation_error', 'resumeValue must be an object');
+  }
+  const value = resumeValue as Record<string, unknown>;
+  return i.kind === 'approval' ? decideApproval(i, principalId, value, now) : decideClarification(i, principalId, value, now);
+}
+
+function decideApproval(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
+  const action = typeof v.action === 'string' ? normalizeAction(v.action) : undefined;
+  const allowed = (i.data.actions as string[] | undefined) ?? [];
+  if (!action || !allowed.includes(action)) {
+    throw new EngineError('validation_error', `resumeValue.action must be one of: ${allowed.join(', ')}`, { allowed });
+  }
+  const approvers = i.data.approversList as string[] | undefined;
+  if (approvers && !approvers.includes(principalId)) {
+    throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
+  }
+  checkActionFields(action, v);
+  const feedback = typeof v.feedback === 'string' ? v.feedback : undefined;
+  const base = { interruptId: i.interruptId, decidedBy: principalId, action, decidedAt: now };
+  const received: NewEvent = { type: 'approval.received', nodeId: i.nodeId, payload: { ...base, ...(feedback ? { feedback } : {}) } };
+
+  if (action === 'ask') {
+    const question = typeof v.question === 'string' ? v.question : (feedback ?? '');
+    const interrupt = { ...i, exchanges: [...i.exchanges, { principalId, question, at: now }] };
+    return { kind: 'ask', interrupt, events: [{ type: 'approval.ask', nodeId: i.nodeId, payload: { ...base, question } }] };
+  }
+  if (action === 'accept' || action === 'edit-accept') {
+    const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
+    const required = Number(i.data.requiredApprovals ?? 1);
+    if (votes.length < required) {
+      const events = [{ ...received, payload: { ...received.payload, votes: votes.length, requiredApprovals: required } }];
+      return { kind: 'vote', interrupt: { ...i, votes }, events };
+    }
+    return resolve({ ...i, votes }, action, principalId, now, received, approvalOutput(i, votes, action, principalId, feedback));
+  }
+  // reject (single veto) and refine end the gate at once.
+  const output = {
+    action,
+    decidedBy: principalId,
+    ...(feedback !== undefined ? { feedback } : {}),
+    ...(action === 'refine' ? { refineFeedback: v.refineFeedback } : {}),
+  };
+  return resolve(i, action as 'reject' | 'refine', principalId, now, received, output);
+}
+
+function checkActionFields(action: string, v: Record<string, unknown>): void {
+  if (action === 'refine') {
+    const rf = v.refineFeedback as Record<string, unknown> | undefined;
+    if (!rf || typeof rf !== 'object' || !['whole', 'section', 'items'].includes(String(rf.scope))) {
+      throw new EngineError('validation_error', "refine requires refineFeedback {scope: 'whole'|'section'|'items', text?, tags?}");
+    }
+  }
+  if (action === 'edit-accept' && v.editedArtifactData === undefined) {
+    throw new EngineError('validation_error', 'edit-accept requires editedArtifactData');
+  }
+  if (v.feedback !== undefined && typeof v.feedback !== 'string') {
+    throw new EngineError('validation_error', 'feedback must be a string');
+  }
+}
+
+/** One vote per principal: a later vote replaces that principal's earlier one. */
+function upsertVote(votes: InterruptVote[], vote: InterruptVote): InterruptVote[] {
+  return [...votes.filter((x) => x.principalId !== vote.principalId), vote];
+}
+
+function approvalOutput(
+  i: InterruptRecord,
+  votes: InterruptVote[],
+  action: string,
+  principalId: string,
+  feedback: string | undefined,
+): Record<string, unknown> {
+  // The latest edit wins; with no edit the approved artifact is the one that was shown.
+  const edit = [...votes].reverse().find((x) => x.action === 'edit-accept');
+  const artifact = edit ? edit.value.editedArtifactData : i.data.artifact;
+  return {
+    action,
+    artifact,
+    decidedBy: principalId,
+    approvers: votes.map((x) => x.principalId),
+    ...(feedback !== undefined ? { feedback } : {}),
+  };
+}
+
+function decideClarification(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
+  const questions = (i.data.questions as Array<{ id: string }>) ?? [];
+  const answers = normalizeAnswers(v.answers, questions);
+  const missing = questions.filter((q) => answers[q.id] === undefined).map((q) => q.id);
+  if (missing.length > 0) {
+    throw new EngineError('validation_error', `missing answers for: ${missing.join(', ')}`, { missing });
+  }
+  const received: NewEvent = {
+    type: 'clarification.resolved',
+    nodeId: i.nodeId,
+    payload: { interruptId: i.interruptId, decidedBy: principalId, decidedAt: now },
+  };
+  return resolve(i, 'answer', principalId, now, received, { answers, decidedBy: principalId });
+}
+
+/** Accept `{qid: answer}`, `[{id, answer}]`, and `{'*': text}` for a single question. */
+function normalizeAnswers(raw: unknown, questions: Array<{ id: string }>): Record<string, unknown> {
+  if (Array.isArray(raw)) {
+    const out: Record<string, unknown> = {};
+    for (const a of raw) if (a && typeof a === 'object' && 'id' in a) out[String(a.id)] = (a as { answer?: unknown }).answer;
+    return out;
+  }
+  if (!raw || typeof raw !== 'object') {
+    throw new EngineError('validation_error', 'resumeValue.answers must be an object {questionId: answer} or an array');
+  }
+  const map = { ...(raw as Record<string, unknown>) };
+  if ('*' in map && questions.length === 1 && questions[0]) {
+    map[questions[0].id] = map['*'];
+    delete map['*'];
+  }
+  return map;
+}
+
+function resolve(
+  i: InterruptRecord,
+  action: Extract<Decision, { kind: 'resolve' }>['action'],
+  principalId: string,
+  now: string,
+  received: NewEvent,
+  output: Record<string, unknown>,
+): Decision {
+  const resolution = { action, ...output };
+  const interrupt: InterruptRecord = { ...i, status: 'resolved', resolution, resolvedBy: principalId, resolvedAt: now };
+  const events: NewEvent[] = [
+    received,
+    {
+      type: 'interrupt.resolved',
+      nodeId: i.nodeId,
+      payload: { interruptId: i.interruptId, kind: i.kind, outcome: action, resolvedBy: principalId, resolvedAt: now },
+    },
+  ];
+  if (action !== 'reject') events.push({ type: 'node.resumed', nodeId: i.nodeId, payload: { action } });
+  return { kind: 'resolve', action, interrupt, events, output, decidedBy: principalId };
+}

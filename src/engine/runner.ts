@@ -1,0 +1,255 @@
+// The worker: claims runnable runs with a lease, executes their nodes one committed step at a
+// time, and hands the lease back when a run sleeps, suspends or ends. A crash loses at most the
+// step in flight: its node runs again (at-least-once), but a committed completion never repeats.
+import type { Logger } from 'pino';
+import type { ChangeBus } from '../bus/bus.js';
+import { metrics } from '../metrics.js';
+import { ConflictError } from '../store/errors.js';
+import type { InterruptKind, NewEvent, RunRecord } from '../store/model.js';
+import { isTerminal } from '../store/model.js';
+import type { RunPatch } from '../store/store.js';
+import { cancelNow, type Engine } from './engine.js';
+import { newInterruptId } from './ids.js';
+import { EXECUTORS } from './nodes/index.js';
+import type { NodeResult } from './nodes/types.js';
+import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
+
+export interface RunnerOptions {
+  instanceId: string;
+  logger: Logger;
+  /** How long a claim lasts without renewal; a crashed holder's runs are retaken after it. */
+  leaseMs?: number;
+  /** Fallback poll for due timers and expired leases when no wake-up arrives. */
+  pollMs?: number;
+  /** Runs executed at once by this instance. */
+  concurrency?: number;
+}
+
+export class Runner {
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly concurrency: number;
+  private stopping = false;
+  private timer: NodeJS.Timeout | undefined;
+  private passing = false;
+  private again = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly bus: ChangeBus,
+    private readonly opts: RunnerOptions,
+  ) {
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.pollMs = opts.pollMs ?? 1_000;
+    this.concurrency = opts.concurrency ?? 64;
+  }
+
+  start(): void {
+    this.unsubscribe = this.bus.subscribeAll((n) => {
+      if (n.status === 'pending' || n.status === 'running' || n.status === 'cancelling') this.kick();
+    });
+    this.kick();
+  }
+
+  /** Ask for a claim pass soon; passes never overlap, a kick during one schedules another. */
+  kick(): void {
+    if (this.stopping) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    this.passing = true;
+    void this.pass().finally(() => {
+      this.passing = false;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      const room = this.concurrency - this.active.size;
+      if (room > 0) {
+        const runs = await this.engine.store.claimRuns(this.opts.instanceId, this.leaseMs, room);
+        for (const run of runs) this.launch(run);
+      }
+      await this.scheduleNext();
+    } catch (err) {
+      this.opts.logger.error({ err }, 'claim pass failed');
+      this.schedule(this.pollMs);
+    }
+  }
+
+  private async scheduleNext(): Promise<void> {
+    const next = await this.engine.store.nextWakeAt();
+    const due = next === undefined ? this.pollMs : Math.max(0, Math.min(this.pollMs, next - Date.now()));
+    this.schedule(due);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopping) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), ms);
+    this.timer.unref();
+  }
+
+  private launch(run: RunRecord): void {
+    if (this.active.has(run.runId)) return;
+    metrics.activeRuns.inc();
+    const p = this.drive(run)
+      .catch((err) => this.opts.logger.error({ err, runId: run.runId }, 'run execution failed'))
+      .finally(() => {
+        this.active.delete(run.runId);
+        metrics.activeRuns.dec();
+        this.kick();
+      });
+    this.active.set(run.runId, p);
+  }
+
+  /** Execute one claimed run until it sleeps, suspends, ends, or the lease is lost. */
+  private async drive(claimed: RunRecord): Promise<void> {
+    const renew = setInterval(() => void this.renew(claimed.runId), Math.max(50, Math.floor(this.leaseMs / 3)));
+    renew.unref();
+    try {
+      let run: RunRecord | undefined = claimed;
+      while (run && !this.stopping) run = await this.stepOrReload(run);
+    } finally {
+      clearInterval(renew);
+      if (this.stopping) await this.engine.store.releaseLease(claimed.runId, this.opts.instanceId).catch(() => {});
+    }
+  }
+
+  private async renew(runId: string): Promise<void> {
+    const ok = await this.engine.store.renewLease(runId, this.opts.instanceId, this.leaseMs).catch(() => false);
+    if (!ok) this.opts.logger.warn({ runId }, 'lease lost; another worker may take the run over');
+  }
+
+  private async stepOrReload(run: RunRecord): Promise<RunRecord | undefined> {
+    try {
+      return await this.step(run);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      // Someone else committed first (a cancel, or a takeover): continue from what is stored.
+      const fresh = await this.engine.store.getRun(run.runId);
+      if (!fresh || fresh.leaseOwner !== this.opts.instanceId || isTerminal(fresh.status)) return undefined;
+      return fresh;
+    }
+  }
+
+  /** One committed step. Returns the run to keep driving, or undefined to stop. */
+  private async step(run: RunRecord): Promise<RunRecord | undefined> {
+    const nowIso = new Date().toISOString();
+    switch (run.status) {
+      case 'cancelling':
+        await this.engine.store.transaction((tx) => cancelNow(tx, run, {}));
+        metrics.runsFinished.inc({ workflow: run.workflowId, status: 'cancelled' });
+        return undefined;
+      case 'pending':
+        return this.commit(run, { status: 'running' }, [{ type: 'run.started', payload: { workflowId: run.workflowId } }]);
+      case 'running':
+        break;
+      default:
+        // Suspended or terminal runs do not need a worker; hand the lease back.
+        await this.engine.store.releaseLease(run.runId, this.opts.instanceId);
+        return undefined;
+    }
+    if (run.wakeAt !== undefined && run.wakeAt > Date.now()) {
+      await this.engine.store.releaseLease(run.runId, this.opts.instanceId);
+      return undefined;
+    }
+    const result = await this.execute(run);
+    return this.apply(run, result, nowIso);
+  }
+
+  private async execute(run: RunRecord): Promise<NodeResult> {
+    const def = this.engine.definition(run);
+    const node = findNode(def, run.cursor.nodeId as string);
+    const executor = EXECUTORS.get(node.typeId);
+    const ordinal = run.cursor.ordinals[node.id] ?? 0;
+    if (!executor) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
+    try {
+      const result = await executor.execute({
+        runId: run.runId,
+        workflowId: run.workflowId,
+        node,
+        ordinal,
+        scope: scopeOf(run),
+        now: Date.now(),
+        ...(run.cursor.wakeAt !== undefined ? { wakeAt: run.cursor.wakeAt } : {}),
+        idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
+      });
+      metrics.nodeExecutions.inc({ type: node.typeId, outcome: result.kind });
+      return result;
+    } catch (err) {
+      metrics.nodeExecutions.inc({ type: node.typeId, outcome: 'error' });
+      return { kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } };
+    }
+  }
+
+  private async apply(run: RunRecord, result: NodeResult, nowIso: string): Promise<RunRecord | undefined> {
+    const def = this.engine.definition(run);
+    const nodeId = run.cursor.nodeId as string;
+    const started = run.cursor.started === true;
+    const ordinal = run.cursor.ordinals[nodeId] ?? 0;
+    const startEvent: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal } }];
+    switch (result.kind) {
+      case 'completed': {
+        const next = await completeNode(def, run, { output: result.output, ...(result.vars ? { vars: result.vars } : {}), started }, nowIso);
+        const after = await this.commit(run, next.patch, next.events);
+        return after.status === 'running' ? after : undefined;
+      }
+      case 'failed': {
+        const f = failRun(run, result.error, nowIso, started);
+        await this.commit(run, f.patch, f.events);
+        return undefined;
+      }
+      case 'sleep': {
+        const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true };
+        const events = started ? [] : [{ ...startEvent[0]!, payload: { ordinal, wakeAt: new Date(result.wakeAt).toISOString() } }];
+        await this.commit(run, { cursor, wakeAt: result.wakeAt, ...noLease }, events);
+        return undefined;
+      }
+      case 'interrupt':
+        await this.suspend(run, result.interrupt.kind, result.interrupt.data, startEvent);
+        return undefined;
+    }
+  }
+
+  private async suspend(run: RunRecord, kind: InterruptKind, data: Record<string, unknown>, startEvent: NewEvent[]): Promise<void> {
+    const nodeId = run.cursor.nodeId as string;
+    const interruptId = newInterruptId();
+    const status = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
+    const key = `${run.runId}:${nodeId}:${run.cursor.ordinals[nodeId] ?? 0}`;
+    const events: NewEvent[] = [
+      ...startEvent,
+      { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
+      { type: kind === 'approval' ? 'approval.requested' : 'clarification.requested', nodeId, payload: { interruptId, ...data } },
+      { type: 'interrupt.requested', nodeId, payload: { interruptId, kind, key } },
+    ];
+    await this.engine.store.transaction(async (tx) => {
+      const now = new Date().toISOString();
+      await tx.insertInterrupt({ interruptId, runId: run.runId, nodeId, kind, status: 'open', data, votes: [], exchanges: [], createdAt: now });
+      await tx.commitRun(run, { status, cursor: { ...run.cursor, started: true }, ...noLease }, events);
+    });
+  }
+
+  private async commit(run: RunRecord, patch: RunPatch, events: NewEvent[] = []): Promise<RunRecord> {
+    const { run: after } = await this.engine.store.transaction((tx) => tx.commitRun(run, patch, events));
+    if (isTerminal(after.status)) metrics.runsFinished.inc({ workflow: after.workflowId, status: after.status });
+    return after;
+  }
+
+  /** Stop claiming, let in-flight steps finish (bounded), and hand every lease back. */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    this.stopping = true;
+    this.unsubscribe?.();
+    clearTimeout(this.timer);
+    const all = Promise.allSettled([...this.active.values()]);
+    await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    await this.engine.store.releaseAllLeases(this.opts.instanceId);
+  }
+}

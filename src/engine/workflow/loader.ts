@@ -1,0 +1,306 @@
+// Loads workflow definitions from directories and refuses anything the engine could not run.
+//
+//   const registry = await loadWorkflows(['workflows', process.env.EXTRA_DIR]);
+//   const def = registry.get('approval');
+//   const errors = registry.validateInputs('steps', inputs);   // fills schema defaults in place
+//
+// Error contract: every problem is a WorkflowValidationError whose message names the file, the
+// node or edge (when relevant) and the problem; all problems of one file are reported together.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import definitionSchema from '../../../schemas/workflow-definition.schema.json' with { type: 'json' };
+import { KNOWN_NODE_TYPES, NODE_CONFIG_SCHEMAS } from '../nodes/schemas.js';
+import type { EdgeCondition, PortValue, WorkflowDefinition, WorkflowNode } from './definition.js';
+import { EvaluationError, checkExpressionSyntax, compileConditionRegex, findTemplateProblems } from './evaluate.js';
+
+export class WorkflowValidationError extends Error {
+  override readonly name = 'WorkflowValidationError';
+  constructor(
+    readonly source: string,
+    readonly problems: string[],
+  ) {
+    super(problems.map((p) => `${source}: ${p}`).join('\n'));
+  }
+}
+
+// ajv-formats is CJS whose module.exports is the plugin and also carries `.default`; NodeNext
+// types the default import as the module, so call `.default`, which exists at runtime too.
+const addFormats = addFormatsModule.default;
+
+// One instance for the host's own schemas: strict, so a typo in them fails loudly.
+const hostAjv = new Ajv2020({
+  allErrors: true,
+  strict: true,
+  strictRequired: false, // it refuses the standard `if/then: {required}` pattern
+  allowUnionTypes: true,
+  discriminator: true,
+});
+addFormats(hostAjv);
+const validateDefinitionShape = hostAjv.compile(definitionSchema);
+const configValidators = new Map<string, ValidateFunction>(
+  Object.entries(NODE_CONFIG_SCHEMAS).map(([typeId, schema]) => [typeId, hostAjv.compile(schema)]),
+);
+
+// Author-written schemas (inputSchema, question schemas) may use annotation keywords Ajv's strict
+// mode refuses; `useDefaults` is what lets an inputSchema's defaults fill in missing inputs.
+const userAjv = new Ajv2020({ allErrors: true, strict: false, useDefaults: true });
+addFormats(userAjv);
+
+const MAX_REPORTED = 20;
+
+/** Validates one parsed definition; `source` (usually the file path) prefixes every message. */
+export function validateWorkflow(def: unknown, source: string): WorkflowDefinition {
+  if (!validateDefinitionShape(def)) {
+    throw new WorkflowValidationError(source, shapeProblems(def, validateDefinitionShape.errors ?? []));
+  }
+  const wf = def as unknown as WorkflowDefinition;
+  const problems = semanticProblems(wf);
+  if (problems.length > 0) throw new WorkflowValidationError(source, problems.slice(0, MAX_REPORTED));
+  return wf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error formatting
+
+function shapeProblems(def: unknown, errors: ErrorObject[]): string[] {
+  const nodes = (def as { nodes?: unknown })?.nodes;
+  const edges = (def as { edges?: unknown })?.edges;
+  const out = reportable(errors).map((e) => {
+    const m = /^\/(nodes|edges)\/(\d+)(.*)$/.exec(e.instancePath);
+    if (!m) return formatAjvError(e, pointerToPath(e.instancePath) || 'definition');
+    const list = m[1] === 'nodes' ? nodes : edges;
+    const id = Array.isArray(list) ? (list[Number(m[2])] as { id?: unknown } | undefined)?.id : undefined;
+    const who = typeof id === 'string' ? `${m[1] === 'nodes' ? 'node' : 'edge'} "${id}"` : `${m[1]}[${m[2]}]`;
+    const rest = pointerToPath(m[3] ?? '');
+    return `${who}: ${formatAjvError(e, rest || (m[1] === 'nodes' ? 'node' : 'edge'))}`;
+  });
+  return [...new Set(out)].slice(0, MAX_REPORTED);
+}
+
+/** `/config/questions/0/id` → `config.questions[0].id`. */
+function pointerToPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+}
+
+// Summary errors repeat what a more precise error beside them already says.
+const SUMMARY_KEYWORDS = new Set(['if', 'propertyNames', 'discriminator']);
+
+function reportable(errors: ErrorObject[] | null | undefined): ErrorObject[] {
+  const precise = (errors ?? []).filter((e) => !SUMMARY_KEYWORDS.has(e.keyword));
+  return precise.length > 0 ? precise : (errors ?? []);
+}
+
+function formatAjvError(e: ErrorObject, path: string): string {
+  const p = e.params as Record<string, unknown>;
+  let detail = '';
+  if (e.keyword === 'additionalProperties') detail = ` ("${String(p.additionalProperty)}")`;
+  if (e.keyword === 'enum') detail = `: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'const') detail = `: ${JSON.stringify(p.allowedValue)}`;
+  const subject = e.propertyName === undefined ? path : `${path} property name "${e.propertyName}"`;
+  return `${subject} ${e.message ?? 'is invalid'}${detail}`;
+}
+
+function ajvErrorsAt(errors: ErrorObject[] | null | undefined, root: string): string[] {
+  const out = reportable(errors).map((e) => formatAjvError(e, joinPath(root, pointerToPath(e.instancePath))));
+  return [...new Set(out)];
+}
+
+function joinPath(root: string, rest: string): string {
+  if (!rest) return root;
+  return rest.startsWith('[') ? `${root}${rest}` : `${root}.${rest}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Semantic checks (what a schema cannot say)
+
+function semanticProblems(wf: WorkflowDefinition): string[] {
+  const nodeIds = new Set<string>();
+  const problems: string[] = [];
+  for (const node of wf.nodes) {
+    if (nodeIds.has(node.id)) problems.push(`node "${node.id}": duplicate node id`);
+    nodeIds.add(node.id);
+  }
+  for (const dup of duplicates(wf.edges.map((e) => e.id))) problems.push(`edge "${dup}": duplicate edge id`);
+  for (const dup of duplicates(wf.variables.map((v) => v.name))) problems.push(`variable "${dup}": duplicate variable name`);
+  for (const node of wf.nodes) problems.push(...nodeProblems(node, nodeIds).map((p) => `node "${node.id}": ${p}`));
+  for (const edge of wf.edges) {
+    problems.push(...edgeProblems(edge.sourceNodeId, edge.targetNodeId, edge.condition, nodeIds).map((p) => `edge "${edge.id}": ${p}`));
+  }
+  const start = wf.settings.startNodeId;
+  if (start !== undefined && !nodeIds.has(start as string)) {
+    problems.push(`settings.startNodeId "${String(start)}" is not a node`);
+  }
+  if (wf.inputSchema) problems.push(...schemaCompileProblems(wf.inputSchema, 'inputSchema'));
+  return problems;
+}
+
+function duplicates(values: string[]): string[] {
+  const seen = new Set<string>();
+  return [...new Set(values.filter((v) => seen.has(v) || !seen.add(v)))];
+}
+
+function nodeProblems(node: WorkflowNode, nodeIds: Set<string>): string[] {
+  const validate = configValidators.get(node.typeId);
+  if (!validate) return [`unknown typeId "${node.typeId}" (known: ${KNOWN_NODE_TYPES.join(', ')})`];
+  if (!validate(node.config)) return ajvErrorsAt(validate.errors, 'config');
+  return [
+    ...findTemplateProblems(node.config, 'config'),
+    ...Object.entries(node.inputs).flatMap(([name, port]) => portProblems(name, port, nodeIds)),
+    ...typeSpecificProblems(node, nodeIds),
+  ];
+}
+
+function portProblems(name: string, port: PortValue, nodeIds: Set<string>): string[] {
+  if (port.type === 'expression') {
+    const msg = checkExpressionSyntax(port.expression);
+    return msg ? [`inputs.${name}: invalid expression "${port.expression}": ${msg}`] : [];
+  }
+  if (port.type === 'connection' && !nodeIds.has(port.nodeId)) {
+    return [`inputs.${name}: connection to unknown node "${port.nodeId}"`];
+  }
+  return [];
+}
+
+function typeSpecificProblems(node: WorkflowNode, nodeIds: Set<string>): string[] {
+  const config = node.config;
+  if (node.typeId === 'core.approvalGate' && typeof config.artifactFrom === 'string') {
+    if (config.artifactFrom === node.id) return ['config.artifactFrom cannot name the gate itself'];
+    if (!nodeIds.has(config.artifactFrom)) return [`config.artifactFrom "${config.artifactFrom}" is not a node`];
+  }
+  if (node.typeId === 'core.clarificationGate') {
+    const questions = config.questions as Array<{ id: string; schema?: Record<string, unknown> }>;
+    return [
+      ...duplicates(questions.map((q) => q.id)).map((id) => `config.questions: duplicate question id "${id}"`),
+      ...questions.flatMap((q, i) => (q.schema ? schemaCompileProblems(q.schema, `config.questions[${i}].schema`) : [])),
+    ];
+  }
+  return [];
+}
+
+function edgeProblems(source: string, target: string, cond: EdgeCondition | undefined, nodeIds: Set<string>): string[] {
+  const problems: string[] = [];
+  if (!nodeIds.has(source)) problems.push(`sourceNodeId "${source}" is not a node`);
+  if (!nodeIds.has(target)) problems.push(`targetNodeId "${target}" is not a node`);
+  if (!cond) return problems;
+  const expr = cond.type === 'expression' ? cond.expression : cond.left;
+  const field = cond.type === 'expression' ? 'expression' : 'left';
+  const msg = expr === undefined ? undefined : checkExpressionSyntax(expr);
+  if (msg) problems.push(`condition.${field}: invalid expression "${expr}": ${msg}`);
+  if (cond.type === 'regex') {
+    try {
+      compileConditionRegex(cond.right);
+    } catch (err) {
+      problems.push(`condition.right: ${err instanceof EvaluationError ? err.message : String(err)}`);
+    }
+  }
+  return problems;
+}
+
+function schemaCompileProblems(schema: Record<string, unknown>, path: string): string[] {
+  try {
+    userAjv.compile(schema);
+    return [];
+  } catch (err) {
+    return [`${path} does not compile: ${err instanceof Error ? err.message : String(err)}`];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+/** The loaded workflows by id. Definitions are treated as immutable once registered. */
+export class WorkflowRegistry {
+  private readonly defs = new Map<string, WorkflowDefinition>();
+  private readonly inputValidators = new Map<string, ValidateFunction>();
+
+  /** `defs` must already be valid (see validateWorkflow); ids must be unique. */
+  constructor(defs: Iterable<WorkflowDefinition> = []) {
+    for (const def of defs) this.add(def);
+  }
+
+  add(def: WorkflowDefinition): void {
+    if (this.defs.has(def.id)) throw new Error(`workflow "${def.id}" is already registered`);
+    this.defs.set(def.id, def);
+    // userAjv caches by schema object, so this is cheap after validateWorkflow compiled it.
+    if (def.inputSchema) this.inputValidators.set(def.id, userAjv.compile(def.inputSchema));
+  }
+
+  get(id: string): WorkflowDefinition | undefined {
+    return this.defs.get(id);
+  }
+
+  list(): WorkflowDefinition[] {
+    return [...this.defs.values()];
+  }
+
+  ids(): string[] {
+    return [...this.defs.keys()];
+  }
+
+  /** `settings.startNodeId` when set, else the first node (the loader guarantees both exist). */
+  startNode(def: WorkflowDefinition): WorkflowNode {
+    const startId = def.settings.startNodeId;
+    const node = typeof startId === 'string' ? def.nodes.find((n) => n.id === startId) : def.nodes[0];
+    if (!node) throw new Error(`workflow "${def.id}" has no start node`);
+    return node;
+  }
+
+  /**
+   * Checks run inputs against the workflow's inputSchema and fills its defaults into `inputs`
+   * in place (pass a copy to keep the original). Returns error strings; empty means valid.
+   */
+  validateInputs(workflowId: string, inputs: unknown): string[] {
+    if (!this.defs.has(workflowId)) return [`unknown workflow "${workflowId}"`];
+    if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) return ['inputs must be an object'];
+    const validate = this.inputValidators.get(workflowId);
+    if (!validate || validate(inputs)) return [];
+    return ajvErrorsAt(validate.errors, 'inputs');
+  }
+}
+
+/**
+ * Reads every `*.json` file (sorted by name) of each directory. A workflow id defined in two files
+ * is an error naming both; a missing directory is an error too (a typo should not hide workflows).
+ */
+export async function loadWorkflows(dirs: string[]): Promise<WorkflowRegistry> {
+  const registry = new WorkflowRegistry();
+  const sources = new Map<string, string>();
+  for (const dir of dirs) {
+    for (const file of await jsonFiles(dir)) {
+      const def = validateWorkflow(await readJson(file), file);
+      const previous = sources.get(def.id);
+      if (previous) throw new WorkflowValidationError(file, [`workflow id "${def.id}" is already defined in ${previous}`]);
+      sources.set(def.id, file);
+      registry.add(def);
+    }
+  }
+  return registry;
+}
+
+async function jsonFiles(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    throw new WorkflowValidationError(dir, [`cannot read workflow directory: ${(err as Error).message}`]);
+  }
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.json'))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new WorkflowValidationError(file, [`invalid JSON: ${(err as Error).message}`]);
+  }
+}

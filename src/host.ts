@@ -1,0 +1,74 @@
+// The composition root: builds store, bus, engine, worker and HTTP app from one Config.
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { InProcessBus } from './bus/in-process.js';
+import { type Config, sqliteFile } from './config.js';
+import { Engine } from './engine/engine.js';
+import { Retention } from './engine/retention.js';
+import { Runner } from './engine/runner.js';
+import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
+import { buildApp } from './http/app.js';
+import { openStore } from './store/connect.js';
+import type { Store } from './store/store.js';
+
+export interface Host {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  engine: Engine;
+  runner: Runner;
+  app: FastifyInstance;
+  workflows: WorkflowRegistry;
+  /** Listen on config.host:port; resolves with the bound address. */
+  listen(): Promise<string>;
+  /** Graceful stop: no new requests or claims, in-flight steps finish, leases handed back. */
+  close(): Promise<void>;
+}
+
+export async function createHost(config: Config, logger?: Logger): Promise<Host> {
+  const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
+  const workflows = await loadWorkflows(config.workflowDirs);
+  const store = await openStore({
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
+    sqliteFile: sqliteFile(config),
+    sqliteSynchronous: config.sqliteSynchronous,
+  });
+  if (store.dialect === 'sqlite') {
+    // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)
+    // incarnation of this host: take the runs back now instead of waiting for expiry.
+    const freed = await store.db.updateTable('runs').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).executeTakeFirst();
+    if (Number(freed.numUpdatedRows) > 0) log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
+  }
+  const bus = new InProcessBus();
+  store.onCommit((changes) =>
+    bus.publish(changes.map((c) => ({ runId: c.run.runId, tenantId: c.run.tenantId, status: c.run.status, lastSeq: c.run.nextSeq - 1 }))),
+  );
+  const engine = new Engine(store, workflows);
+  const runner = new Runner(engine, bus, { instanceId: config.instanceId, logger: log, leaseMs: config.leaseMs, pollMs: config.pollMs });
+  const retention = new Retention(store, config.retentionDays, log);
+  const app = buildApp({ config, logger: log, engine, bus, workflows });
+
+  return {
+    config,
+    logger: log,
+    store,
+    engine,
+    runner,
+    app,
+    workflows,
+    async listen() {
+      const address = await app.listen({ host: config.host, port: config.port });
+      runner.start();
+      retention.start();
+      return address;
+    },
+    async close() {
+      retention.stop();
+      await app.close();
+      await runner.stop();
+      await bus.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+// The Fastify application: one instance per host process, routes per surface.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import type { ChangeBus } from '../bus/bus.js';
+import type { Config } from '../config.js';
+import type { Engine } from '../engine/engine.js';
+import type { WorkflowRegistry } from '../engine/workflow/loader.js';
+import { metrics } from '../metrics.js';
+import { authHook } from './auth.js';
+import { errorHandler } from './errors.js';
+import { compileValidator } from './validation.js';
+import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
+import { runRoutes } from './routes/runs.js';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  engine: Engine;
+  bus: ChangeBus;
+  workflows: WorkflowRegistry;
+  /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
+  plugins?: Array<(app: FastifyInstance) => void>;
+  discovery?: Partial<DiscoveryExtras>;
+}
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.config.bodyLimit,
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` });
+  });
+  app.addHook('onRequest', authHook(deps.config.apiKeys));
+  app.addHook('onResponse', async (req, reply) => {
+    metrics.httpDuration.observe(
+      { route: req.routeOptions.url ?? 'unknown', method: req.method, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  runRoutes(app, deps.engine, deps.bus);
+  opsRoutes(app, deps.engine.store, deps.workflows, {
+    families: deps.discovery?.families ?? (() => ({})),
+    transports: deps.discovery?.transports ?? [],
+  });
+  for (const plugin of deps.plugins ?? []) plugin(app);
+  return app;
+}

@@ -1,0 +1,46 @@
+// Wire views of stored records for the REST surface (RunSnapshot, RunEventDoc).
+import type { InterruptRecord, RunEvent, RunRecord } from '../store/model.js';
+
+export function runSnapshot(run: RunRecord, open?: InterruptRecord): Record<string, unknown> {
+  const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
+  return {
+    runId: run.runId,
+    workflowId: run.workflowId,
+    status: run.status,
+    owner: { tenant: run.tenantId, principal: run.principalId },
+    inputs: run.inputs,
+    variables: run.state.vars,
+    nodeStates: run.state.outputs,
+    ...(waiting && run.cursor.nodeId ? { currentNodeId: run.cursor.nodeId } : {}),
+    ...(open
+      ? {
+          interrupt: {
+            kind: open.kind,
+            nodeId: open.nodeId,
+            interruptId: open.interruptId,
+            payload: open.data,
+            votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
+            exchanges: open.exchanges,
+          },
+        }
+      : {}),
+    ...(run.error ? { error: run.error } : {}),
+    tags: run.tags,
+    metadata: run.metadata,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    ...(run.completedAt ? { completedAt: run.completedAt } : {}),
+  };
+}
+
+export function eventDoc(e: RunEvent): Record<string, unknown> {
+  return {
+    eventId: `evt-${e.runId}-${e.sequence}`,
+    runId: e.runId,
+    type: e.type,
+    sequence: e.sequence,
+    ...(e.nodeId ? { nodeId: e.nodeId } : {}),
+    payload: e.payload,
+    timestamp: e.timestamp,
+  };
+}

@@ -1,0 +1,29 @@
+// Prometheus metrics shared by every layer (one registry per process).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const metrics = {
+  runsStarted: new Counter({ name: 'handoff_runs_started_total', help: 'Runs created', labelNames: ['workflow'], registers: [registry] }),
+  runsFinished: new Counter({
+    name: 'handoff_runs_finished_total',
+    help: 'Runs that reached a terminal status',
+    labelNames: ['workflow', 'status'],
+    registers: [registry],
+  }),
+  nodeExecutions: new Counter({
+    name: 'handoff_node_executions_total',
+    help: 'Node executions by type and outcome',
+    labelNames: ['type', 'outcome'],
+    registers: [registry],
+  }),
+  activeRuns: new Gauge({ name: 'handoff_worker_active_runs', help: 'Runs this instance is executing now', registers: [registry] }),
+  httpDuration: new Histogram({
+    name: 'handoff_http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  }),
+};

@@ -1,0 +1,70 @@
+// Opening a store: SQLite file (default) or PostgreSQL URL, migrated to the latest schema.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './db.js';
+import { migrationProvider } from './migrations.js';
+import { Store } from './store.js';
+
+// Epoch-ms columns are int8 on PostgreSQL; pg returns those as strings unless told otherwise.
+// Values stay far below 2^53, so Number is exact.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+export interface OpenStoreOptions {
+  /** `postgres://…` selects PostgreSQL; otherwise `sqliteFile` is used. */
+  databaseUrl?: string;
+  sqliteFile?: string;
+  /** SQLite `synchronous`: NORMAL survives a process crash, FULL also a power loss. */
+  sqliteSynchronous?: 'NORMAL' | 'FULL';
+  /** PostgreSQL schema to use (created if missing); isolates test suites sharing a server. */
+  pgSchema?: string;
+  pgPoolSize?: number;
+  now?: () => Date;
+}
+
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  const store = opts.databaseUrl?.match(/^postgres(ql)?:\/\//) ? await openPostgres(opts) : openSqlite(opts);
+  await migrate(store);
+  return store;
+}
+
+function openSqlite(opts: OpenStoreOptions): Store {
+  const file = opts.sqliteFile ?? '.handoff/handoff.db';
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const database = new BetterSqlite3(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return new Store({ db, dialect: 'sqlite', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+}
+
+async function openPostgres(opts: OpenStoreOptions): Promise<Store> {
+  const schema = opts.pgSchema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+  if (schema) {
+    const client = new pg.Client({ connectionString: opts.databaseUrl });
+    await client.connect();
+    try {
+      await client.query(`create schema if not exists ${schema}`);
+    } finally {
+      await client.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: opts.databaseUrl,
+    max: opts.pgPoolSize ?? 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+}
+
+async function migrate(store: Store): Promise<void> {
+  const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw new Error(`database migration failed: ${(error as Error).message ?? String(error)}`);
+}

@@ -1,0 +1,64 @@
+// Table shapes as Kysely sees them. JSON columns are TEXT on both dialects (parsed by the
+// store's row mappers) so one code path serves SQLite and PostgreSQL alike.
+export interface RunsTable {
+  run_id: string;
+  tenant_id: string;
+  principal_id: string;
+  workflow_id: string;
+  status: string;
+  inputs: string;
+  state: string;
+  cursor: string;
+  error: string | null;
+  tags: string;
+  metadata: string;
+  next_seq: number;
+  version: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  wake_at: number | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+export interface EventsTable {
+  run_id: string;
+  seq: number;
+  type: string;
+  node_id: string | null;
+  payload: string;
+  created_at: string;
+}
+
+export interface InterruptsTable {
+  interrupt_id: string;
+  run_id: string;
+  node_id: string;
+  kind: string;
+  status: string;
+  data: string;
+  votes: string;
+  exchanges: string;
+  resolution: string | null;
+  resolved_by: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+export interface IdempotencyTable {
+  tenant_id: string;
+  scope: string;
+  key: string;
+  body_hash: string;
+  status_code: number;
+  response: string;
+  created_at: string;
+}
+
+export interface Database {
+  runs: RunsTable;
+  events: EventsTable;
+  interrupts: InterruptsTable;
+  idempotency: IdempotencyTable;
+}

@@ -1,0 +1,96 @@
+// Versioned schema migrations, supplied in code so they ship inside dist/ and run at start.
+// Kysely's Migrator keeps the applied list and a lock table on both dialects, so several
+// instances starting together migrate once (one holds the lock, the rest wait).
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+
+type Dialect = 'sqlite' | 'postgres';
+
+/** 64-bit integer columns for epoch-ms values (`bigint` on Postgres; SQLite INTEGER is 64-bit). */
+const int64 = (d: Dialect) => (d === 'postgres' ? 'bigint' : 'integer');
+
+function initial(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('runs')
+        .addColumn('run_id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('principal_id', 'text', (c) => c.notNull())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('inputs', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('cursor', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('tags', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('next_seq', 'integer', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', int64(d))
+        .addColumn('wake_at', int64(d))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('completed_at', 'text')
+        .execute();
+      // The worker's claim query and the retention purge are the only non-key reads of runs.
+      await db.schema.createIndex('runs_runnable').on('runs').columns(['status', 'wake_at']).execute();
+      await db.schema.createIndex('runs_completed').on('runs').column('completed_at').execute();
+
+      await db.schema
+        .createTable('events')
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('node_id', 'text')
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('events_pk', ['run_id', 'seq'])
+        .execute();
+
+      await db.schema
+        .createTable('interrupts')
+        .addColumn('interrupt_id', 'text', (c) => c.primaryKey())
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('node_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('votes', 'text', (c) => c.notNull())
+        .addColumn('exchanges', 'text', (c) => c.notNull())
+        .addColumn('resolution', 'text')
+        .addColumn('resolved_by', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('resolved_at', 'text')
+        .execute();
+      await db.schema.createIndex('interrupts_run').on('interrupts').columns(['run_id', 'node_id']).execute();
+
+      await db.schema
+        .createTable('idempotency')
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('body_hash', 'text', (c) => c.notNull())
+        .addColumn('status_code', 'integer', (c) => c.notNull())
+        .addColumn('response', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_pk', ['tenant_id', 'scope', 'key'])
+        .execute();
+      await db.schema.createIndex('idempotency_created').on('idempotency').column('created_at').execute();
+    },
+  };
+}
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  const migrations: Record<string, Migration> = {
+    '0001_initial': initial(dialect),
+  };
+  return { getMigrations: async () => migrations };
+}
+
+/** Used by tests that need a clean PostgreSQL schema. */
+export async function dropAll(db: Kysely<unknown>): Promise<void> {
+  for (const t of ['events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
+    await sql`drop table if exists ${sql.table(t)}`.execute(db);
+  }
+}

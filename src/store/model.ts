@@ -1,0 +1,127 @@
+// The records the store persists. Plain data: no behaviour, no I/O.
+// Every layer above reads these shapes; only the store writes them.
+
+/** OpenWOP run statuses (spec/openwop.md §3.3). `paused` and `waiting-external` exist in the
+ * protocol; this host never enters them but accepts them when projecting. */
+export const RUN_STATUSES = [
+  'pending',
+  'running',
+  'paused',
+  'waiting-approval',
+  'waiting-input',
+  'waiting-external',
+  'completed',
+  'failed',
+  'cancelling',
+  'cancelled',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+export const isTerminal = (s: RunStatus): boolean => TERMINAL_STATUSES.has(s);
+
+export interface RunError {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Where a run is in its workflow. Persisted with the snapshot; advanced only by the engine. */
+export interface RunCursor {
+  /** Node to execute next (or being waited on); undefined once the run is terminal. */
+  nodeId?: string;
+  /** Durable timer: the node at `nodeId` sleeps until this epoch-ms. */
+  wakeAt?: number;
+  /** Completion count per node, so a loop's iterations have distinct, stable identities. */
+  ordinals: Record<string, number>;
+  /** Data handed to the next execution of `nodeId` (e.g. refine feedback for a producer). */
+  carry?: Record<string, unknown>;
+  /** `node.started` is already committed for the current execution of `nodeId`. */
+  started?: boolean;
+}
+
+/** The durable run snapshot. `version` increments on every committed change (optimistic
+ * concurrency); `nextSeq` is the sequence the next event of this run will get. */
+export interface RunRecord {
+  runId: string;
+  tenantId: string;
+  principalId: string;
+  workflowId: string;
+  status: RunStatus;
+  inputs: Record<string, unknown>;
+  /** Node outputs by node id, and workflow variables under `vars`. */
+  state: RunState;
+  cursor: RunCursor;
+  error?: RunError;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  nextSeq: number;
+  version: number;
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+  /** Epoch ms when the run next wants a worker (durable timer), or undefined for "now". */
+  wakeAt?: number;
+  createdAt: string;
+  updatedAt: string;
+  completedAt?: string;
+}
+
+export interface RunState {
+  outputs: Record<string, unknown>;
+  vars: Record<string, unknown>;
+}
+
+/** One entry of a run's event log. `sequence` is gap-free per run, starting at 0. */
+export interface RunEvent {
+  runId: string;
+  sequence: number;
+  type: string;
+  nodeId?: string;
+  payload: Record<string, unknown>;
+  timestamp: string;
+}
+
+/** An event about to be appended; the store assigns sequence and timestamp. */
+export interface NewEvent {
+  type: string;
+  nodeId?: string;
+  payload?: Record<string, unknown>;
+}
+
+export type InterruptKind = 'approval' | 'clarification';
+export type InterruptStatus = 'open' | 'resolved' | 'cancelled';
+
+export interface InterruptVote {
+  principalId: string;
+  action: string;
+  at: string;
+  value: Record<string, unknown>;
+}
+
+export interface InterruptRecord {
+  interruptId: string;
+  runId: string;
+  nodeId: string;
+  kind: InterruptKind;
+  status: InterruptStatus;
+  /** What the gate asks: the approval artifact and config, or the clarification questions. */
+  data: Record<string, unknown>;
+  votes: InterruptVote[];
+  /** `ask` exchanges recorded while the interrupt stays open. */
+  exchanges: Array<{ principalId: string; question: string; at: string }>;
+  resolution?: Record<string, unknown>;
+  resolvedBy?: string;
+  createdAt: string;
+  resolvedAt?: string;
+}
+
+/** A stored idempotent response (spec/openwop.md §3.6). */
+export interface IdempotencyRecord {
+  tenantId: string;
+  scope: string;
+  key: string;
+  bodyHash: string;
+  statusCode: number;
+  response: unknown;
+  createdAt: string;
+}

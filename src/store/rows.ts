@@ -1,0 +1,103 @@
+// Mapping between database rows and domain records. JSON is stored as TEXT on both dialects.
+import type { EventsTable, InterruptsTable, RunsTable } from './db.js';
+import type { InterruptRecord, RunEvent, RunRecord, RunStatus } from './model.js';
+
+const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+
+export function runFromRow(r: RunsTable): RunRecord {
+  const rec: RunRecord = {
+    runId: r.run_id,
+    tenantId: r.tenant_id,
+    principalId: r.principal_id,
+    workflowId: r.workflow_id,
+    status: r.status as RunStatus,
+    inputs: JSON.parse(r.inputs),
+    state: JSON.parse(r.state),
+    cursor: JSON.parse(r.cursor),
+    tags: JSON.parse(r.tags),
+    metadata: JSON.parse(r.metadata),
+    nextSeq: Number(r.next_seq),
+    version: Number(r.version),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+  if (r.error) rec.error = JSON.parse(r.error);
+  if (r.lease_owner) rec.leaseOwner = r.lease_owner;
+  const lease = num(r.lease_expires_at);
+  if (lease !== undefined) rec.leaseExpiresAt = lease;
+  const wake = num(r.wake_at);
+  if (wake !== undefined) rec.wakeAt = wake;
+  if (r.completed_at) rec.completedAt = r.completed_at;
+  return rec;
+}
+
+export function runToRow(r: RunRecord): RunsTable {
+  return {
+    run_id: r.runId,
+    tenant_id: r.tenantId,
+    principal_id: r.principalId,
+    workflow_id: r.workflowId,
+    status: r.status,
+    inputs: JSON.stringify(r.inputs),
+    state: JSON.stringify(r.state),
+    cursor: JSON.stringify(r.cursor),
+    error: r.error ? JSON.stringify(r.error) : null,
+    tags: JSON.stringify(r.tags),
+    metadata: JSON.stringify(r.metadata),
+    next_seq: r.nextSeq,
+    version: r.version,
+    lease_owner: r.leaseOwner ?? null,
+    lease_expires_at: r.leaseExpiresAt ?? null,
+    wake_at: r.wakeAt ?? null,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    completed_at: r.completedAt ?? null,
+  };
+}
+
+export function eventFromRow(r: EventsTable): RunEvent {
+  const e: RunEvent = {
+    runId: r.run_id,
+    sequence: Number(r.seq),
+    type: r.type,
+    payload: JSON.parse(r.payload),
+    timestamp: r.created_at,
+  };
+  if (r.node_id) e.nodeId = r.node_id;
+  return e;
+}
+
+export function interruptFromRow(r: InterruptsTable): InterruptRecord {
+  const rec: InterruptRecord = {
+    interruptId: r.interrupt_id,
+    runId: r.run_id,
+    nodeId: r.node_id,
+    kind: r.kind as InterruptRecord['kind'],
+    status: r.status as InterruptRecord['status'],
+    data: JSON.parse(r.data),
+    votes: JSON.parse(r.votes),
+    exchanges: JSON.parse(r.exchanges),
+    createdAt: r.created_at,
+  };
+  if (r.resolution) rec.resolution = JSON.parse(r.resolution);
+  if (r.resolved_by) rec.resolvedBy = r.resolved_by;
+  if (r.resolved_at) rec.resolvedAt = r.resolved_at;
+  return rec;
+}
+
+export function interruptToRow(r: InterruptRecord): InterruptsTable {
+  return {
+    interrupt_id: r.interruptId,
+    run_id: r.runId,
+    node_id: r.nodeId,
+    kind: r.kind,
+    status: r.status,
+    data: JSON.stringify(r.data),
+    votes: JSON.stringify(r.votes),
+    exchanges: JSON.stringify(r.exchanges),
+    resolution: r.resolution ? JSON.stringify(r.resolution) : null,
+    resolved_by: r.resolvedBy ?? null,
+    created_at: r.createdAt,
+    resolved_at: r.resolvedAt ?? null,
+  };
+}

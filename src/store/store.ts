@@ -1,0 +1,439 @@
+// The durable store: one implementation over Kysely for SQLite and PostgreSQL.
+//
+// Contract (what callers may rely on):
+// - `transaction(fn)` runs `fn` in ONE database transaction. Everything written through the
+//   `StoreTx` it receives commits together or not at all. After a successful commit, the
+//   store calls every `onCommit` listener with the run changes of that transaction — never
+//   before, never for a rolled-back transaction.
+// - `commitRun` appends events with gap-free sequences and bumps `version`; it throws
+//   `ConflictError` if the run changed since `before` was read (optimistic concurrency).
+// - Transition hooks run inside the transaction of every run insert/commit, so derived
+//   records (the A2A task projection, the push outbox) are written atomically with the run.
+import { type Kysely, type Transaction, sql } from 'kysely';
+import type { Database } from './db.js';
+import { ConflictError } from './errors.js';
+import type {
+  IdempotencyRecord,
+  InterruptRecord,
+  NewEvent,
+  RunEvent,
+  RunRecord,
+  RunStatus,
+} from './model.js';
+import { eventFromRow, interruptFromRow, interruptToRow, runFromRow, runToRow } from './rows.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** A run change as committed: the new snapshot and the events appended with it. */
+export interface RunChange {
+  before?: RunRecord;
+  run: RunRecord;
+  events: RunEvent[];
+}
+
+export type TransitionHook = (tx: StoreTx, change: RunChange) => Promise<void>;
+export type CommitListener = (changes: RunChange[]) => void;
+
+/** Fields of a run the engine may change in one commit. */
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    'status' | 'state' | 'cursor' | 'error' | 'wakeAt' | 'leaseOwner' | 'leaseExpiresAt' | 'completedAt' | 'metadata'
+  >
+>;
+
+export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leaseOwner' | 'leaseExpiresAt'> & {
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+};
+
+const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
+
+export class StoreTx {
+  readonly changes: RunChange[] = [];
+  constructor(
+    readonly db: Transaction<Database>,
+    private readonly hooks: TransitionHook[],
+    private readonly now: () => Date,
+  ) {}
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const row = await this.db.selectFrom('runs').selectAll().where('run_id', '=', runId).executeTakeFirst();
+    return row && runFromRow(row);
+  }
+
+  /** Insert a new run with its first events (sequence 0…). */
+  async insertRun(run: NewRun, events: NewEvent[]): Promise<RunChange> {
+    const at = this.now().toISOString();
+    const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
+    await this.db.insertInto('runs').values(runToRow(full)).execute();
+    const appended = await this.insertEvents(run.runId, 0, events, at);
+    return this.record({ run: full, events: appended });
+  }
+
+  /** Apply `patch` to the run read as `before`, appending `events` after its last sequence. */
+  async commitRun(before: RunRecord, patch: RunPatch, events: NewEvent[]): Promise<RunChange> {
+    const at = this.now().toISOString();
+    const after: RunRecord = {
+      ...before,
+      ...patch,
+      nextSeq: before.nextSeq + events.length,
+      version: before.version + 1,
+      updatedAt: at,
+    };
+    const res = await this.db
+      .updateTable('runs')
+      .set(runToRow(after))
+      .where('run_id', '=', before.runId)
+      .where('version', '=', before.version)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new ConflictError(`run ${before.runId} changed concurrently`);
+    const appended = await this.insertEvents(before.runId, before.nextSeq, events, at);
+    return this.record({ before, run: after, events: appended });
+  }
+
+  private async insertEvents(runId: string, firstSeq: number, events: NewEvent[], at: string): Promise<RunEvent[]> {
+    const out = events.map(
+      (e, i): RunEvent => ({
+        runId,
+        sequence: firstSeq + i,
+        type: e.type,
+        ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}),
+        payload: e.payload ?? {},
+        timestamp: at,
+      }),
+    );
+    if (out.length === 0) return out;
+    await this.db
+      .insertInto('events')
+      .values(
+        out.map((e) => ({
+          run_id: e.runId,
+          seq: e.sequence,
+          type: e.type,
+          node_id: e.nodeId ?? null,
+          payload: JSON.stringify(e.payload),
+          created_at: e.timestamp,
+        })),
+      )
+      .execute();
+    return out;
+  }
+
+  private async record(change: RunChange): Promise<RunChange> {
+    for (const hook of this.hooks) await hook(this, change);
+    this.changes.push(change);
+    return change;
+  }
+
+  async getOpenInterrupt(runId: string, nodeId?: string): Promise<InterruptRecord | undefined> {
+    let q = this.db.selectFrom('interrupts').selectAll().where('run_id', '=', runId).where('status', '=', 'open');
+    if (nodeId !== undefined) q = q.where('node_id', '=', nodeId);
+    const row = await q.executeTakeFirst();
+    return row && interruptFromRow(row);
+  }
+
+  async getLatestInterrupt(runId: string, nodeId: string): Promise<InterruptRecord | undefined> {
+    const row = await this.db
+      .selectFrom('interrupts')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('node_id', '=', nodeId)
+      .orderBy('created_at', 'desc')
+      .orderBy('interrupt_id', 'desc')
+      .executeTakeFirst();
+    return row && interruptFromRow(row);
+  }
+
+  async insertInterrupt(rec: InterruptRecord): Promise<void> {
+    await this.db.insertInto('interrupts').values(interruptToRow(rec)).execute();
+  }
+
+  /** Update an interrupt still in `expectStatus`; false if someone else changed it first. */
+  async updateInterrupt(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
+    const row = interruptToRow(rec);
+    const res = await this.db
+      .updateTable('interrupts')
+      .set({
+        status: row.status,
+        votes: row.votes,
+        exchanges: row.exchanges,
+        resolution: row.resolution,
+        resolved_by: row.resolved_by,
+        resolved_at: row.resolved_at,
+      })
+      .where('interrupt_id', '=', rec.interruptId)
+      .where('status', '=', expectStatus)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async cancelOpenInterrupts(runId: string): Promise<void> {
+    await this.db
+      .updateTable('interrupts')
+      .set({ status: 'cancelled', resolved_at: this.now().toISOString() })
+      .where('run_id', '=', runId)
+      .where('status', '=', 'open')
+      .execute();
+  }
+
+  async getIdempotency(tenantId: string, scope: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('idempotency')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      tenantId: row.tenant_id,
+      scope: row.scope,
+      key: row.key,
+      bodyHash: row.body_hash,
+      statusCode: row.status_code,
+      response: JSON.parse(row.response),
+      createdAt: row.created_at,
+    };
+  }
+
+  /** Insert an idempotency record; the primary key makes a concurrent duplicate fail the tx. */
+  async putIdempotency(rec: Omit<IdempotencyRecord, 'createdAt'>): Promise<void> {
+    await this.db
+      .insertInto('idempotency')
+      .values({
+        tenant_id: rec.tenantId,
+        scope: rec.scope,
+        key: rec.key,
+        body_hash: rec.bodyHash,
+        status_code: rec.statusCode,
+        response: JSON.stringify(rec.response),
+        created_at: this.now().toISOString(),
+      })
+      .execute();
+  }
+}
+
+export interface StoreOptions {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  now?: () => Date;
+  /** Closes the underlying driver (pool / file). */
+  destroy: () => Promise<void>;
+}
+
+export class Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+  private readonly hooks: TransitionHook[] = [];
+  private readonly listeners: CommitListener[] = [];
+  private readonly now: () => Date;
+  private readonly destroyFn: () => Promise<void>;
+
+  constructor(opts: StoreOptions) {
+    this.db = opts.db;
+    this.dialect = opts.dialect;
+    this.now = opts.now ?? (() => new Date());
+    this.destroyFn = opts.destroy;
+  }
+
+  /** Register a hook run inside every transaction that inserts or changes a run. */
+  addTransitionHook(hook: TransitionHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** Register a listener called after every successful commit that changed runs. */
+  onCommit(listener: CommitListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const i = this.listeners.indexOf(listener);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    let tx: StoreTx | undefined;
+    const result = await this.db.transaction().execute(async (trx) => {
+      tx = new StoreTx(trx, this.hooks, this.now);
+      return fn(tx);
+    });
+    if (tx && tx.changes.length > 0) this.emit(tx.changes);
+    return result;
+  }
+
+  private emit(changes: RunChange[]): void {
+    for (const l of this.listeners) {
+      try {
+        l(changes);
+      } catch {
+        // A listener failure must not turn a committed write into a reported failure.
+      }
+    }
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const row = await this.db.selectFrom('runs').selectAll().where('run_id', '=', runId).executeTakeFirst();
+    return row && runFromRow(row);
+  }
+
+  /** Events with sequence > afterSeq, in order, at most `limit`. */
+  async listEvents(runId: string, afterSeq = -1, limit = 1000): Promise<RunEvent[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map(eventFromRow);
+  }
+
+  async listEventsOfType(runId: string, type: string): Promise<RunEvent[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('type', '=', type)
+      .orderBy('seq')
+      .execute();
+    return rows.map(eventFromRow);
+  }
+
+  async listInterrupts(runId: string): Promise<InterruptRecord[]> {
+    const rows = await this.db
+      .selectFrom('interrupts')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map(interruptFromRow);
+  }
+
+  async getOpenInterrupt(runId: string): Promise<InterruptRecord | undefined> {
+    const row = await this.db
+      .selectFrom('interrupts')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    return row && interruptFromRow(row);
+  }
+
+  /**
+   * Lease up to `limit` runs that want a worker now: runnable status, timer due, and no live
+   * lease. Atomic on both dialects (a single UPDATE; SKIP LOCKED on PostgreSQL).
+   */
+  async claimRuns(owner: string, leaseMs: number, limit: number): Promise<RunRecord[]> {
+    const now = this.now().getTime();
+    let candidates = this.db
+      .selectFrom('runs')
+      .select('run_id')
+      .where('status', 'in', RUNNABLE)
+      .where((eb) => eb.or([eb('wake_at', 'is', null), eb('wake_at', '<=', now)]))
+      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+      .orderBy('updated_at')
+      .limit(limit);
+    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    const rows = await this.db
+      .updateTable('runs')
+      .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
+      .where('run_id', 'in', candidates)
+      .returningAll()
+      .execute();
+    return rows.map(runFromRow);
+  }
+
+  /** Extend a lease this owner still holds; false if it was lost. */
+  async renewLease(runId: string, owner: string, leaseMs: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable('runs')
+      .set({ lease_expires_at: this.now().getTime() + leaseMs })
+      .where('run_id', '=', runId)
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async releaseLease(runId: string, owner: string): Promise<void> {
+    await this.db
+      .updateTable('runs')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('run_id', '=', runId)
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
+  async releaseAllLeases(owner: string): Promise<number> {
+    const res = await this.db
+      .updateTable('runs')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  /** Earliest future timer among runnable runs, for the worker's sleep. */
+  async nextWakeAt(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.min('wake_at').as('next'))
+      .where('status', 'in', RUNNABLE)
+      .where('wake_at', 'is not', null)
+      .executeTakeFirst();
+    return row?.next == null ? undefined : Number(row.next);
+  }
+
+  /** Delete terminal runs completed before `cutoff`, with everything of theirs. */
+  async purgeTerminalBefore(cutoff: Date, batch = 500): Promise<number> {
+    const iso = cutoff.toISOString();
+    let total = 0;
+    for (;;) {
+      const ids = (
+        await this.db
+          .selectFrom('runs')
+          .select('run_id')
+          .where('completed_at', 'is not', null)
+          .where('completed_at', '<', iso)
+          .limit(batch)
+          .execute()
+      ).map((r) => r.run_id);
+      if (ids.length === 0) return total;
+      await this.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('events').where('run_id', 'in', ids).execute();
+        await trx.deleteFrom('interrupts').where('run_id', 'in', ids).execute();
+        for (const purge of this.purgeHooks) await purge(trx, ids);
+        await trx.deleteFrom('runs').where('run_id', 'in', ids).execute();
+      });
+      total += ids.length;
+    }
+  }
+
+  private readonly purgeHooks: Array<(trx: Transaction<Database>, runIds: string[]) => Promise<void>> = [];
+
+  /** Let tables added by higher layers (A2A records, push configs) be purged with their run. */
+  addPurgeHook(hook: (trx: Transaction<Database>, runIds: string[]) => Promise<void>): void {
+    this.purgeHooks.push(hook);
+  }
+
+  async purgeIdempotencyBefore(cutoff: Date): Promise<void> {
+    await this.db.deleteFrom('idempotency').where('created_at', '<', cutoff.toISOString()).execute();
+  }
+
+  async countRuns(): Promise<number> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Cheap liveness probe of the database connection. */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
+  async close(): Promise<void> {
+    await this.destroyFn();
+  }
+}
