@@ -1,7 +1,7 @@
 // Where we are (repo root, compiled or via tsx) and what we run on (machine, Node, package
 // versions) — the header of RESULTS.md, so figures from different days can be told apart.
 import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -62,7 +62,7 @@ export interface Machine {
 export function machine(): Machine {
   return {
     date: new Date().toISOString(),
-    nproc: availableParallelism(),
+    nproc: cpus().length, // online CPUs; our own affinity is pinned to one
     cpuModel: cpuModel(),
     node: process.version,
     packages: Object.fromEntries(PACKAGES.map((p) => [p, packageVersion(p)])),

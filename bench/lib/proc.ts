@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { createServer } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 
 export const SERVER_CPU = 0;
 export const LOADGEN_CPU = 1;
@@ -34,9 +34,13 @@ export function hasTaskset(): boolean {
   return tasksetCache;
 }
 
+// Online CPUs, not this process's affinity mask (availableParallelism() drops to 1 once
+// pinSelf() has run, which would silently turn server pinning off).
+const CPU_COUNT = cpus().length;
+
 /** Pinning only makes sense with a core for each side; on 1 CPU everything shares core 0. */
 export function canPin(): boolean {
-  return hasTaskset() && availableParallelism() >= 2;
+  return hasTaskset() && CPU_COUNT >= 2;
 }
 
 let ticksCache: number | undefined;
@@ -115,16 +119,22 @@ function httpOk(url: string): Promise<boolean> {
   });
 }
 
+/** The line of a crashed child's output most likely to say why (first "Error", else the last line). */
+function why(output: string): string {
+  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines.find((l) => /error/i.test(l)) ?? lines.at(-1) ?? '(no output)').slice(0, 300);
+}
+
 async function waitReady(child: ChildProcess, url: string, timeoutMs: number, output: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ready: ${output().trim().slice(-600)}`);
+      throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ready: ${why(output())}`);
     }
     if (await httpOk(url)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`not ready within ${timeoutMs} ms at ${url}: ${output().trim().slice(-600)}`);
+  throw new Error(`not ready within ${timeoutMs} ms at ${url}; last output: ${why(output())}`);
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
