@@ -96,7 +96,7 @@ async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: 
     const figures = await withDeadline(scenario.run(ctx), budget, `${scenario.name}/${target.name}`);
     figures['peakRssMiB'] = readPeakRssMiB(running.pid); // before stop: /proc entry goes with the process
     cell.runs.push(figures);
-    log(`${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ${fmtInt(figures['reqPerSec']).padStart(7)} req/s  p50 ${fmtMs(figures['p50Ms'])} ms  p99 ${fmtMs(figures['p99Ms'])} ms  cpu ${fmtInt(figures['serverCpuUsPerReq'])} µs/req  failures ${figures['failures'] ?? 0}`);
+    log(`${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ${fmtInt(figures['reqPerSec']).padStart(7)} req/s  p50 ${fmtMs(figures['p50Ms'])} ms  p99 ${fmtMs(figures['p99Ms'])} ms  cpu ${fmtInt(figures['serverCpuUsPerReq'])} µs/req  other-cpu ${fmtInt(figures['otherCpuPct'])}%  failures ${figures['failures'] ?? 0}`);
   } catch (err) {
     cell.reason = `${cell.runs.length + 1}. run failed: ${shortError(err)}`;
     log(`${scenario.name} ${target.name}: FAILED — ${shortError(err)}`);

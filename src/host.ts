@@ -1,6 +1,8 @@
 // The composition root: builds store, bus, engine, worker and HTTP app from one Config.
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { A2AService } from './a2a/service.js';
+import { registerTaskRecords } from './a2a/task-records.js';
 import { InProcessBus } from './bus/in-process.js';
 import { type Config, sqliteFile } from './config.js';
 import { Engine } from './engine/engine.js';
@@ -8,6 +10,7 @@ import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
+import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
 import { openStore } from './store/connect.js';
 import type { Store } from './store/store.js';
 
@@ -44,10 +47,21 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   store.onCommit((changes) =>
     bus.publish(changes.map((c) => ({ runId: c.run.runId, tenantId: c.run.tenantId, status: c.run.status, lastSeq: c.run.nextSeq - 1 }))),
   );
+  registerTaskRecords(store);
   const engine = new Engine(store, workflows);
+  const publicSkills = () => workflows.list().filter((w) => w.public !== false).map((w) => w.id);
+  const a2a = new A2AService(engine, bus, { defaultSkill: config.defaultSkill, skills: publicSkills });
   const runner = new Runner(engine, bus, { instanceId: config.instanceId, logger: log, leaseMs: config.leaseMs, pollMs: config.pollMs });
   const retention = new Retention(store, config.retentionDays, log);
-  const app = buildApp({ config, logger: log, engine, bus, workflows });
+  const app = buildApp({
+    config,
+    logger: log,
+    engine,
+    bus,
+    workflows,
+    plugins: [(a) => a2aRoutes(a, { config, engine, workflows, service: a2a })],
+    discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
+  });
 
   return {
     config,

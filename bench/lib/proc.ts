@@ -80,6 +80,21 @@ export function readCpuUs(pid: number): number {
   return (ticks / clockTicks()) * 1e6;
 }
 
+export interface SystemCpu {
+  /** user+nice+system+irq+softirq of all CPUs, µs. */
+  busyUs: number;
+  /** Time the hypervisor gave our vCPUs to someone else, µs. */
+  stealUs: number;
+}
+
+/** Machine-wide CPU counters: busy minus server minus load generator = someone else's work (noise). */
+export function readSystemCpu(): SystemCpu {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  const us = (ticks: number): number => (ticks / clockTicks()) * 1e6;
+  return { busyUs: us((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)), stealUs: us(steal ?? 0) };
+}
+
 function readStatusKb(pid: number, key: 'VmHWM' | 'VmRSS'): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(key + ':'));
   return line ? Number(line.replace(/\D+/g, '')) : NaN;
@@ -107,14 +122,15 @@ function keepTail(child: ChildProcess): () => string {
   return () => tail;
 }
 
-function httpOk(url: string): Promise<boolean> {
+/** HTTP status of a GET, or 0 if nothing answered. */
+function httpStatus(url: string): Promise<number> {
   return new Promise((resolve) => {
     // agent:false → Connection: close, so no keep-alive socket lingers in the server's counts.
     const req = get(url, { agent: false, timeout: 1000 }, (res) => {
       res.resume();
-      resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300);
+      resolve(res.statusCode ?? 0);
     });
-    req.on('error', () => resolve(false));
+    req.on('error', () => resolve(0));
     req.on('timeout', () => req.destroy());
   });
 }
@@ -125,16 +141,25 @@ function why(output: string): string {
   return (lines.find((l) => /error/i.test(l)) ?? lines.at(-1) ?? '(no output)').slice(0, 300);
 }
 
+// A server that already answers HTTP but not 2xx at readyUrl (e.g. 404: route not built yet) gets
+// this much longer, then counts as not available — no need to sit out the whole start timeout.
+const SETTLE_MS = 3000;
+
 async function waitReady(child: ChildProcess, url: string, timeoutMs: number, output: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  let answeredAt = 0;
+  let status = 0;
+  while (Date.now() < deadline && !(answeredAt && Date.now() - answeredAt > SETTLE_MS)) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ready: ${why(output())}`);
     }
-    if (await httpOk(url)) return;
+    status = await httpStatus(url);
+    if (status >= 200 && status < 300) return;
+    if (status && !answeredAt) answeredAt = Date.now();
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`not ready within ${timeoutMs} ms at ${url}; last output: ${why(output())}`);
+  const seen = status ? `GET ${url} answered HTTP ${status}` : `nothing answered at ${url} within ${timeoutMs} ms`;
+  throw new Error(`${seen}; last output: ${why(output())}`);
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

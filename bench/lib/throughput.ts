@@ -2,7 +2,7 @@
 // load for a fixed time on a fresh server, server CPU from /proc around the measured window only
 // (warm-up excluded), and one RESULTS.md table with a ratio row per target against the SDK.
 import { runLoad, type LoadSpec, type Step } from './load.js';
-import { readCpuUs } from './proc.js';
+import { readCpuUs, readSystemCpu } from './proc.js';
 import type { CellResult, Figures, Scenario, ScenarioContext, ScenarioResult } from './registry.js';
 import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, type Section } from './report.js';
 import { medians, spread } from './stats.js';
@@ -35,15 +35,23 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
   const spec: Omit<LoadSpec, 'durationS'> = { url: ctx.running.url, connections: opts.connections, steps: await opts.prepare(ctx) };
   if (ctx.mode.warmupS > 0) await runLoad({ ...spec, durationS: ctx.mode.warmupS });
   const cpu0 = readCpuUs(ctx.running.pid);
+  const sys0 = readSystemCpu();
   const t0 = performance.now();
   const load = await runLoad({ ...spec, durationS: ctx.mode.durationS });
   const wallUs = (performance.now() - t0) * 1000;
   const cpuUs = readCpuUs(ctx.running.pid) - cpu0;
+  const sys1 = readSystemCpu();
   const usPerReq = cpuUs / load.requests;
+  const pct = (us: number): number => (us / wallUs) * 100;
+  const serverCpuPct = pct(cpuUs);
   return {
     ...load,
     failures: load.errors + load.non2xx + load.unexpected,
-    serverCpuPct: (cpuUs / wallUs) * 100,
+    serverCpuPct,
+    // CPU burnt by anything but the server and the load generator (other jobs on the box):
+    // a run where this is high is contaminated — rerun it or distrust it.
+    otherCpuPct: Math.max(0, pct(sys1.busyUs - sys0.busyUs) - serverCpuPct - load.loadGenCpuPct),
+    stealPct: pct(sys1.stealUs - sys0.stealUs),
     serverCpuUsPerReq: usPerReq,
     reqPerBusyCore: 1e6 / usPerReq, // capacity of one fully used core, even when load-gen bound
     flowsPerBusyCore: (1e6 / usPerReq) * (load.flowsPerSec / load.reqPerSec),
@@ -66,6 +74,7 @@ function targetRow(cell: CellResult, flows: boolean): string[] {
     fmtFixed(m['peakRssMiB'], 1),
     fmtInt(m['serverCpuPct']),
     fmtInt(m['loadGenCpuPct']),
+    fmtInt(m['otherCpuPct']),
     fmtInt(m['serverCpuUsPerReq']),
     fmtInt(m['reqPerBusyCore']),
     fmtInt(m['bytesPerResp']),
@@ -88,6 +97,7 @@ function ratioRow(cell: CellResult, ref: CellResult, flows: boolean): string[] {
     fmtTimes(r('peakRssMiB')),
     '',
     '',
+    '',
     fmtTimes(r('serverCpuUsPerReq')),
     `**${fmtRatio(r('reqPerBusyCore'))}**`,
     '',
@@ -96,7 +106,7 @@ function ratioRow(cell: CellResult, ref: CellResult, flows: boolean): string[] {
 
 const COLUMNS = [
   'server', 'req/s median (min–max)', 'p50 ms', 'p90 ms', 'p99 ms', 'errors / requests (all runs)',
-  'peak RSS MiB', 'server CPU %', 'load-gen CPU %', 'server CPU µs/req', 'req/s per busy core', 'bytes/resp',
+  'peak RSS MiB', 'server CPU %', 'load-gen CPU %', 'other CPU %', 'server CPU µs/req', 'req/s per busy core', 'bytes/resp',
 ];
 
 export function throughputSection(result: ScenarioResult, flows: boolean): Section {

@@ -2,7 +2,7 @@
 // single store transaction (DESIGN.md, "the one rule"); the worker (runner.ts) does the rest.
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
-import type { InterruptRecord, RunRecord } from '../store/model.js';
+import type { InterruptRecord, NewEvent, RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
 import type { RunChange, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
@@ -31,6 +31,8 @@ export interface StartRunRequest {
   metadata?: Record<string, unknown>;
   /** Caller-supplied Idempotency-Key with the canonical body it came with. */
   idempotency?: { key: string; body: unknown };
+  /** Events to start the log with (e.g. the A2A message that asked for the run). */
+  events?: NewEvent[];
 }
 
 export interface StartRunResult {
@@ -101,7 +103,7 @@ export class Engine {
           metadata: req.metadata ?? {},
           createdAt: now,
         },
-        [],
+        req.events ?? [],
       );
       if (req.idempotency) {
         await tx.putIdempotency({
@@ -146,13 +148,13 @@ export class Engine {
   }
 
   /** Resolve (or vote on, or ask about) the open interrupt of `nodeId`. */
-  async resolveInterrupt(caller: Caller, runId: string, nodeId: string, resumeValue: unknown): Promise<ResolveResult> {
+  async resolveInterrupt(caller: Caller, runId: string, nodeId: string, resumeValue: unknown, events: NewEvent[] = []): Promise<ResolveResult> {
     return this.withRetry(() =>
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         const interrupt = await this.openInterrupt(tx, run, nodeId);
         const decision = decide(interrupt, caller.principalId, resumeValue, new Date().toISOString());
-        return this.applyDecision(tx, run, interrupt, decision);
+        return this.applyDecision(tx, run, interrupt, { ...decision, events: [...events, ...decision.events] });
       }),
     );
   }

@@ -56,9 +56,23 @@ export interface IdempotencyTable {
   created_at: string;
 }
 
+/** The persisted RFC 0100 A2ATaskState, one row per run (taskId == runId). */
+export interface A2ATasksTable {
+  task_id: string;
+  tenant_id: string;
+  principal_id: string;
+  context_id: string;
+  /** The A2A messageId that created the task; the idempotency seed with tenant and principal. */
+  message_id: string | null;
+  state: string;
+  interrupt_kind: string | null;
+  updated_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   events: EventsTable;
   interrupts: InterruptsTable;
   idempotency: IdempotencyTable;
+  a2a_tasks: A2ATasksTable;
 }

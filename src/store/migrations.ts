@@ -81,16 +81,43 @@ function initial(d: Dialect): Migration {
   };
 }
 
+function a2aTasks(): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('a2a_tasks')
+        .addColumn('task_id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('principal_id', 'text', (c) => c.notNull())
+        .addColumn('context_id', 'text', (c) => c.notNull())
+        .addColumn('message_id', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('interrupt_kind', 'text')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // Same (tenant, principal, messageId) → the same task, never a second run. NULLs (runs
+      // started over REST) are distinct on both dialects.
+      await db.schema
+        .createIndex('a2a_tasks_message')
+        .on('a2a_tasks')
+        .columns(['tenant_id', 'principal_id', 'message_id'])
+        .unique()
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
+    '0002_a2a_tasks': a2aTasks(),
   };
   return { getMigrations: async () => migrations };
 }
 
 /** Used by tests that need a clean PostgreSQL schema. */
 export async function dropAll(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
+  for (const t of ['a2a_tasks', 'events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
     await sql`drop table if exists ${sql.table(t)}`.execute(db);
   }
 }

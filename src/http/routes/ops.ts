@@ -1,5 +1,5 @@
 // Operational and read-only routes: discovery, workflows, health, metrics.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
 import { registry as metricsRegistry } from '../../metrics.js';
 import type { Store } from '../../store/store.js';
@@ -7,12 +7,12 @@ import { HttpError } from '../errors.js';
 
 export interface DiscoveryExtras {
   /** Extra root families (e.g. the `a2a` block), added by the surfaces that provide them. */
-  families: () => Record<string, unknown>;
+  families: (req: FastifyRequest) => Record<string, unknown>;
   transports: string[];
 }
 
 export function opsRoutes(app: FastifyInstance, store: Store, workflows: WorkflowRegistry, extras: DiscoveryExtras): void {
-  app.get('/.well-known/openwop', async (_req, reply) => {
+  app.get('/.well-known/openwop', async (req, reply) => {
     void reply.header('Cache-Control', 'public, max-age=300');
     return {
       protocolVersion: '1.0',
@@ -22,7 +22,7 @@ export function opsRoutes(app: FastifyInstance, store: Store, workflows: Workflo
       limits: { clarificationRounds: 1, schemaRounds: 0, envelopesPerTurn: 0, maxRequestBodyBytes: app.initialConfig.bodyLimit },
       supportedTransports: ['rest', ...extras.transports],
       workflows: workflows.ids(),
-      ...extras.families(),
+      ...extras.families(req),
     };
   });
 

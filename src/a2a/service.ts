@@ -1,0 +1,207 @@
+// The A2A v0.3 method handlers over the engine. Every answer is built from the store by the one
+// projection (projection.ts), so tasks/get after a restart says exactly what a live call said.
+import type { ChangeBus } from '../bus/bus.js';
+import type { Caller, Engine } from '../engine/engine.js';
+import { EngineError } from '../engine/errors.js';
+import type { NewEvent, RunRecord } from '../store/model.js';
+import { isTerminal } from '../store/model.js';
+import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
+import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
+import { findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
+import type { Message, MessageSendParams, Task, TaskIdParams, TaskQueryParams } from './types.js';
+
+export interface A2AServiceOptions {
+  defaultSkill: string;
+  /** Skills exposed over A2A (workflow ids). */
+  skills: () => string[];
+  /** How long a blocking message/send waits before returning the current Task. */
+  blockingTimeoutMs?: number;
+}
+
+export class A2AService {
+  constructor(
+    private readonly engine: Engine,
+    private readonly bus: ChangeBus,
+    private readonly opts: A2AServiceOptions,
+  ) {}
+
+  async call(caller: Caller, method: string, params: unknown): Promise<unknown> {
+    switch (method) {
+      case 'message/send':
+        return this.send(caller, params as MessageSendParams);
+      case 'tasks/get':
+        return this.get(caller, params as TaskQueryParams);
+      case 'tasks/cancel':
+        return this.cancel(caller, params as TaskIdParams);
+      case 'message/stream':
+      case 'tasks/resubscribe':
+        throw unsupportedOperation('streaming is not enabled on this host yet');
+      case 'tasks/pushNotificationConfig/set':
+      case 'tasks/pushNotificationConfig/get':
+      case 'tasks/pushNotificationConfig/list':
+      case 'tasks/pushNotificationConfig/delete':
+        throw pushNotSupported();
+      case 'agent/getAuthenticatedExtendedCard':
+        throw new A2AError(-32007, 'Authenticated extended card is not configured');
+      default:
+        throw methodNotFound(method);
+    }
+  }
+
+  private async send(caller: Caller, p: MessageSendParams): Promise<Task> {
+    if (p.configuration?.pushNotificationConfig) throw pushNotSupported();
+    const msg = p.message;
+    const run = msg.taskId ? await this.resume(caller, msg) : await this.start(caller, p);
+    const blocking = p.configuration?.blocking !== false;
+    const settled = blocking ? await this.waitSettled(caller, run.runId) : run;
+    return this.task(caller, settled.runId, p.configuration?.historyLength);
+  }
+
+  private async start(caller: Caller, p: MessageSendParams): Promise<RunRecord> {
+    const msg = p.message;
+    const prior = await findTaskByMessage(this.engine.store, caller.tenantId, caller.principalId, msg.messageId);
+    if (prior) return this.engine.getRun(caller, prior.taskId);
+    const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
+    if (!this.opts.skills().includes(skill)) {
+      throw invalidParams(`unknown skill '${skill}'; available: ${this.opts.skills().join(', ')}`, { skills: this.opts.skills() });
+    }
+    const contextId = msg.contextId;
+    const { inputs } = partsToInputs(msg.parts);
+    try {
+      const { run } = await this.engine.startRun(caller, {
+        workflowId: skill,
+        inputs,
+        tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
+        // A2A content crosses a trust boundary into the run (a2a-integration §trust).
+        metadata: { a2a: { messageId: msg.messageId, ...(contextId ? { contextId } : {}) }, contentTrust: 'untrusted' },
+        events: [messageEvent(msg)],
+      });
+      return run;
+    } catch (err) {
+      if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
+      // Lost a race with the same messageId: the other request's task is the answer.
+      const again = await findTaskByMessage(this.engine.store, caller.tenantId, caller.principalId, msg.messageId);
+      if (again) return this.engine.getRun(caller, again.taskId);
+      throw err;
+    }
+  }
+
+  /** A message into an existing task resolves its open interrupt (same path as REST). */
+  private async resume(caller: Caller, msg: Message): Promise<RunRecord> {
+    const rec = await this.record(caller, msg.taskId as string);
+    if (msg.contextId !== undefined && msg.contextId !== rec.contextId) {
+      throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
+    }
+    const run = await this.engine.getRun(caller, rec.taskId);
+    if (isTerminal(run.status)) throw unsupportedOperation(`task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`);
+    const open = await this.engine.store.getOpenInterrupt(run.runId);
+    if (!open) throw unsupportedOperation(`task ${rec.taskId} is not waiting for input`);
+    const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
+    if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
+    const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
+    try {
+      const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [messageEvent(msg)]);
+      return after;
+    } catch (err) {
+      throw engineToA2A(err, rec.taskId);
+    }
+  }
+
+  private async get(caller: Caller, p: TaskQueryParams): Promise<Task> {
+    await this.record(caller, p.id);
+    return this.task(caller, p.id, p.historyLength);
+  }
+
+  private async cancel(caller: Caller, p: TaskIdParams): Promise<Task> {
+    await this.record(caller, p.id);
+    try {
+      await this.engine.cancelRun(caller, p.id, 'canceled over A2A');
+    } catch (err) {
+      if (err instanceof EngineError && err.code === 'run_terminal') throw taskNotCancelable(p.id);
+      throw engineToA2A(err, p.id);
+    }
+    // A run being executed passes through `cancelling`; the canceled Task is what the caller asked for.
+    await this.waitFor(caller, p.id, (r) => isTerminal(r.status));
+    return this.task(caller, p.id);
+  }
+
+  private async record(caller: Caller, taskId: string): Promise<TaskRecord> {
+    const rec = await getTaskRecord(this.engine.store, taskId, caller.tenantId);
+    if (!rec) throw taskNotFound(taskId);
+    return rec;
+  }
+
+  /** Build the live Task from the store. */
+  async task(caller: Caller, taskId: string, historyLength?: number): Promise<Task> {
+    const rec = await this.record(caller, taskId);
+    const run = await this.engine.getRun(caller, taskId);
+    const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
+    const open = waiting ? await this.engine.store.getOpenInterrupt(run.runId) : undefined;
+    const artifacts = collectArtifacts(await this.engine.store.listEventsOfType(run.runId, 'artifact.created'));
+    const history = (await this.engine.store.listEventsOfType(run.runId, 'a2a.message')).map((e) => e.payload.message as Message);
+    return toTask({
+      run,
+      contextId: rec.contextId,
+      stateTimestamp: rec.updatedAt,
+      artifacts,
+      history,
+      ...(historyLength !== undefined ? { historyLength } : {}),
+      ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
+    });
+  }
+
+  /** Blocking send returns at a terminal state or when the caller must act (input-required). */
+  private waitSettled(caller: Caller, runId: string): Promise<RunRecord> {
+    return this.waitFor(caller, runId, (r) => isFinalForMessageStream(projectState(r.status).state));
+  }
+
+  /** Subscribe first, then read, so a commit in between cannot be missed; bounded by a timeout. */
+  async waitFor(caller: Caller, runId: string, done: (r: RunRecord) => boolean): Promise<RunRecord> {
+    const deadline = Date.now() + (this.opts.blockingTimeoutMs ?? 60_000);
+    let wake: () => void = () => {};
+    const unsubscribe = this.bus.subscribeRun(runId, () => wake());
+    try {
+      for (;;) {
+        const woken = new Promise<void>((r) => (wake = r));
+        const run = await this.engine.getRun(caller, runId);
+        const left = deadline - Date.now();
+        if (done(run) || left <= 0) return run;
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
+        clearTimeout(timer);
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+}
+
+function skillOf(msg: Message, p: MessageSendParams): string | undefined {
+  const fromMsg = msg.metadata?.skillId;
+  const fromParams = p.metadata?.skillId;
+  const s = typeof fromMsg === 'string' ? fromMsg : typeof fromParams === 'string' ? fromParams : undefined;
+  return s;
+}
+
+/** The caller's message, kept in the run's event log as task history (content stays internal). */
+function messageEvent(msg: Message): NewEvent {
+  return { type: 'a2a.message', payload: { message: { ...msg, kind: 'message' } } };
+}
+
+function engineToA2A(err: unknown, taskId: string): unknown {
+  if (!(err instanceof EngineError)) return err;
+  switch (err.code) {
+    case 'not_found':
+      return taskNotFound(taskId);
+    case 'validation_error':
+    case 'forbidden':
+      return invalidParams(err.message, err.details);
+    case 'interrupt_already_resolved':
+    case 'interrupt_cancelled':
+    case 'interrupt_not_found':
+    case 'run_terminal':
+      return unsupportedOperation(err.message);
+    default:
+      return err;
+  }
+}

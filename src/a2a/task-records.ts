@@ -1,0 +1,117 @@
+// The persisted A2ATaskState (RFC 0100 §2), one row per run, kept current by a transition hook
+// that runs inside every run transaction — so the record can never disagree with its run.
+import { newContextId } from '../engine/ids.js';
+import type { RunRecord } from '../store/model.js';
+import type { RunChange, Store, StoreTx } from '../store/store.js';
+import { projectState, toTaskState } from './projection.js';
+import type { A2ATaskState } from './types.js';
+
+export interface TaskRecord {
+  taskId: string;
+  tenantId: string;
+  principalId: string;
+  contextId: string;
+  messageId?: string;
+  state: A2ATaskState['state'];
+  interruptKind?: 'approval' | 'clarification';
+  updatedAt: string;
+}
+
+/** A2A correlation data carried in run metadata by the A2A surface. */
+export interface A2ARunMetadata {
+  contextId?: string;
+  messageId?: string;
+}
+
+export function registerTaskRecords(store: Store): void {
+  store.addTransitionHook(syncTaskRecord);
+  store.addPurgeHook(async (trx, runIds) => {
+    await trx.deleteFrom('a2a_tasks').where('task_id', 'in', runIds).execute();
+  });
+}
+
+async function syncTaskRecord(tx: StoreTx, change: RunChange): Promise<void> {
+  const next = projectState(change.run.status);
+  if (!change.before) {
+    const a2a = (change.run.metadata.a2a ?? {}) as A2ARunMetadata;
+    await tx.db
+      .insertInto('a2a_tasks')
+      .values({
+        task_id: change.run.runId,
+        tenant_id: change.run.tenantId,
+        principal_id: change.run.principalId,
+        context_id: a2a.contextId ?? newContextId(),
+        message_id: a2a.messageId ?? null,
+        state: next.state,
+        interrupt_kind: next.interruptKind ?? null,
+        updated_at: change.run.updatedAt,
+      })
+      .execute();
+    return;
+  }
+  const prev = projectState(change.before.status);
+  // updatedAt means "when the projected state last changed", so only a real change writes.
+  if (prev.state === next.state && prev.interruptKind === next.interruptKind) return;
+  await tx.db
+    .updateTable('a2a_tasks')
+    .set({ state: next.state, interrupt_kind: next.interruptKind ?? null, updated_at: change.run.updatedAt })
+    .where('task_id', '=', change.run.runId)
+    .execute();
+}
+
+/** Read a task record as `tenantId` may see it: another tenant's task is simply absent. */
+export async function getTaskRecord(store: Store, taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
+  const row = await store.db
+    .selectFrom('a2a_tasks')
+    .selectAll()
+    .where('task_id', '=', taskId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  return row && fromRow(row);
+}
+
+export async function findTaskByMessage(store: Store, tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
+  const row = await store.db
+    .selectFrom('a2a_tasks')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('principal_id', '=', principalId)
+    .where('message_id', '=', messageId)
+    .executeTakeFirst();
+  return row && fromRow(row);
+}
+
+/** The RFC 0100 record exactly as the schema has it (closed: internal columns stay internal). */
+export function toStateRecord(rec: TaskRecord): A2ATaskState {
+  const out: A2ATaskState = { taskId: rec.taskId, runId: rec.taskId, contextId: rec.contextId, state: rec.state, updatedAt: rec.updatedAt };
+  if (rec.interruptKind) out.interruptKind = rec.interruptKind;
+  return out;
+}
+
+/** What the record must be for `run` — used by tests to check the row always equals the projection. */
+export function expectedStateRecord(run: RunRecord, contextId: string, updatedAt: string): A2ATaskState {
+  return toTaskState({ runId: run.runId, status: run.status, contextId, updatedAt });
+}
+
+function fromRow(row: {
+  task_id: string;
+  tenant_id: string;
+  principal_id: string;
+  context_id: string;
+  message_id: string | null;
+  state: string;
+  interrupt_kind: string | null;
+  updated_at: string;
+}): TaskRecord {
+  const rec: TaskRecord = {
+    taskId: row.task_id,
+    tenantId: row.tenant_id,
+    principalId: row.principal_id,
+    contextId: row.context_id,
+    state: row.state as TaskRecord['state'],
+    updatedAt: row.updated_at,
+  };
+  if (row.message_id) rec.messageId = row.message_id;
+  if (row.interrupt_kind) rec.interruptKind = row.interrupt_kind as TaskRecord['interruptKind'];
+  return rec;
+}

@@ -1,0 +1,55 @@
+// Throw-away PostgreSQL schemas for tests that share one server.
+//
+//   const url = pgTestUrl();                  // HANDOFF_TEST_PG_URL, or undefined → skip PG tests
+//   const schemas = pgTestSchemas(url);
+//   const store = await openStore({ databaseUrl: url, pgSchema: schemas.fresh() });
+//   ... after(): close every store first, then
+//   await schemas.dropAll();                  // DROP SCHEMA … CASCADE for each name handed out
+//
+// `fresh()` only makes a unique name (`t_<random>`); `openStore` creates the schema itself.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The PostgreSQL server tests may use, or undefined when PG tests are to be skipped. */
+export function pgTestUrl(): string | undefined {
+  const url = process.env.HANDOFF_TEST_PG_URL;
+  return url && url.trim() !== '' ? url.trim() : undefined;
+}
+
+/** A schema name unique to this call: lower-case, `[a-z_][a-z0-9_]*`, e.g. `t_3f9c0a1b2d4e`. */
+export function uniqueSchemaName(prefix = 't'): string {
+  return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+export interface PgTestSchemas {
+  readonly url: string;
+  /** A new unique schema name, remembered for `dropAll`. */
+  fresh(): string;
+  /** Drop every schema handed out by `fresh` (CASCADE). Close the stores using them first. */
+  dropAll(): Promise<void>;
+}
+
+export function pgTestSchemas(url: string, prefix = 't'): PgTestSchemas {
+  const names: string[] = [];
+  return {
+    url,
+    fresh() {
+      const name = uniqueSchemaName(prefix);
+      names.push(name);
+      return name;
+    },
+    async dropAll() {
+      if (names.length === 0) return;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        for (const name of names.splice(0)) {
+          if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop schema ${name}`);
+          await client.query(`drop schema if exists ${name} cascade`);
+        }
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
