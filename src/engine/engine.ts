@@ -49,7 +49,16 @@ export interface ResolveResult {
 
 const RETRIES = 5;
 
+/** A worker in this process that can take a run the moment it is created (no claim round trip). */
+export interface LocalWorker {
+  /** A lease to write with the new run, or undefined when the worker has no room. */
+  reserve(): { owner: string; leaseMs: number } | undefined;
+  adopt(run: RunRecord): void;
+}
+
 export class Engine {
+  worker: LocalWorker | undefined;
+
   constructor(
     readonly store: Store,
     readonly workflows: WorkflowSource,
@@ -72,7 +81,9 @@ export class Engine {
     const inputs = structuredClone(req.inputs);
     const errors = this.workflows.validateInputs(def.id, inputs);
     if (errors.length > 0) throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
-    return this.withRetry(() => this.insertRun(caller, def, inputs, req));
+    const result = await this.withRetry(() => this.insertRun(caller, def, inputs, req));
+    if (!result.replayed && result.run.leaseOwner) this.worker?.adopt(result.run);
+    return result;
   }
 
   private async insertRun(
@@ -89,6 +100,7 @@ export class Engine {
         if (prior) return this.replay(prior.bodyHash, bodyHash, (prior.response as { runId: string }).runId, tx);
       }
       const now = new Date().toISOString();
+      const lease = this.worker?.reserve();
       const { run } = await tx.insertRun(
         {
           runId: newRunId(),
@@ -102,6 +114,7 @@ export class Engine {
           tags: req.tags ?? [],
           metadata: req.metadata ?? {},
           createdAt: now,
+          ...(lease ? { leaseOwner: lease.owner, leaseExpiresAt: Date.now() + lease.leaseMs } : {}),
         },
         req.events ?? [],
       );

@@ -48,8 +48,16 @@ export class Runner {
 
   start(): void {
     this.unsubscribe = this.bus.subscribeAll((n) => {
-      if (n.status === 'pending' || n.status === 'running' || n.status === 'cancelling') this.kick();
+      if (n.status !== 'pending' && n.status !== 'running' && n.status !== 'cancelling') return;
+      // Deferred so a run this instance adopts at creation is already active: no needless claim.
+      setImmediate(() => {
+        if (!this.active.has(n.runId)) this.kick();
+      });
     });
+    this.engine.worker = {
+      reserve: () => (this.stopping || this.active.size >= this.concurrency ? undefined : { owner: this.opts.instanceId, leaseMs: this.leaseMs }),
+      adopt: (run) => this.launch(run),
+    };
     this.kick();
   }
 
@@ -143,13 +151,16 @@ export class Runner {
   /** One committed step. Returns the run to keep driving, or undefined to stop. */
   private async step(run: RunRecord): Promise<RunRecord | undefined> {
     const nowIso = new Date().toISOString();
+    // A pending run starts in the same commit as its first step: one transaction fewer per run.
+    let prefix: NewEvent[] = [];
     switch (run.status) {
       case 'cancelling':
         await this.engine.store.transaction((tx) => cancelNow(tx, run, {}));
         metrics.runsFinished.inc({ workflow: run.workflowId, status: 'cancelled' });
         return undefined;
       case 'pending':
-        return this.commit(run, { status: 'running' }, [{ type: 'run.started', payload: { workflowId: run.workflowId } }]);
+        prefix = [{ type: 'run.started', payload: { workflowId: run.workflowId } }];
+        break;
       case 'running':
         break;
       default:
@@ -162,7 +173,7 @@ export class Runner {
       return undefined;
     }
     const result = await this.execute(run);
-    return this.apply(run, result, nowIso);
+    return this.apply(run, result, nowIso, prefix);
   }
 
   private async execute(run: RunRecord): Promise<NodeResult> {
@@ -190,7 +201,7 @@ export class Runner {
     }
   }
 
-  private async apply(run: RunRecord, result: NodeResult, nowIso: string): Promise<RunRecord | undefined> {
+  private async apply(run: RunRecord, result: NodeResult, nowIso: string, prefix: NewEvent[]): Promise<RunRecord | undefined> {
     const def = this.engine.definition(run);
     const nodeId = run.cursor.nodeId as string;
     const started = run.cursor.started === true;
@@ -199,22 +210,22 @@ export class Runner {
     switch (result.kind) {
       case 'completed': {
         const next = await completeNode(def, run, { output: result.output, ...(result.vars ? { vars: result.vars } : {}), started }, nowIso);
-        const after = await this.commit(run, next.patch, next.events);
+        const after = await this.commit(run, next.patch, [...prefix, ...next.events]);
         return after.status === 'running' ? after : undefined;
       }
       case 'failed': {
         const f = failRun(run, result.error, nowIso, started);
-        await this.commit(run, f.patch, f.events);
+        await this.commit(run, f.patch, [...prefix, ...f.events]);
         return undefined;
       }
       case 'sleep': {
         const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true };
         const events = started ? [] : [{ ...startEvent[0]!, payload: { ordinal, wakeAt: new Date(result.wakeAt).toISOString() } }];
-        await this.commit(run, { cursor, wakeAt: result.wakeAt, ...noLease }, events);
+        await this.commit(run, { status: 'running', cursor, wakeAt: result.wakeAt, ...noLease }, [...prefix, ...events]);
         return undefined;
       }
       case 'interrupt':
-        await this.suspend(run, result.interrupt.kind, result.interrupt.data, startEvent);
+        await this.suspend(run, result.interrupt.kind, result.interrupt.data, [...prefix, ...startEvent]);
         return undefined;
     }
   }

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
@@ -38,8 +38,29 @@ function openSqlite(opts: OpenStoreOptions): Store {
   database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return new Store({ db, dialect: 'sqlite', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing costs more than running the
+ * small statements the store issues. better-sqlite3 statements are reusable, and Kysely runs
+ * one query at a time on its single connection, so a cache keyed by SQL text is safe.
+ */
+function withStatementCache(database: BetterSqlite3.Database, max = 500): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+        stmt = database.prepare(sql);
+        cache.set(sql, stmt);
+      }
+      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
+    },
+  };
 }
 
 async function openPostgres(opts: OpenStoreOptions): Promise<Store> {
