@@ -157,6 +157,9 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
     const actions = stringArray(interrupt.data.actions);
     // Gates may list `edit`; the resume wire name is `edit-accept` (spec/openwop.md §9.14).
     if (actions) meta.actions = actions.map((a) => (a === 'edit' ? 'edit-accept' : a));
+    // What the caller is asked to approve; Task reads are authenticated (pushes stay content-free).
+    if (typeof interrupt.data.title === 'string') meta.title = interrupt.data.title;
+    if ('artifact' in interrupt.data) meta.artifact = interrupt.data.artifact;
   }
   if (kind === 'clarification' && Array.isArray(interrupt.data.questions)) {
     meta.questions = interrupt.data.questions;

@@ -7,7 +7,7 @@ import type { NewEvent, RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
 import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
-import { findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
+import { findReply, findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
 import type { Message, MessageSendParams, Task, TaskIdParams, TaskQueryParams } from './types.js';
 
 export interface A2AServiceOptions {
@@ -93,6 +93,8 @@ export class A2AService {
       throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
     }
     const run = await this.engine.getRun(caller, rec.taskId);
+    // A retried reply (same principal and messageId) is answered with the task as it is now.
+    if ((await findReply(this.engine.store, caller.tenantId, caller.principalId, msg.messageId)) === rec.taskId) return run;
     if (isTerminal(run.status)) throw unsupportedOperation(`task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`);
     const open = await this.engine.store.getOpenInterrupt(run.runId);
     if (!open) throw unsupportedOperation(`task ${rec.taskId} is not waiting for input`);
@@ -100,9 +102,14 @@ export class A2AService {
     if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
     const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
     try {
-      const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [messageEvent(msg)]);
+      const reply = messageEvent(msg, caller.principalId);
+      const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [reply]);
       return after;
     } catch (err) {
+      // Lost a race with the same reply: the winner applied it; answer like a retry.
+      if ((await findReply(this.engine.store, caller.tenantId, caller.principalId, msg.messageId)) === rec.taskId) {
+        return this.engine.getRun(caller, rec.taskId);
+      }
       throw engineToA2A(err, rec.taskId);
     }
   }
@@ -184,8 +191,8 @@ function skillOf(msg: Message, p: MessageSendParams): string | undefined {
 }
 
 /** The caller's message, kept in the run's event log as task history (content stays internal). */
-function messageEvent(msg: Message): NewEvent {
-  return { type: 'a2a.message', payload: { message: { ...msg, kind: 'message' } } };
+function messageEvent(msg: Message, replyFrom?: string): NewEvent {
+  return { type: 'a2a.message', payload: { message: { ...msg, kind: 'message' }, ...(replyFrom ? { principalId: replyFrom } : {}) } };
 }
 
 function engineToA2A(err: unknown, taskId: string): unknown {

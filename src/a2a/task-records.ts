@@ -26,11 +26,38 @@ export interface A2ARunMetadata {
 export function registerTaskRecords(store: Store): void {
   store.addTransitionHook(syncTaskRecord);
   store.addPurgeHook(async (trx, runIds) => {
+    await trx.deleteFrom('a2a_messages').where('task_id', 'in', runIds).execute();
     await trx.deleteFrom('a2a_tasks').where('task_id', 'in', runIds).execute();
   });
 }
 
+/** An `a2a.message` event whose payload names the replying principal marks a reply applied. */
+async function recordReplies(tx: StoreTx, change: RunChange): Promise<void> {
+  for (const e of change.events) {
+    if (e.type !== 'a2a.message' || typeof e.payload.principalId !== 'string') continue;
+    const message = e.payload.message as { messageId: string };
+    // The primary key makes a concurrent duplicate reply fail its whole transaction.
+    await tx.db
+      .insertInto('a2a_messages')
+      .values({ tenant_id: change.run.tenantId, principal_id: e.payload.principalId, message_id: message.messageId, task_id: change.run.runId })
+      .execute();
+  }
+}
+
+/** The task a reply with this messageId was already applied to, if any. */
+export async function findReply(store: Store, tenantId: string, principalId: string, messageId: string): Promise<string | undefined> {
+  const row = await store.db
+    .selectFrom('a2a_messages')
+    .select('task_id')
+    .where('tenant_id', '=', tenantId)
+    .where('principal_id', '=', principalId)
+    .where('message_id', '=', messageId)
+    .executeTakeFirst();
+  return row?.task_id;
+}
+
 async function syncTaskRecord(tx: StoreTx, change: RunChange): Promise<void> {
+  await recordReplies(tx, change);
   const next = projectState(change.run.status);
   if (!change.before) {
     const a2a = (change.run.metadata.a2a ?? {}) as A2ARunMetadata;

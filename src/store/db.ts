@@ -69,10 +69,19 @@ export interface A2ATasksTable {
   updated_at: string;
 }
 
+/** Reply messages applied to a task, so a retried reply is answered, not applied twice. */
+export interface A2AMessagesTable {
+  tenant_id: string;
+  principal_id: string;
+  message_id: string;
+  task_id: string;
+}
+
 export interface Database {
   runs: RunsTable;
   events: EventsTable;
   interrupts: InterruptsTable;
   idempotency: IdempotencyTable;
   a2a_tasks: A2ATasksTable;
+  a2a_messages: A2AMessagesTable;
 }

@@ -107,17 +107,34 @@ function a2aTasks(): Migration {
   };
 }
 
+function a2aMessages(): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('a2a_messages')
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('principal_id', 'text', (c) => c.notNull())
+        .addColumn('message_id', 'text', (c) => c.notNull())
+        .addColumn('task_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('a2a_messages_pk', ['tenant_id', 'principal_id', 'message_id'])
+        .execute();
+      await db.schema.createIndex('a2a_messages_task').on('a2a_messages').column('task_id').execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
     '0002_a2a_tasks': a2aTasks(),
+    '0003_a2a_messages': a2aMessages(),
   };
   return { getMigrations: async () => migrations };
 }
 
 /** Used by tests that need a clean PostgreSQL schema. */
 export async function dropAll(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['a2a_tasks', 'events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
+  for (const t of ['a2a_messages', 'a2a_tasks', 'events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
     await sql`drop table if exists ${sql.table(t)}`.execute(db);
   }
 }

@@ -1,0 +1,725 @@
+// The OpenAPI 3.1 document of the whole REST surface (spec/libraries.md §10), built from the same
+// schema objects the server validates with: the TypeBox request schemas of routes/runs.ts and the
+// published JSON Schemas under schemas/ are embedded unchanged (3.1's dialect is 2020-12).
+//
+//   const doc = buildOpenApi({ serverUrl: 'https://handoff.example.com' });
+//   openapiRoutes(app);                       // GET /v1/openapi.json (public)
+//
+// Shapes that exist only as code (views.ts, the ops/a2a handlers) are described here; the
+// integration test validates live responses against them and checks that every registered route
+// appears, so a drift fails there.
+import type { FastifyInstance } from 'fastify';
+import a2aCapabilitySchema from '../../schemas/capabilities-a2a.schema.json' with { type: 'json' };
+import a2aTaskStateSchema from '../../schemas/a2a-task-state.schema.json' with { type: 'json' };
+import workflowDefinitionSchema from '../../schemas/workflow-definition.schema.json' with { type: 'json' };
+import { A2A_RPC_PATH, AGENT_CARD_PATH } from '../a2a/card.js';
+import * as rpcErrors from '../a2a/errors.js';
+import { KNOWN_METHODS, validateParams } from '../a2a/jsonrpc.js';
+import { RUN_STATUSES } from '../store/model.js';
+import { VERSION } from './routes/ops.js';
+import { CancelBody, CreateRunBody, PollQuery, ResolveBody } from './routes/runs.js';
+
+type Json = Record<string, unknown>;
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+/** A plain-JSON deep copy: drops TypeBox's symbol keys and detaches the doc from the live
+ * validator schemas, so a consumer mutating the document cannot change what the server checks. */
+const plain = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json, example?: unknown): Json => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+});
+
+/** An error response: the `{error, message, details?}` envelope, with the codes it can carry. */
+const failure = (description: string, code: string, message: string): Json => ({
+  description,
+  content: json(ref('ErrorEnvelope'), { error: code, message }),
+});
+const shared = (name: string): Json => ({ $ref: `#/components/responses/${name}` });
+
+const PUBLIC: Json[] = []; // `security: []` overrides the document-wide bearer requirement
+
+// ------------------------------------------------------------------ parameters
+
+/** Path parameters, as the routes declare them (RunId / NodeParams in routes/runs.ts). */
+const runIdParam: Json = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The run id (`run_…`). Another tenant’s run answers exactly like an unknown one (404).',
+  schema: { type: 'string', minLength: 1, maxLength: 128 },
+};
+const nodeIdParam: Json = {
+  name: 'nodeId',
+  in: 'path',
+  required: true,
+  description: 'The node whose open interrupt is answered (the snapshot’s `currentNodeId`).',
+  schema: { type: 'string', minLength: 1 },
+};
+
+/** One query parameter per property of the PollQuery schema the route validates with. */
+function pollParams(): Json[] {
+  const schema = plain(PollQuery) as { properties: Record<string, Json>; required?: string[] };
+  const about: Record<string, string> = {
+    lastSequence: 'Return events with a sequence greater than this (-1, the default, from the start).',
+    since: 'Alias of `lastSequence` (the OpenWOP sqlite host’s name); `lastSequence` wins when both are set.',
+    timeout: 'Seconds to wait for a new event when there is none yet (default 30; 0 answers at once).',
+    limit: 'Most events in one answer (default 500).',
+  };
+  return Object.entries(schema.properties).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: schema.required?.includes(name) ?? false,
+    ...(about[name] ? { description: about[name] } : {}),
+    schema: s,
+  }));
+}
+
+// ------------------------------------------------------------------ component schemas
+
+function schemas(): Record<string, unknown> {
+  const jsonRpcId: Json = {
+    description: 'JSON-RPC request id: a string, an integer or null. An absent id is answered as null.',
+    type: ['string', 'integer', 'null'],
+  };
+  return {
+    ErrorEnvelope: {
+      description:
+        'The OpenWOP error envelope (spec §3.5). Codes used: validation_error, unauthenticated, forbidden, not_found, ' +
+        'run_terminal, interrupt_not_found, interrupt_already_resolved, interrupt_cancelled, idempotency_key_mismatch, ' +
+        'conflict, payload_too_large, unsupported_media_type, bad_request, internal_error.',
+      type: 'object',
+      required: ['error', 'message'],
+      additionalProperties: false,
+      properties: {
+        error: { type: 'string', description: 'Machine-readable code.' },
+        message: { type: 'string', description: 'Human-readable text.' },
+        details: { type: 'object', additionalProperties: true, description: 'Code-specific data (e.g. `errors` of a validation failure).' },
+      },
+    },
+    RunStatus: {
+      description: 'OpenWOP run status (spec §3.3). Terminal: completed, failed, cancelled. Treat unknown values as terminal-unknown.',
+      type: 'string',
+      enum: [...RUN_STATUSES],
+    },
+    CreateRunRequest: plain(CreateRunBody),
+    CreateRunResponse: {
+      type: 'object',
+      required: ['runId', 'status', 'statusUrl', 'eventsUrl'],
+      properties: {
+        runId: { type: 'string' },
+        status: ref('RunStatus'),
+        statusUrl: { type: 'string', description: 'Path of the run snapshot.' },
+        eventsUrl: { type: 'string', description: 'Path of the run’s event stream.' },
+      },
+    },
+    RunError: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } },
+    },
+    OpenInterrupt: {
+      description: 'The open interrupt of a waiting run.',
+      type: 'object',
+      required: ['kind', 'nodeId', 'interruptId', 'payload', 'votes', 'exchanges'],
+      properties: {
+        kind: { type: 'string', enum: ['approval', 'clarification'] },
+        nodeId: { type: 'string' },
+        interruptId: { type: 'string' },
+        payload: { type: 'object', description: 'What the gate asks: the approval artifact and config, or the clarification questions.' },
+        votes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['principal', 'action', 'at'],
+            properties: { principal: { type: 'string' }, action: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+          },
+        },
+        exchanges: {
+          type: 'array',
+          description: '`ask` exchanges recorded while the interrupt stays open.',
+          items: {
+            type: 'object',
+            required: ['principalId', 'question', 'at'],
+            properties: { principalId: { type: 'string' }, question: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+          },
+        },
+      },
+    },
+    RunSnapshot: {
+      description: 'The run as it is now (spec §3.3). Open: readers ignore fields they do not know.',
+      type: 'object',
+      required: ['runId', 'workflowId', 'status', 'owner', 'inputs', 'variables', 'nodeStates', 'tags', 'metadata', 'createdAt', 'updatedAt'],
+      properties: {
+        runId: { type: 'string', minLength: 1, maxLength: 128 },
+        workflowId: { type: 'string' },
+        status: ref('RunStatus'),
+        owner: {
+          type: 'object',
+          required: ['tenant', 'principal'],
+          properties: { tenant: { type: 'string' }, principal: { type: 'string' } },
+        },
+        inputs: { type: 'object' },
+        variables: { type: 'object' },
+        nodeStates: { type: 'object', description: 'Node outputs by node id.' },
+        currentNodeId: { type: 'string', description: 'Set while the run waits for approval or input.' },
+        interrupt: ref('OpenInterrupt'),
+        error: ref('RunError'),
+        tags: { type: 'array', items: { type: 'string' } },
+        metadata: { type: 'object' },
+        createdAt: { type: 'string', format: 'date-time' },
+        updatedAt: { type: 'string', format: 'date-time' },
+        completedAt: { type: 'string', format: 'date-time' },
+      },
+    },
+    CancelRunRequest: plain(CancelBody),
+    CancelRunResponse: {
+      type: 'object',
+      required: ['runId', 'status'],
+      properties: {
+        runId: { type: 'string' },
+        status: { ...ref('RunStatus'), description: '`cancelled`, or `cancelling` while a worker finishes the step in flight.' },
+      },
+    },
+    ResolveInterruptRequest: plain(ResolveBody),
+    LegacyApprovalRequest: {
+      description: 'The resume value itself (the OpenWOP examples’ `{action, …}`), not wrapped in `resumeValue`.',
+      type: 'object',
+      required: ['action'],
+      additionalProperties: true,
+      properties: { action: { type: 'string' } },
+    },
+    ResolveInterruptResponse: {
+      type: 'object',
+      required: ['runId', 'status', 'interrupt'],
+      properties: {
+        runId: { type: 'string' },
+        status: ref('RunStatus'),
+        interrupt: {
+          type: 'object',
+          required: ['kind', 'nodeId', 'interruptId', 'outcome', 'votes'],
+          properties: {
+            kind: { type: 'string', enum: ['approval', 'clarification'] },
+            nodeId: { type: 'string' },
+            interruptId: { type: 'string' },
+            outcome: {
+              type: 'string',
+              enum: ['resolved', 'vote-recorded', 'ask-recorded'],
+              description: '`resolved` ends the gate; a vote below the quorum or an `ask` keeps it open.',
+            },
+            votes: { type: 'integer', minimum: 0, description: 'Votes recorded on the gate so far.' },
+            requiredApprovals: { type: 'integer', minimum: 1 },
+          },
+        },
+      },
+    },
+    RunEvent: {
+      description: 'One entry of the run’s durable event log (RunEventDoc, spec §3.4).',
+      type: 'object',
+      required: ['eventId', 'runId', 'type', 'sequence', 'payload', 'timestamp'],
+      properties: {
+        eventId: { type: 'string' },
+        runId: { type: 'string' },
+        type: { type: 'string', description: 'Event type, e.g. run.started, interrupt.requested. Tolerate unknown types.' },
+        sequence: { type: 'integer', minimum: 0, description: 'Gap-free per run, from 0.' },
+        nodeId: { type: 'string' },
+        payload: { type: 'object' },
+        timestamp: { type: 'string', format: 'date-time' },
+      },
+    },
+    PollEventsResponse: {
+      type: 'object',
+      required: ['runId', 'events', 'lastEventSeq', 'runStatus', 'isTerminal', 'isComplete'],
+      properties: {
+        runId: { type: 'string' },
+        events: { type: 'array', items: ref('RunEvent') },
+        lastEventSeq: { type: 'integer', minimum: -1, description: 'Pass as `lastSequence` to continue.' },
+        runStatus: ref('RunStatus'),
+        isTerminal: { type: 'boolean' },
+        isComplete: { type: 'boolean', description: 'Terminal and every event delivered: stop polling.' },
+      },
+    },
+    WorkflowSummary: {
+      type: 'object',
+      required: ['id', 'name', 'version'],
+      properties: { id: { type: 'string' }, name: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } },
+    },
+    WorkflowList: {
+      type: 'object',
+      required: ['workflows'],
+      properties: { workflows: { type: 'array', items: ref('WorkflowSummary') } },
+    },
+    WorkflowDefinition: plain(workflowDefinitionSchema),
+    Discovery: {
+      description: 'The OpenWOP discovery document (spec §2.8). Open: new families appear at the root.',
+      type: 'object',
+      required: ['protocolVersion', 'implementation', 'supportedTransports', 'limits'],
+      properties: {
+        protocolVersion: { type: 'string' },
+        implementation: {
+          type: 'object',
+          required: ['name', 'version'],
+          properties: { name: { type: 'string' }, version: { type: 'string' } },
+        },
+        supportedEnvelopes: { type: 'array', items: { type: 'string' } },
+        schemaVersions: { type: 'object' },
+        limits: {
+          type: 'object',
+          properties: {
+            clarificationRounds: { type: 'integer', minimum: 0 },
+            schemaRounds: { type: 'integer', minimum: 0 },
+            envelopesPerTurn: { type: 'integer', minimum: 0 },
+            maxRequestBodyBytes: { type: 'integer', minimum: 1 },
+          },
+        },
+        supportedTransports: { type: 'array', items: { type: 'string' } },
+        workflows: { type: 'array', items: { type: 'string' }, description: 'Ids of the loaded workflows.' },
+        a2a: ref('A2ACapability'),
+      },
+    },
+    A2ACapability: plain(a2aCapabilitySchema),
+    A2ATaskState: plain(a2aTaskStateSchema),
+    AgentCard: {
+      description: 'A2A v0.3 Agent Card. `securitySchemes`/`security` are present only when the host requires API keys.',
+      type: 'object',
+      required: ['protocolVersion', 'name', 'description', 'url', 'version', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills'],
+      properties: {
+        protocolVersion: { type: 'string' },
+        name: { type: 'string' },
+        description: { type: 'string' },
+        url: { type: 'string', format: 'uri', description: `Absolute JSON-RPC endpoint (${A2A_RPC_PATH}).` },
+        version: { type: 'string' },
+        preferredTransport: { type: 'string' },
+        additionalInterfaces: {
+          type: 'array',
+          items: { type: 'object', required: ['url', 'transport'], properties: { url: { type: 'string' }, transport: { type: 'string' } } },
+        },
+        capabilities: {
+          type: 'object',
+          properties: { streaming: { type: 'boolean' }, pushNotifications: { type: 'boolean' }, stateTransitionHistory: { type: 'boolean' } },
+        },
+        defaultInputModes: { type: 'array', items: { type: 'string' } },
+        defaultOutputModes: { type: 'array', items: { type: 'string' } },
+        skills: {
+          type: 'array',
+          description: 'One skill per public workflow.',
+          items: {
+            type: 'object',
+            required: ['id', 'name', 'description', 'tags'],
+            properties: {
+              id: { type: 'string' },
+              name: { type: 'string' },
+              description: { type: 'string' },
+              tags: { type: 'array', items: { type: 'string' } },
+              examples: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        },
+        securitySchemes: { type: 'object' },
+        security: { type: 'array', items: { type: 'object' } },
+      },
+    },
+    JsonRpcId: jsonRpcId,
+    JsonRpcRequest: {
+      description:
+        'A JSON-RPC 2.0 request for one A2A v0.3 method. `params` is checked per method (a known field of the wrong ' +
+        'type is -32602); fields beyond the A2A types are allowed. Batches, non-object bodies and malformed JSON are ' +
+        'answered with JSON-RPC errors, not HTTP errors.',
+      oneOf: [...KNOWN_METHODS].map((method) => {
+        const needsParams = validateParams(method, undefined) !== undefined;
+        return {
+          title: method,
+          type: 'object',
+          required: needsParams ? ['jsonrpc', 'method', 'params'] : ['jsonrpc', 'method'],
+          properties: {
+            jsonrpc: { const: '2.0' },
+            id: ref('JsonRpcId'),
+            method: { const: method },
+            params: { type: 'object', description: `The A2A v0.3 params of ${method}.` },
+          },
+        };
+      }),
+    },
+    JsonRpcSuccessResponse: {
+      type: 'object',
+      required: ['jsonrpc', 'id', 'result'],
+      additionalProperties: false,
+      properties: {
+        jsonrpc: { const: '2.0' },
+        id: ref('JsonRpcId'),
+        result: { description: 'The A2A result: a Task for message/send, tasks/get and tasks/cancel.' },
+      },
+    },
+    JsonRpcErrorResponse: {
+      type: 'object',
+      required: ['jsonrpc', 'id', 'error'],
+      additionalProperties: false,
+      properties: {
+        jsonrpc: { const: '2.0' },
+        id: ref('JsonRpcId'),
+        error: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: {
+            code: { type: 'integer', description: rpcCodeTable(), examples: rpcCodes().map(([, code]) => code) },
+            message: { type: 'string' },
+            data: { description: 'Optional detail, e.g. `errors` of a -32602.' },
+          },
+        },
+      },
+    },
+    Health: {
+      type: 'object',
+      required: ['status', 'database'],
+      properties: {
+        status: { type: 'string', enum: ['ok', 'unavailable'] },
+        database: { type: 'string', enum: ['sqlite', 'postgres'] },
+        message: { type: 'string', description: 'Why the database is unavailable (503 only).' },
+      },
+    },
+  };
+}
+
+/** [name, code] of every JSON-RPC / A2A error code the endpoint can answer with. */
+function rpcCodes(): Array<[string, number]> {
+  return Object.entries(rpcErrors as Record<string, unknown>)
+    .filter((e): e is [string, number] => typeof e[1] === 'number')
+    .sort((a, b) => b[1] - a[1]);
+}
+const rpcCodeTable = () =>
+  'JSON-RPC 2.0 / A2A v0.3 error code: ' + rpcCodes().map(([name, code]) => `${code} ${name}`).join(', ') + '.';
+
+// ------------------------------------------------------------------ paths
+
+function paths(): Json {
+  const bad = (what: string) => failure(`Invalid request: ${what} (\`validation_error\`).`, 'validation_error', 'body must have required property \'workflowId\'');
+  const notFoundRun = failure('No such run for this tenant (`not_found`).', 'not_found', 'run run_x not found');
+  const resolveErrors: Json = {
+    '400': bad('path, body, or a resume value that does not fit the gate (e.g. an unknown action, or missing answers)'),
+    '401': shared('Unauthorized'),
+    '403': failure('The caller is not an approver of this gate (`forbidden`).', 'forbidden', "principal 'bob' is not an approver of this gate"),
+    '404': failure('No such run, or no open interrupt at this node (`not_found`, `interrupt_not_found`).', 'interrupt_not_found', "run run_x has no open interrupt at node 'review'"),
+    '409': failure(
+      'The interrupt was already resolved (`interrupt_already_resolved`; exactly one of concurrent answers wins), or the run kept changing (`conflict`).',
+      'interrupt_already_resolved',
+      "the interrupt at node 'review' was already resolved",
+    ),
+    '413': shared('PayloadTooLarge'),
+    '415': shared('UnsupportedMediaType'),
+    '422': failure('The interrupt was cancelled with its run (`interrupt_cancelled`).', 'interrupt_cancelled', "the interrupt at node 'review' was cancelled with its run"),
+  };
+  const resolveOk: Json = { description: 'The answer was applied.', content: json(ref('ResolveInterruptResponse')) };
+
+  return {
+    '/.well-known/openwop': {
+      get: {
+        operationId: 'getDiscovery',
+        tags: ['discovery'],
+        summary: 'OpenWOP discovery document',
+        security: PUBLIC,
+        responses: {
+          '200': {
+            description: 'The discovery document.',
+            headers: { 'Cache-Control': { description: 'public, max-age=300', schema: { type: 'string' } } },
+            content: json(ref('Discovery')),
+          },
+        },
+      },
+    },
+    [AGENT_CARD_PATH]: {
+      get: {
+        operationId: 'getAgentCard',
+        tags: ['a2a'],
+        summary: 'A2A agent card (well-known location)',
+        security: PUBLIC,
+        responses: { '200': { description: 'The agent card.', content: json(ref('AgentCard')) } },
+      },
+    },
+    '/v1/a2a/agent.json': {
+      get: {
+        operationId: 'getAgentCardV1',
+        tags: ['a2a'],
+        summary: 'A2A agent card (OpenWOP rest-endpoints location)',
+        description: `The same card as \`${AGENT_CARD_PATH}\`.`,
+        security: PUBLIC,
+        responses: { '200': { description: 'The agent card.', content: json(ref('AgentCard')) } },
+      },
+    },
+    [A2A_RPC_PATH]: {
+      post: {
+        operationId: 'a2aJsonRpc',
+        tags: ['a2a'],
+        summary: 'A2A v0.3 JSON-RPC endpoint',
+        description:
+          'One JSON-RPC 2.0 request per call. Every JSON-RPC outcome, including the -32xxx errors (parse error, ' +
+          'invalid request, unknown method, invalid params, task not found, …), is answered with **HTTP 200** and a ' +
+          'JSON-RPC error object. HTTP errors are only those of the transport: authentication, body size, media type.',
+        requestBody: { required: true, content: json(ref('JsonRpcRequest'), { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'run_x' } }) },
+        responses: {
+          '200': {
+            description: 'A JSON-RPC response: a result, or an error object (HTTP status 200 either way).',
+            content: json({ oneOf: [ref('JsonRpcSuccessResponse'), ref('JsonRpcErrorResponse')] }, {
+              jsonrpc: '2.0',
+              id: 1,
+              error: { code: rpcErrors.TASK_NOT_FOUND, message: 'Task not found: run_x' },
+            }),
+          },
+          '401': shared('Unauthorized'),
+          '413': shared('PayloadTooLarge'),
+          '415': shared('UnsupportedMediaType'),
+        },
+      },
+    },
+    '/v1/a2a/tasks/{taskId}': {
+      get: {
+        operationId: 'getA2ATaskState',
+        tags: ['a2a'],
+        summary: 'Durable A2A task state (RFC 0100)',
+        description: 'The persisted A2ATaskState projection of a run (taskId equals runId).',
+        parameters: [{ name: 'taskId', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+        responses: {
+          '200': { description: 'The task state.', content: json(ref('A2ATaskState')) },
+          '401': shared('Unauthorized'),
+          '404': failure('No such task for this tenant (`not_found`).', 'not_found', 'task run_x not found'),
+        },
+      },
+    },
+    '/v1/runs': {
+      post: {
+        operationId: 'createRun',
+        tags: ['runs'],
+        summary: 'Start a run',
+        parameters: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description:
+              'Replays the first response for the same key and body (header `openwop-Idempotent-Replay: true`); the same key ' +
+              'with a different body is 409 `idempotency_key_mismatch`. 1–255 URL-safe characters.',
+            schema: { type: 'string', pattern: '^[A-Za-z0-9._~:-]{1,255}$' },
+          },
+        ],
+        requestBody: { required: true, content: json(ref('CreateRunRequest'), { workflowId: 'approval', inputs: { prompt: 'launch plan' } }) },
+        responses: {
+          '201': {
+            description: 'The run was created (or, with a known Idempotency-Key, the original run is returned).',
+            headers: {
+              'openwop-Idempotent-Replay': {
+                description: '`true` when the response is a replay of an earlier request with the same Idempotency-Key.',
+                schema: { type: 'string', enum: ['true'] },
+              },
+            },
+            content: json(ref('CreateRunResponse'), { runId: 'run_x', status: 'pending', statusUrl: '/v1/runs/run_x', eventsUrl: '/v1/runs/run_x/events' }),
+          },
+          '400': bad('body, unknown workflow, inputs that fail the workflow’s inputSchema, or a malformed Idempotency-Key'),
+          '401': shared('Unauthorized'),
+          '403': failure('`tenantId` differs from the authenticated tenant (`forbidden`).', 'forbidden', 'tenantId does not match the authenticated tenant'),
+          '409': failure(
+            'The Idempotency-Key was used with a different body (`idempotency_key_mismatch`), or a concurrent change won (`conflict`).',
+            'idempotency_key_mismatch',
+            'this Idempotency-Key was used with a different request body',
+          ),
+          '413': shared('PayloadTooLarge'),
+          '415': shared('UnsupportedMediaType'),
+        },
+      },
+    },
+    '/v1/runs/{id}': {
+      get: {
+        operationId: 'getRun',
+        tags: ['runs'],
+        summary: 'Run snapshot',
+        description: 'The run, with its open interrupt while it waits for approval or input.',
+        parameters: [runIdParam],
+        responses: {
+          '200': { description: 'The run snapshot.', content: json(ref('RunSnapshot')) },
+          '400': bad('run id'),
+          '401': shared('Unauthorized'),
+          '404': notFoundRun,
+        },
+      },
+    },
+    '/v1/runs/{id}/cancel': {
+      post: {
+        operationId: 'cancelRun',
+        tags: ['runs'],
+        summary: 'Cancel a run',
+        description: 'Cancels a run in any non-terminal state; a run a worker is executing passes through `cancelling`.',
+        parameters: [runIdParam],
+        requestBody: { required: true, description: 'A JSON object (at least `{}`): a POST without a body is 400.', content: json(ref('CancelRunRequest'), { reason: 'no longer needed' }) },
+        responses: {
+          '200': { description: 'The cancel was accepted.', content: json(ref('CancelRunResponse'), { runId: 'run_x', status: 'cancelled' }) },
+          '400': bad('path or body'),
+          '401': shared('Unauthorized'),
+          '404': notFoundRun,
+          '409': failure('The run is already terminal (`run_terminal`, `details.status`), or kept changing (`conflict`).', 'run_terminal', 'run run_x is already completed'),
+          '413': shared('PayloadTooLarge'),
+          '415': shared('UnsupportedMediaType'),
+        },
+      },
+    },
+    '/v1/runs/{id}/interrupts/{nodeId}': {
+      post: {
+        operationId: 'resolveInterrupt',
+        tags: ['interrupts'],
+        summary: 'Answer a run’s open interrupt',
+        description:
+          'Approval: `{resumeValue: {action: accept|reject|refine|edit-accept|ask, feedback?, refineFeedback?, editedArtifactData?}}`. ' +
+          'Clarification: `{resumeValue: {answers}}`.',
+        parameters: [runIdParam, nodeIdParam],
+        requestBody: { required: true, content: json(ref('ResolveInterruptRequest'), { resumeValue: { action: 'accept' } }) },
+        responses: { '200': resolveOk, ...resolveErrors },
+      },
+    },
+    '/v1/runs/{id}/approvals/{nodeId}': {
+      post: {
+        operationId: 'resolveApprovalLegacy',
+        tags: ['interrupts'],
+        summary: 'Answer an approval (legacy alias)',
+        description: 'The OpenWOP examples’ alias of `POST /v1/runs/{id}/interrupts/{nodeId}`: the body is the resume value itself.',
+        deprecated: true,
+        parameters: [runIdParam, nodeIdParam],
+        requestBody: { required: true, content: json(ref('LegacyApprovalRequest'), { action: 'accept' }) },
+        responses: { '200': resolveOk, ...resolveErrors },
+      },
+    },
+    '/v1/runs/{id}/events/poll': {
+      get: {
+        operationId: 'pollRunEvents',
+        tags: ['runs'],
+        summary: 'Long-poll the run’s event log',
+        parameters: [runIdParam, ...pollParams()],
+        responses: {
+          '200': { description: 'The events after `lastSequence` (possibly none after the timeout).', content: json(ref('PollEventsResponse')) },
+          '400': bad('path or query'),
+          '401': shared('Unauthorized'),
+          '404': notFoundRun,
+        },
+      },
+    },
+    '/v1/workflows': {
+      get: {
+        operationId: 'listWorkflows',
+        tags: ['workflows'],
+        summary: 'Loaded workflow definitions',
+        responses: { '200': { description: 'Every loaded workflow.', content: json(ref('WorkflowList')) }, '401': shared('Unauthorized') },
+      },
+    },
+    '/v1/workflows/{id}': {
+      get: {
+        operationId: 'getWorkflow',
+        tags: ['workflows'],
+        summary: 'One workflow definition',
+        parameters: [{ name: 'id', in: 'path', required: true, description: 'The workflow id.', schema: { type: 'string', minLength: 1 } }],
+        responses: {
+          '200': { description: 'The definition as loaded.', content: json(ref('WorkflowDefinition')) },
+          '401': shared('Unauthorized'),
+          '404': failure('No such workflow (`not_found`).', 'not_found', "workflow 'nope' not found"),
+        },
+      },
+    },
+    '/healthz': {
+      get: {
+        operationId: 'getHealth',
+        tags: ['operations'],
+        summary: 'Health check',
+        security: PUBLIC,
+        responses: {
+          '200': { description: 'The database answers.', content: json(ref('Health'), { status: 'ok', database: 'sqlite' }) },
+          '503': { description: 'The database does not answer.', content: json(ref('Health')) },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'getMetrics',
+        tags: ['operations'],
+        summary: 'Prometheus metrics',
+        security: PUBLIC,
+        responses: {
+          '200': {
+            description: 'Prometheus text exposition format 0.0.4.',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    [OPENAPI_PATH]: {
+      get: {
+        operationId: 'getOpenApi',
+        tags: ['discovery'],
+        summary: 'This OpenAPI document',
+        security: PUBLIC,
+        responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+      },
+    },
+  };
+}
+
+// ------------------------------------------------------------------ document
+
+export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
+  const doc = {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'Handoff',
+      version: VERSION,
+      description:
+        'A durable host for long-lived, human-in-the-loop OpenWOP workflow runs, exposed over the OpenWOP REST API and ' +
+        'as an A2A v0.3 agent (JSON-RPC). Errors of the REST routes are `{error, message, details?}`.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: opts.serverUrl ?? '/', description: opts.serverUrl ? 'This host' : 'The origin serving this document' }],
+    security: [{ bearer: [] }],
+    tags: [
+      { name: 'discovery', description: 'What the host is and what it serves.' },
+      { name: 'runs', description: 'OpenWOP runs: create, read, cancel, follow the event log.' },
+      { name: 'interrupts', description: 'Answer a run waiting for approval or input.' },
+      { name: 'workflows', description: 'The loaded workflow definitions.' },
+      { name: 'a2a', description: 'The A2A v0.3 agent surface (JSON-RPC) and its durable task state.' },
+      { name: 'operations', description: 'Health and metrics.' },
+    ],
+    paths: paths(),
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API key from HANDOFF_API_KEYS: `Authorization: Bearer <key>`. A host started without keys (loopback only) ' +
+            'treats every request as the local identity.',
+        },
+      },
+      responses: {
+        Unauthorized: {
+          description: 'Missing or unknown API key (`unauthenticated`).',
+          headers: { 'WWW-Authenticate': { description: '`Bearer realm="handoff"`', schema: { type: 'string' } } },
+          content: json(ref('ErrorEnvelope'), { error: 'unauthenticated', message: 'a valid API key is required: Authorization: Bearer <key>' }),
+        },
+        PayloadTooLarge: {
+          description: 'The body exceeds the host’s limit (`payload_too_large`; HANDOFF_BODY_LIMIT, discovery `limits.maxRequestBodyBytes`).',
+          content: json(ref('ErrorEnvelope'), { error: 'payload_too_large', message: 'Request body is too large' }),
+        },
+        UnsupportedMediaType: {
+          description: 'The body is not `application/json` (`unsupported_media_type`).',
+          content: json(ref('ErrorEnvelope'), { error: 'unsupported_media_type', message: 'Content-Type must be application/json' }),
+        },
+      },
+      schemas: schemas(),
+    },
+  };
+  return plain(doc);
+}
+
+/** GET /v1/openapi.json: public (auth.ts lists it), built once. */
+export function openapiRoutes(app: FastifyInstance, opts: { serverUrl?: string } = {}): void {
+  const body = JSON.stringify(buildOpenApi(opts));
+  app.get(OPENAPI_PATH, async (_req, reply) => {
+    void reply.header('Content-Type', 'application/json; charset=utf-8').header('Cache-Control', 'public, max-age=300');
+    return reply.send(body);
+  });
+}
