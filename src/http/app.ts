@@ -8,6 +8,7 @@ import type { WorkflowRegistry } from '../engine/workflow/loader.js';
 import { metrics } from '../metrics.js';
 import { authHook } from './auth.js';
 import { errorHandler } from './errors.js';
+import { openapiRoutes } from './openapi.js';
 import { compileValidator } from './validation.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runRoutes } from './routes/runs.js';
@@ -29,6 +30,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.bodyLimit,
     return503OnClosing: true,
+    // Run ids are up to 128 characters; the default (100) would answer longer ones with a bare 414.
+    maxParamLength: 256,
   });
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
   app.setErrorHandler(errorHandler);
@@ -43,6 +46,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
   runRoutes(app, deps.engine, deps.bus);
+  openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, {
     families: deps.discovery?.families ?? (() => ({})),
     transports: deps.discovery?.transports ?? [],

@@ -549,7 +549,7 @@ function paths(): Json {
         summary: 'Cancel a run',
         description: 'Cancels a run in any non-terminal state; a run a worker is executing passes through `cancelling`.',
         parameters: [runIdParam],
-        requestBody: { required: true, description: 'A JSON object (at least `{}`): a POST without a body is 400.', content: json(ref('CancelRunRequest'), { reason: 'no longer needed' }) },
+        requestBody: { required: false, description: 'Optional: a bare POST cancels without a reason.', content: json(ref('CancelRunRequest'), { reason: 'no longer needed' }) },
         responses: {
           '200': { description: 'The cancel was accepted.', content: json(ref('CancelRunResponse'), { runId: 'run_x', status: 'cancelled' }) },
           '400': bad('path or body'),

@@ -70,7 +70,13 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus):
 
   app.post<{ Params: Static<typeof RunId>; Body: Static<typeof CancelBody> }>(
     '/v1/runs/:id/cancel',
-    { schema: { params: RunId, body: CancelBody } },
+    {
+      schema: { params: RunId, body: CancelBody },
+      // The body is optional: a bare POST cancels without a reason.
+      preValidation: async (req) => {
+        req.body ??= {};
+      },
+    },
     async (req) => {
       const run = await engine.cancelRun(req.caller, req.params.id, req.body?.reason);
       return { runId: run.runId, status: run.status };
