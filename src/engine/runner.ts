@@ -31,6 +31,8 @@ export class Runner {
   private readonly pollMs: number;
   private readonly concurrency: number;
   private stopping = false;
+  /** Every commit of the worker requires that it still holds the run's lease. */
+  private readonly fence: { owner: string };
   private timer: NodeJS.Timeout | undefined;
   private passing = false;
   private again = false;
@@ -44,6 +46,7 @@ export class Runner {
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.pollMs = opts.pollMs ?? 1_000;
     this.concurrency = opts.concurrency ?? 64;
+    this.fence = { owner: opts.instanceId };
   }
 
   start(): void {
@@ -81,21 +84,26 @@ export class Runner {
   private async pass(): Promise<void> {
     try {
       const room = this.concurrency - this.active.size;
+      let claimed = 0;
       if (room > 0) {
         const runs = await this.engine.store.claimRuns(this.opts.instanceId, this.leaseMs, room);
         for (const run of runs) this.launch(run);
+        claimed = runs.length;
       }
-      await this.scheduleNext();
+      await this.scheduleNext(claimed > 0);
     } catch (err) {
       this.opts.logger.error({ err }, 'claim pass failed');
       this.schedule(this.pollMs);
     }
   }
 
-  private async scheduleNext(): Promise<void> {
+  private async scheduleNext(progressed: boolean): Promise<void> {
     const next = await this.engine.store.nextWakeAt();
-    const due = next === undefined ? this.pollMs : Math.max(0, Math.min(this.pollMs, next - Date.now()));
-    this.schedule(due);
+    let due = next === undefined ? this.pollMs : Math.min(this.pollMs, next - Date.now());
+    // Something is due but nothing could be claimed (e.g. runs this worker is driving): wait for
+    // a wake-up or the poll instead of spinning.
+    if (due <= 0 && !progressed) due = this.pollMs;
+    this.schedule(Math.max(0, due));
   }
 
   private schedule(ms: number): void {
@@ -244,12 +252,12 @@ export class Runner {
     await this.engine.store.transaction(async (tx) => {
       const now = new Date().toISOString();
       await tx.insertInterrupt({ interruptId, runId: run.runId, nodeId, kind, status: 'open', data, votes: [], exchanges: [], createdAt: now });
-      await tx.commitRun(run, { status, cursor: { ...run.cursor, started: true }, ...noLease }, events);
+      await tx.commitRun(run, { status, cursor: { ...run.cursor, started: true }, ...noLease }, events, this.fence);
     });
   }
 
   private async commit(run: RunRecord, patch: RunPatch, events: NewEvent[] = []): Promise<RunRecord> {
-    const { run: after } = await this.engine.store.transaction((tx) => tx.commitRun(run, patch, events));
+    const { run: after } = await this.engine.store.transaction((tx) => tx.commitRun(run, patch, events, this.fence));
     if (isTerminal(after.status)) metrics.runsFinished.inc({ workflow: after.workflowId, status: after.status });
     return after;
   }

@@ -38,6 +38,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler((req, reply) => {
     void reply.status(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` });
   });
+  // While draining, tell keep-alive clients to go: an idle kept-alive socket would otherwise hold
+  // the shutdown until the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) void reply.header('Connection', 'close');
+  });
   app.addHook('onRequest', authHook(deps.config.apiKeys));
   app.addHook('onResponse', async (req, reply) => {
     metrics.httpDuration.observe(

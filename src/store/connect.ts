@@ -25,12 +25,23 @@ export interface OpenStoreOptions {
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
-  const store = opts.databaseUrl?.match(/^postgres(ql)?:\/\//) ? await openPostgres(opts) : openSqlite(opts);
-  await migrate(store);
+  const pgUrl = opts.databaseUrl?.match(/^postgres(ql)?:\/\//);
+  const { store, lock }: { store: Store; lock?: MigrationLock } = pgUrl ? await openPostgres(opts) : openSqlite(opts);
+  try {
+    await migrate(store, lock, opts.pgSchema);
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
   return store;
 }
 
-function openSqlite(opts: OpenStoreOptions): Store {
+/** Serializes migrations of processes starting together (Kysely locks only on PostgreSQL). */
+interface MigrationLock {
+  run<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLock } {
   const file = opts.sqliteFile ?? '.handoff/handoff.db';
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
@@ -39,7 +50,23 @@ function openSqlite(opts: OpenStoreOptions): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return new Store({ db, dialect: 'sqlite', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+  const store = new Store({ db, dialect: 'sqlite', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+  // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
+  // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.
+  const lock: MigrationLock = {
+    async run(fn) {
+      database.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn();
+        database.exec('COMMIT');
+        return out;
+      } catch (err) {
+        if (database.inTransaction) database.exec('ROLLBACK');
+        throw err;
+      }
+    },
+  };
+  return { store, lock };
 }
 
 /**
@@ -63,7 +90,7 @@ function withStatementCache(database: BetterSqlite3.Database, max = 500): Sqlite
   };
 }
 
-async function openPostgres(opts: OpenStoreOptions): Promise<Store> {
+async function openPostgres(opts: OpenStoreOptions): Promise<{ store: Store }> {
   const schema = opts.pgSchema;
   if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   if (schema) {
@@ -71,6 +98,10 @@ async function openPostgres(opts: OpenStoreOptions): Promise<Store> {
     await client.connect();
     try {
       await client.query(`create schema if not exists ${schema}`);
+    } catch (err) {
+      // Instances starting together race on the catalog; the schema exists either way.
+      const code = (err as { code?: string }).code;
+      if (code !== '23505' && code !== '42P06') throw err;
     } finally {
       await client.end();
     }
@@ -81,11 +112,17 @@ async function openPostgres(opts: OpenStoreOptions): Promise<Store> {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+  return { store: new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() }) };
 }
 
-async function migrate(store: Store): Promise<void> {
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
-  const { error } = await migrator.migrateToLatest();
+async function migrate(store: Store, lock: MigrationLock | undefined, pgSchema: string | undefined): Promise<void> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: migrationProvider(store.dialect),
+    // Keep Kysely's bookkeeping tables in our schema, so several schemas can share a database.
+    ...(pgSchema ? { migrationTableSchema: pgSchema } : {}),
+  });
+  const run = () => migrator.migrateToLatest();
+  const { error } = lock ? await lock.run(run) : await run();
   if (error) throw new Error(`database migration failed: ${(error as Error).message ?? String(error)}`);
 }

@@ -71,23 +71,26 @@ export class StoreTx {
     return this.record({ run: full, events: appended });
   }
 
-  /** Apply `patch` to the run read as `before`, appending `events` after its last sequence. */
-  async commitRun(before: RunRecord, patch: RunPatch, events: NewEvent[]): Promise<RunChange> {
+  /**
+   * Apply `patch` to the run read as `before`, appending `events` after its last sequence.
+   * Lease columns are written only when the patch names them (the worker renews its lease in the
+   * background; writing `before`'s stale expiry back would shorten it). With `owner`, the commit
+   * also requires that this worker still holds the lease (fencing a worker that lost it).
+   */
+  async commitRun(before: RunRecord, patch: RunPatch, events: NewEvent[], opts: { owner?: string } = {}): Promise<RunChange> {
     const at = this.now().toISOString();
-    const after: RunRecord = {
-      ...before,
-      ...patch,
-      nextSeq: before.nextSeq + events.length,
-      version: before.version + 1,
-      updatedAt: at,
-    };
-    const res = await this.db
+    const merged: RunRecord = { ...before, ...patch, nextSeq: before.nextSeq + events.length, version: before.version + 1, updatedAt: at };
+    const { lease_owner, lease_expires_at, ...row } = runToRow(merged);
+    const leaseCols = 'leaseOwner' in patch || 'leaseExpiresAt' in patch ? { lease_owner, lease_expires_at } : {};
+    let q = this.db
       .updateTable('runs')
-      .set(runToRow(after))
+      .set({ ...row, ...leaseCols })
       .where('run_id', '=', before.runId)
-      .where('version', '=', before.version)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) throw new ConflictError(`run ${before.runId} changed concurrently`);
+      .where('version', '=', before.version);
+    if (opts.owner !== undefined) q = q.where('lease_owner', '=', opts.owner);
+    const updated = await q.returningAll().executeTakeFirst();
+    if (!updated) throw new ConflictError(`run ${before.runId} changed concurrently`);
+    const after = runFromRow(updated);
     const appended = await this.insertEvents(before.runId, before.nextSeq, events, at);
     return this.record({ before, run: after, events: appended });
   }
@@ -373,13 +376,21 @@ export class Store {
     return Number(res.numUpdatedRows);
   }
 
-  /** Earliest future timer among runnable runs, for the worker's sleep. */
+  /**
+   * When the worker should next look for work: the earliest moment a runnable run becomes
+   * claimable — its timer is due AND any lease on it has expired (a run leased by someone else
+   * is not claimable before its lease ends, so waking for its timer alone would busy-loop).
+   */
   async nextWakeAt(): Promise<number | undefined> {
+    const later =
+      this.dialect === 'postgres'
+        ? sql<number>`greatest(coalesce(wake_at, 0), coalesce(lease_expires_at, 0))`
+        : sql<number>`max(coalesce(wake_at, 0), coalesce(lease_expires_at, 0))`;
     const row = await this.db
       .selectFrom('runs')
-      .select((eb) => eb.fn.min('wake_at').as('next'))
+      .select((eb) => eb.fn.min(later).as('next'))
       .where('status', 'in', RUNNABLE)
-      .where('wake_at', 'is not', null)
+      .where((eb) => eb.or([eb('wake_at', 'is not', null), eb('lease_expires_at', 'is not', null)]))
       .executeTakeFirst();
     return row?.next == null ? undefined : Number(row.next);
   }
@@ -393,6 +404,7 @@ export class Store {
         await this.db
           .selectFrom('runs')
           .select('run_id')
+          .where('status', 'in', ['completed', 'failed', 'cancelled'])
           .where('completed_at', 'is not', null)
           .where('completed_at', '<', iso)
           .limit(batch)

@@ -7,6 +7,7 @@
 //   await schemas.dropAll();                  // DROP SCHEMA … CASCADE for each name handed out
 //
 // `fresh()` only makes a unique name (`t_<random>`); `openStore` creates the schema itself.
+// `pgTestDatabases(url)` does the same with whole databases (see its comment for why).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
@@ -52,4 +53,58 @@ export function pgTestSchemas(url: string, prefix = 't'): PgTestSchemas {
       }
     },
   };
+}
+
+export interface PgTestDatabases {
+  /** Create a new empty database `t_<random>` on the server and return its URL. */
+  fresh(): Promise<string>;
+  /** Drop every database made by `fresh` (`WITH (FORCE)`). Close the stores using them first. */
+  dropAll(): Promise<void>;
+}
+
+/**
+ * Whole throw-away databases, for tests that must not share a database with anyone: while
+ * Kysely's Migrator looks for its own tables in every schema of a database (see the store
+ * contract test), two Handoff schemas in one database disturb each other's migrations.
+ */
+export function pgTestDatabases(url: string, prefix = 't'): PgTestDatabases {
+  const names: string[] = [];
+  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    async fresh() {
+      const name = uniqueSchemaName(prefix);
+      await admin((c) => c.query(`create database ${name}`));
+      names.push(name);
+      const u = new URL(url);
+      u.pathname = `/${name}`;
+      return u.toString();
+    },
+    async dropAll() {
+      const drops = names.splice(0).map(async (name) => {
+        if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop database ${name}`);
+        await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+      });
+      await Promise.all(drops);
+    },
+  };
+}
+
+/** Drop one schema (CASCADE) of the database at `url`. */
+export async function dropSchema(url: string, name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop schema ${name}`);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists ${name} cascade`);
+  } finally {
+    await client.end();
+  }
 }

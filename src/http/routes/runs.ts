@@ -35,6 +35,12 @@ export const PollQuery = Type.Object(
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~:-]{1,255}$/;
 
 export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus): void {
+  // Long-polls parked waiting for events; a graceful shutdown answers them at once.
+  const parked = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const wake of parked) wake();
+  });
+
   app.post<{ Body: Static<typeof CreateRunBody> }>('/v1/runs', { schema: { body: CreateRunBody } }, async (req, reply) => {
     const body = req.body;
     if (body.tenantId !== undefined && body.tenantId !== req.caller.tenantId) {
@@ -122,7 +128,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus):
       const after = req.query.lastSequence ?? req.query.since ?? -1;
       const limit = req.query.limit ?? 500;
       const timeoutMs = (req.query.timeout ?? 30) * 1000;
-      const events = await pollEvents(engine, bus, run.runId, after, limit, timeoutMs, isTerminal(run.status));
+      const events = await pollEvents(engine, bus, parked, run.runId, after, limit, timeoutMs, isTerminal(run.status));
       const latest = await engine.getRun(req.caller, run.runId);
       const terminal = isTerminal(latest.status);
       const last = events.at(-1)?.sequence ?? after;
@@ -139,10 +145,20 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus):
 }
 
 /** Long-poll: subscribe first, then read, so an event committed in between is never missed. */
-async function pollEvents(engine: Engine, bus: ChangeBus, runId: string, after: number, limit: number, timeoutMs: number, terminal: boolean) {
+async function pollEvents(
+  engine: Engine,
+  bus: ChangeBus,
+  parked: Set<() => void>,
+  runId: string,
+  after: number,
+  limit: number,
+  timeoutMs: number,
+  terminal: boolean,
+) {
   let wake: () => void = () => {};
   const woken = new Promise<void>((r) => (wake = r));
   const unsubscribe = bus.subscribeRun(runId, () => wake());
+  parked.add(wake);
   try {
     const first = await engine.store.listEvents(runId, after, limit);
     if (first.length > 0 || terminal || timeoutMs === 0) return first;
@@ -151,6 +167,7 @@ async function pollEvents(engine: Engine, bus: ChangeBus, runId: string, after: 
     clearTimeout(timer);
     return engine.store.listEvents(runId, after, limit);
   } finally {
+    parked.delete(wake);
     unsubscribe();
   }
 }

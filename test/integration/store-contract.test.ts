@@ -1,0 +1,1466 @@
+// The store contract, one suite run against every dialect: SQLite (a temp file) always, and
+// PostgreSQL (a throw-away schema) when HANDOFF_TEST_PG_URL is set. Every assertion is about
+// behaviour a caller relies on (src/store/store.ts header, /work/shared/DESIGN.md "the one
+// rule"); time moves only through the store's injected clock, never by sleeping.
+//
+//   contract(name, open, env)
+//     open()            a store on a new, empty database
+//     open({ at: 'x' }) every call with the same `at` reaches the same database (re-open, migrate)
+//     open({ now })     the store's clock
+//     env.locate('x')   the openStore options of database 'x', for other processes
+//
+// Tests marked `todo: 'bug: …'` state behaviour the store should have and does not yet; they run
+// and report, without failing the suite.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { openStore, type OpenStoreOptions } from '../../src/store/connect.js';
+import { ConflictError } from '../../src/store/errors.js';
+import { migrationProvider } from '../../src/store/migrations.js';
+import {
+  RUN_STATUSES,
+  type InterruptRecord,
+  type NewEvent,
+  type RunEvent,
+  type RunRecord,
+  type RunStatus,
+} from '../../src/store/model.js';
+import type { NewRun, RunChange, RunPatch, Store } from '../../src/store/store.js';
+import { dropSchema, pgTestDatabases, pgTestUrl, uniqueSchemaName } from '../support/pg.js';
+
+interface OpenOptions {
+  /** The store's clock (timestamps, lease expiry, due timers). */
+  now?: () => Date;
+  /** A name for the database: every open with the same name reaches the same database. */
+  at?: string;
+}
+type Open = (opts?: OpenOptions) => Promise<Store>;
+
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+class Clock {
+  constructor(public ms = T0) {}
+  readonly now = (): Date => new Date(this.ms);
+  iso(): string {
+    return new Date(this.ms).toISOString();
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+let counter = 0;
+const uid = (prefix: string): string => `${prefix}_${String(++counter).padStart(4, '0')}_${randomBytes(3).toString('hex')}`;
+const range = (n: number, from = 0): number[] => Array.from({ length: n }, (_, i) => from + i);
+const seqs = (events: RunEvent[]): number[] => events.map((e) => e.sequence);
+const ids = (runs: Array<{ runId: string }>): string[] => runs.map((r) => r.runId).sort();
+
+function newRun(clock: Clock, over: Partial<NewRun> = {}): NewRun {
+  return {
+    runId: uid('run'),
+    tenantId: 'tenant-a',
+    principalId: 'alice',
+    workflowId: 'wf-approve',
+    status: 'pending',
+    inputs: {},
+    state: { outputs: {}, vars: {} },
+    cursor: { nodeId: 'start', ordinals: {} },
+    tags: [],
+    metadata: {},
+    createdAt: clock.iso(),
+    ...over,
+  };
+}
+
+function newInterrupt(clock: Clock, runId: string, over: Partial<InterruptRecord> = {}): InterruptRecord {
+  return {
+    interruptId: uid('int'),
+    runId,
+    nodeId: 'gate',
+    kind: 'approval',
+    status: 'open',
+    data: { artifact: { title: 'Q3 plan', body: 'ünïcødé ✓ "quoted"' }, config: { quorum: 1 } },
+    votes: [],
+    exchanges: [],
+    createdAt: clock.iso(),
+    ...over,
+  };
+}
+
+async function insert(store: Store, run: NewRun, events: NewEvent[] = []): Promise<RunRecord> {
+  return (await store.transaction((tx) => tx.insertRun(run, events))).run;
+}
+
+async function commit(store: Store, before: RunRecord, patch: RunPatch, events: NewEvent[] = []): Promise<RunRecord> {
+  return (await store.transaction((tx) => tx.commitRun(before, patch, events))).run;
+}
+
+async function mustGet(store: Store, runId: string): Promise<RunRecord> {
+  const run = await store.getRun(runId);
+  assert.ok(run, `run ${runId} should exist`);
+  return run;
+}
+
+/** The event log of a run is 0…n-1 with no gap and no duplicate, and matches `nextSeq`. */
+async function assertGapFree(store: Store, runId: string, expected: number): Promise<RunEvent[]> {
+  const events = await store.listEvents(runId, -1, 100_000);
+  assert.deepEqual(seqs(events), range(expected), 'event sequences are 0…n-1, gap-free, no duplicates');
+  assert.equal((await mustGet(store, runId)).nextSeq, expected, 'nextSeq follows the last event');
+  return events;
+}
+
+/** A copy without own keys whose value is undefined (the shape a record read from the database has). */
+const withoutUndefined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/**
+ * `n` processes that open stores on command, each round on one database for all of them at
+ * the same moment (the code is loaded and warmed before the first round), as several host
+ * instances starting together would. Returns, per round, what each process saw: 'ok' or an error.
+ */
+async function openTogether(rounds: OpenStoreOptions[], n: number): Promise<string[][]> {
+  const connect = new URL('../../src/store/connect.js', import.meta.url).href;
+  const child = `
+    const { openStore } = await import(process.argv[1]);
+    const { createInterface } = await import('node:readline');
+    await (await openStore({ sqliteFile: ':memory:' })).close();
+    process.stdout.write('ready\\n');
+    for await (const line of createInterface({ input: process.stdin })) {
+      try {
+        const store = await openStore(JSON.parse(line));
+        await store.close();
+        process.stdout.write('ok\\n');
+      } catch (err) {
+        process.stdout.write(JSON.stringify(String((err && err.message) || err)) + '\\n');
+      }
+    }
+    process.exit(0);`;
+  const execArgv = process.execArgv.filter((a) => !a.startsWith('--test'));
+  const procs = range(n).map(() =>
+    spawn(process.execPath, [...execArgv, '--input-type=module', '-e', child, connect], { stdio: ['pipe', 'pipe', 'pipe'] }),
+  );
+  try {
+    const lines = procs.map((p) => {
+      let stderr = '';
+      p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const it = createInterface({ input: p.stdout })[Symbol.asyncIterator]();
+      return async (): Promise<string> => {
+        const next = await it.next();
+        if (next.done) throw new Error(`store process ended early: ${stderr}`);
+        return next.value;
+      };
+    });
+    for (const read of lines) assert.equal(await read(), 'ready');
+    const seen: string[][] = [];
+    for (const opts of rounds) {
+      for (const p of procs) p.stdin.write(`${JSON.stringify(opts)}\n`);
+      seen.push(await Promise.all(lines.map((read) => read())));
+    }
+    return seen;
+  } finally {
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            p.once('close', () => resolve());
+            p.stdin.end();
+          }),
+      ),
+    );
+  }
+}
+
+const isConflict = (r: PromiseSettledResult<unknown>): boolean => r.status === 'rejected' && r.reason instanceof ConflictError;
+
+interface ContractEnv {
+  /** The openStore options that reach the database named `at` (as `open({ at })` does), for other processes. */
+  locate: (at: string) => Promise<OpenStoreOptions>;
+  /** Called after the contract closed a store it opened. */
+  closed?: (store: Store) => Promise<void>;
+  /** Called once after every store is closed: remove files, drop schemas. */
+  teardown?: () => Promise<void>;
+}
+
+function contract(name: string, open: Open, { locate, closed, teardown }: ContractEnv): void {
+  describe(`store contract: ${name}`, () => {
+    const opened = new Set<Store>();
+    const openTracked: Open = async (opts) => {
+      const store = await open(opts);
+      opened.add(store);
+      return store;
+    };
+    const close = async (store: Store): Promise<void> => {
+      if (!opened.delete(store)) return;
+      await store.close();
+      await closed?.(store);
+    };
+    after(async () => {
+      for (const store of [...opened]) await close(store);
+      await teardown?.();
+    });
+
+    /** One store on a new database for the enclosing `describe`, closed after it. */
+    function sharedStore(clock: Clock): () => Store {
+      let store: Store | undefined;
+      before(async () => {
+        store = await openTracked({ now: clock.now });
+      });
+      after(async () => {
+        if (store) await close(store);
+      });
+      return () => {
+        assert.ok(store, 'store is open');
+        return store;
+      };
+    }
+
+    /** A store on a new database for one test (claims and purges see the whole table). */
+    async function withStore(clock: Clock, fn: (store: Store) => Promise<void>): Promise<void> {
+      const store = await openTracked({ now: clock.now });
+      try {
+        await fn(store);
+      } finally {
+        await close(store);
+      }
+    }
+
+    describe('migrations', () => {
+      const expectedMigrations = async (store: Store): Promise<string[]> =>
+        Object.keys(await migrationProvider(store.dialect).getMigrations()).sort();
+      const applied = async (store: Store): Promise<string[]> =>
+        (await sql<{ name: string }>`select name from kysely_migration`.execute(store.db)).rows.map((r) => r.name).sort();
+
+      it('opening the same database again is a no-op that keeps the data', async () => {
+        const clock = new Clock();
+        const at = uid('db');
+        const first = await openTracked({ at, now: clock.now });
+        const run = await insert(first, newRun(clock, { inputs: { n: 1 } }), [{ type: 'run.created' }]);
+        const interrupt = newInterrupt(clock, run.runId);
+        await first.transaction((tx) => tx.insertInterrupt(interrupt));
+        await first.transaction((tx) => tx.putIdempotency({ tenantId: 't', scope: 's', key: 'k', bodyHash: 'h', statusCode: 201, response: { ok: true } }));
+        await close(first);
+
+        for (let i = 0; i < 2; i++) {
+          const again = await openTracked({ at, now: clock.now });
+          assert.deepEqual(await applied(again), await expectedMigrations(again), 'each migration recorded exactly once');
+          assert.deepEqual(await again.getRun(run.runId), run);
+          assert.deepEqual(seqs(await again.listEvents(run.runId)), [0]);
+          assert.deepEqual(await again.listInterrupts(run.runId), [interrupt]);
+          assert.equal((await again.transaction((tx) => tx.getIdempotency('t', 's', 'k')))?.statusCode, 201);
+          await close(again);
+        }
+      });
+
+      it(
+        'several processes opening one new database at once all start, and migrate it exactly once',
+        {
+          timeout: 120_000,
+        },
+        async () => {
+          const names = range(5).map(() => uid('db'));
+          const rounds = await openTogether(await Promise.all(names.map((at) => locate(at))), 4);
+          assert.deepEqual(rounds, rounds.map((r) => r.map(() => 'ok')), 'every process opened the store, every round');
+          for (const at of names) {
+            const store = await openTracked({ at });
+            try {
+              assert.deepEqual(await applied(store), await expectedMigrations(store));
+            } finally {
+              await close(store);
+            }
+          }
+        },
+      );
+    });
+
+    describe('insertRun / getRun', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it('round-trips every field, JSON and optional fields included', async () => {
+        const run = newRun(clock, {
+          tenantId: 'tenant-ü',
+          principalId: 'user:alice@example.com',
+          workflowId: 'wf.review/v2',
+          status: 'running',
+          inputs: { text: 'line1\nline2 "q" \\ ✓ \u0000 end', n: 42.5, flag: false, nothing: null, list: [1, 'two', { three: [3] }] },
+          state: { outputs: { draft: { text: 'hello', tokens: 12 } }, vars: { round: 2, approved: null } },
+          cursor: { nodeId: 'review', wakeAt: T0 + 90 * DAY, ordinals: { draft: 2, review: 1 }, carry: { feedback: 'shorter' }, started: true },
+          error: { code: 'node_execution_error', message: 'boom', details: { attempt: 3, cause: { status: 503 } } },
+          tags: ['urgent', 'finance', ''],
+          metadata: { source: 'a2a', contextId: 'ctx-1', nested: { deep: { deeper: [true] } } },
+          leaseOwner: 'worker-1',
+          leaseExpiresAt: T0 + 30_000,
+          wakeAt: T0 + 90 * DAY, // > 2^32: a real 64-bit epoch-ms value
+          completedAt: new Date(T0 + 5).toISOString(),
+        });
+        const change = await store().transaction((tx) => tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]));
+        const expected: RunRecord = { ...run, nextSeq: 2, version: 1, updatedAt: clock.iso() };
+        assert.deepEqual(change.run, expected);
+        assert.equal(change.before, undefined);
+        const read = await mustGet(store(), run.runId);
+        assert.deepEqual(read, expected);
+        for (const n of [read.wakeAt, read.leaseExpiresAt, read.nextSeq, read.version, read.cursor.wakeAt]) assert.equal(typeof n, 'number');
+      });
+
+      it('keeps absent optional fields absent', async () => {
+        const run = newRun(clock, { cursor: { ordinals: {} } });
+        await insert(store(), run);
+        const read = await mustGet(store(), run.runId);
+        assert.deepEqual(read, { ...run, nextSeq: 0, version: 1, updatedAt: clock.iso() });
+        for (const key of ['error', 'leaseOwner', 'leaseExpiresAt', 'wakeAt', 'completedAt'] as const) {
+          assert.equal(key in read, false, `${key} is absent, not undefined/null`);
+        }
+        assert.deepEqual(await store().listEvents(run.runId), []);
+      });
+
+      it('appends the first events at sequence 0… with the store timestamp', async () => {
+        const run = newRun(clock);
+        const events: NewEvent[] = [
+          { type: 'run.created', payload: { workflowId: 'wf-approve' } },
+          { type: 'node.started', nodeId: 'start', payload: { ordinal: 0 } },
+          { type: 'run.note' },
+        ];
+        const change = await store().transaction((tx) => tx.insertRun(run, events));
+        const stored = await store().listEvents(run.runId);
+        assert.deepEqual(stored, [
+          { runId: run.runId, sequence: 0, type: 'run.created', payload: { workflowId: 'wf-approve' }, timestamp: clock.iso() },
+          { runId: run.runId, sequence: 1, type: 'node.started', nodeId: 'start', payload: { ordinal: 0 }, timestamp: clock.iso() },
+          { runId: run.runId, sequence: 2, type: 'run.note', payload: {}, timestamp: clock.iso() },
+        ]);
+        assert.deepEqual(change.events, stored);
+      });
+
+      it('getRun: unknown id is undefined; a transaction sees its own uncommitted insert', async () => {
+        assert.equal(await store().getRun('run_does_not_exist'), undefined);
+        const run = newRun(clock);
+        const seen = await store().transaction(async (tx) => {
+          await tx.insertRun(run, []);
+          return tx.getRun(run.runId);
+        });
+        assert.equal(seen?.runId, run.runId);
+      });
+
+      it('a second insert of the same runId fails and changes nothing', async () => {
+        const run = newRun(clock, { inputs: { first: true } });
+        const original = await insert(store(), run, [{ type: 'run.created' }]);
+        await assert.rejects(store().transaction((tx) => tx.insertRun({ ...run, inputs: { first: false } }, [{ type: 'x' }, { type: 'y' }])));
+        assert.deepEqual(await store().getRun(run.runId), original);
+        assert.deepEqual(seqs(await store().listEvents(run.runId)), [0]);
+      });
+    });
+
+    describe('commitRun', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it('appends gap-free sequences across commits, bumps version, returns the new record', async () => {
+        let run = await insert(store(), newRun(clock), [{ type: 'run.created' }, { type: 'run.queued' }]);
+        const batches: NewEvent[][] = [
+          [{ type: 'run.started' }, { type: 'node.started', nodeId: 'a' }, { type: 'node.completed', nodeId: 'a', payload: { out: 1 } }],
+          [],
+          [{ type: 'node.started', nodeId: 'b' }],
+        ];
+        let next = 2;
+        for (const [i, batch] of batches.entries()) {
+          clock.advance(1000);
+          const before = run;
+          const change = await store().transaction((tx) => tx.commitRun(before, { status: 'running', metadata: { step: i } }, batch));
+          assert.deepEqual(change.before, before);
+          assert.equal(change.run.version, before.version + 1);
+          assert.equal(change.run.nextSeq, next + batch.length);
+          assert.equal(change.run.updatedAt, clock.iso());
+          assert.deepEqual(seqs(change.events), range(batch.length, next));
+          assert.deepEqual(change.run, await store().getRun(before.runId), 'the returned record is what is stored');
+          next += batch.length;
+          run = change.run;
+        }
+        assert.equal(run.version, 4);
+        const events = await assertGapFree(store(), run.runId, 6);
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['run.created', 'run.queued', 'run.started', 'node.started', 'node.completed', 'node.started'],
+        );
+        assert.equal(run.createdAt, new Date(T0).toISOString(), 'createdAt never changes');
+      });
+
+      it('applies the patch, and an explicit undefined clears an optional field', async () => {
+        const run = await insert(
+          store(),
+          newRun(clock, { wakeAt: T0 + DAY, error: { code: 'x', message: 'old' }, leaseOwner: 'w', leaseExpiresAt: T0 + 1 }),
+        );
+        const after = await commit(store(), run, {
+          status: 'completed',
+          state: { outputs: { done: { ok: true } }, vars: { v: 1 } },
+          cursor: { ordinals: { a: 1 } },
+          metadata: { finished: true },
+          completedAt: clock.iso(),
+          wakeAt: undefined,
+          error: undefined,
+          leaseOwner: undefined,
+          leaseExpiresAt: undefined,
+        });
+        const read = await mustGet(store(), run.runId);
+        assert.deepEqual(read, withoutUndefined(after));
+        assert.equal(read.status, 'completed');
+        assert.deepEqual(read.state, { outputs: { done: { ok: true } }, vars: { v: 1 } });
+        assert.deepEqual(read.cursor, { ordinals: { a: 1 } });
+        assert.deepEqual(read.metadata, { finished: true });
+        assert.equal(read.completedAt, clock.iso());
+        for (const key of ['wakeAt', 'error', 'leaseOwner', 'leaseExpiresAt'] as const) assert.equal(key in read, false, `${key} cleared`);
+      });
+
+      it(
+        'the record commitRun returns has exactly the shape getRun reads back, also when the patch clears a field',
+        {
+        },
+        async () => {
+          const run = await insert(store(), newRun(clock, { wakeAt: T0 + DAY, leaseOwner: 'w', leaseExpiresAt: T0 + 1 }));
+          const after = await commit(store(), run, { wakeAt: undefined, leaseOwner: undefined, leaseExpiresAt: undefined });
+          assert.deepEqual(after, await store().getRun(run.runId));
+        },
+      );
+
+      it('chains: the record a commit returns is the `before` of the next, in one transaction', async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'a' }]);
+        const last = await store().transaction(async (tx) => {
+          const one = await tx.commitRun(run, { status: 'running' }, [{ type: 'b' }]);
+          const two = await tx.commitRun(one.run, {}, [{ type: 'c' }, { type: 'd' }]);
+          return two.run;
+        });
+        assert.equal(last.version, 3);
+        const events = await assertGapFree(store(), run.runId, 4);
+        assert.deepEqual(events.map((e) => e.type), ['a', 'b', 'c', 'd']);
+      });
+
+      it('a stale `before` throws ConflictError and writes nothing', async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const current = await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }]);
+        const stale = run;
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            await tx.insertInterrupt(newInterrupt(clock, run.runId));
+            await tx.putIdempotency({ tenantId: 't', scope: 'stale', key: run.runId, bodyHash: 'h', statusCode: 200, response: {} });
+            return tx.commitRun(stale, { status: 'failed' }, [{ type: 'run.failed' }, { type: 'extra' }]);
+          }),
+          ConflictError,
+        );
+        assert.deepEqual(await store().getRun(run.runId), current);
+        await assertGapFree(store(), run.runId, 2);
+        assert.deepEqual(await store().listInterrupts(run.runId), [], 'writes earlier in the transaction are rolled back too');
+        assert.equal(await store().transaction((tx) => tx.getIdempotency('t', 'stale', run.runId)), undefined);
+      });
+
+      it('commitRun on a run that does not exist throws ConflictError', async () => {
+        const ghost: RunRecord = { ...newRun(clock), nextSeq: 0, version: 1, updatedAt: clock.iso() };
+        await assert.rejects(store().transaction((tx) => tx.commitRun(ghost, {}, [{ type: 'x' }])), ConflictError);
+        assert.equal(await store().getRun(ghost.runId), undefined);
+        assert.deepEqual(await store().listEvents(ghost.runId), []);
+      });
+
+      it('a transaction that throws after commitRun leaves nothing behind', async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const boom = new Error('boom after commit');
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            await tx.commitRun(run, { status: 'completed', completedAt: clock.iso() }, [{ type: 'run.completed' }]);
+            await tx.insertInterrupt(newInterrupt(clock, run.runId));
+            throw boom;
+          }),
+          (err) => err === boom,
+        );
+        assert.deepEqual(await store().getRun(run.runId), run, 'run snapshot rolled back');
+        await assertGapFree(store(), run.runId, 1);
+        assert.deepEqual(await store().listInterrupts(run.runId), []);
+        // …and the run is still writable from the version that really is stored.
+        assert.equal((await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }])).version, 2);
+      });
+
+      it('a transaction that throws after insertRun leaves no run and no events', async () => {
+        const run = newRun(clock);
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            await tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]);
+            throw new Error('abort');
+          }),
+          /abort/,
+        );
+        assert.equal(await store().getRun(run.runId), undefined);
+        assert.deepEqual(await store().listEvents(run.runId), []);
+        await insert(store(), run, [{ type: 'run.created' }]);
+        await assertGapFree(store(), run.runId, 1);
+      });
+    });
+
+    describe('onCommit listeners', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it('are called once, after commit, with the changes of the transaction in order', async () => {
+        const calls: RunChange[][] = [];
+        const reads: Array<Promise<RunRecord | undefined>> = [];
+        const other = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const fresh = newRun(clock);
+        const off = store().onCommit((changes) => {
+          calls.push(changes);
+          // Whatever a listener reads (e.g. a stream catching up) must already be committed.
+          reads.push(store().getRun(other.runId));
+        });
+        try {
+          await store().transaction(async (tx) => {
+            await tx.insertRun(fresh, [{ type: 'run.created' }]);
+            await tx.commitRun(other, { status: 'running' }, [{ type: 'run.started' }, { type: 'node.started', nodeId: 'n' }]);
+            assert.equal(calls.length, 0, 'not called before commit');
+          });
+        } finally {
+          off();
+        }
+        assert.equal(calls.length, 1);
+        const [changes] = calls as [RunChange[]];
+        assert.equal(changes.length, 2);
+        const [ins, upd] = changes as [RunChange, RunChange];
+        assert.equal(ins.before, undefined);
+        assert.equal(ins.run.runId, fresh.runId);
+        assert.deepEqual(seqs(ins.events), [0]);
+        assert.deepEqual(upd.before, other);
+        assert.deepEqual(upd.run, await store().getRun(other.runId));
+        assert.deepEqual(upd.events, await store().listEvents(other.runId, 0));
+        assert.equal((await reads[0])?.version, 2, 'a read started by the listener sees the committed change');
+      });
+
+      it('are not called for a rolled-back transaction, a conflict, or a transaction without run changes', async () => {
+        const calls: RunChange[][] = [];
+        const off = store().onCommit((changes) => calls.push(changes));
+        try {
+          const run = await insert(store(), newRun(clock));
+          assert.equal(calls.length, 1);
+          await assert.rejects(
+            store().transaction(async (tx) => {
+              await tx.commitRun(run, { status: 'running' }, [{ type: 'x' }]);
+              throw new Error('rollback');
+            }),
+          );
+          await assert.rejects(
+            store().transaction(async (tx) => {
+              await tx.insertRun(newRun(clock), []);
+              throw new Error('rollback');
+            }),
+          );
+          await commit(store(), run, {}, []);
+          assert.equal(calls.length, 2);
+          await assert.rejects(store().transaction((tx) => tx.commitRun(run, {}, [{ type: 'stale' }])), ConflictError);
+          await store().transaction((tx) =>
+            tx.putIdempotency({ tenantId: 't', scope: 'listeners', key: run.runId, bodyHash: 'h', statusCode: 200, response: null }),
+          );
+          assert.equal(calls.length, 2);
+        } finally {
+          off();
+        }
+      });
+
+      it('unsubscribe stops the calls; a throwing listener neither fails the commit nor starves others', async () => {
+        let a = 0;
+        let b = 0;
+        const offThrow = store().onCommit(() => {
+          throw new Error('listener bug');
+        });
+        const offA = store().onCommit(() => a++);
+        const offB = store().onCommit(() => b++);
+        try {
+          const run = await insert(store(), newRun(clock));
+          assert.equal(a, 1);
+          assert.equal(b, 1);
+          offA();
+          await commit(store(), run, { status: 'running' });
+          assert.equal(a, 1);
+          assert.equal(b, 2);
+          assert.equal((await mustGet(store(), run.runId)).version, 2);
+        } finally {
+          offThrow();
+          offA();
+          offB();
+        }
+      });
+    });
+
+    describe('transition hooks', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+      const seen: Array<{ runId: string; version: number; readInside: number | undefined }> = [];
+      /** A derived record written by the hook, keyed by the run version it was derived from. */
+      const derived = (run: RunRecord) => store().transaction((tx) => tx.getIdempotency(run.tenantId, 'derived', `${run.runId}@${run.version}`));
+
+      before(() => {
+        store().addTransitionHook(async (tx, change) => {
+          if (change.run.metadata.explode === true) throw new Error('hook refused the transition');
+          seen.push({ runId: change.run.runId, version: change.run.version, readInside: (await tx.getRun(change.run.runId))?.version });
+          await tx.putIdempotency({
+            tenantId: change.run.tenantId,
+            scope: 'derived',
+            key: `${change.run.runId}@${change.run.version}`,
+            bodyHash: change.run.status,
+            statusCode: 200,
+            response: { status: change.run.status, events: seqs(change.events) },
+          });
+        });
+      });
+
+      it('run inside the transaction of every insert and commit, and their writes commit with it', async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const next = await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }, { type: 'node.started' }]);
+        assert.deepEqual(
+          seen.filter((s) => s.runId === run.runId),
+          [
+            { runId: run.runId, version: 1, readInside: 1 },
+            { runId: run.runId, version: 2, readInside: 2 },
+          ],
+          'the hook sees the new snapshot through its transaction',
+        );
+        assert.deepEqual((await derived(run))?.response, { status: 'pending', events: [0] });
+        assert.deepEqual((await derived(next))?.response, { status: 'running', events: [1, 2] });
+      });
+
+      it('their writes roll back with a failed transaction', async () => {
+        const run = await insert(store(), newRun(clock));
+        const ran = seen.length;
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
+            throw new Error('later failure');
+          }),
+        );
+        assert.equal(seen.length, ran + 1, 'the hook did run');
+        assert.equal(await derived({ ...run, version: 2 }), undefined, 'but what it wrote is gone');
+      });
+
+      it('a hook that throws rolls back the whole change and no listener hears of it', async () => {
+        const calls: RunChange[][] = [];
+        const off = store().onCommit((c) => calls.push(c));
+        try {
+          const doomed = newRun(clock, { metadata: { explode: true } });
+          await assert.rejects(store().transaction((tx) => tx.insertRun(doomed, [{ type: 'run.created' }])), /hook refused/);
+          assert.equal(await store().getRun(doomed.runId), undefined);
+          assert.deepEqual(await store().listEvents(doomed.runId), []);
+
+          const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+          assert.equal(calls.length, 1);
+          await assert.rejects(
+            store().transaction(async (tx) => {
+              await tx.insertInterrupt(newInterrupt(clock, run.runId));
+              return tx.commitRun(run, { status: 'running', metadata: { explode: true } }, [{ type: 'run.started' }]);
+            }),
+            /hook refused/,
+          );
+          assert.deepEqual(await store().getRun(run.runId), run);
+          await assertGapFree(store(), run.runId, 1);
+          assert.deepEqual(await store().listInterrupts(run.runId), []);
+          assert.equal(calls.length, 1);
+        } finally {
+          off();
+        }
+      });
+    });
+
+    describe('events', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+      let a: RunRecord;
+      let b: RunRecord;
+
+      before(async () => {
+        // Two runs whose commits interleave: 10 events on `a`, 4 on `b`.
+        a = await insert(store(), newRun(clock), [{ type: 'run.created', payload: { i: 0 } }]);
+        b = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        let i = 1;
+        const ev = (): NewEvent => ({ type: i % 3 === 0 ? 'tick.fizz' : 'tick', nodeId: `n${i}`, payload: { i: i++ } });
+        a = await commit(store(), a, {}, [ev(), ev(), ev()]);
+        b = await commit(store(), b, {}, [{ type: 'tick' }, { type: 'tick.fizz' }]);
+        a = await commit(store(), a, {}, [ev(), ev()]);
+        b = await commit(store(), b, {}, [{ type: 'tick' }]);
+        a = await commit(store(), a, {}, [ev(), ev(), ev(), ev()]);
+      });
+
+      it('listEvents returns one run’s events in sequence order', async () => {
+        const all = await store().listEvents(a.runId);
+        assert.deepEqual(seqs(all), range(10));
+        assert.ok(all.every((e) => e.runId === a.runId));
+        assert.deepEqual(
+          all.map((e) => e.payload.i),
+          range(10),
+        );
+        assert.deepEqual(seqs(await store().listEvents(b.runId)), range(4));
+        assert.deepEqual(await store().listEvents('run_unknown'), []);
+      });
+
+      it('listEvents(afterSeq, limit) pages by cursor without gaps or repeats', async () => {
+        assert.deepEqual(seqs(await store().listEvents(a.runId, 3, 4)), [4, 5, 6, 7]);
+        assert.deepEqual(seqs(await store().listEvents(a.runId, 7)), [8, 9]);
+        assert.deepEqual(await store().listEvents(a.runId, 9), []);
+        assert.deepEqual(await store().listEvents(a.runId, 42), []);
+        const paged: RunEvent[] = [];
+        for (let cursor = -1; ; ) {
+          const page = await store().listEvents(a.runId, cursor, 3);
+          assert.ok(page.length <= 3);
+          if (page.length === 0) break;
+          paged.push(...page);
+          cursor = page[page.length - 1]!.sequence;
+        }
+        assert.deepEqual(paged, await store().listEvents(a.runId));
+      });
+
+      it('listEventsOfType returns only that type, in order', async () => {
+        const fizz = await store().listEventsOfType(a.runId, 'tick.fizz');
+        assert.deepEqual(seqs(fizz), [3, 6, 9]);
+        assert.ok(fizz.every((e) => e.type === 'tick.fizz' && e.runId === a.runId));
+        assert.deepEqual(seqs(await store().listEventsOfType(a.runId, 'tick')), [1, 2, 4, 5, 7, 8]);
+        assert.deepEqual(seqs(await store().listEventsOfType(b.runId, 'tick.fizz')), [2]);
+        assert.deepEqual(await store().listEventsOfType(a.runId, 'nope'), []);
+      });
+    });
+
+    describe('interrupts', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it('insert, getOpenInterrupt (in a transaction and on the store), optional fields absent', async () => {
+        const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
+        const rec = newInterrupt(clock, run.runId);
+        await store().transaction((tx) => tx.insertInterrupt(rec));
+        assert.deepEqual(await store().getOpenInterrupt(run.runId), rec);
+        for (const key of ['resolution', 'resolvedBy', 'resolvedAt'] as const) assert.equal(key in rec, false);
+        await store().transaction(async (tx) => {
+          assert.deepEqual(await tx.getOpenInterrupt(run.runId), rec);
+          assert.deepEqual(await tx.getOpenInterrupt(run.runId, 'gate'), rec);
+          assert.equal(await tx.getOpenInterrupt(run.runId, 'other-node'), undefined);
+          assert.equal(await tx.getOpenInterrupt('run_unknown'), undefined);
+        });
+        assert.deepEqual(await store().listInterrupts(run.runId), [rec]);
+      });
+
+      it('updateInterrupt applies only from the expected status; a stale second update returns false', async () => {
+        const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
+        const rec = newInterrupt(clock, run.runId);
+        await store().transaction((tx) => tx.insertInterrupt(rec));
+
+        // An `ask` exchange keeps it open.
+        clock.advance(1000);
+        const asked: InterruptRecord = { ...rec, exchanges: [{ principalId: 'bob', question: 'Why?', at: clock.iso() }] };
+        assert.equal(await store().transaction((tx) => tx.updateInterrupt(asked, 'open')), true);
+        assert.deepEqual(await store().getOpenInterrupt(run.runId), asked);
+
+        clock.advance(1000);
+        const resolved: InterruptRecord = {
+          ...asked,
+          status: 'resolved',
+          votes: [{ principalId: 'bob', action: 'accept', at: clock.iso(), value: { note: 'ok' } }],
+          resolution: { action: 'accept', value: { note: 'ok' } },
+          resolvedBy: 'bob',
+          resolvedAt: clock.iso(),
+        };
+        assert.equal(await store().transaction((tx) => tx.updateInterrupt(resolved, 'open')), true);
+        const rejected: InterruptRecord = { ...asked, status: 'resolved', resolution: { action: 'reject' }, resolvedBy: 'carol', resolvedAt: clock.iso() };
+        assert.equal(await store().transaction((tx) => tx.updateInterrupt(rejected, 'open')), false, 'the loser is told');
+        assert.deepEqual(await store().listInterrupts(run.runId), [resolved], 'and changes nothing');
+        assert.equal(await store().getOpenInterrupt(run.runId), undefined);
+        assert.equal(await store().transaction((tx) => tx.updateInterrupt({ ...rec, interruptId: 'int_unknown' }, 'open')), false);
+      });
+
+      it('two concurrent resolutions: exactly one wins', async () => {
+        const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
+        const rec = newInterrupt(clock, run.runId);
+        await store().transaction((tx) => tx.insertInterrupt(rec));
+        const deciders = ['bob', 'carol', 'dave', 'erin'];
+        const results = await Promise.all(
+          deciders.map((who) =>
+            store().transaction(async (tx) => {
+              const open = await tx.getOpenInterrupt(run.runId);
+              if (!open) return false;
+              return tx.updateInterrupt({ ...open, status: 'resolved', resolvedBy: who, resolvedAt: clock.iso(), resolution: { by: who } }, 'open');
+            }),
+          ),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+        const winner = deciders[results.indexOf(true)];
+        const [stored] = await store().listInterrupts(run.runId);
+        assert.equal(stored?.resolvedBy, winner);
+        assert.deepEqual(stored?.resolution, { by: winner });
+      });
+
+      it('getLatestInterrupt returns the newest interrupt of a node, open or not', async () => {
+        const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
+        const first = newInterrupt(clock, run.runId, { nodeId: 'gate' });
+        await store().transaction((tx) => tx.insertInterrupt(first));
+        clock.advance(1000);
+        const second = newInterrupt(clock, run.runId, { nodeId: 'gate', data: { round: 2 } });
+        const elsewhere = newInterrupt(clock, run.runId, { nodeId: 'ask', kind: 'clarification', data: { questions: ['Which region?'] } });
+        await store().transaction(async (tx) => {
+          assert.equal(await tx.updateInterrupt({ ...first, status: 'resolved', resolvedAt: clock.iso(), resolution: { action: 'refine' } }, 'open'), true);
+          await tx.insertInterrupt(second);
+          await tx.insertInterrupt(elsewhere);
+        });
+        await store().transaction(async (tx) => {
+          assert.deepEqual(await tx.getLatestInterrupt(run.runId, 'gate'), second);
+          assert.deepEqual(await tx.getLatestInterrupt(run.runId, 'ask'), elsewhere);
+          assert.equal(await tx.getLatestInterrupt(run.runId, 'none'), undefined);
+          assert.equal((await tx.getOpenInterrupt(run.runId, 'gate'))?.interruptId, second.interruptId);
+        });
+        clock.advance(1000);
+        await store().transaction((tx) => tx.updateInterrupt({ ...second, status: 'resolved', resolvedAt: clock.iso() }, 'open'));
+        const latest = await store().transaction((tx) => tx.getLatestInterrupt(run.runId, 'gate'));
+        assert.equal(latest?.interruptId, second.interruptId);
+        assert.equal(latest?.status, 'resolved');
+        const listed = (await store().listInterrupts(run.runId)).map((i) => i.interruptId);
+        assert.deepEqual([...listed].sort(), [first.interruptId, second.interruptId, elsewhere.interruptId].sort());
+        assert.equal(listed[0], first.interruptId, 'listInterrupts is oldest first');
+      });
+
+      it('cancelOpenInterrupts cancels only the open interrupts of that run', async () => {
+        const run = await insert(store(), newRun(clock, { status: 'cancelling' }));
+        const other = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
+        const openA = newInterrupt(clock, run.runId, { nodeId: 'a' });
+        const openB = newInterrupt(clock, run.runId, { nodeId: 'b', kind: 'clarification' });
+        const done = newInterrupt(clock, run.runId, { nodeId: 'c', status: 'resolved', resolvedBy: 'bob', resolvedAt: clock.iso(), resolution: { x: 1 } });
+        const foreign = newInterrupt(clock, other.runId);
+        await store().transaction(async (tx) => {
+          for (const r of [openA, openB, done, foreign]) await tx.insertInterrupt(r);
+        });
+        clock.advance(5000);
+        await store().transaction((tx) => tx.cancelOpenInterrupts(run.runId));
+        const byId = new Map((await store().listInterrupts(run.runId)).map((i) => [i.interruptId, i]));
+        assert.deepEqual(byId.get(openA.interruptId), { ...openA, status: 'cancelled', resolvedAt: clock.iso() });
+        assert.deepEqual(byId.get(openB.interruptId), { ...openB, status: 'cancelled', resolvedAt: clock.iso() });
+        assert.deepEqual(byId.get(done.interruptId), done);
+        assert.equal(await store().getOpenInterrupt(run.runId), undefined);
+        assert.deepEqual(await store().getOpenInterrupt(other.runId), foreign);
+      });
+    });
+
+    describe('idempotency', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+      const rec = (key: string, over: Partial<{ tenantId: string; scope: string; response: unknown; statusCode: number }> = {}) => ({
+        tenantId: 'tenant-a',
+        scope: 'POST /v1/runs',
+        key,
+        bodyHash: `sha256:${key}`,
+        statusCode: 201,
+        response: { runId: `run-for-${key}`, nested: { list: [1, 'two', null] }, text: 'ü ✓' },
+        ...over,
+      });
+
+      it('put then get round-trips; (tenant, scope, key) are independent', async () => {
+        const key = uid('key');
+        await store().transaction((tx) => tx.putIdempotency(rec(key)));
+        await store().transaction((tx) => tx.putIdempotency(rec(key, { tenantId: 'tenant-b', response: 'b' })));
+        await store().transaction((tx) => tx.putIdempotency(rec(key, { scope: 'message/send', response: ['s'] })));
+        await store().transaction(async (tx) => {
+          assert.deepEqual(await tx.getIdempotency('tenant-a', 'POST /v1/runs', key), { ...rec(key), createdAt: clock.iso() });
+          assert.equal((await tx.getIdempotency('tenant-b', 'POST /v1/runs', key))?.response, 'b');
+          assert.deepEqual((await tx.getIdempotency('tenant-a', 'message/send', key))?.response, ['s']);
+          assert.equal(await tx.getIdempotency('tenant-c', 'POST /v1/runs', key), undefined);
+          assert.equal(await tx.getIdempotency('tenant-a', 'POST /v1/runs', `${key}-other`), undefined);
+        });
+      });
+
+      it('a duplicate put of the same (tenant, scope, key) fails and keeps the first', async () => {
+        const key = uid('key');
+        await store().transaction((tx) => tx.putIdempotency(rec(key)));
+        await assert.rejects(store().transaction((tx) => tx.putIdempotency(rec(key, { statusCode: 500, response: 'second' }))));
+        const stored = await store().transaction((tx) => tx.getIdempotency('tenant-a', 'POST /v1/runs', key));
+        assert.equal(stored?.statusCode, 201);
+        assert.deepEqual(stored?.response, rec(key).response);
+      });
+
+      it('concurrent creators: exactly one wins, the others see it or fail, and nothing of theirs commits', async () => {
+        const key = uid('key');
+        const creators = range(4);
+        const results = await Promise.allSettled(
+          creators.map((i) =>
+            store().transaction(async (tx) => {
+              const existing = await tx.getIdempotency('tenant-a', 'POST /v1/runs', key);
+              if (existing) return 'existing' as const;
+              const run = newRun(clock, { runId: `${key}-run-${i}` });
+              await tx.insertRun(run, [{ type: 'run.created' }]);
+              await tx.putIdempotency(rec(key, { response: { runId: run.runId } }));
+              return 'created' as const;
+            }),
+          ),
+        );
+        const created = creators.filter((i) => {
+          const r = results[i]!;
+          return r.status === 'fulfilled' && r.value === 'created';
+        });
+        assert.equal(created.length, 1, `exactly one creator wins: ${JSON.stringify(results.map((r) => r.status === 'fulfilled' ? r.value : 'rejected'))}`);
+        const winner = `${key}-run-${created[0]}`;
+        const stored = await store().transaction((tx) => tx.getIdempotency('tenant-a', 'POST /v1/runs', key));
+        assert.deepEqual(stored?.response, { runId: winner });
+        for (const i of creators) {
+          const exists = (await store().getRun(`${key}-run-${i}`)) !== undefined;
+          assert.equal(exists, i === created[0], `run of creator ${i} ${exists ? 'exists' : 'absent'}`);
+        }
+      });
+
+      it('purgeIdempotencyBefore deletes only records created before the cutoff', async () => {
+        const old = uid('key');
+        const young = uid('key');
+        clock.advance(DAY);
+        await store().transaction((tx) => tx.putIdempotency(rec(old)));
+        clock.advance(2 * HOUR);
+        const cutoff = clock.now();
+        clock.advance(1);
+        await store().transaction((tx) => tx.putIdempotency(rec(young)));
+        await store().purgeIdempotencyBefore(cutoff);
+        await store().transaction(async (tx) => {
+          assert.equal(await tx.getIdempotency('tenant-a', 'POST /v1/runs', old), undefined);
+          assert.equal((await tx.getIdempotency('tenant-a', 'POST /v1/runs', young))?.key, young);
+        });
+      });
+    });
+
+    describe('leases: claimRuns / renewLease / releaseLease / releaseAllLeases', () => {
+      it('claims only pending/running/cancelling runs that are due and unleased (or whose lease expired)', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const byStatus = new Map<RunStatus, RunRecord>();
+          for (const status of RUN_STATUSES) byStatus.set(status, await insert(store, newRun(clock, { status })));
+          const duePast = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms - 10_000 }));
+          const dueNow = await insert(store, newRun(clock, { status: 'pending', wakeAt: clock.ms }));
+          const notDue = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms + 1 }));
+          const notDueWaiting = await insert(store, newRun(clock, { status: 'waiting-approval', wakeAt: clock.ms - 1 }));
+          const leased = await insert(store, newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms + 1 }));
+          const expired = await insert(store, newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms - 1 }));
+
+          const claimed = await store.claimRuns('w1', 1000, 100);
+          const want = [byStatus.get('pending')!, byStatus.get('running')!, byStatus.get('cancelling')!, duePast, dueNow, expired];
+          assert.deepEqual(ids(claimed), ids(want));
+          for (const run of claimed) {
+            assert.equal(run.leaseOwner, 'w1');
+            assert.equal(run.leaseExpiresAt, clock.ms + 1000);
+            assert.equal(typeof run.leaseExpiresAt, 'number');
+            assert.deepEqual(run, await store.getRun(run.runId), 'claimRuns returns the stored, leased record');
+          }
+          for (const run of [...byStatus.values(), notDue, notDueWaiting, leased]) {
+            if (want.some((w) => w.runId === run.runId)) continue;
+            assert.deepEqual(await store.getRun(run.runId), run, `${run.status} run untouched`);
+          }
+        });
+      });
+
+      it('claiming changes only the lease', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const run = await insert(store, newRun(clock, { inputs: { a: 1 }, metadata: { m: true } }), [{ type: 'run.created' }]);
+          clock.advance(10);
+          const [claimed] = await store.claimRuns('w1', 500, 10);
+          assert.ok(claimed);
+          const strip = ({ leaseOwner: _o, leaseExpiresAt: _e, version: _v, updatedAt: _u, ...rest }: RunRecord) => rest;
+          assert.deepEqual(strip(claimed), strip(run));
+          await assertGapFree(store, run.runId, 1);
+        });
+      });
+
+      it('respects the limit', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          for (let i = 0; i < 5; i++) await insert(store, newRun(clock));
+          const first = await store.claimRuns('w1', 1000, 2);
+          const second = await store.claimRuns('w2', 1000, 10);
+          assert.equal(first.length, 2);
+          assert.equal(second.length, 3);
+          assert.equal(new Set([...ids(first), ...ids(second)]).size, 5);
+          assert.deepEqual(await store.claimRuns('w3', 1000, 10), []);
+        });
+      });
+
+      it('a claimed run is not claimed again, by anyone, until its lease expires', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const run = await insert(store, newRun(clock));
+          assert.deepEqual(ids(await store.claimRuns('w1', 1000, 10)), [run.runId]);
+          assert.deepEqual(await store.claimRuns('w2', 1000, 10), []);
+          assert.deepEqual(await store.claimRuns('w1', 1000, 10), [], 'not even by its holder');
+          clock.advance(999);
+          assert.deepEqual(await store.claimRuns('w2', 1000, 10), []);
+          clock.advance(2);
+          const [taken] = await store.claimRuns('w2', 1000, 10);
+          assert.equal(taken?.runId, run.runId);
+          assert.equal(taken?.leaseOwner, 'w2');
+          assert.equal(taken?.leaseExpiresAt, clock.ms + 1000);
+          assert.equal(await store.renewLease(run.runId, 'w1', 1000), false, 'the old holder has lost it');
+          assert.deepEqual(await store.claimRuns('w1', 1000, 10), []);
+        });
+      });
+
+      it('a durable timer makes the run claimable only once due', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const run = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms + 5000 }));
+          assert.deepEqual(await store.claimRuns('w1', 1000, 10), []);
+          clock.advance(4999);
+          assert.deepEqual(await store.claimRuns('w1', 1000, 10), []);
+          clock.advance(1);
+          assert.deepEqual(ids(await store.claimRuns('w1', 1000, 10)), [run.runId]);
+        });
+      });
+
+      it('renewLease extends a lease its owner holds, and only that', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const run = await insert(store, newRun(clock));
+          await store.claimRuns('w1', 1000, 10);
+          clock.advance(500);
+          assert.equal(await store.renewLease(run.runId, 'w1', 2000), true);
+          assert.equal((await mustGet(store, run.runId)).leaseExpiresAt, clock.ms + 2000);
+          clock.advance(1500); // past the first expiry, within the renewed one
+          assert.deepEqual(await store.claimRuns('w2', 1000, 10), []);
+          assert.equal(await store.renewLease(run.runId, 'w2', 60_000), false, 'not the holder');
+          assert.equal((await mustGet(store, run.runId)).leaseExpiresAt, clock.ms + 500);
+          assert.equal(await store.renewLease('run_unknown', 'w1', 1000), false);
+          await store.releaseLease(run.runId, 'w1');
+          assert.equal(await store.renewLease(run.runId, 'w1', 1000), false, 'a released lease cannot be renewed');
+        });
+      });
+
+      it('releaseLease frees the run at once, but only for its owner', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const run = await insert(store, newRun(clock));
+          await store.claimRuns('w1', 60_000, 10);
+          await store.releaseLease(run.runId, 'w2');
+          assert.equal((await mustGet(store, run.runId)).leaseOwner, 'w1', 'a non-owner cannot release');
+          await store.releaseLease(run.runId, 'w1');
+          const freed = await mustGet(store, run.runId);
+          assert.equal('leaseOwner' in freed, false);
+          assert.equal('leaseExpiresAt' in freed, false);
+          assert.deepEqual(ids(await store.claimRuns('w2', 1000, 10)), [run.runId], 'claimable without waiting');
+        });
+      });
+
+      it('releaseAllLeases frees every lease of one owner and returns how many', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          for (let i = 0; i < 5; i++) await insert(store, newRun(clock));
+          const mine = await store.claimRuns('w1', 60_000, 3);
+          const theirs = await store.claimRuns('w2', 60_000, 10);
+          assert.equal(mine.length, 3);
+          assert.equal(theirs.length, 2);
+          assert.equal(await store.releaseAllLeases('w1'), 3);
+          for (const run of mine) assert.equal('leaseOwner' in (await mustGet(store, run.runId)), false);
+          for (const run of theirs) assert.equal((await mustGet(store, run.runId)).leaseOwner, 'w2');
+          assert.equal(await store.releaseAllLeases('w1'), 0);
+          assert.equal(await store.releaseAllLeases('nobody'), 0);
+          assert.deepEqual(ids(await store.claimRuns('w3', 1000, 10)), ids(mine));
+        });
+      });
+
+      it('concurrent claimers never get the same run and together get all of them', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          for (const [owners, limit] of [
+            [2, 10],
+            [2, 10],
+            [2, 10],
+            [4, 5],
+            [4, 5],
+            [5, 6], // more room than runs: still no run twice
+          ] as const) {
+            const runs: RunRecord[] = [];
+            for (let i = 0; i < 20; i++) runs.push(await insert(store, newRun(clock)));
+            const claims = await Promise.all(range(owners).map((o) => store.claimRuns(`owner-${o}`, 60_000, limit)));
+            const all = claims.flatMap((c) => c.map((r) => r.runId));
+            assert.equal(new Set(all).size, all.length, `no run returned twice (${owners} owners × ${limit})`);
+            assert.deepEqual([...all].sort(), ids(runs), 'together they claimed all 20');
+            for (const [o, claim] of claims.entries()) {
+              assert.ok(claim.length <= limit);
+              for (const r of claim) assert.equal((await mustGet(store, r.runId)).leaseOwner, `owner-${o}`);
+            }
+            // Retire this round's runs so the next round starts from exactly 20 runnable ones.
+            for (const r of runs) {
+              const cur = await mustGet(store, r.runId);
+              await commit(store, cur, { status: 'completed', completedAt: clock.iso(), leaseOwner: undefined, leaseExpiresAt: undefined });
+            }
+          }
+        });
+      });
+
+      it(
+        'commitRun keeps a lease renewed after its `before` was read',
+        {
+        },
+        async () => {
+          const clock = new Clock();
+          await withStore(clock, async (store) => {
+            await insert(store, newRun(clock));
+            const [claimed] = await store.claimRuns('w1', 1000, 10); // lease until T0+1000
+            assert.ok(claimed);
+            clock.advance(800);
+            assert.equal(await store.renewLease(claimed.runId, 'w1', 1000), true); // until T0+1800
+            const after = await commit(store, claimed, { status: 'running' }, [{ type: 'run.started' }]);
+            assert.equal(after.leaseExpiresAt, T0 + 1800, 'returned record');
+            assert.equal((await mustGet(store, claimed.runId)).leaseExpiresAt, T0 + 1800, 'stored record');
+            clock.advance(400); // T0+1200: past the stale expiry, inside the renewed one
+            assert.deepEqual(await store.claimRuns('w2', 1000, 10), [], 'no second worker while w1 holds a live lease');
+          });
+        },
+      );
+
+      it(
+        'a commit from a worker whose lease was taken over does not hand the lease back to it',
+        {
+        },
+        async () => {
+          const clock = new Clock();
+          await withStore(clock, async (store) => {
+            await insert(store, newRun(clock));
+            const [mine] = await store.claimRuns('w1', 1000, 10);
+            assert.ok(mine);
+            clock.advance(1001);
+            const [theirs] = await store.claimRuns('w2', 1000, 10);
+            assert.equal(theirs?.runId, mine.runId);
+            // w1 still believes it holds the run and commits from its old snapshot.
+            await commit(store, mine, { status: 'running' }, [{ type: 'run.started' }]).catch((err: unknown) => {
+              if (!(err instanceof ConflictError)) throw err; // rejecting the stale holder is fine too
+            });
+            const now = await mustGet(store, mine.runId);
+            assert.equal(now.leaseOwner, 'w2');
+            assert.equal(now.leaseExpiresAt, clock.ms + 1000);
+            assert.equal(await store.renewLease(mine.runId, 'w1', 1000), false);
+          });
+        },
+      );
+    });
+
+    describe('nextWakeAt', () => {
+      it('is the earliest timer among runnable runs, as a number, or undefined', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          assert.equal(await store.nextWakeAt(), undefined);
+          await insert(store, newRun(clock, { status: 'pending' }));
+          await insert(store, newRun(clock, { status: 'waiting-approval', wakeAt: T0 + 1000 }));
+          await insert(store, newRun(clock, { status: 'completed', wakeAt: T0 + 500, completedAt: clock.iso() }));
+          assert.equal(await store.nextWakeAt(), undefined, 'no runnable run has a timer');
+          await insert(store, newRun(clock, { status: 'running', wakeAt: T0 + 90 * DAY }));
+          assert.equal(await store.nextWakeAt(), T0 + 90 * DAY);
+          await insert(store, newRun(clock, { status: 'pending', wakeAt: T0 + 3000 }));
+          await insert(store, newRun(clock, { status: 'cancelling', wakeAt: T0 + 2000 }));
+          const next = await store.nextWakeAt();
+          assert.equal(next, T0 + 2000);
+          assert.equal(typeof next, 'number');
+        });
+      });
+    });
+
+    describe('purge', () => {
+      /** A run with two events and one interrupt. */
+      async function seed(store: Store, clock: Clock, over: Partial<NewRun>): Promise<RunRecord> {
+        const run = await insert(store, newRun(clock, over), [{ type: 'run.created' }, { type: 'run.started' }]);
+        await store.transaction((tx) => tx.insertInterrupt(newInterrupt(clock, run.runId)));
+        return run;
+      }
+      const gone = async (store: Store, runId: string): Promise<void> => {
+        assert.equal(await store.getRun(runId), undefined, `${runId} deleted`);
+        assert.deepEqual(await store.listEvents(runId), [], `${runId} events deleted`);
+        assert.deepEqual(await store.listInterrupts(runId), [], `${runId} interrupts deleted`);
+      };
+      const kept = async (store: Store, run: RunRecord): Promise<void> => {
+        assert.deepEqual(await store.getRun(run.runId), run, `${run.runId} kept`);
+        assert.equal((await store.listEvents(run.runId)).length, 2);
+        assert.equal((await store.listInterrupts(run.runId)).length, 1);
+      };
+
+      it('purgeTerminalBefore deletes terminal runs completed before the cutoff, with their events and interrupts, and calls purge hooks', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const hooked: string[][] = [];
+          store.addPurgeHook(async (trx, runIds) => {
+            // Inside the purge transaction, before the runs themselves go.
+            const present = await trx.selectFrom('runs').select('run_id').where('run_id', 'in', runIds).execute();
+            assert.equal(present.length, runIds.length);
+            hooked.push([...runIds].sort());
+          });
+          const long = new Date(T0 - 3 * DAY).toISOString();
+          const old = [
+            await seed(store, clock, { status: 'completed', completedAt: long }),
+            await seed(store, clock, { status: 'failed', completedAt: long, error: { code: 'e', message: 'm' } }),
+            await seed(store, clock, { status: 'cancelled', completedAt: new Date(T0 - DAY - 1).toISOString() }),
+          ];
+          const keep = [
+            await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - HOUR).toISOString() }),
+            await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }), // exactly at the cutoff
+            await seed(store, clock, { status: 'running' }),
+            await seed(store, clock, { status: 'waiting-approval', createdAt: long }),
+          ];
+          const cutoff = new Date(T0 - DAY);
+          assert.equal(await store.purgeTerminalBefore(cutoff), 3);
+          assert.deepEqual(hooked.flat().sort(), ids(old));
+          for (const run of old) await gone(store, run.runId);
+          for (const run of keep) await kept(store, run);
+          assert.equal(await store.countRuns(), keep.length);
+          assert.equal(await store.purgeTerminalBefore(cutoff), 0);
+          assert.equal(hooked.length, 1, 'no hook call when nothing is purged');
+        });
+      });
+
+      it('purgeTerminalBefore works through more runs than one batch', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const batches: number[] = [];
+          store.addPurgeHook(async (_trx, runIds) => {
+            batches.push(runIds.length);
+          });
+          const old: RunRecord[] = [];
+          for (let i = 0; i < 5; i++) old.push(await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }));
+          const young = await seed(store, clock, { status: 'completed', completedAt: clock.iso() });
+          assert.equal(await store.purgeTerminalBefore(new Date(T0 - 1), 2), 5);
+          assert.ok(batches.every((n) => n <= 2));
+          assert.equal(batches.reduce((a, b) => a + b, 0), 5);
+          for (const run of old) await gone(store, run.runId);
+          await kept(store, young);
+        });
+      });
+
+      it('a failing purge hook deletes nothing', async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          let fail = true;
+          store.addPurgeHook(async () => {
+            if (fail) throw new Error('purge hook failed');
+          });
+          const run = await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() });
+          await assert.rejects(store.purgeTerminalBefore(new Date(T0)), /purge hook failed/);
+          await kept(store, run);
+          fail = false;
+          assert.equal(await store.purgeTerminalBefore(new Date(T0)), 1);
+          await gone(store, run.runId);
+        });
+      });
+
+      it(
+        'purgeTerminalBefore never deletes a non-terminal run, even one carrying a completedAt',
+        {
+        },
+        async () => {
+          const clock = new Clock();
+          await withStore(clock, async (store) => {
+            const odd = await seed(store, clock, { status: 'running', completedAt: new Date(T0 - 3 * DAY).toISOString() });
+            assert.equal(await store.purgeTerminalBefore(new Date(T0)), 0);
+            await kept(store, odd);
+          });
+        },
+      );
+    });
+
+    describe('concurrency on one run', () => {
+      const N = 8;
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it(`${N} writers from one snapshot: exactly one wins, the others get ConflictError`, async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const results = await Promise.allSettled(
+          range(N).map((w) =>
+            store().transaction((tx) =>
+              tx.commitRun(run, { metadata: { writer: w } }, [
+                { type: 'step', payload: { writer: w, part: 0 } },
+                { type: 'step', payload: { writer: w, part: 1 } },
+              ]),
+            ),
+          ),
+        );
+        const won = results.flatMap((r, w) => (r.status === 'fulfilled' ? [w] : []));
+        assert.equal(won.length, 1, 'exactly one writer wins');
+        assert.equal(results.filter(isConflict).length, N - 1, 'every other writer gets ConflictError');
+        const stored = await mustGet(store(), run.runId);
+        assert.equal(stored.version, 2);
+        assert.deepEqual(stored.metadata, { writer: won[0] });
+        const events = await assertGapFree(store(), run.runId, 3);
+        assert.deepEqual(events.slice(1).map((e) => e.payload), [
+          { writer: won[0], part: 0 },
+          { writer: won[0], part: 1 },
+        ]);
+      });
+
+      it(`${N} writers each reading inside their own transaction: one success per version, gap-free log`, async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const results = await Promise.allSettled(
+          range(N).map((w) =>
+            store().transaction(async (tx) => {
+              const cur = await tx.getRun(run.runId);
+              assert.ok(cur);
+              return (await tx.commitRun(cur, { metadata: { writer: w } }, [
+                { type: 'step', payload: { writer: w, part: 0 } },
+                { type: 'step', payload: { writer: w, part: 1 } },
+              ])).run;
+            }),
+          ),
+        );
+        for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `unexpected ${String(r.reason)}`);
+        const wins = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        assert.ok(wins.length >= 1);
+        assert.deepEqual(wins.map((w) => w.version).sort((x, y) => x - y), range(wins.length, 2), 'one success per version');
+        const stored = await mustGet(store(), run.runId);
+        assert.equal(stored.version, 1 + wins.length);
+        const events = await assertGapFree(store(), run.runId, 1 + 2 * wins.length);
+        // Each commit's events are contiguous and belong to a winner.
+        for (let s = 1; s < events.length; s += 2) {
+          const [p0, p1] = [events[s]!.payload, events[s + 1]!.payload];
+          assert.equal(p0.writer, p1.writer);
+          assert.deepEqual([p0.part, p1.part], [0, 1]);
+        }
+        assert.deepEqual(
+          events.slice(1).filter((_, i) => i % 2 === 0).map((e) => e.payload.writer).sort(),
+          wins.map((w) => w.metadata.writer).sort(),
+        );
+      });
+
+      it(`${N} writers retrying on ConflictError all land, each exactly once, each notified once`, async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        let notified = 0;
+        const off = store().onCommit((changes) => {
+          notified += changes.filter((c) => c.run.runId === run.runId).length;
+        });
+        let conflicts = 0;
+        try {
+          await Promise.all(
+            range(N).map(async (w) => {
+              for (let attempt = 0; attempt < 10 * N; attempt++) {
+                try {
+                  return await store().transaction(async (tx) => {
+                    const cur = await tx.getRun(run.runId);
+                    assert.ok(cur);
+                    return tx.commitRun(cur, {}, [{ type: 'step', payload: { writer: w } }]);
+                  });
+                } catch (err) {
+                  if (!(err instanceof ConflictError)) throw err;
+                  conflicts++;
+                }
+              }
+              throw new Error(`writer ${w} never landed`);
+            }),
+          );
+        } finally {
+          off();
+        }
+        const stored = await mustGet(store(), run.runId);
+        assert.equal(stored.version, 1 + N);
+        const events = await assertGapFree(store(), run.runId, 1 + N);
+        assert.deepEqual(events.slice(1).map((e) => e.payload.writer).sort(), range(N).sort());
+        assert.equal(notified, N, `one notification per landed commit (${conflicts} conflicts retried)`);
+      });
+    });
+  });
+}
+
+// ---- dialects ----
+
+function sqliteBackend(): { open: Open } & ContractEnv {
+  const dirs: string[] = [];
+  const named = new Map<string, Promise<string>>();
+  const newFile = async (): Promise<string> => {
+    const dir = await mkdtemp(join(tmpdir(), 'handoff-store-contract-'));
+    dirs.push(dir);
+    return join(dir, 'handoff.db');
+  };
+  const fileFor = (at?: string): Promise<string> => {
+    if (at === undefined) return newFile();
+    let file = named.get(at);
+    if (!file) named.set(at, (file = newFile()));
+    return file;
+  };
+  return {
+    open: async (opts = {}) => openStore({ sqliteFile: await fileFor(opts.at), ...(opts.now ? { now: opts.now } : {}) }),
+    locate: async (at) => ({ sqliteFile: await fileFor(at) }),
+    teardown: async () => {
+      for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Every location is a unique schema alone in its database: named locations get a database of
+ * their own; a new unnamed one reuses a database whose previous store was closed and its schema
+ * dropped. Not several schemas in one database, because of the migration bug shown by
+ * 'postgres: schemas' below: while it stands, two Handoff schemas in one database break each
+ * other's migrations (ours, and those of any other suite using HANDOFF_TEST_PG_URL meanwhile).
+ */
+function postgresBackend(url: string): { open: Open } & ContractEnv {
+  const databases = pgTestDatabases(url);
+  const named = new Map<string, Promise<OpenStoreOptions>>();
+  const unnamed = new Map<Store, { databaseUrl: string; pgSchema: string }>();
+  const free: string[] = [];
+  const locate = (at: string): Promise<OpenStoreOptions> => {
+    let loc = named.get(at);
+    if (!loc) named.set(at, (loc = databases.fresh().then((databaseUrl) => ({ databaseUrl, pgSchema: uniqueSchemaName() }))));
+    return loc;
+  };
+  return {
+    async open(opts = {}) {
+      const now = opts.now ? { now: opts.now } : {};
+      if (opts.at !== undefined) return openStore({ ...(await locate(opts.at)), ...now });
+      const loc = { databaseUrl: free.pop() ?? (await databases.fresh()), pgSchema: uniqueSchemaName() };
+      const store = await openStore({ ...loc, ...now });
+      unnamed.set(store, loc);
+      return store;
+    },
+    locate,
+    async closed(store) {
+      const loc = unnamed.get(store);
+      if (!loc) return;
+      unnamed.delete(store);
+      await dropSchema(loc.databaseUrl, loc.pgSchema);
+      free.push(loc.databaseUrl);
+    },
+    teardown: () => databases.dropAll(),
+  };
+}
+
+const sqlite = sqliteBackend();
+contract('sqlite', sqlite.open, sqlite);
+
+const pgUrl = pgTestUrl();
+if (pgUrl) {
+  const postgres = postgresBackend(pgUrl);
+  contract('postgres', postgres.open, postgres);
+
+  describe('postgres: schemas', () => {
+    const databases = pgTestDatabases(pgUrl);
+    const stores: Store[] = [];
+    after(async () => {
+      for (const s of stores.splice(0)) await s.close();
+      await databases.dropAll();
+    });
+
+    it(
+      'two stores in two schemas of one database both open, each seeing only its own runs',
+      {
+        timeout: 120_000,
+      },
+      async () => {
+        const databaseUrl = await databases.fresh();
+        const clock = new Clock();
+        const [first, second] = [uniqueSchemaName(), uniqueSchemaName()];
+        const a = await openStore({ databaseUrl, pgSchema: first });
+        stores.push(a);
+        const run = await insert(a, newRun(clock));
+        // The second open runs in its own process: a failed openStore leaves its pool open.
+        assert.deepEqual(await openTogether([{ databaseUrl, pgSchema: second }], 1), [['ok']]);
+        const b = await openStore({ databaseUrl, pgSchema: second });
+        stores.push(b);
+        assert.deepEqual(await a.getRun(run.runId), run);
+        assert.equal(await b.getRun(run.runId), undefined);
+        assert.equal(await b.countRuns(), 0);
+      },
+    );
+  });
+} else {
+  describe('store contract: postgres', { skip: 'HANDOFF_TEST_PG_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)' }, () => {
+    it('runs the same contract against PostgreSQL', () => {});
+  });
+}
