@@ -3,8 +3,8 @@
 // bench/results.json.
 //
 //   npm run bench                              full: 3 rounds × 8 s (+2 s warm-up) per run
-//   node --import tsx bench/run.ts --quick     smoke: 1 round × 3 s (+1 s), < 60 s in all
-//   … --rounds N --duration S --warmup S --scenarios send,get --targets sdk,bare
+//   node --import tsx bench/run.ts --quick     smoke: 1 round × 2 s (+0.5 s warm-up), < 60 s in all
+//   … --rounds N --duration S --warmup S --scenarios send,get --targets sdk,bare --budget S
 //
 // Targets come from bench/targets.ts (registerTarget); scenarios from every module in
 // bench/scenarios/ (registerScenario), loaded by file name, so adding one needs no edit here.
@@ -24,6 +24,8 @@ import './targets.js';
 
 interface Options {
   mode: RunMode;
+  /** Stop starting new runs after this many seconds (0 = no limit); quick mode must stay < 60 s. */
+  budgetS: number;
   scenarios?: string[];
   targets?: string[];
 }
@@ -38,6 +40,7 @@ function parseOptions(argv: string[]): Options {
       warmup: { type: 'string' },
       scenarios: { type: 'string' },
       targets: { type: 'string' },
+      budget: { type: 'string' },
     },
   });
   const quick = values.quick ?? false;
@@ -45,11 +48,15 @@ function parseOptions(argv: string[]): Options {
   const mode: RunMode = {
     quick,
     rounds: num(values.rounds, quick ? 1 : 3),
-    durationS: num(values.duration, quick ? 3 : 8),
-    warmupS: num(values.warmup, quick ? 1 : 2),
+    durationS: num(values.duration, quick ? 2 : 8),
+    warmupS: num(values.warmup, quick ? 0.5 : 2),
   };
+  if (!(mode.rounds >= 1 && mode.durationS > 0 && mode.warmupS >= 0)) {
+    throw new Error(`bad --rounds/--duration/--warmup: ${JSON.stringify(mode)}`);
+  }
   const list = (v: string | undefined): string[] | undefined => v?.split(',').map((s) => s.trim()).filter(Boolean);
-  return { mode, ...(values.scenarios ? { scenarios: list(values.scenarios) } : {}), ...(values.targets ? { targets: list(values.targets) } : {}) };
+  const budgetS = num(values.budget, quick ? 45 : 0);
+  return { mode, budgetS, ...(values.scenarios ? { scenarios: list(values.scenarios) } : {}), ...(values.targets ? { targets: list(values.targets) } : {}) };
 }
 
 /** Import every scenario module of this run's flavour (.ts via tsx, .js from dist). */
@@ -60,8 +67,11 @@ async function loadScenarios(): Promise<void> {
   for (const f of files) await import(pathToFileURL(join(dir, f)).href);
 }
 
-const pick = <T extends { name: string }>(all: T[], names?: string[]): T[] =>
-  names ? all.filter((x) => names.includes(x.name)) : all;
+function pick<T extends { name: string }>(all: T[], names?: string[]): T[] {
+  const unknown = names?.filter((n) => !all.some((x) => x.name === n)) ?? [];
+  if (unknown.length) throw new Error(`unknown: ${unknown.join(', ')} (have: ${all.map((x) => x.name).join(', ')})`);
+  return names ? all.filter((x) => names.includes(x.name)) : all;
+}
 
 /** Round r starts at target r: each target leads, follows and trails once over three rounds. */
 const rotate = <T>(xs: T[], r: number): T[] => xs.map((_, i) => xs[(i + r) % xs.length] as T);
@@ -81,8 +91,18 @@ const shortError = (err: unknown): string => (err instanceof Error ? err.message
 /** Targets that failed to start once are not retried (saves time; "not available" for all). */
 const unavailable = new Map<string, string>();
 
+/** Last start-up time per target, to predict whether one more run fits the time budget. */
+const lastStartMs = new Map<string, number>();
+
+function fitsBudget(target: Target, mode: RunMode, deadline: number): boolean {
+  if (!deadline) return true;
+  const runMs = (mode.warmupS + mode.durationS) * 1000 + (lastStartMs.get(target.name) ?? 1500) + 500;
+  return Date.now() + runMs <= deadline;
+}
+
 async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: CellResult): Promise<void> {
   let running;
+  const t0 = performance.now();
   try {
     running = await target.start();
   } catch (err) {
@@ -90,11 +110,14 @@ async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: 
     log(`${target.name}: not available — ${shortError(err)}`);
     return;
   }
+  const startMs = performance.now() - t0; // spawn → card answers 2xx (cold start incl. migrations)
+  lastStartMs.set(target.name, startMs);
   try {
     const ctx = { target, running, skills: skillsOf(target), mode, log };
     const budget = (mode.warmupS + mode.durationS + 30) * 1000;
     const figures = await withDeadline(scenario.run(ctx), budget, `${scenario.name}/${target.name}`);
     figures['peakRssMiB'] = readPeakRssMiB(running.pid); // before stop: /proc entry goes with the process
+    figures['startMs'] = startMs;
     cell.runs.push(figures);
     log(`${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ${fmtInt(figures['reqPerSec']).padStart(7)} req/s  p50 ${fmtMs(figures['p50Ms'])} ms  p99 ${fmtMs(figures['p99Ms'])} ms  cpu ${fmtInt(figures['serverCpuUsPerReq'])} µs/req  other-cpu ${fmtInt(figures['otherCpuPct'])}%  failures ${figures['failures'] ?? 0}`);
   } catch (err) {
@@ -110,11 +133,14 @@ function finalize(results: ScenarioResult[]): void {
     const missing = unavailable.get(cell.target);
     if (cell.runs.length > 0) cell.status = 'ok';
     else if (missing !== undefined) Object.assign(cell, { status: 'not available', reason: missing });
-    else cell.status = 'failed';
+    else cell.status = cell.reason === SKIPPED ? 'skipped' : 'failed';
   }
 }
 
-async function measureAll(scenarios: Scenario[], targets: Target[], mode: RunMode): Promise<ScenarioResult[]> {
+const SKIPPED = 'time budget (--budget) used up';
+
+async function measureAll(scenarios: Scenario[], targets: Target[], mode: RunMode, budgetS: number): Promise<ScenarioResult[]> {
+  const deadline = budgetS > 0 ? Date.now() + budgetS * 1000 : 0;
   const results: ScenarioResult[] = scenarios.map((s) => ({
     name: s.name,
     description: s.description,
@@ -126,7 +152,8 @@ async function measureAll(scenarios: Scenario[], targets: Target[], mode: RunMod
       for (const target of rotate(targets, round)) {
         if (unavailable.has(target.name)) continue;
         const cell = results[i]!.cells.find((c) => c.target === target.name)!;
-        await runOnce(scenario, target, mode, cell);
+        if (fitsBudget(target, mode, deadline)) await runOnce(scenario, target, mode, cell);
+        else if (cell.runs.length === 0) cell.reason = SKIPPED;
       }
     }
   }
@@ -156,7 +183,7 @@ async function main(): Promise<void> {
   const info: RunInfo = { machine: machine(), mode: opts.mode, pinned, fromSource: FROM_SOURCE, targets };
   log(`${scenarios.map((s) => s.name).join(', ')} × ${targets.map((t) => t.name).join(', ')}; pinned: ${pinned}`);
   const started = Date.now();
-  const results = await measureAll(scenarios, targets, opts.mode);
+  const results = await measureAll(scenarios, targets, opts.mode, opts.budgetS);
   write(info, scenarios, results);
   log(`done in ${Math.round((Date.now() - started) / 1000)} s`);
 }

@@ -65,7 +65,7 @@ export function methodSection(): Section {
       '- Latency = time from writing a request to its complete response, per request (sub-ms precision). For `approval` it mixes both requests of the flow.',
       '- Server CPU µs/req = server CPU time (utime+stime of the process, all threads incl. GC, from /proc/<pid>/stat) during the measured run / responses. "req/s per busy core" = 10⁶ / that: the capacity of one fully used core, meaningful even when the load generator was the limit (load-gen CPU % near 100 with server CPU % below 100 — then req/s is a lower bound).',
       '- "other CPU %" = machine-wide busy CPU (/proc/stat) minus server minus load generator during the measured run, in % of one core: work of other processes on the box. A run with a high figure there was disturbed; the medians over rounds are meant to absorb that, but a quick (1-round) run cannot.',
-      '- Peak RSS = VmHWM of the server at the end of the run (warm-up included). bytes/resp = response bytes on the wire incl. status line and headers.',
+      '- Peak RSS = VmHWM of the server at the end of the run (warm-up included). bytes/resp = response bytes on the wire incl. status line and headers. start ms = spawn until the agent card answers 2xx.',
       '- Ratio rows (`x/sdk`): req/s and per-core capacity as plain ratios (> 1 = more than the SDK); latency, RSS and CPU cost as × (< 1 = better). The machine\'s speed drifts between runs, so compare targets measured in the same run.',
     ].join('\n'),
   };

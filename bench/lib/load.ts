@@ -103,6 +103,9 @@ function launch(spec: LoadSpec, makeRequests: () => autocannon.Request[]): { ins
         connections: spec.connections,
         duration: spec.durationS,
         timeout: 10,
+        // autocannon only checks for the end of the run once per sample interval (default 1 s),
+        // which would round every duration up to whole seconds.
+        sampleInt: 100,
         requests: makeRequests(),
         // autocannon shares one `requests` array between connections and pre-builds the first
         // request once, so all connections' first messages would carry the same messageId (and

@@ -46,7 +46,7 @@ export type Figures = Record<string, number>;
 
 export interface CellResult {
   target: string;
-  status: 'ok' | 'not available' | 'failed';
+  status: 'ok' | 'not available' | 'failed' | 'skipped';
   reason?: string;
   runs: Figures[];
 }

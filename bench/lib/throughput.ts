@@ -78,6 +78,7 @@ function targetRow(cell: CellResult, flows: boolean): string[] {
     fmtInt(m['serverCpuUsPerReq']),
     fmtInt(m['reqPerBusyCore']),
     fmtInt(m['bytesPerResp']),
+    fmtInt(m['startMs']),
   ];
 }
 
@@ -101,12 +102,14 @@ function ratioRow(cell: CellResult, ref: CellResult, flows: boolean): string[] {
     fmtTimes(r('serverCpuUsPerReq')),
     `**${fmtRatio(r('reqPerBusyCore'))}**`,
     '',
+    '',
   ];
 }
 
 const COLUMNS = [
   'server', 'req/s median (min–max)', 'p50 ms', 'p90 ms', 'p99 ms', 'errors / requests (all runs)',
   'peak RSS MiB', 'server CPU %', 'load-gen CPU %', 'other CPU %', 'server CPU µs/req', 'req/s per busy core', 'bytes/resp',
+  'start ms',
 ];
 
 export function throughputSection(result: ScenarioResult, flows: boolean): Section {

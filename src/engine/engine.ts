@@ -200,7 +200,7 @@ export class Engine {
   }
 
   private async readForUpdate(tx: StoreTx, caller: Caller, runId: string): Promise<RunRecord> {
-    const run = await tx.getRun(runId);
+    const run = await tx.getRun(runId, { forUpdate: true });
     if (!run || run.tenantId !== caller.tenantId) throw notFound(runId);
     return run;
   }
@@ -219,6 +219,8 @@ export class Engine {
         return await fn();
       } catch (err) {
         if (!(isConflict(err) && attempt < RETRIES)) throw isConflict(err) ? conflict() : err;
+        // A short, growing, jittered pause lets the competing writer finish first.
+        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
       }
     }
   }

@@ -132,7 +132,12 @@ export class Runner {
     renew.unref();
     try {
       let run: RunRecord | undefined = claimed;
-      while (run && !this.stopping) run = await this.stepOrReload(run);
+      while (run && !this.stopping) {
+        run = await this.stepOrReload(run);
+        // better-sqlite3 is synchronous: without a real yield a busy run would starve HTTP,
+        // timers and lease renewal until it sleeps or ends.
+        if (run) await new Promise((r) => setImmediate(r));
+      }
     } finally {
       clearInterval(renew);
       if (this.stopping) await this.engine.store.releaseLease(claimed.runId, this.opts.instanceId).catch(() => {});

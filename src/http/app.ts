@@ -34,6 +34,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     maxParamLength: 256,
   });
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
+  // JSON only: a text/plain body is 415, not a confusing schema error.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => {
     void reply.status(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` });

@@ -41,7 +41,8 @@ function toResponse(err: FastifyError | Error): { status: number; body: ReturnTy
   if (err instanceof EngineError) return { status: ENGINE_STATUS[err.code], body: envelope(err.code, err.message, err.details) };
   const fe = err as FastifyError;
   if (fe.validation) {
-    return { status: 400, body: envelope('validation_error', `${fe.validationContext ?? 'request'} ${fe.message}`.trim(), { errors: fe.validation }) };
+    // Fastify's message already names the part ("body must have required property 'x'").
+    return { status: 400, body: envelope('validation_error', fe.message, { errors: fe.validation }) };
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -120,7 +120,7 @@ async function migrate(store: Store, lock: MigrationLock | undefined, pgSchema: 
     db: store.db,
     provider: migrationProvider(store.dialect),
     // Keep Kysely's bookkeeping tables in our schema, so several schemas can share a database.
-    ...(pgSchema ? { migrationTableSchema: pgSchema } : {}),
+    ...(store.dialect === 'postgres' ? { migrationTableSchema: pgSchema ?? 'public' } : {}),
   });
   const run = () => migrator.migrateToLatest();
   const { error } = lock ? await lock.run(run) : await run();

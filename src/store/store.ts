@@ -55,10 +55,18 @@ export class StoreTx {
     readonly db: Transaction<Database>,
     private readonly hooks: TransitionHook[],
     private readonly now: () => Date,
+    readonly dialect: Dialect,
   ) {}
 
-  async getRun(runId: string): Promise<RunRecord | undefined> {
-    const row = await this.db.selectFrom('runs').selectAll().where('run_id', '=', runId).executeTakeFirst();
+  /**
+   * Read a run inside the transaction. `forUpdate` locks the row on PostgreSQL until commit, so a
+   * busy worker's next commit waits for this transaction instead of making it retry forever
+   * (SQLite transactions are serialized anyway).
+   */
+  async getRun(runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRecord | undefined> {
+    let q = this.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
+    if (opts.forUpdate && this.dialect === 'postgres') q = q.forUpdate();
+    const row = await q.executeTakeFirst();
     return row && runFromRow(row);
   }
 
@@ -257,7 +265,7 @@ export class Store {
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     let tx: StoreTx | undefined;
     const result = await this.db.transaction().execute(async (trx) => {
-      tx = new StoreTx(trx, this.hooks, this.now);
+      tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
       return fn(tx);
     });
     if (tx && tx.changes.length > 0) this.emit(tx.changes);

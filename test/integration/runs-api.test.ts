@@ -379,16 +379,6 @@ for (const dialect of DIALECTS) {
         assert.equal(twice.body.error, 'run_terminal');
       });
 
-      // Two bugs keep a mid-flight cancel from working as specified (see the report):
-      // - SQLite: the worker never yields the event loop while a run steps without sleeping, so
-      //   even the create request only answers once the whole run has completed;
-      // - PostgreSQL: the cancel's optimistic commit loses to the worker's per-step commits and,
-      //   after 5 immediate retries, answers 409 `conflict`.
-      const STARVES =
-        'bug: src/engine/runner.ts drive() never yields to the event loop on SQLite (better-sqlite3 settles every await as a microtask): HTTP, timers and lease renewal starve until the run sleeps, suspends or ends';
-      const CANCEL_CONFLICT =
-        'bug: src/engine/engine.ts cancelRun reads the run without a row lock (readForUpdate → StoreTx.getRun, no FOR UPDATE) and retries 5× without backoff: on PostgreSQL a cancel of a busy run answers 409 conflict';
-
       /** Start a long busy run (no sleeps) and wait until the worker is inside its loop. */
       async function busyRun(): Promise<string> {
         const runId = await t.createRun('steps', { steps: 2_000, stepMs: 0 });
@@ -420,7 +410,6 @@ for (const dialect of DIALECTS) {
 
       it(
         'a run being executed → the cancel is accepted (cancelling), then cancelled, nothing runs after',
-        { todo: dialect === 'sqlite' ? STARVES : CANCEL_CONFLICT },
         async () => {
           const runId = await busyRun();
           const res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
@@ -432,7 +421,6 @@ for (const dialect of DIALECTS) {
 
       it(
         'a run being executed, cancel retried on 409 conflict → cancelled, nothing runs after',
-        dialect === 'sqlite' ? { todo: STARVES } : {},
         async () => {
           const runId = await busyRun();
           let res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
