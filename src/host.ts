@@ -44,9 +44,11 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     if (Number(freed.numUpdatedRows) > 0) log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
   }
   const bus = new InProcessBus();
-  store.onCommit((changes) =>
-    bus.publish(changes.map((c) => ({ runId: c.run.runId, tenantId: c.run.tenantId, status: c.run.status, lastSeq: c.run.nextSeq - 1 }))),
-  );
+  store.onCommit((changes) => {
+    // One notice per run and transaction, with its final state: readers go to the log anyway.
+    const last = new Map(changes.map((c) => [c.run.runId, c.run]));
+    bus.publish([...last.values()].map((r) => ({ runId: r.runId, tenantId: r.tenantId, status: r.status, lastSeq: r.nextSeq - 1 })));
+  });
   registerTaskRecords(store);
   const engine = new Engine(store, workflows);
   const publicSkills = () => workflows.list().filter((w) => w.public !== false).map((w) => w.id);

@@ -8,7 +8,7 @@ import { isTerminal } from '../store/model.js';
 import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
 import { findReply, findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
-import type { Message, MessageSendParams, Task, TaskIdParams, TaskQueryParams } from './types.js';
+import type { Message, MessageSendParams, Part, Task, TaskIdParams, TaskQueryParams } from './types.js';
 
 export interface A2AServiceOptions {
   defaultSkill: string;
@@ -93,11 +93,16 @@ export class A2AService {
       throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
     }
     const run = await this.engine.getRun(caller, rec.taskId);
+    const applied = () => this.replyApplied(caller, msg.messageId, rec.taskId);
     // A retried reply (same principal and messageId) is answered with the task as it is now.
-    if ((await findReply(this.engine.store, caller.tenantId, caller.principalId, msg.messageId)) === rec.taskId) return run;
+    if (await applied()) return run;
     if (isTerminal(run.status)) throw unsupportedOperation(`task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`);
     const open = await this.engine.store.getOpenInterrupt(run.runId);
-    if (!open) throw unsupportedOperation(`task ${rec.taskId} is not waiting for input`);
+    if (!open) {
+      // A copy of this very reply may have just been applied by a parallel request.
+      if (await applied()) return this.engine.getRun(caller, rec.taskId);
+      throw unsupportedOperation(`task ${rec.taskId} is not waiting for input`);
+    }
     const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
     if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
     const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
@@ -107,11 +112,18 @@ export class A2AService {
       return after;
     } catch (err) {
       // Lost a race with the same reply: the winner applied it; answer like a retry.
-      if ((await findReply(this.engine.store, caller.tenantId, caller.principalId, msg.messageId)) === rec.taskId) {
-        return this.engine.getRun(caller, rec.taskId);
-      }
+      if (await applied()) return this.engine.getRun(caller, rec.taskId);
       throw engineToA2A(err, rec.taskId);
     }
+  }
+
+  /** True if this reply was already applied to `taskId`; a messageId reused for another task is refused. */
+  private async replyApplied(caller: Caller, messageId: string, taskId: string): Promise<boolean> {
+    const appliedTo = await findReply(this.engine.store, caller.tenantId, caller.principalId, messageId);
+    if (appliedTo !== undefined && appliedTo !== taskId) {
+      throw invalidParams(`messageId '${messageId}' was already used for a reply to another task`);
+    }
+    return appliedTo === taskId;
   }
 
   private async get(caller: Caller, p: TaskQueryParams): Promise<Task> {
@@ -192,7 +204,15 @@ function skillOf(msg: Message, p: MessageSendParams): string | undefined {
 
 /** The caller's message, kept in the run's event log as task history (content stays internal). */
 function messageEvent(msg: Message, replyFrom?: string): NewEvent {
-  return { type: 'a2a.message', payload: { message: { ...msg, kind: 'message' }, ...(replyFrom ? { principalId: replyFrom } : {}) } };
+  const message = { ...msg, kind: 'message' as const, parts: msg.parts.map(withoutBytes) };
+  return { type: 'a2a.message', payload: { message, ...(replyFrom ? { principalId: replyFrom } : {}) } };
+}
+
+/** Inline file bytes never enter the event log: keep the reference (name, type, size) only. */
+function withoutBytes(part: Part): Part {
+  if (part.kind !== 'file' || !('bytes' in part.file)) return part;
+  const { bytes, ...rest } = part.file as { bytes: string; name?: string; mimeType?: string };
+  return { ...part, file: { ...rest, uri: `omitted:${Buffer.byteLength(bytes, 'base64')}-bytes` } } as Part;
 }
 
 function engineToA2A(err: unknown, taskId: string): unknown {

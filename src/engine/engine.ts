@@ -8,7 +8,9 @@ import type { RunChange, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
 import { decide, type Decision } from './interrupts.js';
-import { completeNode, failRun, findNode, noLease } from './transitions.js';
+import { cancelNow } from './cancel.js';
+import { driveInline } from './step.js';
+import { completeNode, failRun, findNode } from './transitions.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 
 /** What the engine needs from the workflow registry. */
@@ -118,6 +120,9 @@ export class Engine {
         },
         req.events ?? [],
       );
+      // With a local worker, the run's instantaneous prefix executes in this same transaction:
+      // a request that needs no waiting commits exactly once.
+      const settled = lease ? await driveInline(tx, def, run) : run;
       if (req.idempotency) {
         await tx.putIdempotency({
           tenantId: caller.tenantId,
@@ -128,7 +133,7 @@ export class Engine {
           response: { runId: run.runId },
         });
       }
-      return { run, replayed: false };
+      return { run: settled, replayed: false };
     });
   }
 
@@ -196,7 +201,9 @@ export class Engine {
     const def = this.definition(run);
     const now = new Date().toISOString();
     const change = await commitResolution(tx, def, run, d, now);
-    return { run: change.run, interrupt: d.interrupt, outcome: 'resolved' };
+    // The gate's successors run in the same transaction while they are instantaneous.
+    const after = this.worker ? await driveInline(tx, def, change.run) : change.run;
+    return { run: after, interrupt: d.interrupt, outcome: 'resolved' };
   }
 
   private async readForUpdate(tx: StoreTx, caller: Caller, runId: string): Promise<RunRecord> {
@@ -255,24 +262,6 @@ async function commitResolution(
   }
   const next = await completeNode(def, run, { output: d.output, detail: { outcome: d.action }, started: true }, now);
   return tx.commitRun(run, next.patch, [...d.events, ...next.events]);
-}
-
-/** Cancel immediately: no worker holds the run. */
-export async function cancelNow(tx: StoreTx, run: RunRecord, payload: Record<string, unknown>): Promise<RunChange> {
-  await tx.cancelOpenInterrupts(run.runId);
-  const nodeId = run.cursor.nodeId;
-  const events = [
-    ...(nodeId !== undefined ? [{ type: 'node.cancelled', nodeId, payload: {} }] : []),
-    { type: 'run.cancelled', payload },
-  ];
-  const patch = {
-    status: 'cancelled' as const,
-    cursor: { ordinals: run.cursor.ordinals },
-    wakeAt: undefined,
-    completedAt: new Date().toISOString(),
-    ...noLease,
-  };
-  return tx.commitRun(run, patch, events);
 }
 
 function initialVars(def: WorkflowDefinition): Record<string, unknown> {

@@ -5,14 +5,10 @@ import type { Logger } from 'pino';
 import type { ChangeBus } from '../bus/bus.js';
 import { metrics } from '../metrics.js';
 import { ConflictError } from '../store/errors.js';
-import type { InterruptKind, NewEvent, RunRecord } from '../store/model.js';
+import type { RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
-import type { RunPatch } from '../store/store.js';
-import { cancelNow, type Engine } from './engine.js';
-import { newInterruptId } from './ids.js';
-import { EXECUTORS } from './nodes/index.js';
-import type { NodeResult } from './nodes/types.js';
-import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
+import type { Engine } from './engine.js';
+import { step } from './step.js';
 
 export interface RunnerOptions {
   instanceId: string;
@@ -163,108 +159,12 @@ export class Runner {
 
   /** One committed step. Returns the run to keep driving, or undefined to stop. */
   private async step(run: RunRecord): Promise<RunRecord | undefined> {
-    const nowIso = new Date().toISOString();
-    // A pending run starts in the same commit as its first step: one transaction fewer per run.
-    let prefix: NewEvent[] = [];
-    switch (run.status) {
-      case 'cancelling':
-        await this.engine.store.transaction((tx) => cancelNow(tx, run, {}));
-        metrics.runsFinished.inc({ workflow: run.workflowId, status: 'cancelled' });
-        return undefined;
-      case 'pending':
-        prefix = [{ type: 'run.started', payload: { workflowId: run.workflowId } }];
-        break;
-      case 'running':
-        break;
-      default:
-        // Suspended or terminal runs do not need a worker; hand the lease back.
-        await this.engine.store.releaseLease(run.runId, this.opts.instanceId);
-        return undefined;
-    }
-    if (run.wakeAt !== undefined && run.wakeAt > Date.now()) {
-      await this.engine.store.releaseLease(run.runId, this.opts.instanceId);
-      return undefined;
-    }
-    const result = await this.execute(run);
-    return this.apply(run, result, nowIso, prefix);
-  }
-
-  private async execute(run: RunRecord): Promise<NodeResult> {
     const def = this.engine.definition(run);
-    const node = findNode(def, run.cursor.nodeId as string);
-    const executor = EXECUTORS.get(node.typeId);
-    const ordinal = run.cursor.ordinals[node.id] ?? 0;
-    if (!executor) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
-    try {
-      const result = await executor.execute({
-        runId: run.runId,
-        workflowId: run.workflowId,
-        node,
-        ordinal,
-        scope: scopeOf(run),
-        now: Date.now(),
-        ...(run.cursor.wakeAt !== undefined ? { wakeAt: run.cursor.wakeAt } : {}),
-        idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
-      });
-      metrics.nodeExecutions.inc({ type: node.typeId, outcome: result.kind });
-      return result;
-    } catch (err) {
-      metrics.nodeExecutions.inc({ type: node.typeId, outcome: 'error' });
-      return { kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } };
-    }
-  }
-
-  private async apply(run: RunRecord, result: NodeResult, nowIso: string, prefix: NewEvent[]): Promise<RunRecord | undefined> {
-    const def = this.engine.definition(run);
-    const nodeId = run.cursor.nodeId as string;
-    const started = run.cursor.started === true;
-    const ordinal = run.cursor.ordinals[nodeId] ?? 0;
-    const startEvent: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal } }];
-    switch (result.kind) {
-      case 'completed': {
-        const next = await completeNode(def, run, { output: result.output, ...(result.vars ? { vars: result.vars } : {}), started }, nowIso);
-        const after = await this.commit(run, next.patch, [...prefix, ...next.events]);
-        return after.status === 'running' ? after : undefined;
-      }
-      case 'failed': {
-        const f = failRun(run, result.error, nowIso, started);
-        await this.commit(run, f.patch, [...prefix, ...f.events]);
-        return undefined;
-      }
-      case 'sleep': {
-        const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true };
-        const events = started ? [] : [{ ...startEvent[0]!, payload: { ordinal, wakeAt: new Date(result.wakeAt).toISOString() } }];
-        await this.commit(run, { status: 'running', cursor, wakeAt: result.wakeAt, ...noLease }, [...prefix, ...events]);
-        return undefined;
-      }
-      case 'interrupt':
-        await this.suspend(run, result.interrupt.kind, result.interrupt.data, [...prefix, ...startEvent]);
-        return undefined;
-    }
-  }
-
-  private async suspend(run: RunRecord, kind: InterruptKind, data: Record<string, unknown>, startEvent: NewEvent[]): Promise<void> {
-    const nodeId = run.cursor.nodeId as string;
-    const interruptId = newInterruptId();
-    const status = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
-    const key = `${run.runId}:${nodeId}:${run.cursor.ordinals[nodeId] ?? 0}`;
-    const events: NewEvent[] = [
-      ...startEvent,
-      { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
-      { type: kind === 'approval' ? 'approval.requested' : 'clarification.requested', nodeId, payload: { interruptId, ...data } },
-      { type: 'interrupt.requested', nodeId, payload: { interruptId, kind, key } },
-    ];
-    await this.engine.store.transaction(async (tx) => {
-      const now = new Date().toISOString();
-      await tx.insertInterrupt({ interruptId, runId: run.runId, nodeId, kind, status: 'open', data, votes: [], exchanges: [], createdAt: now });
-      await tx.commitRun(run, { status, cursor: { ...run.cursor, started: true }, ...noLease }, events, this.fence);
-    });
-  }
-
-  private async commit(run: RunRecord, patch: RunPatch, events: NewEvent[] = []): Promise<RunRecord> {
-    const { run: after } = await this.engine.store.transaction((tx) => tx.commitRun(run, patch, events, this.fence));
-    if (isTerminal(after.status)) metrics.runsFinished.inc({ workflow: after.workflowId, status: after.status });
-    return after;
+    const out = await this.engine.store.transaction((tx) => step(tx, def, run, { fence: this.fence }));
+    if (out.kind === 'continue') return out.run;
+    // Not runnable now (timer not due, suspended, terminal): hand the lease back.
+    if (out.kind === 'idle') await this.engine.store.releaseLease(run.runId, this.opts.instanceId);
+    return undefined;
   }
 
   /** Stop claiming, let in-flight steps finish (bounded), and hand every lease back. */

@@ -286,11 +286,6 @@ for (const dialect of DIALECTS) {
       it(
         '5 parallel copies of one reply → one decision, every caller gets the task',
         {
-          todo:
-            'bug (race, seen on PostgreSQL): src/a2a/service.ts resume() checks findReply() once (line ~97), then ' +
-            'throws -32004 "not waiting for input" when getOpenInterrupt() (line ~99) finds the gate already closed by ' +
-            'a concurrent copy of the same reply; only errors from resolveInterrupt() re-check findReply(). Fix: re-check ' +
-            'findReply() === rec.taskId before the isTerminal / !open -32004 throws too (e.g. one helper used at all three)',
         },
         async () => {
           const task = await atGate('parallel');
@@ -320,13 +315,6 @@ for (const dialect of DIALECTS) {
       it(
         'a reply reusing a messageId already applied to another task is a client error, not -32603',
         {
-          todo:
-            'bug: src/a2a/task-records.ts recordReplies inserts a2a_messages with primary key (tenant, principal, ' +
-            'message_id); src/a2a/service.ts resume() only short-circuits when findReply() names THIS task, so a reply ' +
-            "to task B with a messageId already used on task A hits the key, Engine.withRetry (src/engine/engine.ts " +
-            "isConflict) retries it 5 times as an optimistic conflict, and the EngineError('conflict') falls through " +
-            'engineToA2A to -32603 Internal error. Fix: in resume(), when findReply() returns another task, throw ' +
-            'invalidParams("messageId … was already used for a reply to another task") (or key a2a_messages by task_id)',
         },
         async () => {
           const a = await atGate('a');

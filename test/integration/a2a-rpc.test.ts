@@ -568,11 +568,6 @@ for (const dialect of DIALECTS) {
       it(
         'inline file bytes are not written to the run event log',
         {
-          todo:
-            'bug (or wrong comment): src/a2a/projection.ts FileInputRef.size says "the bytes themselves never enter run ' +
-            'inputs or the log", but src/a2a/service.ts messageEvent() stores the whole message, file bytes included, ' +
-            'in the a2a.message event, so GET /v1/runs/{id}/events (and every Task history) returns them. Fix: store ' +
-            'file parts in a2a.message without `bytes` (keep name/mimeType/size), or correct the comment',
         },
         async () => {
           const bytes = Buffer.from('TOP-SECRET-FILE-CONTENT').toString('base64');

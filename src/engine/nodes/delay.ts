@@ -4,6 +4,7 @@ import { renderTemplate } from '../workflow/evaluate.js';
 import type { NodeExecutor } from './types.js';
 
 export const delay: NodeExecutor = {
+  inline: true,
   typeId: 'core.delay',
   async execute(ctx) {
     if (ctx.wakeAt !== undefined) {

@@ -3,6 +3,7 @@ import { renderTemplate } from '../workflow/evaluate.js';
 import type { NodeExecutor } from './types.js';
 
 export const fail: NodeExecutor = {
+  inline: true,
   typeId: 'core.fail',
   async execute(ctx) {
     const config = ctx.node.config as { code: string; message: string };

@@ -10,6 +10,7 @@ export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
 export const normalizeAction = (a: string): string => (a === 'edit' ? 'edit-accept' : a);
 
 export const approvalGate: NodeExecutor = {
+  inline: true,
   typeId: 'core.approvalGate',
   async execute(ctx) {
     const c = ctx.node.config as {
@@ -50,6 +51,7 @@ export const approvalGate: NodeExecutor = {
 };
 
 export const clarificationGate: NodeExecutor = {
+  inline: true,
   typeId: 'core.clarificationGate',
   async execute(ctx) {
     const c = ctx.node.config as { questions: Array<{ id: string; question: string }>; title?: string };

@@ -3,6 +3,7 @@ import { renderTemplate } from '../workflow/evaluate.js';
 import type { NodeExecutor } from './types.js';
 
 export const transform: NodeExecutor = {
+  inline: true,
   typeId: 'core.transform',
   async execute(ctx) {
     const config = ctx.node.config as { output?: unknown; set?: Record<string, unknown> };

@@ -36,5 +36,8 @@ export type NodeResult =
 
 export interface NodeExecutor {
   readonly typeId: string;
+  /** Fast and free of external I/O: may run inside the transaction of the request that
+   * started or resumed the run. Executors that call out must leave this false. */
+  readonly inline?: boolean;
   execute(ctx: NodeContext): Promise<NodeResult>;
 }

@@ -58,6 +58,8 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   // JSON-RPC: parse the body ourselves so malformed JSON is a JSON-RPC -32700, not a REST 400.
   void app.register(async (rpc) => {
     rpc.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    // Whatever the declared type, the answer is JSON-RPC (a missing Content-Type is a client slip).
+    rpc.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
     rpc.post('/v1/a2a', async (req, reply) => {
       void reply.header('Content-Type', 'application/json');
       return handleRpc(deps.service, req.caller, String(req.body ?? ''));
