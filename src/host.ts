@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { A2AService } from './a2a/service.js';
+import { A2AStreams } from './a2a/stream.js';
 import { registerTaskRecords } from './a2a/task-records.js';
 import { InProcessBus } from './bus/in-process.js';
 import { type Config, sqliteFile } from './config.js';
@@ -61,7 +62,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     engine,
     bus,
     workflows,
-    plugins: [(a) => a2aRoutes(a, { config, engine, workflows, service: a2a })],
+    plugins: [(a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams: new A2AStreams(engine, bus, a2a) })],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
 

@@ -35,7 +35,8 @@ export class A2AService {
         return this.cancel(caller, params as TaskIdParams);
       case 'message/stream':
       case 'tasks/resubscribe':
-        throw unsupportedOperation('streaming is not enabled on this host yet');
+        // Served as SSE by the HTTP layer (src/http/routes/a2a.ts), never as a JSON reply.
+        throw unsupportedOperation(`${method} must be requested over the streaming endpoint`);
       case 'tasks/pushNotificationConfig/set':
       case 'tasks/pushNotificationConfig/get':
       case 'tasks/pushNotificationConfig/list':
@@ -49,12 +50,19 @@ export class A2AService {
   }
 
   private async send(caller: Caller, p: MessageSendParams): Promise<Task> {
-    if (p.configuration?.pushNotificationConfig) throw pushNotSupported();
-    const msg = p.message;
-    const run = msg.taskId ? await this.resume(caller, msg) : await this.start(caller, p);
+    const { run } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run.runId) : run;
     return this.task(caller, settled.runId, p.configuration?.historyLength);
+  }
+
+  /**
+   * Start a task, or resume one with a reply. `before` is the last event sequence that preceded
+   * this message's effects (-1 for a new task), where a stream of this turn begins.
+   */
+  async startOrResume(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; before: number }> {
+    if (p.configuration?.pushNotificationConfig) throw pushNotSupported();
+    return p.message.taskId ? this.resume(caller, p.message) : { run: await this.start(caller, p), before: -1 };
   }
 
   private async start(caller: Caller, p: MessageSendParams): Promise<RunRecord> {
@@ -87,20 +95,22 @@ export class A2AService {
   }
 
   /** A message into an existing task resolves its open interrupt (same path as REST). */
-  private async resume(caller: Caller, msg: Message): Promise<RunRecord> {
+  private async resume(caller: Caller, msg: Message): Promise<{ run: RunRecord; before: number }> {
     const rec = await this.record(caller, msg.taskId as string);
     if (msg.contextId !== undefined && msg.contextId !== rec.contextId) {
       throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
     }
     const run = await this.engine.getRun(caller, rec.taskId);
+    const before = run.nextSeq - 1;
+    const current = async () => ({ run: await this.engine.getRun(caller, rec.taskId), before });
     const applied = () => this.replyApplied(caller, msg.messageId, rec.taskId);
     // A retried reply (same principal and messageId) is answered with the task as it is now.
-    if (await applied()) return run;
+    if (await applied()) return { run, before };
     if (isTerminal(run.status)) throw unsupportedOperation(`task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`);
     const open = await this.engine.store.getOpenInterrupt(run.runId);
     if (!open) {
       // A copy of this very reply may have just been applied by a parallel request.
-      if (await applied()) return this.engine.getRun(caller, rec.taskId);
+      if (await applied()) return current();
       throw unsupportedOperation(`task ${rec.taskId} is not waiting for input`);
     }
     const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
@@ -109,10 +119,10 @@ export class A2AService {
     try {
       const reply = messageEvent(msg, caller.principalId);
       const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [reply]);
-      return after;
+      return { run: after, before };
     } catch (err) {
       // Lost a race with the same reply: the winner applied it; answer like a retry.
-      if (await applied()) return this.engine.getRun(caller, rec.taskId);
+      if (await applied()) return current();
       throw engineToA2A(err, rec.taskId);
     }
   }

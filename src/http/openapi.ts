@@ -455,16 +455,21 @@ function paths(): Json {
         description:
           'One JSON-RPC 2.0 request per call. Every JSON-RPC outcome, including the -32xxx errors (parse error, ' +
           'invalid request, unknown method, invalid params, task not found, …), is answered with **HTTP 200** and a ' +
-          'JSON-RPC error object. HTTP errors are only those of the transport: authentication, body size, media type.',
+          'JSON-RPC error object. HTTP errors are only those of the transport: authentication, body size, media type. ' +
+          '`message/stream` and `tasks/resubscribe` answer `text/event-stream`: each `data:` is one JSON-RPC response, each ' +
+          '`id:` the run event sequence; `tasks/resubscribe` resumes after `Last-Event-ID` (header or `params.metadata.lastEventId`).',
         requestBody: { required: true, content: json(ref('JsonRpcRequest'), { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'run_x' } }) },
         responses: {
           '200': {
             description: 'A JSON-RPC response: a result, or an error object (HTTP status 200 either way).',
-            content: json({ oneOf: [ref('JsonRpcSuccessResponse'), ref('JsonRpcErrorResponse')] }, {
-              jsonrpc: '2.0',
-              id: 1,
-              error: { code: rpcErrors.TASK_NOT_FOUND, message: 'Task not found: run_x' },
-            }),
+            content: {
+              ...json({ oneOf: [ref('JsonRpcSuccessResponse'), ref('JsonRpcErrorResponse')] }, {
+                jsonrpc: '2.0',
+                id: 1,
+                error: { code: rpcErrors.TASK_NOT_FOUND, message: 'Task not found: run_x' },
+              }),
+              'text/event-stream': { schema: { type: 'string', description: 'SSE frames of JSON-RPC responses (streaming methods).' } },
+            },
           },
           '401': shared('Unauthorized'),
           '413': shared('PayloadTooLarge'),
@@ -584,6 +589,27 @@ function paths(): Json {
         parameters: [runIdParam, nodeIdParam],
         requestBody: { required: true, content: json(ref('LegacyApprovalRequest'), { action: 'accept' }) },
         responses: { '200': resolveOk, ...resolveErrors },
+      },
+    },
+    '/v1/runs/{id}/events': {
+      get: {
+        operationId: 'streamRunEvents',
+        tags: ['runs'],
+        summary: 'Follow the run’s event log (SSE)',
+        description:
+          'Server-Sent Events: `id:` is the event sequence, `event:` its type, `data:` the event document. Sends every event after ' +
+          '`Last-Event-ID` (all when absent), then live events, and closes after the run’s final event. `:keepalive` comments at ' +
+          'least every 15 s. A client that stops reading is disconnected and may resume by id.',
+        parameters: [
+          runIdParam,
+          { name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this event sequence.', schema: { type: 'integer', minimum: -1 } },
+        ],
+        responses: {
+          '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          '400': bad('path or Last-Event-ID'),
+          '401': shared('Unauthorized'),
+          '404': notFoundRun,
+        },
       },
     },
     '/v1/runs/{id}/events/poll': {

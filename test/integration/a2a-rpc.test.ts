@@ -337,14 +337,15 @@ for (const dialect of DIALECTS) {
         assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id }));
       });
 
-      it('-32004: message/stream and tasks/resubscribe while streaming is off (and message/stream starts nothing)', async () => {
-        const res = await noNewRuns(() => alice.rpc('message/stream', { message: textMessage('x') }, 's1'));
-        assertRpcError(res, -32004, 's1');
-        assert.match(String(res.headers['content-type']), /^application\/json/);
+      it('streams: errors before the first event are plain JSON-RPC errors (-32001, -32602) and start nothing', async () => {
+        const unknown = await alice.rpc('tasks/resubscribe', { id: 'run_nope' }, 's2');
+        assertRpcError(unknown, -32001, 's2');
+        assert.match(String(unknown.headers['content-type']), /^application\/json/);
+        const bad = await noNewRuns(() => alice.rpc('message/stream', { message: { kind: 'message', role: 'user', parts: [] } }, 's1'));
+        assertRpcError(bad, -32602, 's1');
         const task = await echoTask();
-        await untouched(task.id, async () => {
-          assertRpcError(await alice.rpc('tasks/resubscribe', { id: task.id }, 's2'), -32004, 's2');
-        });
+        const cursor = await alice.rpc('tasks/resubscribe', { id: task.id, metadata: { lastEventId: 'abc' } }, 's3');
+        assertRpcError(cursor, -32602, 's3');
       });
 
       it('-32004: a message into a terminal task', async () => {

@@ -1,10 +1,14 @@
 // The A2A surface: the agent card, the JSON-RPC endpoint, the A2ATaskState host read and (behind
 // HANDOFF_TEST_SEAMS=1) the RFC 0100 conformance seams.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
 import { toA2AError } from '../../a2a/errors.js';
 import { errorResponse, parseEnvelope, parseJson, successResponse, validateParams } from '../../a2a/jsonrpc.js';
 import type { A2AService } from '../../a2a/service.js';
+import type { A2AStreams, OpenedStream } from '../../a2a/stream.js';
+import type { MessageSendParams, TaskIdParams } from '../../a2a/types.js';
+import { invalidParams } from '../../a2a/errors.js';
+import { parseLastEventId, SseStream, streamRegistry } from '../sse.js';
 import { getTaskRecord, toStateRecord } from '../../a2a/task-records.js';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/engine.js';
@@ -17,10 +21,11 @@ export interface A2ARouteDeps {
   engine: Engine;
   workflows: WorkflowRegistry;
   service: A2AService;
+  streams: A2AStreams;
 }
 
 /** The features this host really serves; the card and the discovery block both read these. */
-export const A2A_FEATURES = { streaming: false, pushNotifications: false } as const;
+export const A2A_FEATURES = { streaming: true, pushNotifications: false } as const;
 
 export function baseUrl(config: Config, req: FastifyRequest): string {
   if (config.publicUrl) return config.publicUrl;
@@ -60,27 +65,80 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     rpc.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
     // Whatever the declared type, the answer is JSON-RPC (a missing Content-Type is a client slip).
     rpc.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    const open = streamRegistry(rpc);
     rpc.post('/v1/a2a', async (req, reply) => {
+      const parsed = parseRequest(String(req.body ?? ''));
+      if ('error' in parsed) return reply.header('Content-Type', 'application/json').send(parsed);
+      if (STREAMING.has(parsed.method)) return streamRpc(deps, open, req, reply, parsed);
       void reply.header('Content-Type', 'application/json');
-      return handleRpc(deps.service, req.caller, String(req.body ?? ''));
+      return callRpc(deps.service, req.caller, parsed);
     });
   });
 
   if (deps.config.testSeams) seamRoutes(app, deps, readRecord);
 }
 
-async function handleRpc(service: A2AService, caller: FastifyRequest['caller'], text: string) {
+const STREAMING = new Set(['message/stream', 'tasks/resubscribe']);
+
+interface RpcCall {
+  id: string | number | null;
+  method: string;
+  params: unknown;
+}
+
+/** Parse and validate a JSON-RPC request; a failure is already the error response to send. */
+function parseRequest(text: string): RpcCall | ReturnType<typeof errorResponse> {
   const json = parseJson(text);
   if (!json.ok) return errorResponse(null, json.error);
   const env = parseEnvelope(json.value);
   if (!env.ok) return errorResponse(env.id, env.error);
   const invalid = validateParams(env.method, env.params);
   if (invalid) return errorResponse(env.id, invalid);
+  return { id: env.id, method: env.method, params: env.params };
+}
+
+async function callRpc(service: A2AService, caller: FastifyRequest['caller'], call: RpcCall) {
   try {
-    return successResponse(env.id, await service.call(caller, env.method, env.params));
+    return successResponse(call.id, await service.call(caller, call.method, call.params));
   } catch (err) {
-    return errorResponse(env.id, toA2AError(err));
+    return errorResponse(call.id, toA2AError(err));
   }
+}
+
+/** message/stream and tasks/resubscribe: errors before the first event are plain JSON-RPC errors;
+ * after it, an `error` event. Each event's SSE id is the run event sequence. */
+async function streamRpc(deps: A2ARouteDeps, registry: Set<SseStream>, req: FastifyRequest, reply: FastifyReply, call: RpcCall) {
+  let opened: OpenedStream;
+  try {
+    opened = await openStream(deps, req, call);
+  } catch (err) {
+    return reply.header('Content-Type', 'application/json').send(errorResponse(call.id, toA2AError(err)));
+  }
+  const sse = new SseStream(req, reply, {}, registry);
+  try {
+    if (opened.first) sse.send(successResponse(call.id, opened.first.result), idOf(opened.first.id));
+    for await (const item of deps.streams.updates(opened, sse.signal)) {
+      if (!(await sse.ready())) break;
+      sse.send(successResponse(call.id, item.result), idOf(item.id));
+    }
+  } catch (err) {
+    sse.send(errorResponse(call.id, toA2AError(err)), { event: 'error' });
+  }
+  sse.close();
+}
+
+const idOf = (id: number | undefined) => (id === undefined || id < 0 ? {} : { id });
+
+function openStream(deps: A2ARouteDeps, req: FastifyRequest, call: RpcCall): Promise<OpenedStream> {
+  if (call.method === 'message/stream') return deps.streams.openMessage(req.caller, call.params as MessageSendParams);
+  const params = call.params as TaskIdParams;
+  let after: number | undefined;
+  try {
+    after = parseLastEventId(req.headers['last-event-id'] ?? params.metadata?.lastEventId);
+  } catch (err) {
+    throw invalidParams((err as Error).message);
+  }
+  return deps.streams.openObserver(req.caller, params.id, after);
 }
 
 /** RFC 0100 conformance seams (spec/openwop.md §6.5): they drive the real code path. */

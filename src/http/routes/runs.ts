@@ -6,6 +6,8 @@ import type { Caller, Engine } from '../../engine/engine.js';
 import { metrics } from '../../metrics.js';
 import { isTerminal } from '../../store/model.js';
 import { HttpError } from '../errors.js';
+import { followRun } from '../../engine/follow.js';
+import { parseLastEventId, SseStream, streamRegistry } from '../sse.js';
 import { eventDoc, runSnapshot } from '../views.js';
 
 const RunId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -119,6 +121,24 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus):
     { schema: { params: NodeParams, body: LegacyBody } },
     async (req) => resolve(req.caller, req.params.id, req.params.nodeId, req.body),
   );
+
+  // The run's event log as SSE: the backlog after Last-Event-ID, then live, closed at the end.
+  const streams = streamRegistry(app);
+  app.get<{ Params: Static<typeof RunId> }>('/v1/runs/:id/events', { schema: { params: RunId } }, async (req, reply) => {
+    const run = await engine.getRun(req.caller, req.params.id);
+    let after: number | undefined;
+    try {
+      after = parseLastEventId(req.headers['last-event-id']);
+    } catch (err) {
+      throw new HttpError(400, 'validation_error', (err as Error).message);
+    }
+    const sse = new SseStream(req, reply, {}, streams);
+    for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: sse.signal })) {
+      if (!(await sse.ready())) break;
+      sse.send(eventDoc(e), { id: e.sequence, event: e.type });
+    }
+    sse.close();
+  });
 
   app.get<{ Params: Static<typeof RunId>; Querystring: Static<typeof PollQuery> }>(
     '/v1/runs/:id/events/poll',

@@ -1,0 +1,123 @@
+// A2A streams over the durable event log: message/stream and tasks/resubscribe. Each run event
+// that changes what an A2A client sees becomes a status-update or artifact-update whose SSE id is
+// the event's sequence, so a client can re-attach after any id and miss nothing.
+import type { ChangeBus } from '../bus/bus.js';
+import type { Caller, Engine } from '../engine/engine.js';
+import { followRun } from '../engine/follow.js';
+import type { RunEvent } from '../store/model.js';
+import { isTerminal } from '../store/model.js';
+import { artifactFromEvent, isTerminalState, projectState, toArtifactUpdate, toStatusUpdate } from './projection.js';
+import { taskNotFound } from './errors.js';
+import type { A2AService } from './service.js';
+import { getTaskRecord } from './task-records.js';
+import type { A2AInterruptKind, StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
+
+/** `message`: the turn ends at input-required too; `observe` (resubscribe) only at a terminal state. */
+export type StreamMode = 'message' | 'observe';
+
+export interface StreamItem {
+  /** The run event sequence: the SSE id a client resumes after. */
+  id?: number;
+  result: Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
+}
+
+export interface OpenedStream {
+  taskId: string;
+  contextId: string;
+  /** Sent first (a Task), if any. */
+  first?: StreamItem;
+  /** Follow the log after this sequence. */
+  after: number;
+  mode: StreamMode;
+  /** The state the client last saw, so repeats are not sent. */
+  state?: StoredTaskState;
+}
+
+export class A2AStreams {
+  constructor(
+    private readonly engine: Engine,
+    private readonly bus: ChangeBus,
+    private readonly service: A2AService,
+  ) {}
+
+  /** message/stream: start or resume like message/send (errors surface before any SSE byte). */
+  async openMessage(caller: Caller, params: Parameters<A2AService['startOrResume']>[1]): Promise<OpenedStream> {
+    const { run, before } = await this.service.startOrResume(caller, params);
+    const task = await this.service.task(caller, run.runId, params.configuration?.historyLength);
+    // The first Task shows the state before this message's effects; the log replays the rest.
+    const state: StoredTaskState = before === -1 ? 'submitted' : 'input-required';
+    const first: Task = { ...task, status: { state, timestamp: before === -1 ? run.createdAt : task.status.timestamp } };
+    if (before === -1) delete first.artifacts;
+    return { taskId: run.runId, contextId: task.contextId, first: { result: first }, after: before, mode: 'message', state };
+  }
+
+  /** tasks/resubscribe: read-only. Without a cursor the current Task first; with one, the backlog. */
+  async openObserver(caller: Caller, taskId: string, lastEventId?: number): Promise<OpenedStream> {
+    if (!(await getTaskRecord(this.engine.store, taskId, caller.tenantId))) throw taskNotFound(taskId);
+    // Read the run (its last sequence) before building the Task: the Task may then be newer
+    // than the cursor, never older, and a repeated state is not sent twice.
+    const run = await this.engine.getRun(caller, taskId);
+    const task = await this.service.task(caller, taskId);
+    if (lastEventId !== undefined) {
+      return { taskId, contextId: task.contextId, after: lastEventId, mode: 'observe' };
+    }
+    const opened: OpenedStream = {
+      taskId,
+      contextId: task.contextId,
+      first: { id: run.nextSeq - 1, result: task },
+      after: run.nextSeq - 1,
+      mode: 'observe',
+      state: task.status.state as StoredTaskState,
+    };
+    // A terminal task: the snapshot is all there is.
+    if (isTerminal(run.status)) opened.after = Number.MAX_SAFE_INTEGER;
+    return opened;
+  }
+
+  /** The updates after `opened.after`, ending with the `final: true` update of the stream's mode. */
+  async *updates(opened: OpenedStream, signal: AbortSignal): AsyncGenerator<StreamItem> {
+    if (opened.after === Number.MAX_SAFE_INTEGER) return;
+    let state = opened.state;
+    for await (const e of followRun(this.engine.store, this.bus, opened.taskId, { after: opened.after, signal })) {
+      const art = e.type === 'artifact.created' ? artifactFromEvent(e) : undefined;
+      if (art) {
+        yield { id: e.sequence, result: toArtifactUpdate(opened.taskId, opened.contextId, art, { lastChunk: true }) };
+        continue;
+      }
+      const next = stateOf(e);
+      if (!next || next.state === state) continue;
+      state = next.state;
+      const final = isTerminalState(next.state) || (opened.mode === 'message' && next.state === 'input-required');
+      const update = toStatusUpdate(opened.taskId, opened.contextId, next.state, e.timestamp, {
+        final,
+        ...(next.interruptKind ? { interruptKind: next.interruptKind } : {}),
+        ...(next.error ? { error: next.error } : {}),
+      });
+      yield { id: e.sequence, result: update };
+      if (final) return;
+    }
+  }
+}
+
+/** The A2A state a run event moves the task into, if it moves it at all. */
+function stateOf(e: RunEvent): { state: StoredTaskState; interruptKind?: A2AInterruptKind; error?: { code: string; message: string } } | undefined {
+  switch (e.type) {
+    case 'run.started':
+    case 'node.resumed':
+      return { state: projectState('running').state };
+    case 'interrupt.requested': {
+      const kind = e.payload.kind === 'clarification' ? 'clarification' : 'approval';
+      return { state: 'input-required', interruptKind: kind };
+    }
+    case 'run.completed':
+      return { state: 'completed' };
+    case 'run.failed': {
+      const err = (e.payload.error ?? {}) as { code?: string; message?: string };
+      return { state: 'failed', error: { code: err.code ?? 'run_failed', message: err.message ?? 'The run failed' } };
+    }
+    case 'run.cancelled':
+      return { state: 'canceled' };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,60 @@
+// Following a run's event log: the one stream engine behind the REST SSE stream, message/stream
+// and tasks/resubscribe. It subscribes to the change bus FIRST and reads the log SECOND, so an
+// event committed between the two is never lost (spec/openwop.md §7.3); it reads every event
+// from the store by cursor, so a follower can start after any sequence, on any instance, after
+// any restart, and never sees an event twice.
+//
+//   for await (const e of followRun(store, bus, runId, { after: lastEventId, signal })) send(e);
+import type { ChangeBus } from '../bus/bus.js';
+import { isTerminal, type RunEvent } from '../store/model.js';
+import type { Store } from '../store/store.js';
+
+/** The last event a run ever appends: a follower ends after it. */
+export const FINAL_EVENT_TYPES: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+export interface FollowOptions {
+  /** Deliver events with sequence > after (-1: from the start). */
+  after?: number;
+  /** Stop following (client gone, server closing). */
+  signal?: AbortSignal;
+  /** Page size of each read from the log. */
+  pageSize?: number;
+}
+
+export async function* followRun(store: Store, bus: ChangeBus, runId: string, opts: FollowOptions = {}): AsyncGenerator<RunEvent> {
+  const page = opts.pageSize ?? 500;
+  let last = opts.after ?? -1;
+  let dirty = true;
+  let wake: (() => void) | undefined;
+  const unsubscribe = bus.subscribeRun(runId, (n) => {
+    if (n.lastSeq > last) {
+      dirty = true;
+      wake?.();
+    }
+  });
+  const onAbort = () => wake?.();
+  opts.signal?.addEventListener('abort', onAbort);
+  try {
+    while (!opts.signal?.aborted) {
+      dirty = false;
+      const batch = await store.listEvents(runId, last, page);
+      for (const e of batch) {
+        last = e.sequence;
+        yield e;
+        if (FINAL_EVENT_TYPES.has(e.type)) return;
+      }
+      if (batch.length === page || dirty) continue;
+      // Caught up on a run that has already ended (the final event was before `after`).
+      const run = await store.getRun(runId);
+      if (!run || isTerminal(run.status)) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        if (dirty || opts.signal?.aborted) resolve();
+      });
+      wake = undefined;
+    }
+  } finally {
+    unsubscribe();
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
