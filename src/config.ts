@@ -29,6 +29,8 @@ export interface Config {
   sqliteSynchronous: 'NORMAL' | 'FULL';
   bodyLimit: number;
   instanceId: string;
+  /** SSE: keepalive comment interval and the per-connection buffer cap. */
+  sse: { keepaliveMs: number; maxBufferedBytes: number };
 }
 
 /** The demo workflows shipped with the package (…/workflows next to dist/ and src/). */
@@ -73,6 +75,10 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     sqliteSynchronous: env.HANDOFF_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
     bodyLimit: int('HANDOFF_BODY_LIMIT', env.HANDOFF_BODY_LIMIT ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
     instanceId: env.HANDOFF_INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    sse: {
+      keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
+      maxBufferedBytes: int('HANDOFF_SSE_MAX_BUFFER', env.HANDOFF_SSE_MAX_BUFFER ?? String(1024 * 1024), 1024, 256 * 1024 * 1024),
+    },
   };
   if (databaseUrl) config.databaseUrl = databaseUrl;
   if (env.HANDOFF_PG_SCHEMA) config.pgSchema = env.HANDOFF_PG_SCHEMA;

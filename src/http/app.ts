@@ -56,7 +56,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       reply.elapsedTime / 1000,
     );
   });
-  runRoutes(app, deps.engine, deps.bus);
+  runRoutes(app, deps.engine, deps.bus, deps.config.sse);
   openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, {
     families: deps.discovery?.families ?? (() => ({})),

@@ -114,7 +114,7 @@ async function streamRpc(deps: A2ARouteDeps, registry: Set<SseStream>, req: Fast
   } catch (err) {
     return reply.header('Content-Type', 'application/json').send(errorResponse(call.id, toA2AError(err)));
   }
-  const sse = new SseStream(req, reply, {}, registry);
+  const sse = new SseStream(req, reply, deps.config.sse, registry);
   try {
     if (opened.first) sse.send(successResponse(call.id, opened.first.result), idOf(opened.first.id));
     for await (const item of deps.streams.updates(opened, sse.signal)) {

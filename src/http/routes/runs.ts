@@ -7,7 +7,7 @@ import { metrics } from '../../metrics.js';
 import { isTerminal } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
-import { parseLastEventId, SseStream, streamRegistry } from '../sse.js';
+import { parseLastEventId, type SseOptions, SseStream, streamRegistry } from '../sse.js';
 import { eventDoc, runSnapshot } from '../views.js';
 
 const RunId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -36,7 +36,7 @@ export const PollQuery = Type.Object(
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~:-]{1,255}$/;
 
-export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus): void {
+export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, sse: SseOptions = {}): void {
   // Long-polls parked waiting for events; a graceful shutdown answers them at once.
   const parked = new Set<() => void>();
   app.addHook('preClose', async () => {
@@ -132,12 +132,12 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus):
     } catch (err) {
       throw new HttpError(400, 'validation_error', (err as Error).message);
     }
-    const sse = new SseStream(req, reply, {}, streams);
-    for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: sse.signal })) {
-      if (!(await sse.ready())) break;
-      sse.send(eventDoc(e), { id: e.sequence, event: e.type });
+    const stream = new SseStream(req, reply, sse, streams);
+    for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: stream.signal })) {
+      if (!(await stream.ready())) break;
+      stream.send(eventDoc(e), { id: e.sequence, event: e.type });
     }
-    sse.close();
+    stream.close();
   });
 
   app.get<{ Params: Static<typeof RunId>; Querystring: Static<typeof PollQuery> }>(
