@@ -1,6 +1,7 @@
 // The persisted A2ATaskState (RFC 0100 §2), one row per run, kept current by a transition hook
 // that runs inside every run transaction — so the record can never disagree with its run.
 import { newContextId } from '../engine/ids.js';
+import type { A2ATasksTable } from '../store/db.js';
 import type { RunRecord } from '../store/model.js';
 import type { RunChange, Store, StoreTx } from '../store/store.js';
 import { projectState, toTaskState } from './projection.js';
@@ -120,16 +121,7 @@ export function expectedStateRecord(run: RunRecord, contextId: string, updatedAt
   return toTaskState({ runId: run.runId, status: run.status, contextId, updatedAt });
 }
 
-function fromRow(row: {
-  task_id: string;
-  tenant_id: string;
-  principal_id: string;
-  context_id: string;
-  message_id: string | null;
-  state: string;
-  interrupt_kind: string | null;
-  updated_at: string;
-}): TaskRecord {
+function fromRow(row: A2ATasksTable): TaskRecord {
   const rec: TaskRecord = {
     taskId: row.task_id,
     tenantId: row.tenant_id,

@@ -6,7 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { a2aClient, assertRpcError, assertSchema, rpcRaw, textMessage, validateA2ABlock } from '../support/a2a.js';
+import {
+  a2aClient,
+  assertRpcError,
+  assertSchema,
+  rpcRaw,
+  textMessage,
+  validateA2ABlock,
+} from '../support/a2a.js';
 import { type Headers, type Json, type TestHost, bearer, startTestHost } from '../support/host.js';
 
 const KEY_ALICE = 'key-alice-0001';

@@ -21,14 +21,14 @@ import {
   skillMessage,
   textMessage,
   textPart,
+  API_KEYS,
+  KEY_ALICE,
+  KEY_BOB,
+  KEY_EVE,
+  startA2ATeam,
 } from '../support/a2a.js';
 import { DIALECTS, type Json, type TestHost, bearer, startTestHost, waitForEvent } from '../support/host.js';
 
-const KEY_ALICE = 'key-alice-0001';
-const KEY_BOB = 'key-bob-000001';
-const KEY_EVE = 'key-eve-000001';
-/** alice and bob share tenant t1; eve is tenant t2. */
-const API_KEYS = `${KEY_ALICE}=t1:alice,${KEY_BOB}=t1:bob,${KEY_EVE}=t2:eve`;
 
 const SKILLS = ['approval', 'clarify', 'echo', 'fail', 'steps'];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -49,10 +49,7 @@ for (const dialect of DIALECTS) {
     let eve: A2AClient;
 
     before(async () => {
-      t = await startTestHost({ pg: dialect === 'postgres', apiKeys: API_KEYS });
-      alice = a2aClient(t, bearer(KEY_ALICE));
-      bob = a2aClient(t, bearer(KEY_BOB));
-      eve = a2aClient(t, bearer(KEY_EVE));
+      ({ t, alice, bob, eve } = await startA2ATeam(dialect));
     });
     after(async () => {
       await t?.close();

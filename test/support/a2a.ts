@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { type Headers, type Json, REPO_ROOT, type Reply, type TestHost } from './host.js';
+import { bearer, type Headers, type Json, REPO_ROOT, type Reply, startTestHost, type TestHost } from './host.js';
 
 // ---------------------------------------------------------------- schemas
 
@@ -190,4 +190,23 @@ export function artifactData(task: Json): Json {
   const part = task.artifacts[0].parts[0];
   assert.equal(part.kind, 'data');
   return part.data;
+}
+
+/** The identities of the A2A suites: alice and bob share tenant t1; eve is tenant t2. */
+export const KEY_ALICE = 'key-alice-0001';
+export const KEY_BOB = 'key-bob-000001';
+export const KEY_EVE = 'key-eve-000001';
+export const API_KEYS = `${KEY_ALICE}=t1:alice,${KEY_BOB}=t1:bob,${KEY_EVE}=t2:eve`;
+
+export interface A2ATeam {
+  t: TestHost;
+  alice: A2AClient;
+  bob: A2AClient;
+  eve: A2AClient;
+}
+
+/** A host with API keys for alice, bob and eve, and a client for each. */
+export async function startA2ATeam(dialect: string, env: Record<string, string> = {}): Promise<A2ATeam> {
+  const t = await startTestHost({ pg: dialect === 'postgres', apiKeys: API_KEYS, env });
+  return { t, alice: a2aClient(t, bearer(KEY_ALICE)), bob: a2aClient(t, bearer(KEY_BOB)), eve: a2aClient(t, bearer(KEY_EVE)) };
 }
