@@ -29,6 +29,16 @@ export interface Config {
   sqliteSynchronous: 'NORMAL' | 'FULL';
   bodyLimit: number;
   instanceId: string;
+  push: {
+    /** CIDRs the egress guard lets pushes reach although private (operator allowlist). */
+    allowCidrs: string[];
+    /** Extra CA (PEM file) trusted for push receivers; replaces the public roots. */
+    caFile?: string;
+    /** Backoff ceilings; their count is the number of retries before the dead letter. */
+    retrySchedule: string;
+    /** Base64 of 32 bytes; else a key file in the data directory. */
+    secretKey?: string;
+  };
   /** SSE: keepalive comment interval and the per-connection buffer cap. */
   sse: { keepaliveMs: number; maxBufferedBytes: number };
 }
@@ -75,6 +85,13 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     sqliteSynchronous: env.HANDOFF_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
     bodyLimit: int('HANDOFF_BODY_LIMIT', env.HANDOFF_BODY_LIMIT ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
     instanceId: env.HANDOFF_INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    push: {
+      allowCidrs: (env.HANDOFF_PUSH_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+      // Roughly a day: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h.
+      retrySchedule: env.HANDOFF_PUSH_RETRY_SCHEDULE ?? '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h',
+      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: resolve(env.HANDOFF_PUSH_CA_FILE) } : {}),
+      ...(env.HANDOFF_SECRET_KEY ? { secretKey: env.HANDOFF_SECRET_KEY } : {}),
+    },
     sse: {
       keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
       maxBufferedBytes: int('HANDOFF_SSE_MAX_BUFFER', env.HANDOFF_SSE_MAX_BUFFER ?? String(1024 * 1024), 1024, 256 * 1024 * 1024),

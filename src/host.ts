@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { A2AService } from './a2a/service.js';
+import { registerPushOutbox } from './a2a/push.js';
 import { A2AStreams } from './a2a/stream.js';
 import { registerTaskRecords } from './a2a/task-records.js';
 import { InProcessBus } from './bus/in-process.js';
@@ -13,6 +14,12 @@ import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.j
 import { buildApp } from './http/app.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
 import { openStore } from './store/connect.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createEgressPolicy, createGuardedDispatcher } from './push/egress.js';
+import { parseSchedule } from './push/outbox.js';
+import { loadHostKey, Vault } from './push/vault.js';
+import { PushWorker } from './push/worker.js';
 import type { Store } from './store/store.js';
 
 export interface Host {
@@ -21,6 +28,7 @@ export interface Host {
   store: Store;
   engine: Engine;
   runner: Runner;
+  pushWorker: PushWorker;
   app: FastifyInstance;
   workflows: WorkflowRegistry;
   /** Listen on config.host:port; resolves with the bound address. */
@@ -43,6 +51,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     // incarnation of this host: take the runs back now instead of waiting for expiry.
     const freed = await store.db.updateTable('runs').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).executeTakeFirst();
     if (Number(freed.numUpdatedRows) > 0) log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
+    await store.db.updateTable('push_outbox').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).execute();
   }
   const bus = new InProcessBus();
   store.onCommit((changes) => {
@@ -51,9 +60,14 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     bus.publish([...last.values()].map((r) => ({ runId: r.runId, tenantId: r.tenantId, status: r.status, lastSeq: r.nextSeq - 1 })));
   });
   registerTaskRecords(store);
+  const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
+  const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
+  const dispatcher = createGuardedDispatcher({ policy, ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}) });
+  const pushWorker = new PushWorker(store, { instanceId: config.instanceId, logger: log, dispatcher, vault, schedule: parseSchedule(config.push.retrySchedule) });
+  registerPushOutbox(store, () => pushWorker.kick());
   const engine = new Engine(store, workflows);
   const publicSkills = () => workflows.list().filter((w) => w.public !== false).map((w) => w.id);
-  const a2a = new A2AService(engine, bus, { defaultSkill: config.defaultSkill, skills: publicSkills });
+  const a2a = new A2AService(engine, bus, { defaultSkill: config.defaultSkill, skills: publicSkills, push: { vault, policy } });
   const runner = new Runner(engine, bus, { instanceId: config.instanceId, logger: log, leaseMs: config.leaseMs, pollMs: config.pollMs });
   const retention = new Retention(store, config.retentionDays, log);
   const app = buildApp({
@@ -62,7 +76,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     engine,
     bus,
     workflows,
-    plugins: [(a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams: new A2AStreams(engine, bus, a2a) })],
+    plugins: [(a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams: new A2AStreams(engine, bus, a2a), pushPolicy: policy, pushWorker })],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
 
@@ -72,11 +86,13 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     store,
     engine,
     runner,
+    pushWorker,
     app,
     workflows,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       runner.start();
+      pushWorker.start();
       retention.start();
       return address;
     },
@@ -84,6 +100,8 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
       retention.stop();
       await app.close();
       await runner.stop();
+      await pushWorker.stop();
+      await dispatcher.close().catch(() => {});
       await bus.close();
       await store.close();
     },

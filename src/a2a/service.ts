@@ -8,10 +8,30 @@ import { isTerminal } from '../store/model.js';
 import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
 import { findReply, findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
-import type { Message, MessageSendParams, Part, Task, TaskIdParams, TaskQueryParams } from './types.js';
+import { deleteConfig, getConfig, listConfigs, type PushConfigInput, type PushConfigView, putConfig, view } from '../push/configs.js';
+import { checkPushUrl, type EgressPolicy } from '../push/egress-address.js';
+import type { Vault } from '../push/vault.js';
+import type { StoreTx } from '../store/store.js';
+import type {
+  Message,
+  MessageSendParams,
+  Part,
+  PushNotificationConfig,
+  Task,
+  TaskIdParams,
+  TaskPushNotificationConfig,
+  TaskQueryParams,
+} from './types.js';
+
+/** Push support: absent means every push method answers -32003. */
+export interface PushSupport {
+  vault: Vault;
+  policy: EgressPolicy;
+}
 
 export interface A2AServiceOptions {
   defaultSkill: string;
+  push?: PushSupport;
   /** Skills exposed over A2A (workflow ids). */
   skills: () => string[];
   /** How long a blocking message/send waits before returning the current Task. */
@@ -38,10 +58,13 @@ export class A2AService {
         // Served as SSE by the HTTP layer (src/http/routes/a2a.ts), never as a JSON reply.
         throw unsupportedOperation(`${method} must be requested over the streaming endpoint`);
       case 'tasks/pushNotificationConfig/set':
+        return this.setPush(caller, params as TaskPushNotificationConfig);
       case 'tasks/pushNotificationConfig/get':
+        return this.getPush(caller, params as { id: string; pushNotificationConfigId?: string | null });
       case 'tasks/pushNotificationConfig/list':
+        return this.listPush(caller, params as { id: string });
       case 'tasks/pushNotificationConfig/delete':
-        throw pushNotSupported();
+        return this.deletePush(caller, params as { id: string; pushNotificationConfigId: string });
       case 'agent/getAuthenticatedExtendedCard':
         throw new A2AError(-32007, 'Authenticated extended card is not configured');
       default:
@@ -61,8 +84,14 @@ export class A2AService {
    * this message's effects (-1 for a new task), where a stream of this turn begins.
    */
   async startOrResume(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; before: number }> {
-    if (p.configuration?.pushNotificationConfig) throw pushNotSupported();
-    return p.message.taskId ? this.resume(caller, p.message) : { run: await this.start(caller, p), before: -1 };
+    const inline = p.configuration?.pushNotificationConfig;
+    if (inline) this.checkPush(inline.url);
+    if (p.message.taskId) {
+      // A reply may register a config too; it applies from this message's transitions on.
+      if (inline) await this.setPush(caller, { taskId: p.message.taskId, pushNotificationConfig: inline });
+      return this.resume(caller, p.message);
+    }
+    return { run: await this.start(caller, p), before: -1 };
   }
 
   private async start(caller: Caller, p: MessageSendParams): Promise<RunRecord> {
@@ -83,6 +112,7 @@ export class A2AService {
         // A2A content crosses a trust boundary into the run (a2a-integration §trust).
         metadata: { a2a: { messageId: msg.messageId, ...(contextId ? { contextId } : {}) }, contentTrust: 'untrusted' },
         events: [messageEvent(msg)],
+        ...(p.configuration?.pushNotificationConfig ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig) } : {}),
       });
       return run;
     } catch (err) {
@@ -134,6 +164,56 @@ export class A2AService {
       throw invalidParams(`messageId '${messageId}' was already used for a reply to another task`);
     }
     return appliedTo === taskId;
+  }
+
+  // ------------------------------------------------------------------ push notification configs
+
+  private pushSupport(): PushSupport {
+    if (!this.opts.push) throw pushNotSupported();
+    return this.opts.push;
+  }
+
+  /** The egress guard's registration arm: before anything is looked up or written. */
+  private checkPush(url: string): void {
+    const verdict = checkPushUrl(url, this.pushSupport().policy);
+    if (!verdict.ok) throw invalidParams(`pushNotificationConfig.url refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`, { arm: verdict.arm, code: verdict.code });
+  }
+
+  private registerInline(caller: Caller, config: PushNotificationConfig) {
+    const { vault } = this.pushSupport();
+    return async (tx: StoreTx, run: RunRecord) => {
+      await putConfig(tx.db, vault, run.runId, caller.tenantId, configInput(config));
+    };
+  }
+
+  private async setPush(caller: Caller, p: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    this.checkPush(p.pushNotificationConfig.url);
+    await this.record(caller, p.taskId);
+    const { vault } = this.pushSupport();
+    const saved = await this.engine.store.db.transaction().execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, configInput(p.pushNotificationConfig)));
+    return wireConfig(p.taskId, saved);
+  }
+
+  private async getPush(caller: Caller, p: { id: string; pushNotificationConfigId?: string | null }): Promise<TaskPushNotificationConfig> {
+    this.pushSupport();
+    await this.record(caller, p.id);
+    const row = await getConfig(this.engine.store.db, p.id, p.pushNotificationConfigId ?? p.id);
+    if (!row || row.tenant_id !== caller.tenantId) throw taskNotFound(p.id);
+    return wireConfig(p.id, view(row));
+  }
+
+  private async listPush(caller: Caller, p: { id: string }): Promise<TaskPushNotificationConfig[]> {
+    this.pushSupport();
+    await this.record(caller, p.id);
+    const rows = await listConfigs(this.engine.store.db, p.id);
+    return rows.filter((r) => r.tenant_id === caller.tenantId).map((r) => wireConfig(p.id, view(r)));
+  }
+
+  private async deletePush(caller: Caller, p: { id: string; pushNotificationConfigId: string }): Promise<null> {
+    const { vault } = this.pushSupport();
+    await this.record(caller, p.id);
+    await this.engine.store.db.transaction().execute((trx) => deleteConfig(trx, vault, p.id, p.pushNotificationConfigId));
+    return null;
   }
 
   private async get(caller: Caller, p: TaskQueryParams): Promise<Task> {
@@ -203,6 +283,23 @@ export class A2AService {
       unsubscribe();
     }
   }
+}
+
+function configInput(c: PushNotificationConfig): PushConfigInput {
+  return {
+    url: c.url,
+    ...(c.id ? { id: c.id } : {}),
+    ...(c.token ? { token: c.token } : {}),
+    ...(c.authentication ? { authentication: c.authentication } : {}),
+  };
+}
+
+/** The wire config: never the token or the credentials (A2A#1681). */
+function wireConfig(taskId: string, v: PushConfigView): TaskPushNotificationConfig {
+  return {
+    taskId,
+    pushNotificationConfig: { id: v.id, url: v.url, ...(v.authentication ? { authentication: { schemes: v.authentication.schemes } } : {}) },
+  };
 }
 
 function skillOf(msg: Message, p: MessageSendParams): string | undefined {

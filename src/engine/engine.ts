@@ -35,6 +35,9 @@ export interface StartRunRequest {
   idempotency?: { key: string; body: unknown };
   /** Events to start the log with (e.g. the A2A message that asked for the run). */
   events?: NewEvent[];
+  /** Runs in the creating transaction right after the insert, before any step: records that
+   * must exist when the first transitions commit (e.g. an inline push config). */
+  onCreated?: (tx: StoreTx, run: RunRecord) => Promise<void>;
 }
 
 export interface StartRunResult {
@@ -120,6 +123,7 @@ export class Engine {
         },
         req.events ?? [],
       );
+      await req.onCreated?.(tx, run);
       // With a local worker, the run's instantaneous prefix executes in this same transaction:
       // a request that needs no waiting commits exactly once.
       const settled = lease ? await driveInline(tx, def, run) : run;

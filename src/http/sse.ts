@@ -66,26 +66,29 @@ export class SseStream {
    */
   async ready(): Promise<boolean> {
     const raw = this.reply.raw;
-    if (this.closed) return false;
-    if (raw.writableLength <= this.max / 2) return true;
-    const drained = await new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        raw.off('drain', onDrain);
-        this.signal.removeEventListener('abort', onAbort);
-        resolve(ok);
-      };
-      const onDrain = () => done(true);
-      const onAbort = () => done(false);
-      const timer = setTimeout(() => done(false), this.stallMs);
-      raw.on('drain', onDrain);
-      this.signal.addEventListener('abort', onAbort);
-    });
-    if (!drained) {
-      raw.destroy();
-      this.close();
+    const deadline = Date.now() + this.stallMs;
+    while (!this.closed && raw.writableLength > this.max / 2) {
+      if (Date.now() >= deadline) {
+        // The client stopped reading: drop it (it can resume by event id).
+        raw.destroy();
+        this.close();
+        return false;
+      }
+      // 'drain' comes only after a write() returned false (a buffer past the socket's
+      // high-water mark); below it, look again shortly.
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          raw.off('drain', done);
+          this.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, raw.writableNeedDrain ? Math.max(1, deadline - Date.now()) : 10);
+        raw.on('drain', done);
+        this.signal.addEventListener('abort', done);
+      });
     }
-    return drained && !this.closed;
+    return !this.closed;
   }
 
   private writeRaw(frame: string): boolean {
@@ -120,8 +123,15 @@ export function streamRegistry(app: { addHook: (name: 'preClose', fn: () => Prom
 
 /** `Last-Event-ID`: a run event sequence. Undefined when absent; throws on a malformed value. */
 export function parseLastEventId(raw: unknown): number | undefined {
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-  if (!Number.isInteger(n) || n < -1) throw new RangeError(`Last-Event-ID must be an integer >= -1, got '${String(raw)}'`);
-  return n;
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === 'number') {
+    if (Number.isSafeInteger(raw) && raw >= -1) return raw;
+    throw new RangeError(`Last-Event-ID must be an integer >= -1, got ${raw}`);
+  }
+  if (typeof raw !== 'string') throw new RangeError('Last-Event-ID must be a decimal integer');
+  const text = raw.trim();
+  if (text === '') return undefined;
+  // Decimal digits only: no hex, exponent or sign forms that Number() would accept.
+  if (!/^(-1|\d{1,15})$/.test(text)) throw new RangeError(`Last-Event-ID must be an integer >= -1, got '${raw.slice(0, 40)}'`);
+  return Number(text);
 }

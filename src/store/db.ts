@@ -77,6 +77,47 @@ export interface A2AMessagesTable {
   task_id: string;
 }
 
+/** A task's push notification config. Credentials live in `secrets`, by reference. */
+export interface PushConfigsTable {
+  task_id: string;
+  config_id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of authentication schemes, or null. */
+  auth_schemes: string | null;
+  token_secret: string | null;
+  credentials_secret: string | null;
+  token_fingerprint: string | null;
+  created_at: string;
+}
+
+/** Encrypted caller secrets (AES-256-GCM under the host key). */
+export interface SecretsTable {
+  secret_id: string;
+  ciphertext: string;
+  created_at: string;
+}
+
+/** The push outbox: one row per (config, transition), written with the transition. */
+export interface PushOutboxTable {
+  delivery_id: string;
+  task_id: string;
+  config_id: string;
+  tenant_id: string;
+  seq: number;
+  state: string;
+  final: number;
+  body: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface Database {
   runs: RunsTable;
   events: EventsTable;
@@ -84,4 +125,7 @@ export interface Database {
   idempotency: IdempotencyTable;
   a2a_tasks: A2ATasksTable;
   a2a_messages: A2AMessagesTable;
+  push_configs: PushConfigsTable;
+  secrets: SecretsTable;
+  push_outbox: PushOutboxTable;
 }

@@ -123,18 +123,67 @@ function a2aMessages(): Migration {
   };
 }
 
+function push(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('push_configs')
+        .addColumn('task_id', 'text', (c) => c.notNull())
+        .addColumn('config_id', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('auth_schemes', 'text')
+        .addColumn('token_secret', 'text')
+        .addColumn('credentials_secret', 'text')
+        .addColumn('token_fingerprint', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('push_configs_pk', ['task_id', 'config_id'])
+        .execute();
+      await db.schema
+        .createTable('secrets')
+        .addColumn('secret_id', 'text', (c) => c.primaryKey())
+        .addColumn('ciphertext', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('push_outbox')
+        .addColumn('delivery_id', 'text', (c) => c.primaryKey())
+        .addColumn('task_id', 'text', (c) => c.notNull())
+        .addColumn('config_id', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('final', 'integer', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', int64(d), (c) => c.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', int64(d))
+        .addColumn('last_status', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('delivered_at', 'text')
+        .execute();
+      // The worker's claim (due pending rows) and the per-config ordering check.
+      await db.schema.createIndex('push_outbox_due').on('push_outbox').columns(['state', 'next_attempt_at']).execute();
+      await db.schema.createIndex('push_outbox_order').on('push_outbox').columns(['task_id', 'config_id', 'seq']).execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
     '0002_a2a_tasks': a2aTasks(),
     '0003_a2a_messages': a2aMessages(),
+    '0004_push': push(dialect),
   };
   return { getMigrations: async () => migrations };
 }
 
 /** Used by tests that need a clean PostgreSQL schema. */
 export async function dropAll(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['a2a_messages', 'a2a_tasks', 'events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
+  for (const t of ['push_outbox', 'push_configs', 'secrets', 'a2a_messages', 'a2a_tasks', 'events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
     await sql`drop table if exists ${sql.table(t)}`.execute(db);
   }
 }

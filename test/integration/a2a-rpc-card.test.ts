@@ -69,9 +69,9 @@ function checkCardAndBlock(card: Json, block: Json, workflowIds: string[]): void
   // The card's capabilities equal the block's flags (RFC 0152 §C).
   assert.equal(card.capabilities.streaming, block.streaming);
   assert.equal(card.capabilities.pushNotifications, block.pushNotifications);
-  // Advertise only what is wired: streaming works; push methods answer -32003 today.
+  // Advertise only what is wired: streaming and push both work.
   assert.equal(block.streaming, true);
-  assert.equal(block.pushNotifications, false);
+  assert.equal(block.pushNotifications, true);
 }
 
 describe('A2A card, discovery and auth (API keys configured)', () => {

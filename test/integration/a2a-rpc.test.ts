@@ -26,6 +26,9 @@ import {
   KEY_BOB,
   KEY_EVE,
   startA2ATeam,
+  getRecord,
+  assertSchema,
+  validateTaskState,
 } from '../support/a2a.js';
 import { DIALECTS, type Json, type TestHost, bearer, startTestHost, waitForEvent } from '../support/host.js';
 
@@ -303,35 +306,53 @@ for (const dialect of DIALECTS) {
         assert.equal((await alice.getTask(task.id)).status.state, 'completed');
       });
 
-      it('-32003: every tasks/pushNotificationConfig/* method', async () => {
+      it('push configs: -32602 from the guard before any lookup, -32001 for unknown/foreign tasks, nothing written', async () => {
         const task = await echoTask();
-        const calls: Array<[string, Record<string, unknown>]> = [
-          ['tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { url: 'https://caller.example.com/push', token: 't' } }],
-          ['tasks/pushNotificationConfig/get', { id: task.id }],
-          ['tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'cfg' }],
-          ['tasks/pushNotificationConfig/list', { id: task.id }],
-          ['tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'cfg' }],
-        ];
+        const refused = [
+          ['https://10.0.0.5/push', 'address'],
+          ['http://push.example.com/push', 'scheme'],
+        ] as const;
         await untouched(task.id, async () => {
-          for (const [method, params] of calls) assertRpcError(await alice.rpc(method, params, method), -32003, method);
+          for (const [url, arm] of refused) {
+            const err = assertRpcError(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: 'run_nope', pushNotificationConfig: { url } }, 'p'), -32602, 'p');
+            assert.equal((err.data as Json).arm, arm, url);
+          }
         });
+        assert.deepEqual(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })), []);
+        const ok = { url: 'https://caller.example.com/push' };
+        assertRpcError(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: 'run_nope', pushNotificationConfig: ok }, 'u'), -32001, 'u');
+        assertRpcError(await eve.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: ok }, 'e'), -32001, 'e');
+        assertRpcError(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id }, 'g'), -32001, 'g');
       });
 
-      it('-32003: inline configuration.pushNotificationConfig on message/send starts no run', async () => {
-        const res = await noNewRuns(() =>
-          alice.send(textMessage('x'), { configuration: { pushNotificationConfig: { url: 'https://caller.example.com/push' } } }),
-        );
-        assertRpcError(res, -32003, res.body.id);
-        // Also when it names an existing task: refused before the interrupt is touched.
-        const task = await alice.sendOk(skillMessage('approval', 'x'));
-        const res2 = await untouched(task.id, () =>
-          alice.send(dataMessage({ action: 'accept' }, { taskId: task.id }), {
-            configuration: { pushNotificationConfig: { url: 'https://caller.example.com/push' } },
+      it('push configs: set/get/list/delete; the id defaults to the task id; no token or credentials are echoed', async () => {
+        const task = await echoTask();
+        const set = assertRpcResult(
+          await alice.rpc('tasks/pushNotificationConfig/set', {
+            taskId: task.id,
+            pushNotificationConfig: { url: 'https://caller.example.com/push', token: 'secret-token', authentication: { schemes: ['Bearer'], credentials: 'cred' } },
           }),
         );
-        assertRpcError(res2, -32003, res2.body.id);
-        assert.equal((await alice.getTask(task.id)).status.state, 'input-required');
-        assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id }));
+        assert.deepEqual(set, { taskId: task.id, pushNotificationConfig: { id: task.id, url: 'https://caller.example.com/push', authentication: { schemes: ['Bearer'] } } });
+        assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { id: 'second', url: 'https://other.example.com/hook' } }));
+        const got = assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: null }));
+        assert.equal((got.pushNotificationConfig as Json).id, task.id);
+        const list = assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })) as Json[];
+        assert.deepEqual(list.map((c) => (c.pushNotificationConfig as Json).id).sort(), [task.id, 'second'].sort());
+        assert.ok(!JSON.stringify(list).includes('secret-token') && !JSON.stringify(list).includes('cred"'));
+        assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'second' })), null);
+        assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'second' })), null);
+        assertRpcError(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'second' }, 'x'), -32001, 'x');
+        const record = await getRecord(t, task.id, bearer(KEY_ALICE));
+        assertSchema(validateTaskState, record, 'record with pushConfig');
+        assert.equal((record.pushConfig as Json).url, 'https://caller.example.com/push');
+        assert.ok(String((record.pushConfig as Json).tokenFingerprint).length <= 32);
+        assert.ok(!JSON.stringify(record).includes('secret-token'));
+      });
+
+      it('push configs: an inline config on message/send is refused by the guard before any run starts', async () => {
+        const res = await noNewRuns(() => alice.send(textMessage('x'), { configuration: { pushNotificationConfig: { url: 'https://127.0.0.1/push' } } }));
+        assertRpcError(res, -32602, res.body.id);
       });
 
       it('streams: errors before the first event are plain JSON-RPC errors (-32001, -32602) and start nothing', async () => {

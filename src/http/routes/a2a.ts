@@ -13,6 +13,12 @@ import { getTaskRecord, toStateRecord } from '../../a2a/task-records.js';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/engine.js';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
+import { type Static, Type } from '@sinclair/typebox';
+import type { A2ATaskState } from '../../a2a/types.js';
+import { listConfigs } from '../../push/configs.js';
+import { checkPushUrl, type EgressPolicy } from '../../push/egress-address.js';
+import { getDelivery, listDeliveries, retryDead } from '../../push/outbox.js';
+import type { PushOutboxTable } from '../../store/db.js';
 import { HttpError } from '../errors.js';
 import { VERSION } from './ops.js';
 
@@ -22,10 +28,13 @@ export interface A2ARouteDeps {
   workflows: WorkflowRegistry;
   service: A2AService;
   streams: A2AStreams;
+  /** The egress policy push registrations are checked against (seam). */
+  pushPolicy: EgressPolicy;
+  pushWorker?: { kick(): void };
 }
 
 /** The features this host really serves; the card and the discovery block both read these. */
-export const A2A_FEATURES = { streaming: true, pushNotifications: false } as const;
+export const A2A_FEATURES = { streaming: true, pushNotifications: true } as const;
 
 export function baseUrl(config: Config, req: FastifyRequest): string {
   if (config.publicUrl) return config.publicUrl;
@@ -53,12 +62,9 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   app.get('/.well-known/agent-card.json', async (req) => card(req));
   app.get('/v1/a2a/agent.json', async (req) => card(req));
 
-  const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) => {
-    const rec = await getTaskRecord(deps.engine.store, req.params.taskId, req.caller.tenantId);
-    if (!rec) throw new HttpError(404, 'not_found', `task ${req.params.taskId} not found`);
-    return toStateRecord(rec);
-  };
+  const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) => stateRecord(deps, req.caller.tenantId, req.params.taskId);
   app.get<{ Params: { taskId: string } }>('/v1/a2a/tasks/:taskId', readRecord);
+  deliveryRoutes(app, deps);
 
   // JSON-RPC: parse the body ourselves so malformed JSON is a JSON-RPC -32700, not a REST 400.
   void app.register(async (rpc) => {
@@ -141,6 +147,59 @@ function openStream(deps: A2ARouteDeps, req: FastifyRequest, call: RpcCall): Pro
   return deps.streams.openObserver(req.caller, params.id, after);
 }
 
+/** The RFC 0100 record, with the task's default push config (id == task id, else the first). */
+async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string): Promise<A2ATaskState> {
+  const rec = await getTaskRecord(deps.engine.store, taskId, tenantId);
+  if (!rec) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
+  const out = toStateRecord(rec);
+  const configs = await listConfigs(deps.engine.store.db, taskId);
+  const main = configs.find((c) => c.config_id === taskId) ?? configs[0];
+  if (main) out.pushConfig = { url: main.url, ...(main.token_fingerprint ? { tokenFingerprint: main.token_fingerprint } : {}) };
+  return out;
+}
+
+/** Operators see push deliveries of their tenant and can retry a dead-lettered one. */
+function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
+  const Query = Type.Object(
+    {
+      taskId: Type.Optional(Type.String({ minLength: 1 })),
+      state: Type.Optional(Type.Union(['pending', 'delivered', 'dead', 'cancelled'].map((s) => Type.Literal(s)))),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    },
+    { additionalProperties: false },
+  );
+  app.get<{ Querystring: Static<typeof Query> }>('/v1/a2a/deliveries', { schema: { querystring: Query } }, async (req) => {
+    const rows = await listDeliveries(deps.engine.store.db, req.caller.tenantId, req.query);
+    return { deliveries: rows.map(deliveryView) };
+  });
+  app.post<{ Params: { id: string } }>('/v1/a2a/deliveries/:id/retry', async (req) => {
+    const row = await retryDead(deps.engine.store.db, req.caller.tenantId, req.params.id);
+    if (row) {
+      deps.pushWorker?.kick();
+      return deliveryView(row);
+    }
+    const existing = await getDelivery(deps.engine.store.db, req.caller.tenantId, req.params.id);
+    if (!existing) throw new HttpError(404, 'not_found', `delivery ${req.params.id} not found`);
+    throw new HttpError(409, 'delivery_not_dead', `delivery ${req.params.id} is ${existing.state}; only dead-lettered deliveries can be retried`);
+  });
+}
+
+function deliveryView(r: PushOutboxTable) {
+  return {
+    deliveryId: r.delivery_id,
+    taskId: r.task_id,
+    configId: r.config_id,
+    state: r.state,
+    final: r.final === 1,
+    attempts: r.attempts,
+    nextAttemptAt: r.state === 'pending' ? new Date(Number(r.next_attempt_at)).toISOString() : null,
+    lastStatus: r.last_status,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+  };
+}
+
 /** RFC 0100 conformance seams (spec/openwop.md §6.5): they drive the real code path. */
 function seamRoutes(
   app: FastifyInstance,
@@ -156,5 +215,20 @@ function seamRoutes(
     // Return only once the run really is waiting for approval (the suite reads at once).
     await deps.service.waitFor(req.caller, run.runId, (r) => r.status !== 'pending' && r.status !== 'running');
     return reply.status(201).send({ taskId: run.runId });
+  });
+  // Guard first (a denied URL is 400 before any task lookup), then the task, then the same
+  // registration as tasks/pushNotificationConfig/set.
+  app.post<{ Body: { taskId?: unknown; url?: unknown } }>('/v1/host/sample/a2a/tasks/push-config', async (req) => {
+    const { taskId, url } = req.body ?? {};
+    if (typeof url !== 'string' || typeof taskId !== 'string') throw new HttpError(400, 'validation_error', 'taskId and url must be strings');
+    const verdict = checkPushUrl(url, deps.pushPolicy);
+    if (!verdict.ok) throw new HttpError(400, 'a2a_push_egress_denied', verdict.reason, { arm: verdict.arm, code: verdict.code });
+    try {
+      await deps.service.call(req.caller, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { url } });
+    } catch (err) {
+      if ((err as { code?: number }).code === -32001) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
+      throw err;
+    }
+    return stateRecord(deps, req.caller.tenantId, taskId);
   });
 }
