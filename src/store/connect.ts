@@ -45,9 +45,9 @@ function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLoc
   const file = opts.sqliteFile ?? '.handoff/handoff.db';
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
-  database.pragma('journal_mode = WAL');
-  database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('busy_timeout = 5000');
+  enableWal(database);
+  database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const store = new Store({ db, dialect: 'sqlite', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
@@ -67,6 +67,23 @@ function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLoc
     },
   };
   return { store, lock };
+}
+
+/**
+ * Switching a new file to WAL needs an exclusive lock, and SQLite reports SQLITE_BUSY at once
+ * (no busy handler) when processes starting together hold the file: retry briefly.
+ */
+function enableWal(database: BetterSqlite3.Database): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      database.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= 250) throw err;
+      Atomics.wait(pause, 0, 0, 20);
+    }
+  }
 }
 
 /**
