@@ -134,3 +134,40 @@ function fromRow(row: A2ATasksTable): TaskRecord {
   if (row.interrupt_kind) rec.interruptKind = row.interrupt_kind as TaskRecord['interruptKind'];
   return rec;
 }
+
+export interface TaskPage {
+  tasks: TaskRecord[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+/** A tenant's tasks, most recently changed first, by keyset pagination (no offsets, no scans). */
+export async function listTaskRecords(
+  store: Store,
+  tenantId: string,
+  opts: { limit: number; cursor?: string; state?: string; contextId?: string },
+): Promise<TaskPage> {
+  let q = store.db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId);
+  if (opts.state) q = q.where('state', '=', opts.state);
+  if (opts.contextId) q = q.where('context_id', '=', opts.contextId);
+  const after = opts.cursor ? decodeCursor(opts.cursor) : undefined;
+  if (after) {
+    q = q.where((eb) => eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)])]));
+  }
+  const rows = await q.orderBy('updated_at', 'desc').orderBy('task_id', 'desc').limit(opts.limit + 1).execute();
+  const tasks = rows.slice(0, opts.limit).map(fromRow);
+  const last = tasks.at(-1);
+  return rows.length > opts.limit && last ? { tasks, nextCursor: encodeCursor(last) } : { tasks };
+}
+
+const encodeCursor = (t: TaskRecord): string => Buffer.from(JSON.stringify([t.updatedAt, t.taskId])).toString('base64url');
+
+function decodeCursor(cursor: string): { updatedAt: string; taskId: string } {
+  try {
+    const [updatedAt, taskId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof updatedAt === 'string' && typeof taskId === 'string') return { updatedAt, taskId };
+  } catch {
+    // fall through
+  }
+  throw new RangeError('invalid cursor');
+}

@@ -510,6 +510,27 @@ function paths(): Json {
         },
       },
     },
+    '/v1/a2a/tasks': {
+      get: {
+        operationId: 'listA2ATasks',
+        tags: ['a2a'],
+        summary: 'The caller’s tasks (A2ATaskState records), most recently changed first',
+        parameters: [
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
+          { name: 'cursor', in: 'query', required: false, description: 'nextCursor of the previous page.', schema: { type: 'string', minLength: 1, maxLength: 512 } },
+          { name: 'state', in: 'query', required: false, schema: { type: 'string', minLength: 1 } },
+          { name: 'contextId', in: 'query', required: false, schema: { type: 'string', minLength: 1 } },
+        ],
+        responses: {
+          '200': {
+            description: 'One page of tasks.',
+            content: json({ type: 'object', required: ['tasks'], properties: { tasks: { type: 'array', items: ref('A2ATaskState') }, nextCursor: { type: 'string' } } }),
+          },
+          '400': bad('query or cursor'),
+          '401': shared('Unauthorized'),
+        },
+      },
+    },
     '/v1/a2a/deliveries': {
       get: {
         operationId: 'listPushDeliveries',

@@ -171,12 +171,22 @@ function push(d: Dialect): Migration {
   };
 }
 
+function taskListIndex(): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      // GET /v1/a2a/tasks: a tenant's tasks, most recently changed first.
+      await db.schema.createIndex('a2a_tasks_tenant_updated').on('a2a_tasks').columns(['tenant_id', 'updated_at', 'task_id']).execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
     '0002_a2a_tasks': a2aTasks(),
     '0003_a2a_messages': a2aMessages(),
     '0004_push': push(dialect),
+    '0005_task_list': taskListIndex(),
   };
   return { getMigrations: async () => migrations };
 }

@@ -9,7 +9,7 @@ import type { A2AStreams, OpenedStream } from '../../a2a/stream.js';
 import type { MessageSendParams, TaskIdParams } from '../../a2a/types.js';
 import { invalidParams } from '../../a2a/errors.js';
 import { parseLastEventId, SseStream, streamRegistry } from '../sse.js';
-import { getTaskRecord, toStateRecord } from '../../a2a/task-records.js';
+import { getTaskRecord, listTaskRecords, toStateRecord } from '../../a2a/task-records.js';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/engine.js';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
@@ -64,6 +64,7 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
 
   const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) => stateRecord(deps, req.caller.tenantId, req.params.taskId);
   app.get<{ Params: { taskId: string } }>('/v1/a2a/tasks/:taskId', readRecord);
+  taskListRoute(app, deps);
   deliveryRoutes(app, deps);
 
   // JSON-RPC: parse the body ourselves so malformed JSON is a JSON-RPC -32700, not a REST 400.
@@ -156,6 +157,28 @@ async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string)
   const main = configs.find((c) => c.config_id === taskId) ?? configs[0];
   if (main) out.pushConfig = { url: main.url, ...(main.token_fingerprint ? { tokenFingerprint: main.token_fingerprint } : {}) };
   return out;
+}
+
+/** The caller's tasks as A2ATaskState records, most recently changed first. */
+function taskListRoute(app: FastifyInstance, deps: A2ARouteDeps): void {
+  const Query = Type.Object(
+    {
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+      cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+      state: Type.Optional(Type.String({ minLength: 1 })),
+      contextId: Type.Optional(Type.String({ minLength: 1 })),
+    },
+    { additionalProperties: false },
+  );
+  app.get<{ Querystring: Static<typeof Query> }>('/v1/a2a/tasks', { schema: { querystring: Query } }, async (req) => {
+    try {
+      const page = await listTaskRecords(deps.engine.store, req.caller.tenantId, { ...req.query, limit: req.query.limit ?? 50 });
+      return { tasks: page.tasks.map(toStateRecord), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+    } catch (err) {
+      if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
+      throw err;
+    }
+  });
 }
 
 /** Operators see push deliveries of their tenant and can retry a dead-lettered one. */
