@@ -5,7 +5,9 @@ import { A2AService } from './a2a/service.js';
 import { registerPushOutbox } from './a2a/push.js';
 import { A2AStreams } from './a2a/stream.js';
 import { registerTaskRecords } from './a2a/task-records.js';
+import type { ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
+import { PgBus } from './bus/pg.js';
 import { type Config, sqliteFile } from './config.js';
 import { Engine } from './engine/engine.js';
 import { Retention } from './engine/retention.js';
@@ -26,6 +28,7 @@ export interface Host {
   config: Config;
   logger: Logger;
   store: Store;
+  bus: ChangeBus;
   engine: Engine;
   runner: Runner;
   pushWorker: PushWorker;
@@ -53,7 +56,12 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     if (Number(freed.numUpdatedRows) > 0) log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
     await store.db.updateTable('push_outbox').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).execute();
   }
-  const bus = new InProcessBus();
+  // PostgreSQL: instances share runs, so wake-ups cross processes (LISTEN/NOTIFY).
+  const bus: ChangeBus =
+    store.dialect === 'postgres' && config.databaseUrl
+      ? new PgBus({ databaseUrl: config.databaseUrl, instanceId: config.instanceId, logger: log, ...(config.pgSchema ? { schema: config.pgSchema } : {}) })
+      : new InProcessBus();
+  if (bus instanceof PgBus) await bus.start();
   store.onCommit((changes) => {
     // One notice per run and transaction, with its final state: readers go to the log anyway.
     const last = new Map(changes.map((c) => [c.run.runId, c.run]));
@@ -84,6 +92,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     config,
     logger: log,
     store,
+    bus,
     engine,
     runner,
     pushWorker,

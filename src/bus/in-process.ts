@@ -27,6 +27,17 @@ export class InProcessBus implements ChangeBus {
     return () => this.all.delete(fn);
   }
 
+  /**
+   * Tell every subscriber to look at the store again (after a gap in cross-instance notices):
+   * a notice past any sequence for each watched run, and a wildcard one for `subscribeAll`.
+   */
+  broadcastCatchUp(): void {
+    for (const [runId, fns] of this.byRun) {
+      for (const fn of [...fns]) safe(fn, { runId, tenantId: '', status: 'running', lastSeq: Number.MAX_SAFE_INTEGER });
+    }
+    for (const fn of [...this.all]) safe(fn, { runId: '*', tenantId: '', status: 'running', lastSeq: Number.MAX_SAFE_INTEGER });
+  }
+
   /** Number of runs with at least one subscriber (for metrics and leak tests). */
   get watchedRuns(): number {
     return this.byRun.size;

@@ -1,0 +1,99 @@
+// The cross-instance bus on PostgreSQL: a follower on instance B sees every event of a run that
+// instance A executes (NOTIFY wake-ups), and a LISTEN connection killed by the server loses nothing
+// (B reconnects and re-reads the log from its cursor).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { followRun } from '../../src/engine/follow.js';
+import { createHost, type Host } from '../../src/host.js';
+import type { RunEvent } from '../../src/store/model.js';
+import { PG_URL, REPO_ROOT } from '../support/host.js';
+import { pgTestSchemas } from '../support/pg.js';
+
+const schemas = PG_URL ? pgTestSchemas(PG_URL, 'bus') : undefined;
+
+describe('PostgreSQL change bus across instances', { skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set' }, () => {
+  const hosts: Host[] = [];
+  const dirs: string[] = [];
+  let schema = '';
+  let a: Host;
+  let b: Host;
+
+  const start = async (name: string): Promise<Host> => {
+    const dir = mkdtempSync(join(tmpdir(), `handoff-bus-${name}-`));
+    dirs.push(dir);
+    const config = loadConfig(
+      { port: '0', data: dir },
+      { HANDOFF_DATABASE_URL: PG_URL!, HANDOFF_PG_SCHEMA: schema, HANDOFF_INSTANCE_ID: `bus-${name}`, HANDOFF_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') },
+    );
+    config.workflowDirs = [join(REPO_ROOT, 'workflows')];
+    const host = await createHost(config, pino({ level: 'silent' }));
+    hosts.push(host);
+    return host;
+  };
+
+  before(async () => {
+    schema = schemas!.fresh();
+    a = await start('a');
+    b = await start('b');
+    a.runner.start(); // only A executes runs
+  });
+  after(async () => {
+    for (const h of hosts) await h.close();
+    await schemas?.dropAll();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** Follow a run from instance B until its final event, bounded by a deadline. */
+  async function followOnB(runId: string, onEvent?: (e: RunEvent) => Promise<void>): Promise<RunEvent[]> {
+    const seen: RunEvent[] = [];
+    const signal = AbortSignal.timeout(30_000);
+    for await (const e of followRun(b.store, b.bus, runId, { signal })) {
+      seen.push(e);
+      await onEvent?.(e);
+    }
+    assert.ok(!signal.aborted, `following ${runId} on B timed out after ${seen.length} events`);
+    return seen;
+  }
+
+  const startSteps = async (steps: number) =>
+    (await a.engine.startRun({ tenantId: 'default', principalId: 'local' }, { workflowId: 'steps', inputs: { steps, stepMs: 150 } })).run.runId;
+
+  const assertComplete = async (runId: string, seen: RunEvent[]) => {
+    const log = await a.store.listEvents(runId, -1, 10_000);
+    assert.deepEqual(seen.map((e) => e.sequence), log.map((e) => e.sequence), 'B saw exactly the log, in order, once each');
+    assert.equal(seen.at(-1)?.type, 'run.completed');
+  };
+
+  it('a stream on B follows a run executing on A, every event once', async () => {
+    const runId = await startSteps(3);
+    await assertComplete(runId, await followOnB(runId));
+  });
+
+  it('the LISTEN connection terminated from the server side loses nothing', async () => {
+    const runId = await startSteps(4);
+    let killed = false;
+    const seen = await followOnB(runId, async (e) => {
+      if (killed || e.type !== 'node.completed' || e.nodeId !== 'count') return;
+      killed = true;
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      try {
+        const res = await admin.query(
+          `select pg_terminate_backend(pid) as ok from pg_stat_activity where query = $1 and pid <> pg_backend_pid()`,
+          [`listen handoff_runs_${schema}`],
+        );
+        assert.ok(res.rows.length >= 1, 'found the LISTEN connections to terminate');
+      } finally {
+        await admin.end();
+      }
+    });
+    assert.ok(killed, 'the listener was terminated mid-run');
+    await assertComplete(runId, seen);
+  });
+});
