@@ -132,10 +132,11 @@ export class A2AService {
     }
     const run = await this.engine.getRun(caller, rec.taskId);
     const before = run.nextSeq - 1;
-    const current = async () => ({ run: await this.engine.getRun(caller, rec.taskId), before });
+    // A retried reply (same principal and messageId) is answered with the task as it is now; a
+    // stream of it replays the original turn, from just before that reply was applied.
+    const current = async () => ({ run: await this.engine.getRun(caller, rec.taskId), before: await this.replyCursor(run.runId, msg.messageId, before) });
     const applied = () => this.replyApplied(caller, msg.messageId, rec.taskId);
-    // A retried reply (same principal and messageId) is answered with the task as it is now.
-    if (await applied()) return { run, before };
+    if (await applied()) return current();
     if (isTerminal(run.status)) throw unsupportedOperation(`task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`);
     const open = await this.engine.store.getOpenInterrupt(run.runId);
     if (!open) {
@@ -155,6 +156,12 @@ export class A2AService {
       if (await applied()) return current();
       throw engineToA2A(err, rec.taskId);
     }
+  }
+
+  private async replyCursor(runId: string, messageId: string, fallback: number): Promise<number> {
+    const replies = await this.engine.store.listEventsOfType(runId, 'a2a.message');
+    const original = replies.find((e) => (e.payload.message as Message | undefined)?.messageId === messageId && e.payload.principalId !== undefined);
+    return original ? original.sequence - 1 : fallback;
   }
 
   /** True if this reply was already applied to `taskId`; a messageId reused for another task is refused. */

@@ -3,7 +3,25 @@
 import { Command } from 'commander';
 import { VERSION } from '../http/routes/ops.js';
 import { serveCommand } from './serve.js';
+import { conformanceCommand } from './conformance.js';
+import { sendCommand } from './send.js';
+import { getCommand } from './get.js';
+import { watchCommand } from './watch.js';
+import { approveCommand } from './approve.js';
+import { answerCommand } from './answer.js';
+import { cancelCommand } from './cancel.js';
+import { pushCommand } from './push.js';
+import { tasksCommand } from './tasks.js';
 
 const program = new Command('handoff').description('Durable A2A tasks for human-in-the-loop workflow runs').version(VERSION);
 program.addCommand(serveCommand());
+program.addCommand(conformanceCommand());
+program.addCommand(sendCommand());
+program.addCommand(getCommand());
+program.addCommand(watchCommand());
+program.addCommand(approveCommand());
+program.addCommand(answerCommand());
+program.addCommand(cancelCommand());
+program.addCommand(pushCommand());
+program.addCommand(tasksCommand());
 await program.parseAsync(process.argv);

@@ -80,26 +80,23 @@ export class Runner {
   private async pass(): Promise<void> {
     try {
       const room = this.concurrency - this.active.size;
-      let claimed = 0;
-      if (room > 0) {
-        const runs = await this.engine.store.claimRuns(this.opts.instanceId, this.leaseMs, room);
-        for (const run of runs) this.launch(run);
-        claimed = runs.length;
-      }
-      await this.scheduleNext(claimed > 0);
+      // At capacity: a finishing run kicks the next pass; the poll is only a backstop.
+      if (room <= 0) return this.schedule(this.pollMs);
+      const runs = await this.engine.store.claimRuns(this.opts.instanceId, this.leaseMs, room);
+      for (const run of runs) this.launch(run);
+      await this.scheduleNext();
     } catch (err) {
       this.opts.logger.error({ err }, 'claim pass failed');
       this.schedule(this.pollMs);
     }
   }
 
-  private async scheduleNext(progressed: boolean): Promise<void> {
+  private async scheduleNext(): Promise<void> {
     const next = await this.engine.store.nextWakeAt();
-    let due = next === undefined ? this.pollMs : Math.min(this.pollMs, next - Date.now());
-    // Something is due but nothing could be claimed (e.g. runs this worker is driving): wait for
-    // a wake-up or the poll instead of spinning.
-    if (due <= 0 && !progressed) due = this.pollMs;
-    this.schedule(Math.max(0, due));
+    // nextWakeAt already waits out leases held by others, so "due now" is at most a boundary
+    // case (a timer checked a millisecond early): look again shortly, not after a whole poll.
+    const due = next === undefined ? this.pollMs : Math.min(this.pollMs, next - Date.now());
+    this.schedule(Math.max(10, due));
   }
 
   private schedule(ms: number): void {

@@ -93,13 +93,14 @@ export class SseStream {
 
   private writeRaw(frame: string): boolean {
     if (this.closed) return false;
-    this.reply.raw.write(frame);
+    // Judge the backlog before adding to it: a client that is behind by more than the cap is
+    // dropped, but one frame larger than the cap still goes to a client that keeps up.
     if (this.reply.raw.writableLength > this.max) {
-      // Too far behind: drop the connection rather than buffer without bound.
       this.reply.raw.destroy();
       this.close();
       return false;
     }
+    this.reply.raw.write(frame);
     return true;
   }
 

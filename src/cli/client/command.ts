@@ -1,0 +1,123 @@
+// What every client command shares: the common options (--api-key / HANDOFF_API_KEY, --json,
+// --timeout), connecting to an agent through its card, the action wrapper that turns any failure
+// into `handoff: …` on stderr and exit code 1, message builders, and printing a Task result.
+//
+//   export function getCommand(): Command {
+//     return clientCommand('get', 'show a task').argument('<url>').argument('<taskId>')
+//       .action(run(async (url: string, id: string, opts: ClientOptions) => {
+//         const { rpc } = await connect(url, opts);
+//         return printResult(await rpc.call('tasks/get', { id }), opts, url);
+//       }));
+//   }
+import { randomUUID } from 'node:crypto';
+import { Command, Option } from 'commander';
+import type { Message, Part, Task } from '../../a2a/types.js';
+import { type Agent, resolveAgent, UsageError } from './card.js';
+import { type Connection, DEFAULT_TIMEOUT_MS } from './http.js';
+import { EXIT_OK, exitCodeForState, formatMessage, formatTask, Paint, reportError } from './output.js';
+import { JsonRpcClient } from './rpc.js';
+
+export interface ClientOptions {
+  apiKey?: string;
+  json?: boolean;
+  /** Seconds, as typed. */
+  timeout?: string;
+}
+
+/** A subcommand with the common client options. */
+export function clientCommand(name: string, description: string): Command {
+  return new Command(name)
+    .description(description)
+    .addOption(new Option('--api-key <key>', 'API key, sent as Authorization: Bearer <key>').env('HANDOFF_API_KEY'))
+    .option('--json', 'print JSON (the A2A result) instead of text, for scripts')
+    .option('--timeout <seconds>', `per-request timeout in seconds (default ${DEFAULT_TIMEOUT_MS / 1000})`);
+}
+
+export function connection(opts: ClientOptions): Connection {
+  let timeoutMs = DEFAULT_TIMEOUT_MS;
+  if (opts.timeout !== undefined) {
+    const s = Number(opts.timeout);
+    if (!Number.isFinite(s) || s <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got '${opts.timeout}'`);
+    timeoutMs = Math.round(s * 1000);
+  }
+  return { ...(opts.apiKey ? { apiKey: opts.apiKey } : {}), timeoutMs };
+}
+
+export interface Connected {
+  agent: Agent;
+  rpc: JsonRpcClient;
+  conn: Connection;
+}
+
+/** Resolve the agent card at `url` and a JSON-RPC client for its endpoint. */
+export async function connect(url: string, opts: ClientOptions): Promise<Connected> {
+  const conn = connection(opts);
+  const agent = await resolveAgent(url, conn);
+  return { agent, rpc: new JsonRpcClient(agent.endpoint, conn), conn };
+}
+
+/** Wrap an action: its result is the exit code; anything thrown is reported (exit 1). */
+export function run<A extends unknown[]>(fn: (...args: A) => Promise<number>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    let code: number;
+    try {
+      code = await fn(...args);
+    } catch (err) {
+      code = reportError(err);
+    }
+    process.exitCode = code;
+  };
+}
+
+// ---------------------------------------------------------------- input
+
+/** `--data`: a JSON object (A2A v0.3 data parts hold objects). */
+export function parseJsonObject(text: string, flag = '--data'): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${flag} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** Any JSON value (e.g. edited artifact data). */
+export function parseJsonValue(text: string, flag = '--data'): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new UsageError(`${flag} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export const textPart = (text: string): Part => ({ kind: 'text', text });
+export const dataPart = (data: Record<string, unknown>): Part => ({ kind: 'data', data });
+
+export function userMessage(parts: Part[], extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {}): Message {
+  return { kind: 'message', role: 'user', messageId: randomUUID(), parts, ...extra };
+}
+
+// ---------------------------------------------------------------- output
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+const isTask = (v: unknown): v is Task => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'task';
+const isMessage = (v: unknown): v is Message => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message';
+
+/** Print a message/send, tasks/get or tasks/cancel result; the exit code follows the task state
+ * (a Message reply ends the interaction: 0). */
+export function printResult(result: unknown, opts: ClientOptions, agentUrl: string): number {
+  if (opts.json) printJson(result);
+  else if (isTask(result)) process.stdout.write(`${formatTask(result, new Paint(process.stdout), agentUrl)}\n`);
+  else if (isMessage(result)) process.stdout.write(`${formatMessage(result, new Paint(process.stdout))}\n`);
+  else printJson(result);
+  if (isTask(result)) return exitCodeForState(result.status?.state);
+  return EXIT_OK;
+}
+
+/** Blocking unless --no-wait (commander's `wait: false`). */
+export const sendConfiguration = (wait: boolean | undefined) => (wait === false ? { configuration: { blocking: false } } : {});

@@ -1,0 +1,207 @@
+// Output of the client commands: exit codes from task states (the openwop CLI convention,
+// spec/openwop.md §6.5), colour only on a TTY without NO_COLOR (node:util styleText), and the
+// human rendering of Tasks, stream events and errors. `--json` output is written by the commands.
+import { styleText } from 'node:util';
+import type { Artifact, Message, Part, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../a2a/types.js';
+import { UsageError } from './card.js';
+import { HttpStatusError, NetworkError } from './http.js';
+import { InvalidResponseError, RpcError } from './rpc.js';
+
+// ---------------------------------------------------------------- exit codes
+
+export const EXIT_OK = 0;
+export const EXIT_ERROR = 1;
+/** The task is not finished: submitted, working, input-required or auth-required. */
+export const EXIT_PENDING = 3;
+
+export const TERMINAL_STATES: ReadonlySet<string> = new Set(['completed', 'canceled', 'failed', 'rejected']);
+const PENDING_STATES: ReadonlySet<string> = new Set(['submitted', 'working', 'input-required', 'auth-required']);
+
+export const isTerminal = (state: string | undefined): boolean => state !== undefined && TERMINAL_STATES.has(state);
+
+/** 0 completed; 3 submitted, working, input-required, auth-required; 1 anything else. */
+export function exitCodeForState(state: string | undefined): number {
+  if (state === 'completed') return EXIT_OK;
+  if (state !== undefined && PENDING_STATES.has(state)) return EXIT_PENDING;
+  return EXIT_ERROR;
+}
+
+// ---------------------------------------------------------------- colour
+
+type Format = Parameters<typeof styleText>[0];
+
+/** Colour for one stream: on iff it is a TTY, NO_COLOR is unset or empty, and TERM is not dumb. */
+export class Paint {
+  readonly enabled: boolean;
+  constructor(stream: NodeJS.WriteStream) {
+    const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '';
+    this.enabled = stream.isTTY === true && !noColor && process.env.TERM !== 'dumb';
+  }
+  style(format: Format, text: string): string {
+    // Our own check decides; styleText must not second-guess it against process.stdout.
+    return this.enabled ? styleText(format, text, { validateStream: false }) : text;
+  }
+  dim = (t: string): string => this.style('dim', t);
+  bold = (t: string): string => this.style('bold', t);
+  red = (t: string): string => this.style('red', t);
+  state(state: string): string {
+    if (state === 'completed') return this.style(['green', 'bold'], state);
+    if (TERMINAL_STATES.has(state)) return this.style(['red', 'bold'], state);
+    if (state === 'input-required' || state === 'auth-required') return this.style(['yellow', 'bold'], state);
+    return this.style('cyan', state);
+  }
+}
+
+// ---------------------------------------------------------------- values
+
+type Rec = Record<string, unknown>;
+const isObject = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `metadata.openwop` of a Handoff Task or event (undefined for other agents). */
+export const openwopOf = (v: { metadata?: Rec | undefined }): Rec | undefined =>
+  isObject(v.metadata) && isObject(v.metadata.openwop) ? v.metadata.openwop : undefined;
+
+const compact = (v: unknown): string => {
+  const s = JSON.stringify(v);
+  return s === undefined ? String(v) : s;
+};
+
+export function partText(p: Part): string {
+  if (p.kind === 'text') return p.text;
+  if (p.kind === 'data') return compact(p.data);
+  const f = p.file as { name?: string; mimeType?: string; uri?: string; bytes?: string };
+  const what = [f.name, f.mimeType].filter(Boolean).join(' ');
+  const where = typeof f.uri === 'string' ? f.uri : typeof f.bytes === 'string' ? `${Buffer.byteLength(f.bytes, 'base64')} bytes inline` : '';
+  return `[file${what ? ` ${what}` : ''}${where ? ` ${where}` : ''}]`;
+}
+
+export const messageText = (m: Message | undefined): string => (m?.parts ?? []).map(partText).join('\n');
+
+const artifactTitle = (a: Artifact): string => (a.name && a.name !== a.artifactId ? `${a.artifactId} "${a.name}"` : a.artifactId);
+
+/** Several lines are indented under the first. */
+const indent = (text: string, pad: string): string => text.split('\n').join(`\n${pad}`);
+
+const LABEL = 10;
+function row(p: Paint, label: string, value: string): string {
+  return `${p.dim(label.padEnd(LABEL))}${indent(value, ' '.repeat(LABEL))}`;
+}
+
+// ---------------------------------------------------------------- Task
+
+/** The "what to do next" line for a task waiting on its caller (Handoff's interrupt metadata). */
+function nextStep(task: Task, agentUrl: string | undefined): string | undefined {
+  if (task.status.state !== 'input-required' || agentUrl === undefined) return undefined;
+  const kind = (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
+  if (kind === 'approval') return `handoff approve ${agentUrl} ${task.id} --action accept|reject|refine|edit-accept|ask`;
+  return `handoff answer ${agentUrl} ${task.id} "<reply>"`;
+}
+
+/** Interrupt details (Handoff): kind and node, title, the artifact under review, actions, questions. */
+function interruptRows(p: Paint, interrupt: Rec): string[] {
+  const out: string[] = [];
+  if (typeof interrupt.title === 'string') out.push(row(p, 'asks', interrupt.title));
+  if (interrupt.artifact !== undefined) out.push(row(p, 'draft', compact(interrupt.artifact)));
+  if (Array.isArray(interrupt.actions)) out.push(row(p, 'actions', interrupt.actions.join(', ')));
+  if (Array.isArray(interrupt.questions)) {
+    const qs = interrupt.questions.map((q) => (isObject(q) ? `${String(q.id ?? '?')}: ${String(q.question ?? q.text ?? compact(q))}` : String(q)));
+    out.push(row(p, 'questions', qs.join('\n')));
+  }
+  return out;
+}
+
+function stateLabel(p: Paint, state: string, interrupt: Rec | undefined): string {
+  if (!interrupt || state !== 'input-required') return p.state(state);
+  const where = [interrupt.kind, interrupt.nodeId ? `at ${String(interrupt.nodeId)}` : undefined].filter(Boolean).join(' ');
+  return `${p.state(state)}${where ? p.dim(` (${where})`) : ''}`;
+}
+
+/** A Task for humans; `agentUrl` lets it suggest the next command. */
+export function formatTask(task: Task, p: Paint, agentUrl?: string): string {
+  const ow = openwopOf(task);
+  const interrupt = isObject(ow?.interrupt) ? ow.interrupt : undefined;
+  const lines = [row(p, 'task', p.bold(task.id))];
+  if (task.contextId) lines.push(row(p, 'context', p.dim(task.contextId)));
+  const skill = ow?.workflowId ?? task.metadata?.skillId;
+  if (typeof skill === 'string') lines.push(row(p, 'skill', skill));
+  lines.push(row(p, 'state', stateLabel(p, task.status.state, interrupt)));
+  const status = messageText(task.status.message);
+  if (status) lines.push(row(p, 'message', status));
+  if (interrupt) lines.push(...interruptRows(p, interrupt));
+  for (const a of task.artifacts ?? []) lines.push(row(p, 'artifact', `${artifactTitle(a)}\n${a.parts.map(partText).join('\n')}`));
+  const next = nextStep(task, agentUrl);
+  if (next) lines.push(row(p, 'next', p.dim(next)));
+  return lines.join('\n');
+}
+
+export function formatMessage(msg: Message, p: Paint): string {
+  const lines = [row(p, 'message', p.bold(msg.messageId)), row(p, 'from', msg.role)];
+  if (msg.taskId) lines.push(row(p, 'task', msg.taskId));
+  lines.push(row(p, 'text', messageText(msg) || p.dim('(empty)')));
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------- stream events (watch)
+
+const clock = (iso: string | undefined): string => {
+  const d = iso ? new Date(iso) : new Date();
+  const t = Number.isNaN(d.getTime()) ? new Date() : d;
+  return t.toTimeString().slice(0, 8);
+};
+
+/** One line (or a few) per stream event. */
+export function formatEventLine(result: unknown, p: Paint, agentUrl?: string): string {
+  if (!isObject(result)) return compact(result);
+  switch (result.kind) {
+    case 'task': {
+      const task = result as unknown as Task;
+      const ow = openwopOf(task);
+      const interrupt = isObject(ow?.interrupt) ? ow.interrupt : undefined;
+      const lines = [`${p.dim(clock(task.status.timestamp))}  ${stateLabel(p, task.status.state, interrupt)}`];
+      const status = messageText(task.status.message);
+      if (status) lines.push(`          ${status}`);
+      if (interrupt) lines.push(...interruptRows(p, interrupt).map((l) => `          ${l}`));
+      for (const a of task.artifacts ?? []) lines.push(`          ${p.dim('artifact')} ${artifactTitle(a)}  ${a.parts.map(partText).join(' ')}`);
+      const next = nextStep(task, agentUrl);
+      if (next) lines.push(`          ${p.dim(`next: ${next}`)}`);
+      return lines.join('\n');
+    }
+    case 'status-update': {
+      const ev = result as unknown as TaskStatusUpdateEvent;
+      const ow = openwopOf(ev);
+      const interrupt = isObject(ow?.interrupt) ? ow.interrupt : undefined;
+      const error = isObject(ow?.error) ? ow.error : undefined;
+      let line = `${p.dim(clock(ev.status.timestamp))}  ${stateLabel(p, ev.status.state, interrupt)}`;
+      const text = messageText(ev.status.message) || (typeof error?.message === 'string' ? error.message : '');
+      if (text) line += `  ${text}`;
+      return line;
+    }
+    case 'artifact-update': {
+      const ev = result as unknown as TaskArtifactUpdateEvent;
+      return `${p.dim(clock(undefined))}  ${p.dim('artifact')} ${artifactTitle(ev.artifact)}  ${ev.artifact.parts.map(partText).join(' ')}`;
+    }
+    case 'message':
+      return `${p.dim(clock(undefined))}  ${p.dim('message')} ${messageText(result as unknown as Message)}`;
+    default:
+      return compact(result);
+  }
+}
+
+// ---------------------------------------------------------------- errors
+
+/** Print an error to stderr as `handoff: …`; returns the exit code (always 1). */
+export function reportError(err: unknown, p: Paint = new Paint(process.stderr)): number {
+  const prefix = p.red('handoff:');
+  if (err instanceof RpcError) {
+    const data = err.data === undefined ? '' : `\n  data: ${compact(err.data)}`;
+    process.stderr.write(`${prefix} JSON-RPC error ${err.code}: ${err.message}${data}\n`);
+  } else if (err instanceof HttpStatusError) {
+    const hint = err.status === 401 ? ' (pass --api-key or set HANDOFF_API_KEY)' : '';
+    process.stderr.write(`${prefix} ${err.message}${hint}\n`);
+  } else if (err instanceof NetworkError || err instanceof UsageError || err instanceof InvalidResponseError) {
+    process.stderr.write(`${prefix} ${err.message}\n`);
+  } else {
+    process.stderr.write(`${prefix} ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  return EXIT_ERROR;
+}

@@ -1,0 +1,33 @@
+// `handoff conformance <baseUrl>`: run the RFC 0100 durable-A2A legs against any host and print
+// a report (PASS / FAIL with evidence / SKIP with the reason), or the JSON report with --json.
+// Exit 0 when no leg failed, 1 otherwise (also for an unusable base URL).
+import { Command } from 'commander';
+import { formatReport, normalizeBaseUrl, runConformance } from '../conformance/index.js';
+
+interface ConformanceCliOptions {
+  apiKey?: string;
+  strict?: boolean;
+  json?: boolean;
+}
+
+export function conformanceCommand(): Command {
+  return new Command('conformance')
+    .description('run the RFC 0100 durable-A2A conformance legs against a host (discovery, A2ATaskState shape, durable tasks/get, push SSRF, resubscribe)')
+    .argument('<baseUrl>', 'the host to test, e.g. http://127.0.0.1:8080')
+    .option('--api-key <key>', 'sent as Authorization: Bearer on the seams, JSON-RPC and the event log')
+    .option('--strict', 'a leg whose capability flag or seam is missing FAILS instead of skipping')
+    .option('--json', 'print the report as JSON')
+    .action(async (baseUrl: string, opts: ConformanceCliOptions, cmd: Command) => {
+      try {
+        normalizeBaseUrl(baseUrl);
+      } catch (err) {
+        cmd.error(`handoff conformance: ${(err as Error).message}`, { exitCode: 1 });
+      }
+      const report = await runConformance({ baseUrl, strict: opts.strict === true, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+      const text = opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report);
+      await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
+      process.exitCode = report.exitCode;
+      // Every connection is closed by now; should anything still hold the loop, do not hang.
+      setTimeout(() => process.exit(report.exitCode), 2_000).unref();
+    });
+}
