@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `handoff` command: one file per subcommand under src/cli/.
 import { Command } from 'commander';
-import { VERSION } from '../http/routes/ops.js';
+import { VERSION } from '../version.js';
 import { serveCommand } from './serve.js';
 import { conformanceCommand } from './conformance.js';
 import { sendCommand } from './send.js';

@@ -1,7 +1,6 @@
 // `handoff serve`: run the host until SIGTERM/SIGINT, then drain gracefully.
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type RawOptions } from '../config.js';
-import { createHost } from '../host.js';
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -26,6 +25,8 @@ export function serveCommand(): Command {
         }
         throw err;
       }
+      // Loaded here so client subcommands start without the server's dependencies.
+      const { createHost } = await import('../host.js');
       const host = await createHost(config);
       const address = await host.listen();
       host.logger.info({ address, database: host.store.dialect, workflows: host.workflows.ids() }, 'handoff listening');

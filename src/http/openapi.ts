@@ -16,7 +16,7 @@ import { A2A_RPC_PATH, AGENT_CARD_PATH } from '../a2a/card.js';
 import * as rpcErrors from '../a2a/errors.js';
 import { KNOWN_METHODS, validateParams } from '../a2a/jsonrpc.js';
 import { RUN_STATUSES } from '../store/model.js';
-import { VERSION } from './routes/ops.js';
+import { VERSION } from '../version.js';
 import { CancelBody, CreateRunBody, PollQuery, ResolveBody } from './routes/runs.js';
 
 type Json = Record<string, unknown>;

@@ -20,7 +20,7 @@ import { checkPushUrl, type EgressPolicy } from '../../push/egress-address.js';
 import { getDelivery, listDeliveries, retryDead } from '../../push/outbox.js';
 import type { PushOutboxTable } from '../../store/db.js';
 import { HttpError } from '../errors.js';
-import { VERSION } from './ops.js';
+import { VERSION } from '../../version.js';
 
 export interface A2ARouteDeps {
   config: Config;

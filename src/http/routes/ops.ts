@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
 import { registry as metricsRegistry } from '../../metrics.js';
 import type { Store } from '../../store/store.js';
+import { VERSION } from '../../version.js';
 import { HttpError } from '../errors.js';
 
 export interface DiscoveryExtras {
@@ -51,4 +52,3 @@ export function opsRoutes(app: FastifyInstance, store: Store, workflows: Workflo
   });
 }
 
-export const VERSION = '0.1.0';
