@@ -86,11 +86,9 @@ export class A2AService {
   async startOrResume(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; before: number }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
-    if (p.message.taskId) {
-      // A reply may register a config too; it applies from this message's transitions on.
-      if (inline) await this.setPush(caller, { taskId: p.message.taskId, pushNotificationConfig: inline });
-      return this.resume(caller, p.message);
-    }
+    // A reply may register a config too, in the transaction that applies it (a refused reply
+    // registers nothing); it applies from this message's transitions on.
+    if (p.message.taskId) return this.resume(caller, p.message, inline ? this.registerInline(caller, inline) : undefined);
     return { run: await this.start(caller, p), before: -1 };
   }
 
@@ -125,7 +123,11 @@ export class A2AService {
   }
 
   /** A message into an existing task resolves its open interrupt (same path as REST). */
-  private async resume(caller: Caller, msg: Message): Promise<{ run: RunRecord; before: number }> {
+  private async resume(
+    caller: Caller,
+    msg: Message,
+    onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
+  ): Promise<{ run: RunRecord; before: number }> {
     const rec = await this.record(caller, msg.taskId as string);
     if (msg.contextId !== undefined && msg.contextId !== rec.contextId) {
       throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
@@ -149,7 +151,7 @@ export class A2AService {
     const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
     try {
       const reply = messageEvent(msg, caller.principalId);
-      const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [reply]);
+      const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [reply], onAccepted);
       return { run: after, before };
     } catch (err) {
       // Lost a race with the same reply: the winner applied it; answer like a retry.
@@ -197,7 +199,10 @@ export class A2AService {
     this.checkPush(p.pushNotificationConfig.url);
     await this.record(caller, p.taskId);
     const { vault } = this.pushSupport();
-    const saved = await this.engine.store.db.transaction().execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, configInput(p.pushNotificationConfig)));
+    // A finished task will push nothing more: its caller secrets are not kept at all.
+    const run = await this.engine.getRun(caller, p.taskId);
+    const input = isTerminal(run.status) ? withoutSecrets(p.pushNotificationConfig) : configInput(p.pushNotificationConfig);
+    const saved = await this.engine.store.db.transaction().execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, input));
     return wireConfig(p.taskId, saved);
   }
 
@@ -299,6 +304,11 @@ function configInput(c: PushNotificationConfig): PushConfigInput {
     ...(c.token ? { token: c.token } : {}),
     ...(c.authentication ? { authentication: c.authentication } : {}),
   };
+}
+
+function withoutSecrets(c: PushNotificationConfig): PushConfigInput {
+  const { token: _token, ...rest } = configInput(c);
+  return rest.authentication ? { ...rest, authentication: { schemes: rest.authentication.schemes } } : rest;
 }
 
 /** The wire config: never the token or the credentials (A2A#1681). */

@@ -45,7 +45,7 @@ export function tasksCommand(): Command {
         try {
           page = (await getJson(listUrl.toString(), conn)) as TaskPage;
         } catch (err) {
-          if (err instanceof HttpStatusError && (err.status === 404 || err.status === 405 || err.body === undefined)) {
+          if (err instanceof HttpStatusError && (err.status === 404 || err.status === 405)) {
             throw new Error(`this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} answered HTTP ${err.status}); use \`handoff get\` with a task id`);
           }
           throw err;

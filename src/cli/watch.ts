@@ -246,6 +246,13 @@ class Watcher {
           this.out.note('the agent ended the stream and offers no event ids to resume from: polling tasks/get');
           return this.poll();
         }
+        // A clean end short of a terminal state (a server draining): check before resuming, in
+        // case the end was all there was left to see.
+        const now = await this.c.rpc.call<Task>('tasks/get', { id: this.taskId });
+        if (isTerminal(now.status?.state)) {
+          this.out.event({ result: now });
+          return exitCodeForState(now.status.state);
+        }
         reason = 'the stream ended before the task did';
       } catch (err) {
         if (wantsPolling(err)) {

@@ -170,12 +170,21 @@ export class Engine {
   }
 
   /** Resolve (or vote on, or ask about) the open interrupt of `nodeId`. */
-  async resolveInterrupt(caller: Caller, runId: string, nodeId: string, resumeValue: unknown, events: NewEvent[] = []): Promise<ResolveResult> {
+  async resolveInterrupt(
+    caller: Caller,
+    runId: string,
+    nodeId: string,
+    resumeValue: unknown,
+    events: NewEvent[] = [],
+    /** Runs in the resolving transaction once the decision is valid, before anything commits. */
+    onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
+  ): Promise<ResolveResult> {
     return this.withRetry(() =>
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         const interrupt = await this.openInterrupt(tx, run, nodeId);
         const decision = decide(interrupt, caller.principalId, resumeValue, new Date().toISOString());
+        await onAccepted?.(tx, run);
         return this.applyDecision(tx, run, interrupt, { ...decision, events: [...events, ...decision.events] });
       }),
     );

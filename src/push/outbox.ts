@@ -134,12 +134,32 @@ export async function getDelivery(db: Kysely<Database>, tenantId: string, delive
   return db.selectFrom('push_outbox').selectAll().where('delivery_id', '=', deliveryId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
-/** Earliest moment a pending delivery becomes due, for the worker's sleep. */
-export async function nextDueAt(db: Kysely<Database>): Promise<number | undefined> {
+/**
+ * When the worker should look again: the earliest moment a pending delivery becomes claimable —
+ * due, not leased (or its lease expired), and first in line for its (task, config). Rows behind
+ * another delivery or held by a worker are not counted, so waiting on them never spins.
+ */
+export async function nextDueAt(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Promise<number | undefined> {
+  const later =
+    dialect === 'postgres'
+      ? sql<number>`greatest(o.next_attempt_at, coalesce(o.lease_expires_at, 0))`
+      : sql<number>`max(o.next_attempt_at, coalesce(o.lease_expires_at, 0))`;
   const row = await db
-    .selectFrom('push_outbox')
-    .select((eb) => eb.fn.min('next_attempt_at').as('next'))
-    .where('state', '=', 'pending')
+    .selectFrom('push_outbox as o')
+    .select((eb) => eb.fn.min(later).as('next'))
+    .where('o.state', '=', 'pending')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('push_outbox as p')
+            .select(sql`1`.as('one'))
+            .whereRef('p.task_id', '=', 'o.task_id')
+            .whereRef('p.config_id', '=', 'o.config_id')
+            .whereRef('p.seq', '<', 'o.seq')
+            .where('p.state', '=', 'pending'),
+        ),
+      ),
+    )
     .executeTakeFirst();
   return row?.next == null ? undefined : Number(row.next);
 }

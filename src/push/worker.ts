@@ -91,7 +91,7 @@ export class PushWorker {
       const rows = await claimDue(this.store.db, this.store.dialect, this.opts.instanceId, this.opts.leaseMs ?? 60_000, room);
       for (const row of rows) this.track(this.attempt(row));
     }
-    const next = await nextDueAt(this.store.db);
+    const next = await nextDueAt(this.store.db, this.store.dialect);
     const poll = this.opts.pollMs ?? 1000;
     this.schedule(next === undefined ? poll : Math.max(10, Math.min(poll, next - Date.now())));
   }
@@ -145,8 +145,9 @@ export class PushWorker {
     }
     attemptsTotal.inc({ outcome: outcome.state === 'pending' ? 'retry' : outcome.state });
     if (!(await settle(this.store.db, row.delivery_id, this.opts.instanceId, outcome))) return;
-    // The task's final push is done: the config's credentials are no longer needed.
-    if (outcome.state !== 'pending' && row.final === 1 && !(await hasPending(this.store.db, row.task_id, row.config_id))) {
+    // The task's final push is delivered: the config's credentials are no longer needed. (A
+    // dead-lettered one keeps them, so an operator's retry still authenticates.)
+    if (outcome.state === 'delivered' && row.final === 1 && !(await hasPending(this.store.db, row.task_id, row.config_id))) {
       await discardSecrets(this.store.db, this.opts.vault, config);
     }
   }
