@@ -34,6 +34,7 @@ export async function* followRun(store: Store, bus: ChangeBus, runId: string, op
   });
   const onAbort = () => wake?.();
   opts.signal?.addEventListener('abort', onAbort);
+  let ended = false;
   try {
     while (!opts.signal?.aborted) {
       dirty = false;
@@ -44,9 +45,15 @@ export async function* followRun(store: Store, bus: ChangeBus, runId: string, op
         if (FINAL_EVENT_TYPES.has(e.type)) return;
       }
       if (batch.length === page || dirty) continue;
-      // Caught up on a run that has already ended (the final event was before `after`).
+      // Caught up on a run that has already ended (its final event was at or before `after`).
+      // The run may have ended between the read above and this one: read the log once more
+      // before concluding, or its last events would be lost.
+      if (ended) return;
       const run = await store.getRun(runId);
-      if (!run || isTerminal(run.status)) return;
+      if (!run || isTerminal(run.status)) {
+        ended = true;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         wake = resolve;
         if (dirty || opts.signal?.aborted) resolve();
