@@ -1,0 +1,133 @@
+// Handoff servers the run-API scenarios start themselves (the harness's `handoff` target always gets
+// a fresh, empty SQLite dir): on a given data dir (seeded beforehand), or on PostgreSQL in a
+// throwaway schema that is dropped afterwards. Same binary and pinning as the harness target:
+// compiled dist/src/cli/main.js `serve`, core 0, ready when /healthz answers 2xx.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ROOT } from './env.js';
+import { freePort, startServer } from './proc.js';
+
+export interface HandoffServer {
+  /** http://127.0.0.1:port */
+  base: string;
+  pid: number;
+  pinned: boolean;
+  /** PostgreSQL backend pids serving this server (empty on SQLite). */
+  backendPids(): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+/** PostgreSQL the scenarios use (the issue's URL; override with HANDOFF_BENCH_PG_URL). */
+export const PG_URL = process.env['HANDOFF_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export const MAIN_JS = join(ROOT, 'dist/src/cli/main.js');
+
+/** The harness environment minus any HANDOFF_* setting that would change what we measure. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANDOFF_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+async function spawnHandoff(dataDir: string, env: Record<string, string>): Promise<{ base: string; pid: number; pinned: boolean; stop(): Promise<void> }> {
+  if (!existsSync(MAIN_JS)) throw new Error('dist/src/cli/main.js not built (npm run build)');
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const proc = await startServer({
+    command: process.execPath,
+    args: [MAIN_JS, 'serve', '--port', String(port), '--data', dataDir],
+    cwd: ROOT,
+    env: cleanEnv(env),
+    readyUrl: `${base}/healthz`,
+    readyTimeoutMs: 30_000,
+  });
+  return { base, pid: proc.pid, pinned: proc.pinned, stop: () => proc.stop() };
+}
+
+/** Handoff on SQLite in `dataDir` (its file is `<dataDir>/handoff.db`); the dir is left alone. */
+export async function startHandoffSqlite(dataDir: string): Promise<HandoffServer> {
+  const s = await spawnHandoff(dataDir, {});
+  return { ...s, backendPids: async () => [] };
+}
+
+export interface PgInfo {
+  version: string;
+  settings: string;
+}
+
+/** Version and durability settings of the PostgreSQL at PG_URL; throws if unreachable. */
+export async function probePg(): Promise<PgInfo> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    const v = await client.query<{ v: string }>('select version() as v');
+    const settings: string[] = [];
+    for (const name of ['synchronous_commit', 'fsync', 'wal_sync_method']) {
+      const r = await client.query<Record<string, string>>(`show ${name}`);
+      settings.push(`${name}=${Object.values(r.rows[0] ?? {})[0] ?? '?'}`);
+    }
+    return { version: (v.rows[0]?.v ?? '?').split(' on ')[0] ?? '?', settings: settings.join(', ') };
+  } finally {
+    await client.end();
+  }
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Handoff on PostgreSQL (HANDOFF_DATABASE_URL = PG_URL, HANDOFF_PG_SCHEMA = a fresh
+ * `bench_…` schema). Its connections carry a unique application_name so the backends serving it
+ * can be found in pg_stat_activity (their CPU is part of the cost of a request). stop() stops the
+ * server, then drops the schema.
+ */
+export async function startHandoffPg(): Promise<HandoffServer & { schema: string }> {
+  const schema = `bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const appName = `handoff_${schema}`;
+  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}application_name=${appName}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'handoff-bench-pg-'));
+  const cleanup = async (): Promise<void> => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await dropSchema(schema);
+  };
+  let s;
+  try {
+    s = await spawnHandoff(dataDir, { HANDOFF_DATABASE_URL: url, HANDOFF_PG_SCHEMA: schema });
+  } catch (err) {
+    await cleanup().catch(() => {});
+    throw err;
+  }
+  const server = s;
+  const backendPids = async (): Promise<number[]> => {
+    const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+    await client.connect();
+    try {
+      const r = await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [appName]);
+      return r.rows.map((row) => Number(row.pid));
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    ...server,
+    schema,
+    backendPids,
+    stop: async () => {
+      try {
+        await server.stop();
+      } finally {
+        await cleanup();
+      }
+    },
+  };
+}

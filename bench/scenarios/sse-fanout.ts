@@ -1,0 +1,725 @@
+// SSE streams (issue 4): fan-out delivery latency and subscription churn on Handoff.
+//
+// `sse-fanout` — T `steps` runs ({steps: 5, stepMs: 400}: ≈ 2 s, like the reference's "Task, 4 ×
+// working every 400 ms, completed") are created one after another through POST /v1/runs, each
+// followed at once by its S subscribers (up to T×S streams open together), twice on the same
+// server, each phase on fresh runs:
+//   1. `tasks/resubscribe` over the A2A JSON-RPC endpoint (POST /v1/a2a, SSE of JSON-RPC responses);
+//   2. the REST run stream GET /v1/runs/{id}/events (the whole log from sequence 0, then live).
+// Once every stream has ended, each run's log is read back (GET /v1/runs/{id}/events/poll) and
+// every subscriber's events are checked against it: expected = what that stream must carry after
+// its start (A2A: the projection of src/a2a/stream.ts after the snapshot's sequence; REST: every
+// event), lost = expected − received. Delay = receipt time − the event's commit timestamp in the
+// log (same host clock; = status.timestamp of A2A status updates, = `timestamp` of REST events).
+//
+// `sse-churn` — L long-running `steps` runs ({steps: 10000, stepMs: 1000}); W waves of P
+// `tasks/resubscribe` subscriptions each: open, wait for the first event (the Task snapshot),
+// close from the client side. After every wave and a short settle: server VmRSS, the JS heap and
+// open sockets from /metrics, and server CPU while settled (the runs keep ticking). Finally the
+// runs are cancelled and memory read once more.
+//
+// Handoff only (needs /v1/runs and the `steps` workflow): other targets are reported as skipped.
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { readCpuUs, readRssMiB, readSystemCpu } from '../lib/proc.js';
+import { registerScenario, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
+import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
+import { medians } from '../lib/stats.js';
+import { Gate, nowMs, openSse, type SseEvent, type SseSubscription } from '../lib/sse-client.js';
+
+// ─── sizes ───────────────────────────────────────────────────────────────────────────────────────
+
+interface FanoutSizes {
+  tasks: number;
+  perTask: number;
+}
+
+interface ChurnSizes {
+  tasks: number;
+  waves: number;
+  perWave: number;
+  settleMs: number;
+}
+
+const fanoutSizes = (quick: boolean): FanoutSizes => (quick ? { tasks: 20, perTask: 10 } : { tasks: 100, perTask: 10 });
+const churnSizes = (quick: boolean): ChurnSizes =>
+  quick ? { tasks: 20, waves: 10, perWave: 200, settleMs: 250 } : { tasks: 100, waves: 20, perWave: 500, settleMs: 250 };
+
+const STEPS_INPUTS = { steps: 5, stepMs: 400 };
+const LONG_INPUTS = { steps: 10_000, stepMs: 5000 };
+/** Stream attempts waiting for their first event at any time (connection set-up is not a SYN flood). */
+const IN_FLIGHT = 200;
+const RSS_SAMPLE_MS = 25;
+
+// ─── small helpers ───────────────────────────────────────────────────────────────────────────────
+
+/** The target's base URL; only Handoff (JSON-RPC at /v1/a2a, run API at /v1/runs) qualifies. */
+function handoffBase(ctx: ScenarioContext): string {
+  const url = new URL(ctx.running.url);
+  if (url.pathname !== '/v1/a2a') {
+    throw new Error(`handoff-only scenario (needs /v1/runs and the steps workflow); ${ctx.target.name} serves ${url.pathname}`);
+  }
+  return url.origin;
+}
+
+/** One request outside the streams (Connection: close, so no pooled socket stays in the counts). */
+function httpJson<T>(method: 'GET' | 'POST', url: string, body?: unknown, timeoutMs = 15_000): Promise<{ status: number; json: T; text: string }> {
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = data === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
+    const req = request(url, { method, agent: false, timeout: timeoutMs, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode ?? 0, json: (text ? JSON.parse(text) : undefined) as T, text });
+        } catch {
+          resolve({ status: res.statusCode ?? 0, json: undefined as T, text });
+        }
+      });
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
+    req.end(data);
+  });
+}
+
+async function createRun(base: string, inputs: Record<string, unknown>): Promise<string> {
+  const res = await httpJson<{ runId?: string }>('POST', `${base}/v1/runs`, { workflowId: 'steps', inputs });
+  if (res.status !== 201 || !res.json?.runId) throw new Error(`POST /v1/runs answered HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+  return res.json.runId;
+}
+
+/** `n` tasks, `concurrency` requests at a time, results in order. */
+async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(n);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < n) {
+      const i = next++;
+      out[i] = await fn(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  return out;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const sortNum = (xs: number[]): number[] => xs.sort((a, b) => a - b);
+
+function loadAvg1(): number {
+  try {
+    return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+  } catch {
+    return NaN;
+  }
+}
+
+/** Samples the server's VmRSS every RSS_SAMPLE_MS; peak() is the largest sample (MiB). */
+function rssSampler(pid: number): { peak(): number; stop(): void } {
+  let peak = readRssMiB(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, readRssMiB(pid));
+    } catch {
+      // the process is gone: the run fails elsewhere
+    }
+  }, RSS_SAMPLE_MS);
+  return { peak: () => peak, stop: () => clearInterval(timer) };
+}
+
+/** Server CPU, this process's CPU and the machine's busy time over a window, in % of one core. */
+function cpuWindow(pid: number): () => { serverCpuPct: number; loadGenCpuPct: number; otherCpuPct: number } {
+  const t0 = nowMs();
+  const s0 = readCpuUs(pid);
+  const m0 = readSystemCpu();
+  const p0 = process.cpuUsage();
+  return () => {
+    const wallUs = (nowMs() - t0) * 1000;
+    const p = process.cpuUsage(p0);
+    const server = ((readCpuUs(pid) - s0) / wallUs) * 100;
+    const self = ((p.user + p.system) / wallUs) * 100;
+    const machine = ((readSystemCpu().busyUs - m0.busyUs) / wallUs) * 100;
+    return { serverCpuPct: server, loadGenCpuPct: self, otherCpuPct: Math.max(0, machine - server - self) };
+  };
+}
+
+/** A few gauges of the server's own /metrics (prom-client defaults). */
+async function serverGauges(base: string): Promise<{ heapUsedMiB: number; sockets: number }> {
+  const res = await httpJson<undefined>('GET', `${base}/metrics`);
+  const value = (re: RegExp): number => {
+    const m = res.text.match(re);
+    return m ? Number(m[1]) : NaN;
+  };
+  return {
+    heapUsedMiB: value(/^nodejs_heap_size_used_bytes (\S+)$/m) / 1048576,
+    // The /metrics request's own socket is one of them.
+    sockets: value(/^nodejs_active_handles\{type="Socket"\} (\S+)$/m),
+  };
+}
+
+// ─── the run log, and what each stream must carry ────────────────────────────────────────────────
+
+interface LogEvent {
+  sequence: number;
+  type: string;
+  timestamp: string;
+}
+
+interface RunLog {
+  status: string;
+  /** sequence → event */
+  events: Map<number, LogEvent & { at: number }>;
+}
+
+async function readLog(base: string, runId: string): Promise<RunLog> {
+  const res = await httpJson<{ events?: LogEvent[]; runStatus?: string; isComplete?: boolean }>(
+    'GET',
+    `${base}/v1/runs/${encodeURIComponent(runId)}/events/poll?lastSequence=-1&timeout=0&limit=1000`,
+  );
+  if (res.status !== 200 || !res.json?.events) throw new Error(`events/poll ${runId}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+  const events = new Map(res.json.events.map((e) => [e.sequence, { ...e, at: Date.parse(e.timestamp) }] as const));
+  return { status: res.json.runStatus ?? '?', events };
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
+
+/** The A2A state a run event moves a task into (mirror of stateOf in src/a2a/stream.ts). */
+function a2aState(type: string): string | undefined {
+  switch (type) {
+    case 'run.started':
+    case 'node.resumed':
+      return 'working';
+    case 'interrupt.requested':
+      return 'input-required';
+    case 'run.completed':
+      return 'completed';
+    case 'run.failed':
+      return 'failed';
+    case 'run.cancelled':
+      return 'canceled';
+    default:
+      return undefined;
+  }
+}
+
+/** Sequences an observe-mode (resubscribe) stream must deliver after its snapshot. */
+function expectedA2A(log: RunLog, afterSeq: number, state: string): number[] {
+  if (TERMINAL.has(state)) return [];
+  const out: number[] = [];
+  let current = state;
+  for (const seq of [...log.events.keys()].sort((a, b) => a - b)) {
+    if (seq <= afterSeq) continue;
+    const e = log.events.get(seq)!;
+    if (e.type === 'artifact.created') {
+      out.push(seq);
+      continue;
+    }
+    const next = a2aState(e.type);
+    if (!next || next === current) continue;
+    current = next;
+    out.push(seq);
+    if (TERMINAL.has(next)) break;
+  }
+  return out;
+}
+
+// ─── fan-out ─────────────────────────────────────────────────────────────────────────────────────
+
+type StreamKind = 'a2a' | 'rest';
+
+interface Subscriber {
+  runId: string;
+  sse: SseSubscription;
+}
+
+interface Tally {
+  expected: number;
+  received: number;
+  lost: number;
+  lostSubs: number;
+  unexpected: number;
+  streamErrors: number;
+  tsMismatch: number;
+  backlog: number;
+  delays: number[];
+  firsts: number[];
+  /** Subscribers that attached while their run was still running (saw at least one live update). */
+  attachedLive: number;
+  errorSample?: string;
+}
+
+function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tally): void {
+  const { sse } = sub;
+  let errored = sse.end === 'error';
+  if (errored) t.errorSample ??= sse.error;
+  if (sse.firstAt !== undefined) t.firsts.push(sse.firstAt - sse.requestedAt);
+  const received = new Map<number, SseEvent>();
+  let expected: number[];
+  const updates = kind === 'a2a' ? sse.events.slice(1) : sse.events;
+  if (kind === 'a2a') {
+    const first = sse.events[0];
+    const snap = first ? (JSON.parse(first.data) as { result?: { kind?: string; status?: { state?: string } }; error?: unknown }) : undefined;
+    if (!first || snap?.result?.kind !== 'task' || first.id === undefined) {
+      errored = true;
+      t.errorSample ??= first ? `first event is not a Task: ${first.data.slice(0, 200)}` : `no event (${sse.error ?? sse.end})`;
+      expected = [];
+    } else {
+      expected = expectedA2A(log, Number(first.id), snap.result.status?.state ?? '?');
+    }
+  } else {
+    expected = [...log.events.keys()];
+  }
+  for (const ev of updates) {
+    const doc = JSON.parse(ev.data) as {
+      error?: unknown;
+      result?: { kind?: string; status?: { timestamp?: string } };
+      timestamp?: string;
+    };
+    if (ev.event === 'error' || doc.error !== undefined) {
+      errored = true;
+      t.errorSample ??= ev.data.slice(0, 200);
+      continue;
+    }
+    const seq = Number(ev.id);
+    if (ev.id === undefined || !Number.isInteger(seq) || received.has(seq)) {
+      t.unexpected++;
+      continue;
+    }
+    received.set(seq, ev);
+    const logged = log.events.get(seq);
+    if (!logged) {
+      t.unexpected++;
+      continue;
+    }
+    const stamp = kind === 'a2a' ? doc.result?.status?.timestamp : doc.timestamp;
+    if (stamp !== undefined && stamp !== logged.timestamp) t.tsMismatch++;
+    // Live = committed after the subscription was requested (the server stamps whole ms at the
+    // start of the commit); older events came from the backlog and say nothing about delivery.
+    if (logged.at + 1 > sse.requestedAt) t.delays.push(ev.at - logged.at);
+    else t.backlog++;
+  }
+  if (updates.some((ev) => ev.id !== undefined && (log.events.get(Number(ev.id))?.at ?? -Infinity) + 1 > sse.requestedAt)) t.attachedLive++;
+  const want = new Set(expected);
+  let lost = 0;
+  for (const seq of want) if (!received.has(seq)) lost++;
+  for (const seq of received.keys()) if (!want.has(seq)) t.unexpected++;
+  t.expected += want.size;
+  t.received += want.size - lost;
+  t.lost += lost;
+  if (lost > 0) t.lostSubs++;
+  if (errored) t.streamErrors++;
+}
+
+async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind, sizes: FanoutSizes): Promise<Figures> {
+  const pid = ctx.running.pid;
+  const n = sizes.tasks * sizes.perTask;
+  // Run by run: create it (the POST returns once it has started), then open its S subscribers at
+  // once, then the next run — at most IN_FLIGHT subscribers waiting for their first event at any
+  // moment. Every subscriber is thus attached well before its run's first timer step ends, while
+  // runs created earlier keep ticking: up to T×S streams open together over T live runs.
+  const rssBefore = readRssMiB(pid);
+  const sampler = rssSampler(pid);
+  const cpu = cpuWindow(pid);
+  const gate = new Gate(IN_FLIGHT);
+  const subs: Subscriber[] = [];
+  const runIds: string[] = [];
+  let open = 0;
+  let peakOpen = 0;
+  let lastFirstAt = 0;
+  const t0 = nowMs();
+  for (let r = 0; r < sizes.tasks; r++) {
+    const runId = await createRun(base, STEPS_INPUTS);
+    runIds.push(runId);
+    for (let j = 0; j < sizes.perTask; j++) {
+      const k = r * sizes.perTask + j;
+      await gate.acquire();
+      let released = false;
+      const release = (): void => {
+        if (!released) {
+          released = true;
+          gate.release();
+        }
+      };
+      const sse = openSse({
+        ...(kind === 'a2a'
+          ? { url: `${base}/v1/a2a`, body: { jsonrpc: '2.0', id: k + 1, method: 'tasks/resubscribe', params: { id: runId } } }
+          : { url: `${base}/v1/runs/${encodeURIComponent(runId)}/events` }),
+        timeoutMs: 30_000,
+        onEvent: (ev, s) => {
+          if (s.events.length === 1) {
+            lastFirstAt = Math.max(lastFirstAt, ev.at);
+            release();
+          }
+        },
+      });
+      open++;
+      peakOpen = Math.max(peakOpen, open);
+      void sse.done.then(() => {
+        open--;
+        release();
+      });
+      subs.push({ runId, sse });
+    }
+  }
+  await Promise.all(subs.map((s) => s.sse.done));
+  const phaseMs = nowMs() - t0;
+  const usage = cpu();
+  sampler.stop();
+  const rssPeak = sampler.peak();
+  const logs = new Map<string, RunLog>();
+  await pool(runIds.length, 8, async (i) => {
+    const id = runIds[i]!;
+    logs.set(id, await readLog(base, id));
+  });
+  const notCompleted = [...logs.values()].filter((l) => l.status !== 'completed').length;
+  const t: Tally = { expected: 0, received: 0, lost: 0, lostSubs: 0, unexpected: 0, streamErrors: 0, tsMismatch: 0, backlog: 0, delays: [], firsts: [], attachedLive: 0 };
+  for (const sub of subs) checkSubscriber(kind, sub, logs.get(sub.runId)!, t);
+  const delays = sortNum(t.delays);
+  const firsts = sortNum(t.firsts);
+  if (t.errorSample) ctx.log(`sse-fanout ${kind}: first stream error: ${t.errorSample}`);
+  ctx.log(
+    `sse-fanout ${kind}: ${n} subscribers on ${sizes.tasks} runs, peak open ${peakOpen}; ${t.received}/${t.expected} updates, lost ${t.lost}, ` +
+      `errors ${t.streamErrors}; delay p50 ${fmtMs(percentile(delays, 50))} p99 ${fmtMs(percentile(delays, 99))} max ${fmtMs(delays.at(-1))} ms; ` +
+      `first p50 ${fmtMs(percentile(firsts, 50))} p99 ${fmtMs(percentile(firsts, 99))} ms; RSS ${fmtFixed(rssBefore, 1)} → ${fmtFixed(rssPeak, 1)} MiB`,
+  );
+  const p = `${kind}.`;
+  return {
+    [`${p}subscribers`]: n,
+    [`${p}tasks`]: sizes.tasks,
+    [`${p}peakOpen`]: peakOpen,
+    [`${p}attachedLive`]: t.attachedLive,
+    [`${p}attachMs`]: lastFirstAt - t0,
+    [`${p}attachPerSec`]: n / ((lastFirstAt - t0) / 1000),
+    [`${p}phaseMs`]: phaseMs,
+    [`${p}expected`]: t.expected,
+    [`${p}received`]: t.received,
+    [`${p}lost`]: t.lost,
+    [`${p}lostSubs`]: t.lostSubs,
+    [`${p}unexpected`]: t.unexpected,
+    [`${p}streamErrors`]: t.streamErrors,
+    [`${p}tsMismatch`]: t.tsMismatch,
+    [`${p}notCompleted`]: notCompleted,
+    [`${p}live`]: delays.length,
+    [`${p}backlog`]: t.backlog,
+    [`${p}delayP50Ms`]: percentile(delays, 50),
+    [`${p}delayP99Ms`]: percentile(delays, 99),
+    [`${p}delayMaxMs`]: delays.at(-1) ?? NaN,
+    [`${p}firstP50Ms`]: percentile(firsts, 50),
+    [`${p}firstP99Ms`]: percentile(firsts, 99),
+    [`${p}rssBeforeMiB`]: rssBefore,
+    [`${p}rssPeakMiB`]: rssPeak,
+    [`${p}kibPerSub`]: ((rssPeak - rssBefore) * 1024) / n,
+    [`${p}serverCpuPct`]: usage.serverCpuPct,
+    [`${p}loadGenCpuPct`]: usage.loadGenCpuPct,
+    [`${p}otherCpuPct`]: usage.otherCpuPct,
+  };
+}
+
+async function runFanout(ctx: ScenarioContext): Promise<Figures> {
+  const base = handoffBase(ctx);
+  const sizes = fanoutSizes(ctx.mode.quick);
+  const figures: Figures = { loadAvg1: loadAvg1() };
+  Object.assign(figures, await fanoutPhase(ctx, base, 'a2a', sizes));
+  await sleep(500);
+  Object.assign(figures, await fanoutPhase(ctx, base, 'rest', sizes));
+  return figures;
+}
+
+// ─── churn ───────────────────────────────────────────────────────────────────────────────────────
+
+/** The harness gives a run (warm-up + duration + 30) s (bench/run.ts); stop waves well before. */
+const runBudgetMs = (ctx: ScenarioContext): number => (ctx.mode.warmupS + ctx.mode.durationS + 30) * 1000;
+
+/** Least-squares slope of ys over xs. */
+function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  if (n < 2) return NaN;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += ((xs[i] as number) - mx) * ((ys[i] as number) - my);
+    den += ((xs[i] as number) - mx) ** 2;
+  }
+  return num / den;
+}
+
+/**
+ * One wave: `count` resubscribes, each closed by the client right after its first event. No new
+ * subscription after `stopAt`, and none waits past `stopAt` + 3 s (the harness must get its answer).
+ */
+async function churnWave(
+  base: string,
+  runIds: string[],
+  count: number,
+  offset: number,
+  stopAt: number,
+): Promise<{ opened: number; ok: number; errors: number; firsts: number[]; errorSample?: string }> {
+  const gate = new Gate(IN_FLIGHT);
+  const subs: SseSubscription[] = [];
+  for (let k = 0; k < count; k++) {
+    await gate.acquire();
+    if (nowMs() > stopAt) {
+      gate.release();
+      break;
+    }
+    const runId = runIds[(offset + k) % runIds.length]!;
+    const sse = openSse({
+      url: `${base}/v1/a2a`,
+      body: { jsonrpc: '2.0', id: k + 1, method: 'tasks/resubscribe', params: { id: runId } },
+      timeoutMs: Math.max(1000, Math.min(15_000, stopAt + 3000 - nowMs())),
+      onEvent: (_ev, s) => s.close(),
+    });
+    void sse.done.then(() => gate.release());
+    subs.push(sse);
+  }
+  await Promise.all(subs.map((s) => s.done));
+  let ok = 0;
+  let errorSample: string | undefined;
+  const firsts: number[] = [];
+  for (const s of subs) {
+    const first = s.events[0];
+    if (s.end === 'client' && first && first.data.includes('"kind":"task"')) {
+      ok++;
+      firsts.push((s.firstAt as number) - s.requestedAt);
+    } else {
+      errorSample ??= s.error ?? first?.data.slice(0, 200) ?? `ended ${s.end} without an event`;
+    }
+  }
+  return { opened: subs.length, ok, errors: subs.length - ok, firsts, ...(errorSample ? { errorSample } : {}) };
+}
+
+async function runChurn(ctx: ScenarioContext): Promise<Figures> {
+  const base = handoffBase(ctx);
+  const pid = ctx.running.pid;
+  const sizes = churnSizes(ctx.mode.quick);
+  const started = nowMs();
+  // The harness abandons a run after runBudgetMs: no wave starts after `lastWave`, none opens
+  // streams after `stopOpening` (its streams then time out 3 s later at most), leaving time to
+  // cancel the runs and take the last readings.
+  const lastWave = started + runBudgetMs(ctx) - 10_000;
+  const stopOpening = started + runBudgetMs(ctx) - 9000;
+  const figures: Figures = { loadAvg1: loadAvg1(), 'churn.tasks': sizes.tasks, 'churn.perWave': sizes.perWave };
+  const runIds = await pool(sizes.tasks, 8, () => createRun(base, LONG_INPUTS));
+  await sleep(1000); // every run ticking, start-up garbage settled a little
+  const settled = async (key: string): Promise<void> => {
+    const cpu = cpuWindow(pid);
+    await sleep(sizes.settleMs);
+    figures[`churn.cpu.${key}`] = cpu().serverCpuPct;
+    figures[`churn.rss.${key}`] = readRssMiB(pid);
+    const g = await serverGauges(base);
+    figures[`churn.heap.${key}`] = g.heapUsedMiB;
+    figures[`churn.sockets.${key}`] = g.sockets;
+  };
+  await settled('w0');
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const allFirsts: number[] = [];
+  let errors = 0;
+  let opened = 0;
+  let waves = 0;
+  for (let w = 1; w <= sizes.waves; w++) {
+    if (w > 1 && nowMs() > lastWave) {
+      ctx.log(`sse-churn: time budget reached after ${waves} waves`);
+      break;
+    }
+    const cpu = cpuWindow(pid);
+    const cpuUs0 = readCpuUs(pid);
+    const wave = await churnWave(base, runIds, sizes.perWave, (w - 1) * sizes.perWave, stopOpening);
+    const waveCpu = cpu();
+    figures[`churn.usPerSub.w${w}`] = (readCpuUs(pid) - cpuUs0) / Math.max(1, wave.opened);
+    figures[`churn.waveCpu.w${w}`] = waveCpu.serverCpuPct;
+    figures[`churn.waveOther.w${w}`] = waveCpu.otherCpuPct;
+    if (wave.errorSample) ctx.log(`sse-churn wave ${w}: ${wave.errors} errors, first: ${wave.errorSample}`);
+    waves = w;
+    opened += wave.opened;
+    errors += wave.errors;
+    allFirsts.push(...wave.firsts);
+    const firsts = sortNum(wave.firsts);
+    figures[`churn.firstP99.w${w}`] = percentile(firsts, 99);
+    await settled(`w${w}`);
+    xs.push(w);
+    ys.push(figures[`churn.rss.w${w}`] as number);
+    ctx.log(
+      `sse-churn wave ${w}/${sizes.waves}: ${wave.ok}/${wave.opened} ok, first p99 ${fmtMs(percentile(firsts, 99))} ms, ` +
+        `server ${fmtInt(figures[`churn.usPerSub.w${w}`])} µs CPU/subscription (other CPU ${fmtInt(waveCpu.otherCpuPct)}%); ` +
+        `RSS ${fmtFixed(figures[`churn.rss.w${w}`], 1)} MiB, heap ${fmtFixed(figures[`churn.heap.w${w}`], 1)} MiB, ` +
+        `sockets ${figures[`churn.sockets.w${w}`]}, server CPU settled ${fmtInt(figures[`churn.cpu.w${w}`])}%`,
+    );
+  }
+  await pool(runIds.length, 8, (i) => httpJson('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, {}));
+  await sleep(1000);
+  await settled('cancelled');
+  const firsts = sortNum(allFirsts);
+  Object.assign(figures, {
+    'churn.waves': waves,
+    'churn.opened': opened,
+    'churn.errors': errors,
+    'churn.firstP50Ms': percentile(firsts, 50),
+    'churn.firstP99Ms': percentile(firsts, 99),
+    'churn.slopeKiBPerWave': slope(xs, ys) * 1024,
+    'churn.slopeKiBPer1kSubs': ((slope(xs, ys) * 1024) / sizes.perWave) * 1000,
+    // Second half only: the first waves include one-off growth (JIT, pools, heap sizing).
+    'churn.slope2KiBPerWave': slope(xs.slice(Math.floor(xs.length / 2)), ys.slice(Math.floor(ys.length / 2))) * 1024,
+    'churn.ms': nowMs() - started,
+  });
+  return figures;
+}
+
+// ─── report ──────────────────────────────────────────────────────────────────────────────────────
+
+const sumOf = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
+
+/** The Handoff cells; non-Handoff targets are listed as not applicable in the intro. */
+function handoffCells(result: ScenarioResult) {
+  const cells = result.cells.filter((c) => c.runs.length > 0 || !/handoff-only/.test(c.reason ?? ''));
+  const skipped = result.cells.filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? '')).map((c) => `\`${c.target}\``);
+  return { cells, skipped };
+}
+
+const REFERENCE_NOTE =
+  'Reference (spec/anchor-figures.md §2, @a2a-js/sdk 0.3.14, same kind of machine, delay measured from a `sentAt` stamped at publish rather than from a durable commit): ' +
+  '`tasks/resubscribe` 1,000 subscribers on 10 tasks — delivery p50 7.17 / p99 75.19 / max 76.7 ms, first event p50 539 / p99 1,165 ms, 58.8 KiB per stream, 0 lost; ' +
+  '`message/stream` 1,000 streams — p99 7.99 ms, 64.2 KiB per stream (bare node:http: 30.9 KiB).';
+
+function fanoutSection(result: ScenarioResult): Section {
+  const { cells, skipped } = handoffCells(result);
+  const rows: string[][] = [];
+  const goals: string[] = [];
+  for (const cell of cells) {
+    if (cell.runs.length === 0) {
+      rows.push([cell.target, `${cell.status}${cell.reason ? `: ${cell.reason}` : ''}`, ...Array<string>(12).fill('')]);
+      continue;
+    }
+    const m = medians(cell.runs);
+    for (const [kind, label] of [
+      ['a2a', '`tasks/resubscribe` (A2A SSE)'],
+      ['rest', '`GET /v1/runs/{id}/events` (REST SSE)'],
+    ] as const) {
+      const k = (s: string): string => `${kind}.${s}`;
+      const lost = sumOf(cell.runs, k('lost'));
+      rows.push([
+        `${cell.target}: ${label}`,
+        `${fmtInt(m[k('subscribers')])} (${fmtInt(m[k('tasks')])} runs)`,
+        `${fmtInt(m[k('peakOpen')])} / ${fmtInt(m[k('attachedLive')])}`,
+        `${fmtInt(sumOf(cell.runs, k('received')))} / ${fmtInt(sumOf(cell.runs, k('expected')))}`,
+        `**${fmtInt(lost)}**`,
+        fmtInt(sumOf(cell.runs, k('streamErrors'))),
+        `${fmtMs(m[k('delayP50Ms')])} / **${fmtMs(m[k('delayP99Ms')])}** / ${fmtMs(m[k('delayMaxMs')])}`,
+        `${fmtInt(sumOf(cell.runs, k('live')))} (+${fmtInt(sumOf(cell.runs, k('backlog')))})`,
+        `${fmtInt(m[k('firstP50Ms')])} / ${fmtInt(m[k('firstP99Ms')])}`,
+        `${fmtInt(m[k('attachMs')])} (${fmtInt(m[k('attachPerSec')])}/s)`,
+        `${fmtFixed(m[k('rssBeforeMiB')], 1)} → ${fmtFixed(m[k('rssPeakMiB')], 1)}`,
+        fmtFixed(m[k('kibPerSub')], 1),
+        `${fmtInt(m[k('serverCpuPct')])} / ${fmtInt(m[k('otherCpuPct')])}`,
+      ]);
+      const worstP99 = Math.max(...cell.runs.map((r) => r[k('delayP99Ms')] ?? Infinity));
+      const unexpected = sumOf(cell.runs, k('unexpected'));
+      const mism = sumOf(cell.runs, k('tsMismatch'));
+      goals.push(
+        `${cell.target} ${label}: p99 < 100 ms in every run: **${worstP99 < 100 ? 'yes' : 'no'}** (worst run ${fmtMs(worstP99)} ms); ` +
+          `no lost update: **${lost === 0 ? 'yes' : `no (${fmtInt(lost)} in ${fmtInt(sumOf(cell.runs, k('lostSubs')))} streams)`}**` +
+          (unexpected ? `; ${fmtInt(unexpected)} unexpected/duplicate events` : '') +
+          (mism ? `; ${fmtInt(mism)} timestamps differing from the log` : '') +
+          `; runs not completed: ${fmtInt(sumOf(cell.runs, k('notCompleted')))}.`,
+      );
+    }
+  }
+  const load = cells.flatMap((c) => c.runs.map((r) => fmtFixed(r['loadAvg1'], 2))).join(', ');
+  return {
+    title: 'SSE streams (issue 4)',
+    intro:
+      `Scenario \`${result.name}\`: ${result.description}` + (skipped.length ? ` Not applicable to ${skipped.join(', ')} (no run API / steps workflow).` : ''),
+    columns: [
+      'stream', 'subscribers', 'peak open / attached while running', 'updates received / expected (all runs)', 'lost (all runs)', 'stream errors (all runs)',
+      'delay p50 / p99 / max ms', 'live updates timed (+ backlog)', 'first event p50 / p99 ms', 'all attached after ms (rate)',
+      'server RSS before → peak MiB', 'KiB per subscriber', 'server / other CPU %',
+    ],
+    rows,
+    after: [
+      ...goals.map((g) => `- Goal check — ${g}`),
+      `- Load average (1 min) when each run started: ${load || '–'}.`,
+      '',
+      '**Method.** One fresh server per run (pinned to CPU 0; the subscribers live in the harness process on CPU 1). Per phase, run after run is created through `POST /v1/runs` (`steps` {steps: 5, stepMs: 400}: 5 timer steps, ≈ 2 s) and its 10 subscribers opened right after it, each on its own connection, at most 200 waiting for their first event at any moment — so every subscriber is attached before its run\'s first step ends while the earlier runs keep ticking; "peak open" is how many streams were open at once. The A2A phase comes first, then the REST phase on fresh runs, same server. ' +
+        'Delay = receipt time (when the chunk carrying the event arrived) − the event\'s commit timestamp in the run log (`timestamp` of the event row, taken at the start of the commit, whole ms; status updates carry it as `status.timestamp`), same host clock, over events committed after the subscription was requested ("live"); events the REST stream replayed from the log (committed before the request) are counted but not timed ("backlog"). ' +
+        'Expected = read back from `/v1/runs/{id}/events/poll` after the runs ended: for `tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot\'s sequence (an artifact-update per `artifact.created`, a status-update per change of A2A state — for `steps` that is the artifact and `completed`: repeated `working` states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST subscriber gets every one of the run\'s ~27 log events); the Task snapshot itself is not counted. ' +
+        'First event = request written → first SSE event received. Peak RSS = largest VmRSS sample (every 25 ms) during the phase; KiB per subscriber = (peak − before) / subscribers, which also holds the runs\' own execution, a rough upper bound. "other CPU %" = machine busy CPU minus server minus harness, in % of one core.',
+      '',
+      REFERENCE_NOTE,
+    ].join('\n'),
+  };
+}
+
+function churnSection(result: ScenarioResult): Section {
+  const { cells, skipped } = handoffCells(result);
+  const rows: string[][] = [];
+  const after: string[] = [];
+  for (const cell of cells) {
+    if (cell.runs.length === 0) {
+      rows.push([cell.target, `${cell.status}${cell.reason ? `: ${cell.reason}` : ''}`, '', '', '', '', '']);
+      continue;
+    }
+    const m = medians(cell.runs);
+    const waves = Math.round(m['churn.waves'] ?? 0);
+    const mid = Math.max(1, Math.round(waves / 2));
+    const cols = ['w0', 'w1', `w${mid}`, `w${waves}`, 'cancelled'];
+    const line = (label: string, key: string, fmt: (n: number | undefined) => string, extra = ''): string[] => [
+      `${cell.target}: ${label}`,
+      ...cols.map((c) => fmt(m[`churn.${key}.${c}`])),
+      extra,
+    ];
+    rows.push(line('server RSS MiB', 'rss', (n) => fmtFixed(n, 1), `**${fmtInt(m['churn.slopeKiBPerWave'])} KiB/wave** (${fmtInt(m['churn.slopeKiBPer1kSubs'])} KiB per 1,000 subscriptions); 2nd half ${fmtInt(m['churn.slope2KiBPerWave'])} KiB/wave`));
+    rows.push(line('JS heap used MiB (/metrics)', 'heap', (n) => fmtFixed(n, 1)));
+    rows.push(line('open server sockets (/metrics, incl. its own)', 'sockets', fmtInt));
+    rows.push(line('server CPU % while settled (runs ticking)', 'cpu', fmtInt));
+    rows.push([`${cell.target}: server CPU µs per subscription, during the wave`, '', fmtInt(m['churn.usPerSub.w1']), fmtInt(m[`churn.usPerSub.w${mid}`]), fmtInt(m[`churn.usPerSub.w${waves}`]), '', '']);
+    rows.push([`${cell.target}: first event p99 ms in the wave`, '', fmtMs(m['churn.firstP99.w1']), fmtMs(m[`churn.firstP99.w${mid}`]), fmtMs(m[`churn.firstP99.w${waves}`]), '', `all waves: p50 ${fmtMs(m['churn.firstP50Ms'])}, p99 ${fmtMs(m['churn.firstP99Ms'])}`]);
+    after.push(
+      `- ${cell.target}: ${fmtInt(sumOf(cell.runs, 'churn.opened'))} subscriptions opened and closed over ${cell.runs.length} run(s) ` +
+        `(${fmtInt(m['churn.waves'])} waves × ${fmtInt(m['churn.perWave'])} per run, on ${fmtInt(m['churn.tasks'])} running runs), ` +
+        `${fmtInt(sumOf(cell.runs, 'churn.errors'))} failed; load average (1 min) at start: ${cell.runs.map((r) => fmtFixed(r['loadAvg1'], 2)).join(', ')}.`,
+    );
+  }
+  const waves = Math.round(medians(cells.flatMap((c) => c.runs))['churn.waves'] ?? 0);
+  const mid = Math.max(1, Math.round(waves / 2));
+  return {
+    title: 'SSE streams (issue 4): subscription churn',
+    intro:
+      `Scenario \`${result.name}\`: ${result.description}` + (skipped.length ? ` Not applicable to ${skipped.join(', ')}.` : ''),
+    columns: ['figure (median over runs)', 'start', 'after wave 1', `after wave ${mid}`, `after wave ${waves}`, 'runs cancelled (+1 s)', 'slope over waves'],
+    rows,
+    after: [
+      ...after,
+      '',
+      '**Method.** Long runs (`steps` {steps: 10000, stepMs: 5000}: a timer step every 5 s) created first and left ticking; each wave opens its subscriptions (`tasks/resubscribe`, spread round-robin over the runs, at most 200 waiting for their first event), each closed by the client (socket destroyed) as soon as its first event, the Task snapshot, arrives; the wave ends when all are closed. ' +
+        'After every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) means closed subscriptions leave nothing behind. The bus\'s per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but /metrics does not publish it), so it is not shown; rising settled CPU while runs tick is the outside sign of followers left subscribed.',
+    ].join('\n'),
+  };
+}
+
+registerScenario({
+  name: 'sse-fanout',
+  description:
+    'SSE fan-out: `steps` runs ({steps: 5, stepMs: 400}, ≈ 2 s) with 10 subscribers each — 1,000 subscribers on 100 runs (quick: 200 on 20) — first over `tasks/resubscribe`, then over the REST run stream; delivery delay from commit to receipt, lost updates against the log, first-event latency, server memory.',
+  order: 60,
+  run: runFanout,
+  section: fanoutSection,
+});
+
+registerScenario({
+  name: 'sse-churn',
+  description:
+    'Subscription churn: 20 waves × 500 `tasks/resubscribe` subscriptions (10,000; quick: 10 × 200) on 100 long-running `steps` runs (quick: 20), each closed by the client after its first event; server memory after every wave.',
+  order: 61,
+  run: runChurn,
+  section: churnSection,
+});
