@@ -59,8 +59,28 @@ export function previousNotes(path: string): string {
   return begin >= 0 && end > begin ? text.slice(begin, end + NOTES_END.length) : DEFAULT_NOTES;
 }
 
+/** Run-level sections every run writes anew; never carried over from an earlier file. */
+const RUN_LEVEL = new Set(['Per-run figures (req/s, in run order)', 'How these figures are measured', 'Notes']);
+
+/**
+ * Sections of the previous RESULTS.md that this run did not write, so a run of some scenarios
+ * (`--scenarios push`) updates those and keeps the others' figures (each carries its own date).
+ */
+export function previousSections(path: string, written: Set<string>): string[] {
+  if (!existsSync(path)) return [];
+  let text = readFileSync(path, 'utf8');
+  const begin = text.indexOf(NOTES_BEGIN);
+  if (begin >= 0) text = text.slice(0, begin);
+  const parts = text.split(/^(?=## )/m).slice(1);
+  return parts
+    .map((part) => ({ title: (part.split('\n')[0] ?? '').replace(/^## /, '').trim(), text: part.trimEnd() }))
+    .filter((p) => !written.has(p.title) && !RUN_LEVEL.has(p.title))
+    .map((p) => p.text);
+}
+
 export function writeReport(path: string, header: string, sections: Section[]): void {
   const notes = previousNotes(path); // read before overwriting
-  const body = [header, ...sections.map(renderSection), notes].join('\n\n');
+  const kept = previousSections(path, new Set(sections.map((x) => x.title)));
+  const body = [header, ...sections.map(renderSection), ...kept, notes].join('\n\n');
   writeFileSync(path, body + '\n');
 }
