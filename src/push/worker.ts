@@ -87,10 +87,10 @@ export class PushWorker {
 
   private async pass(): Promise<void> {
     const room = (this.opts.concurrency ?? 32) - this.inflight.size;
-    if (room > 0) {
-      const rows = await claimDue(this.store.db, this.store.dialect, this.opts.instanceId, this.opts.leaseMs ?? 60_000, room);
-      for (const row of rows) this.track(this.attempt(row));
-    }
+    // Every slot busy: each finishing attempt kicks the next pass; the poll is only a backstop.
+    if (room <= 0) return this.schedule(this.opts.pollMs ?? 1000);
+    const rows = await claimDue(this.store.db, this.store.dialect, this.opts.instanceId, this.opts.leaseMs ?? 60_000, room);
+    for (const row of rows) this.track(this.attempt(row));
     const next = await nextDueAt(this.store.db, this.store.dialect);
     const poll = this.opts.pollMs ?? 1000;
     this.schedule(next === undefined ? poll : Math.max(10, Math.min(poll, next - Date.now())));
