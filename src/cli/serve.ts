@@ -27,8 +27,18 @@ export function serveCommand(): Command {
       }
       // Loaded here so client subcommands start without the server's dependencies.
       const { createHost } = await import('../host.js');
-      const host = await createHost(config);
-      const address = await host.listen();
+      let host;
+      let address;
+      try {
+        host = await createHost(config);
+        address = await host.listen();
+      } catch (err) {
+        // A start-up failure (unusable data dir, database unreachable, invalid workflow) is one
+        // clear line and exit 1, not a stack trace.
+        process.stderr.write(`handoff: cannot start: ${(err as Error).message}\n`);
+        await host?.close().catch(() => {});
+        process.exit(1);
+      }
       host.logger.info({ address, database: host.store.dialect, workflows: host.workflows.ids() }, 'handoff listening');
       let closing = false;
       const shutdown = async (signal: string) => {
