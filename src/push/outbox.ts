@@ -1,7 +1,7 @@
 // The push outbox: delivery rows written in the transaction of the transition that causes them,
 // claimed by workers with a lease, delivered in order per (task, config), retried with backoff,
 // dead-lettered after the last attempt. Rows are never deleted by delivery: operators see them.
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database, PushOutboxTable } from '../store/db.js';
 
@@ -45,6 +45,19 @@ export async function enqueue(db: Kysely<Database>, deliveries: NewDelivery[], n
     .execute();
 }
 
+/** Row `o` has no earlier pending delivery of the same (task, config): it is next in line. */
+const firstInLine = ({ not, exists, selectFrom }: ExpressionBuilder<Database & { o: PushOutboxTable }, 'o'>) =>
+  not(
+    exists(
+      selectFrom('push_outbox as p')
+        .select(sql`1`.as('one'))
+        .whereRef('p.task_id', '=', 'o.task_id')
+        .whereRef('p.config_id', '=', 'o.config_id')
+        .whereRef('p.seq', '<', 'o.seq')
+        .where('p.state', '=', 'pending'),
+    ),
+  );
+
 /**
  * Lease due deliveries. Only the oldest undelivered row of each (task, config) is eligible, so
  * a config receives its task's transitions in order even across retries.
@@ -56,18 +69,7 @@ export async function claimDue(db: Kysely<Database>, dialect: 'sqlite' | 'postgr
     .where('o.state', '=', 'pending')
     .where('o.next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('o.lease_expires_at', 'is', null), eb('o.lease_expires_at', '<', now)]))
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('push_outbox as p')
-            .select(sql`1`.as('one'))
-            .whereRef('p.task_id', '=', 'o.task_id')
-            .whereRef('p.config_id', '=', 'o.config_id')
-            .whereRef('p.seq', '<', 'o.seq')
-            .where('p.state', '=', 'pending'),
-        ),
-      ),
-    )
+    .where(firstInLine)
     .orderBy('o.next_attempt_at')
     .limit(limit);
   if (dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
@@ -148,18 +150,7 @@ export async function nextDueAt(db: Kysely<Database>, dialect: 'sqlite' | 'postg
     .selectFrom('push_outbox as o')
     .select((eb) => eb.fn.min(later).as('next'))
     .where('o.state', '=', 'pending')
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('push_outbox as p')
-            .select(sql`1`.as('one'))
-            .whereRef('p.task_id', '=', 'o.task_id')
-            .whereRef('p.config_id', '=', 'o.config_id')
-            .whereRef('p.seq', '<', 'o.seq')
-            .where('p.state', '=', 'pending'),
-        ),
-      ),
-    )
+    .where(firstInLine)
     .executeTakeFirst();
   return row?.next == null ? undefined : Number(row.next);
 }
