@@ -35,8 +35,9 @@ export class SseStream {
       'X-Accel-Buffering': 'no',
     });
     reply.raw.flushHeaders();
-    // The client going away frees everything at once; it never cancels the run.
-    req.raw.on('close', () => this.close());
+    // The client going away frees everything at once; it never cancels the run. (The response's
+    // 'close' is the connection's end; the request's 'close' only means its body was read.)
+    reply.raw.on('close', () => this.close());
     reply.raw.on('error', () => this.close());
     this.keepalive = setInterval(() => this.writeRaw(':keepalive\n\n'), opts.keepaliveMs ?? 15_000);
     this.keepalive.unref();
