@@ -48,6 +48,10 @@ export interface SseSubscription {
   readonly events: SseEvent[];
   /** Why the stream ended (undefined while open). */
   end?: SseEnd;
+  /** When it ended (epoch ms). */
+  endedAt?: number;
+  /** The stream was ended by its own timeout (timeoutMs), not by the server or close(). */
+  timedOut?: boolean;
   error?: string;
   /** Resolves once the stream has ended, whichever way. */
   readonly done: Promise<SseEnd>;
@@ -73,6 +77,7 @@ export function openSse(opts: SseOptions): SseSubscription {
   const end = (how: SseEnd, error?: string): void => {
     if (sub.end !== undefined) return;
     sub.end = how;
+    sub.endedAt = nowMs();
     if (error !== undefined) sub.error = error;
     clearTimeout(timer);
     req?.destroy();
@@ -116,7 +121,10 @@ export function openSse(opts: SseOptions): SseSubscription {
   });
   req.on('error', (err) => end('error', err.message));
   if (opts.timeoutMs) {
-    timer = setTimeout(() => end('error', `no end of stream within ${opts.timeoutMs} ms`), opts.timeoutMs);
+    timer = setTimeout(() => {
+      sub.timedOut = true;
+      end('error', `no end of stream within ${Math.round(opts.timeoutMs ?? 0)} ms`);
+    }, opts.timeoutMs);
     timer.unref();
   }
   (sub as { requestedAt: number }).requestedAt = nowMs();

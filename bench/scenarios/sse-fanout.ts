@@ -1,7 +1,8 @@
 // SSE streams (issue 4): fan-out delivery latency and subscription churn on Handoff.
 //
-// `sse-fanout` — T `steps` runs ({steps: 5, stepMs: 400}: ≈ 2 s, like the reference's "Task, 4 ×
-// working every 400 ms, completed") are created one after another through POST /v1/runs, each
+// `sse-fanout` — T `steps` runs (a timer step every 400 ms like the reference's "Task, 4 × working
+// every 400 ms, completed"; 5 steps ≈ 2 s in quick mode, 25 ≈ 10 s in full mode so that all 1,000
+// subscribers are attached while the runs are live) are created through POST /v1/runs, each
 // followed at once by its S subscribers (up to T×S streams open together), twice on the same
 // server, each phase on fresh runs:
 //   1. `tasks/resubscribe` over the A2A JSON-RPC endpoint (POST /v1/a2a, SSE of JSON-RPC responses);
@@ -12,11 +13,12 @@
 // event), lost = expected − received. Delay = receipt time − the event's commit timestamp in the
 // log (same host clock; = status.timestamp of A2A status updates, = `timestamp` of REST events).
 //
-// `sse-churn` — L long-running `steps` runs ({steps: 10000, stepMs: 1000}); W waves of P
+// `sse-churn` — L long-running `steps` runs ({steps: 10000, stepMs: 5000}); W waves of P
 // `tasks/resubscribe` subscriptions each: open, wait for the first event (the Task snapshot),
 // close from the client side. After every wave and a short settle: server VmRSS, the JS heap and
 // open sockets from /metrics, and server CPU while settled (the runs keep ticking). Finally the
-// runs are cancelled and memory read once more.
+// runs are cancelled and memory read once more. Both stop short of the harness's per-run time
+// limit on a slow machine (fewer waves; the REST fan-out phase skipped) rather than lose the run.
 //
 // Handoff only (needs /v1/runs and the `steps` workflow): other targets are reported as skipped.
 import { readFileSync } from 'node:fs';
@@ -32,6 +34,8 @@ import { Gate, nowMs, openSse, type SseEvent, type SseSubscription } from '../li
 interface FanoutSizes {
   tasks: number;
   perTask: number;
+  /** `steps` input of every run; stepMs is always 400. */
+  steps: number;
 }
 
 interface ChurnSizes {
@@ -41,17 +45,28 @@ interface ChurnSizes {
   settleMs: number;
 }
 
-const fanoutSizes = (quick: boolean): FanoutSizes => (quick ? { tasks: 20, perTask: 10 } : { tasks: 100, perTask: 10 });
+// The reference's runs last ≈ 2 s (5 × 400 ms). Handoff attaches only ~100–400 resubscribes per
+// second on its one core (less on a busy machine), so 1,000 subscribers need several seconds to
+// attach: the full run keeps the 400 ms cadence but runs 25 steps (≈ 10 s), so the first runs are
+// still live when the last subscriber attaches and all 1,000 streams are open together.
+const fanoutSizes = (quick: boolean): FanoutSizes => (quick ? { tasks: 20, perTask: 10, steps: 5 } : { tasks: 100, perTask: 10, steps: 25 });
 const churnSizes = (quick: boolean): ChurnSizes =>
   quick ? { tasks: 20, waves: 10, perWave: 200, settleMs: 250 } : { tasks: 100, waves: 20, perWave: 500, settleMs: 250 };
 
-const STEPS_INPUTS = { steps: 5, stepMs: 400 };
+const STEP_MS = 400;
 const LONG_INPUTS = { steps: 10_000, stepMs: 5000 };
 /** Stream attempts waiting for their first event at any time (connection set-up is not a SYN flood). */
 const IN_FLIGHT = 200;
+/** Runs being created, or created but still without their subscribers, at any time (fan-out). */
+const CREATE_AHEAD = 4;
 const RSS_SAMPLE_MS = 25;
+/** An update committed this long before a stream was cut by the time limit should have arrived. */
+const CUT_GRACE_MS = 1000;
 
 // ─── small helpers ───────────────────────────────────────────────────────────────────────────────
+
+/** The harness abandons a run after (warm-up + duration + 30) s (bench/run.ts): finish before. */
+const runBudgetMs = (ctx: ScenarioContext): number => (ctx.mode.warmupS + ctx.mode.durationS + 30) * 1000;
 
 /** The target's base URL; only Handoff (JSON-RPC at /v1/a2a, run API at /v1/runs) qualifies. */
 function handoffBase(ctx: ScenarioContext): string {
@@ -253,6 +268,10 @@ interface Tally {
   firsts: number[];
   /** Subscribers that attached while their run was still running (saw at least one live update). */
   attachedLive: number;
+  /** Streams the client ended at the phase's time limit (a slow machine), and the expected updates
+   * they had not received yet that were committed less than CUT_GRACE_MS before the cut. */
+  cut: number;
+  cutPending: number;
   errorSample?: string;
 }
 
@@ -309,34 +328,54 @@ function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tall
   if (updates.some((ev) => ev.id !== undefined && (log.events.get(Number(ev.id))?.at ?? -Infinity) + 1 > sse.requestedAt)) t.attachedLive++;
   const want = new Set(expected);
   let lost = 0;
-  for (const seq of want) if (!received.has(seq)) lost++;
+  if (sse.timedOut) t.cut++;
+  for (const seq of want) {
+    if (received.has(seq)) continue;
+    // A stream cut by the time limit could not receive what was committed just before the cut.
+    const at = log.events.get(seq)?.at ?? 0;
+    if (sse.timedOut && at > (sse.endedAt ?? 0) - CUT_GRACE_MS) t.cutPending++;
+    else lost++;
+  }
   for (const seq of received.keys()) if (!want.has(seq)) t.unexpected++;
   t.expected += want.size;
-  t.received += want.size - lost;
+  t.received += received.size - [...received.keys()].filter((q) => !want.has(q)).length;
   t.lost += lost;
   if (lost > 0) t.lostSubs++;
   if (errored) t.streamErrors++;
 }
 
-async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind, sizes: FanoutSizes): Promise<Figures> {
+async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind, sizes: FanoutSizes, deadline: number): Promise<Figures> {
   const pid = ctx.running.pid;
   const n = sizes.tasks * sizes.perTask;
   // Run by run: create it (the POST returns once it has started), then open its S subscribers at
-  // once, then the next run — at most IN_FLIGHT subscribers waiting for their first event at any
-  // moment. Every subscriber is thus attached well before its run's first timer step ends, while
-  // runs created earlier keep ticking: up to T×S streams open together over T live runs.
+  // once — at most IN_FLIGHT subscribers waiting for their first event at any moment. Runs are
+  // created CREATE_AHEAD at a time, never more than that ahead of the subscribers, so every
+  // subscriber is attached well before its run's first timer step ends while the runs created
+  // earlier keep ticking: up to T×S streams open together over T live runs.
   const rssBefore = readRssMiB(pid);
   const sampler = rssSampler(pid);
   const cpu = cpuWindow(pid);
   const gate = new Gate(IN_FLIGHT);
+  const ahead = new Gate(CREATE_AHEAD);
   const subs: Subscriber[] = [];
   const runIds: string[] = [];
   let open = 0;
   let peakOpen = 0;
   let lastFirstAt = 0;
   const t0 = nowMs();
+  const created = Array.from({ length: sizes.tasks }, () => {
+    let resolve!: (id: string) => void;
+    let reject!: (err: unknown) => void;
+    const promise = new Promise<string>((res, rej) => ((resolve = res), (reject = rej)));
+    promise.catch(() => {}); // awaited in order below; no unhandled rejection meanwhile
+    return { promise, resolve, reject };
+  });
+  void pool(sizes.tasks, CREATE_AHEAD, async (i) => {
+    await ahead.acquire();
+    await createRun(base, { steps: sizes.steps, stepMs: STEP_MS }).then(created[i]!.resolve, created[i]!.reject);
+  });
   for (let r = 0; r < sizes.tasks; r++) {
-    const runId = await createRun(base, STEPS_INPUTS);
+    const runId = await created[r]!.promise;
     runIds.push(runId);
     for (let j = 0; j < sizes.perTask; j++) {
       const k = r * sizes.perTask + j;
@@ -352,7 +391,7 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
         ...(kind === 'a2a'
           ? { url: `${base}/v1/a2a`, body: { jsonrpc: '2.0', id: k + 1, method: 'tasks/resubscribe', params: { id: runId } } }
           : { url: `${base}/v1/runs/${encodeURIComponent(runId)}/events` }),
-        timeoutMs: 30_000,
+        timeoutMs: Math.max(1000, deadline - nowMs()),
         onEvent: (ev, s) => {
           if (s.events.length === 1) {
             lastFirstAt = Math.max(lastFirstAt, ev.at);
@@ -368,6 +407,7 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
       });
       subs.push({ runId, sse });
     }
+    ahead.release();
   }
   await Promise.all(subs.map((s) => s.sse.done));
   const phaseMs = nowMs() - t0;
@@ -380,20 +420,21 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
     logs.set(id, await readLog(base, id));
   });
   const notCompleted = [...logs.values()].filter((l) => l.status !== 'completed').length;
-  const t: Tally = { expected: 0, received: 0, lost: 0, lostSubs: 0, unexpected: 0, streamErrors: 0, tsMismatch: 0, backlog: 0, delays: [], firsts: [], attachedLive: 0 };
+  const t: Tally = { expected: 0, received: 0, lost: 0, lostSubs: 0, unexpected: 0, streamErrors: 0, tsMismatch: 0, backlog: 0, delays: [], firsts: [], attachedLive: 0, cut: 0, cutPending: 0 };
   for (const sub of subs) checkSubscriber(kind, sub, logs.get(sub.runId)!, t);
   const delays = sortNum(t.delays);
   const firsts = sortNum(t.firsts);
   if (t.errorSample) ctx.log(`sse-fanout ${kind}: first stream error: ${t.errorSample}`);
   ctx.log(
     `sse-fanout ${kind}: ${n} subscribers on ${sizes.tasks} runs, peak open ${peakOpen}; ${t.received}/${t.expected} updates, lost ${t.lost}, ` +
-      `errors ${t.streamErrors}; delay p50 ${fmtMs(percentile(delays, 50))} p99 ${fmtMs(percentile(delays, 99))} max ${fmtMs(delays.at(-1))} ms; ` +
+      `errors ${t.streamErrors} (cut at the time limit ${t.cut}, their pending updates ${t.cutPending}); delay p50 ${fmtMs(percentile(delays, 50))} p99 ${fmtMs(percentile(delays, 99))} max ${fmtMs(delays.at(-1))} ms; ` +
       `first p50 ${fmtMs(percentile(firsts, 50))} p99 ${fmtMs(percentile(firsts, 99))} ms; RSS ${fmtFixed(rssBefore, 1)} → ${fmtFixed(rssPeak, 1)} MiB`,
   );
   const p = `${kind}.`;
   return {
     [`${p}subscribers`]: n,
     [`${p}tasks`]: sizes.tasks,
+    [`${p}steps`]: sizes.steps,
     [`${p}peakOpen`]: peakOpen,
     [`${p}attachedLive`]: t.attachedLive,
     [`${p}attachMs`]: lastFirstAt - t0,
@@ -405,6 +446,8 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
     [`${p}lostSubs`]: t.lostSubs,
     [`${p}unexpected`]: t.unexpected,
     [`${p}streamErrors`]: t.streamErrors,
+    [`${p}cut`]: t.cut,
+    [`${p}cutPending`]: t.cutPending,
     [`${p}tsMismatch`]: t.tsMismatch,
     [`${p}notCompleted`]: notCompleted,
     [`${p}live`]: delays.length,
@@ -426,17 +469,25 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
 async function runFanout(ctx: ScenarioContext): Promise<Figures> {
   const base = handoffBase(ctx);
   const sizes = fanoutSizes(ctx.mode.quick);
+  const started = nowMs();
+  // The harness abandons a run after runBudgetMs; streams still open 4 s before that are ended
+  // (counted as stream errors) so the figures reach the report.
+  const deadline = started + runBudgetMs(ctx) - 4000;
   const figures: Figures = { loadAvg1: loadAvg1() };
-  Object.assign(figures, await fanoutPhase(ctx, base, 'a2a', sizes));
+  Object.assign(figures, await fanoutPhase(ctx, base, 'a2a', sizes, deadline));
+  // The REST phase is the optional one: skipped when it would not fit (a slow, shared machine).
+  const a2aMs = nowMs() - started;
+  if (nowMs() + a2aMs * 1.3 + 500 > deadline) {
+    ctx.log(`sse-fanout: REST phase skipped (the A2A phase took ${Math.round(a2aMs / 1000)} s; the run has ${Math.round(runBudgetMs(ctx) / 1000)} s)`);
+    figures['rest.skipped'] = 1;
+    return figures;
+  }
   await sleep(500);
-  Object.assign(figures, await fanoutPhase(ctx, base, 'rest', sizes));
+  Object.assign(figures, await fanoutPhase(ctx, base, 'rest', sizes, deadline));
   return figures;
 }
 
 // ─── churn ───────────────────────────────────────────────────────────────────────────────────────
-
-/** The harness gives a run (warm-up + duration + 30) s (bench/run.ts); stop waves well before. */
-const runBudgetMs = (ctx: ScenarioContext): number => (ctx.mode.warmupS + ctx.mode.durationS + 30) * 1000;
 
 /** Least-squares slope of ys over xs. */
 function slope(xs: number[], ys: number[]): number {
@@ -506,8 +557,9 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
   // The harness abandons a run after runBudgetMs: no wave starts after `lastWave`, none opens
   // streams after `stopOpening` (its streams then time out 3 s later at most), leaving time to
   // cancel the runs and take the last readings.
-  const lastWave = started + runBudgetMs(ctx) - 10_000;
-  const stopOpening = started + runBudgetMs(ctx) - 9000;
+  const lastWave = started + runBudgetMs(ctx) - 14_000;
+  const stopOpening = started + runBudgetMs(ctx) - 13_000;
+  const end = started + runBudgetMs(ctx);
   const figures: Figures = { loadAvg1: loadAvg1(), 'churn.tasks': sizes.tasks, 'churn.perWave': sizes.perWave };
   const runIds = await pool(sizes.tasks, 8, () => createRun(base, LONG_INPUTS));
   await sleep(1000); // every run ticking, start-up garbage settled a little
@@ -556,9 +608,14 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
         `sockets ${figures[`churn.sockets.w${w}`]}, server CPU settled ${fmtInt(figures[`churn.cpu.w${w}`])}%`,
     );
   }
-  await pool(runIds.length, 8, (i) => httpJson('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, {}));
-  await sleep(1000);
-  await settled('cancelled');
+  // Cancelling the runs ends any follower still attached to them; skipped when short of time.
+  if (end - nowMs() > 7000) {
+    await pool(runIds.length, 8, (i) => httpJson('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, {}));
+    await sleep(1000);
+    await settled('cancelled');
+  } else {
+    ctx.log('sse-churn: runs not cancelled (short of time)');
+  }
   const firsts = sortNum(allFirsts);
   Object.assign(figures, {
     'churn.waves': waves,
@@ -576,6 +633,13 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
 }
 
 // ─── report ──────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * RSS is not the heap: between major GCs it climbs even when nothing leaks. A build that frees
+ * closed streams measured ≈ 3 KiB per subscription here (20 × 500 waves); one leaking a follower
+ * per closed stream (≈ 10 KiB of heap each after a forced GC) measured 18–26 KiB.
+ */
+const FLAT_KIB = 5;
 
 const sumOf = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
 
@@ -597,7 +661,7 @@ function fanoutSection(result: ScenarioResult): Section {
   const goals: string[] = [];
   for (const cell of cells) {
     if (cell.runs.length === 0) {
-      rows.push([cell.target, `${cell.status}${cell.reason ? `: ${cell.reason}` : ''}`, ...Array<string>(12).fill('')]);
+      rows.push([cell.target, `${cell.status}${cell.reason ? `: ${cell.reason}` : ''}`, ...Array<string>(11).fill('')]);
       continue;
     }
     const m = medians(cell.runs);
@@ -606,14 +670,21 @@ function fanoutSection(result: ScenarioResult): Section {
       ['rest', '`GET /v1/runs/{id}/events` (REST SSE)'],
     ] as const) {
       const k = (s: string): string => `${kind}.${s}`;
+      const ran = cell.runs.filter((r) => r[k('subscribers')] !== undefined).length;
+      if (ran === 0) {
+        rows.push([`${cell.target}: ${label}`, 'skipped: did not fit the run\'s time budget', ...Array<string>(11).fill('')]);
+        continue;
+      }
       const lost = sumOf(cell.runs, k('lost'));
       rows.push([
         `${cell.target}: ${label}`,
-        `${fmtInt(m[k('subscribers')])} (${fmtInt(m[k('tasks')])} runs)`,
+        `${fmtInt(m[k('subscribers')])} (${fmtInt(m[k('tasks')])} runs × ${fmtInt(m[k('steps')])} steps)`,
         `${fmtInt(m[k('peakOpen')])} / ${fmtInt(m[k('attachedLive')])}`,
         `${fmtInt(sumOf(cell.runs, k('received')))} / ${fmtInt(sumOf(cell.runs, k('expected')))}`,
         `**${fmtInt(lost)}**`,
-        fmtInt(sumOf(cell.runs, k('streamErrors'))),
+        sumOf(cell.runs, k('cut')) > 0
+          ? `${fmtInt(sumOf(cell.runs, k('streamErrors')))} (${fmtInt(sumOf(cell.runs, k('cut')))} cut at the time limit, ${fmtInt(sumOf(cell.runs, k('cutPending')))} updates then < 1 s old)`
+          : fmtInt(sumOf(cell.runs, k('streamErrors'))),
         `${fmtMs(m[k('delayP50Ms')])} / **${fmtMs(m[k('delayP99Ms')])}** / ${fmtMs(m[k('delayMaxMs')])}`,
         `${fmtInt(sumOf(cell.runs, k('live')))} (+${fmtInt(sumOf(cell.runs, k('backlog')))})`,
         `${fmtInt(m[k('firstP50Ms')])} / ${fmtInt(m[k('firstP99Ms')])}`,
@@ -622,7 +693,7 @@ function fanoutSection(result: ScenarioResult): Section {
         fmtFixed(m[k('kibPerSub')], 1),
         `${fmtInt(m[k('serverCpuPct')])} / ${fmtInt(m[k('otherCpuPct')])}`,
       ]);
-      const worstP99 = Math.max(...cell.runs.map((r) => r[k('delayP99Ms')] ?? Infinity));
+      const worstP99 = Math.max(...cell.runs.filter((r) => r[k('subscribers')] !== undefined).map((r) => r[k('delayP99Ms')] ?? Infinity));
       const unexpected = sumOf(cell.runs, k('unexpected'));
       const mism = sumOf(cell.runs, k('tsMismatch'));
       goals.push(
@@ -630,7 +701,9 @@ function fanoutSection(result: ScenarioResult): Section {
           `no lost update: **${lost === 0 ? 'yes' : `no (${fmtInt(lost)} in ${fmtInt(sumOf(cell.runs, k('lostSubs')))} streams)`}**` +
           (unexpected ? `; ${fmtInt(unexpected)} unexpected/duplicate events` : '') +
           (mism ? `; ${fmtInt(mism)} timestamps differing from the log` : '') +
-          `; runs not completed: ${fmtInt(sumOf(cell.runs, k('notCompleted')))}.`,
+          `; runs not completed: ${fmtInt(sumOf(cell.runs, k('notCompleted')))}` +
+          (ran < cell.runs.length ? `; measured in ${ran} of ${cell.runs.length} runs (skipped when short of time)` : '') +
+          '.',
       );
     }
   }
@@ -649,10 +722,11 @@ function fanoutSection(result: ScenarioResult): Section {
       ...goals.map((g) => `- Goal check — ${g}`),
       `- Load average (1 min) when each run started: ${load || '–'}.`,
       '',
-      '**Method.** One fresh server per run (pinned to CPU 0; the subscribers live in the harness process on CPU 1). Per phase, run after run is created through `POST /v1/runs` (`steps` {steps: 5, stepMs: 400}: 5 timer steps, ≈ 2 s) and its 10 subscribers opened right after it, each on its own connection, at most 200 waiting for their first event at any moment — so every subscriber is attached before its run\'s first step ends while the earlier runs keep ticking; "peak open" is how many streams were open at once. The A2A phase comes first, then the REST phase on fresh runs, same server. ' +
+      '**Method.** One fresh server per run (pinned to CPU 0; the subscribers live in the harness process on CPU 1). Per phase, run after run is created through `POST /v1/runs` (`steps` {steps, stepMs: 400}: a timer step every 400 ms like the reference; 25 steps ≈ 10 s in full mode, 5 ≈ 2 s in quick mode — the reference\'s 2 s is shorter than the time Handoff needs to attach 1,000 subscribers, see "all attached after") and its 10 subscribers opened right after it (at most 4 runs ahead of the subscribers), each on its own connection, at most 200 waiting for their first event at any moment — so every subscriber is attached before its run\'s first step ends while the earlier runs keep ticking; "peak open" is how many streams were open at once, "attached while running" how many saw at least one live update. The A2A phase comes first, then the REST phase on fresh runs, same server. ' +
         'Delay = receipt time (when the chunk carrying the event arrived) − the event\'s commit timestamp in the run log (`timestamp` of the event row, taken at the start of the commit, whole ms; status updates carry it as `status.timestamp`), same host clock, over events committed after the subscription was requested ("live"); events the REST stream replayed from the log (committed before the request) are counted but not timed ("backlog"). ' +
-        'Expected = read back from `/v1/runs/{id}/events/poll` after the runs ended: for `tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot\'s sequence (an artifact-update per `artifact.created`, a status-update per change of A2A state — for `steps` that is the artifact and `completed`: repeated `working` states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST subscriber gets every one of the run\'s ~27 log events); the Task snapshot itself is not counted. ' +
-        'First event = request written → first SSE event received. Peak RSS = largest VmRSS sample (every 25 ms) during the phase; KiB per subscriber = (peak − before) / subscribers, which also holds the runs\' own execution, a rough upper bound. "other CPU %" = machine busy CPU minus server minus harness, in % of one core.',
+        'Lost = expected updates a stream never received. Streams still open shortly before the run\'s time limit (the harness allows warm-up + duration + 30 s: 40 s in full mode) are cut by the client and counted as stream errors; of their missing updates, those committed in the last second before the cut are shown apart, older ones count as lost. ' +
+        'Expected = read back from `/v1/runs/{id}/events/poll` after the runs ended: for `tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot\'s sequence (an artifact-update per `artifact.created`, a status-update per change of A2A state — for `steps` that is the artifact and `completed`: repeated `working` states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST subscriber gets every event of the run\'s log: 27 for 5 steps, 107 for 25); the Task snapshot itself is not counted. ' +
+        'First event = request written → first SSE event received. Peak RSS = largest VmRSS sample (every 25 ms) during the phase; KiB per subscriber = (peak − before) / subscribers, which also holds the runs\' own execution and uncollected garbage: a rough upper bound (for scale: after a forced GC, one open resubscribe stream retains ≈ 10 KiB of JS heap, measured in-process outside this harness). "other CPU %" = machine busy CPU minus server minus harness, in % of one core.',
       '',
       REFERENCE_NOTE,
     ].join('\n'),
@@ -683,6 +757,11 @@ function churnSection(result: ScenarioResult): Section {
     rows.push(line('server CPU % while settled (runs ticking)', 'cpu', fmtInt));
     rows.push([`${cell.target}: server CPU µs per subscription, during the wave`, '', fmtInt(m['churn.usPerSub.w1']), fmtInt(m[`churn.usPerSub.w${mid}`]), fmtInt(m[`churn.usPerSub.w${waves}`]), '', '']);
     rows.push([`${cell.target}: first event p99 ms in the wave`, '', fmtMs(m['churn.firstP99.w1']), fmtMs(m[`churn.firstP99.w${mid}`]), fmtMs(m[`churn.firstP99.w${waves}`]), '', `all waves: p50 ${fmtMs(m['churn.firstP50Ms'])}, p99 ${fmtMs(m['churn.firstP99Ms'])}`]);
+    const perSubKiB = (m['churn.slopeKiBPer1kSubs'] ?? NaN) / 1000;
+    after.push(
+      `- Goal check — ${cell.target}: memory flat as subscribers come and go (RSS slope < ${FLAT_KIB} KiB per closed subscription): ` +
+        `**${perSubKiB < FLAT_KIB ? 'yes' : 'no'}** (${fmtFixed(perSubKiB, 2)} KiB per subscription, median over runs; RSS ${fmtFixed(m['churn.rss.w0'], 1)} → ${fmtFixed(m[`churn.rss.w${waves}`], 1)} MiB after ${fmtInt(waves * (m['churn.perWave'] ?? 0))} subscriptions, ${fmtFixed(m['churn.rss.cancelled'], 1)} MiB once the runs were cancelled).`,
+    );
     after.push(
       `- ${cell.target}: ${fmtInt(sumOf(cell.runs, 'churn.opened'))} subscriptions opened and closed over ${cell.runs.length} run(s) ` +
         `(${fmtInt(m['churn.waves'])} waves × ${fmtInt(m['churn.perWave'])} per run, on ${fmtInt(m['churn.tasks'])} running runs), ` +
@@ -701,7 +780,7 @@ function churnSection(result: ScenarioResult): Section {
       ...after,
       '',
       '**Method.** Long runs (`steps` {steps: 10000, stepMs: 5000}: a timer step every 5 s) created first and left ticking; each wave opens its subscriptions (`tasks/resubscribe`, spread round-robin over the runs, at most 200 waiting for their first event), each closed by the client (socket destroyed) as soon as its first event, the Task snapshot, arrives; the wave ends when all are closed. ' +
-        'After every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) means closed subscriptions leave nothing behind. The bus\'s per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but /metrics does not publish it), so it is not shown; rising settled CPU while runs tick is the outside sign of followers left subscribed.',
+        'After every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) means closed subscriptions leave nothing behind — RSS also climbs between major GCs, so a few KiB per subscription is noise: the goal line counts below 5 KiB as flat (a build that frees closed streams measured ≈ 3 KiB here, one that keeps a follower per closed stream 18–26 KiB). The bus\'s per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but /metrics does not publish it), so it is not shown; rising settled CPU while runs tick is the outside sign of followers left subscribed.',
     ].join('\n'),
   };
 }
@@ -709,7 +788,7 @@ function churnSection(result: ScenarioResult): Section {
 registerScenario({
   name: 'sse-fanout',
   description:
-    'SSE fan-out: `steps` runs ({steps: 5, stepMs: 400}, ≈ 2 s) with 10 subscribers each — 1,000 subscribers on 100 runs (quick: 200 on 20) — first over `tasks/resubscribe`, then over the REST run stream; delivery delay from commit to receipt, lost updates against the log, first-event latency, server memory.',
+    'SSE fan-out: `steps` runs (a step every 400 ms; 25 steps ≈ 10 s, quick: 5 ≈ 2 s) with 10 subscribers each — 1,000 subscribers on 100 runs (quick: 200 on 20) — first over `tasks/resubscribe`, then over the REST run stream; delivery delay from commit to receipt, lost updates against the log, first-event latency, server memory.',
   order: 60,
   run: runFanout,
   section: fanoutSection,
