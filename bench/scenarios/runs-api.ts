@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PG_URL, probePg, startHandoffPg, startHandoffSqlite, type HandoffServer, type PgInfo } from '../lib/handoff-server.js';
+import { PG_URL, probePg, startHandoffPg, startHandoffSqlite, type PgInfo } from '../lib/handoff-server.js';
 import { registerScenario, registerSection, type CellResult, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, fmtTimes, type Section } from '../lib/report.js';
 import { measurePaired, measureRest, type RestStep } from '../lib/rest-load.js';

@@ -8,20 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
   type A2AClient,
-  a2aClient,
   artifactData,
   assertRpcError,
   assertRpcResult,
   message,
   skillMessage,
   textPart,
-  API_KEYS,
-  KEY_ALICE,
-  KEY_BOB,
-  KEY_EVE,
   startA2ATeam,
 } from '../support/a2a.js';
-import { DIALECTS, type Json, type TestHost, bearer, startTestHost } from '../support/host.js';
+import { DIALECTS, type Json, type TestHost } from '../support/host.js';
 
 
 const FIVE = ['accept', 'reject', 'refine', 'edit-accept', 'ask'];

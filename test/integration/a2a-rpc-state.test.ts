@@ -20,7 +20,6 @@ import {
   validateTaskState,
   API_KEYS,
   KEY_ALICE,
-  KEY_BOB,
   KEY_EVE,
   startA2ATeam,
 } from '../support/a2a.js';

@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
   type A2AClient,
-  a2aClient,
   artifactData,
   assertRpcError,
   assertRpcResult,
@@ -21,16 +20,13 @@ import {
   skillMessage,
   textMessage,
   textPart,
-  API_KEYS,
   KEY_ALICE,
-  KEY_BOB,
-  KEY_EVE,
   startA2ATeam,
   getRecord,
   assertSchema,
   validateTaskState,
 } from '../support/a2a.js';
-import { DIALECTS, type Json, type TestHost, bearer, startTestHost, waitForEvent } from '../support/host.js';
+import { DIALECTS, type Json, type TestHost, bearer,  waitForEvent } from '../support/host.js';
 
 
 const SKILLS = ['approval', 'clarify', 'echo', 'fail', 'steps'];
