@@ -181,7 +181,9 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
   live.add(server);
   void exited.then(() => live.delete(server));
 
-  const timeoutMs = opts.readyTimeoutMs ?? 20_000;
+  // Generous: a cold start on a busy 2-core CI machine (TypeScript-free, but Fastify, Kysely and
+  // better-sqlite3 to load) has been seen to take over 20 s.
+  const timeoutMs = opts.readyTimeoutMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (exitInfo) {
