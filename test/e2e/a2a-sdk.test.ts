@@ -36,7 +36,7 @@ const BOB = 'key-bob-4567';
 const ENV = { HANDOFF_API_KEYS: `${ALICE}=acme:alice,${BOB}=other:bob` };
 /** Every SDK call is bounded by this (an AbortSignal added by the auth interceptor). */
 const CALL_TIMEOUT_MS = 30_000;
-const TEST_TIMEOUT_MS = 90_000;
+const TEST_TIMEOUT_MS = 180_000;
 
 const dirs: string[] = [];
 const freshDir = (): string => {

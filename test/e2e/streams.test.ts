@@ -41,7 +41,7 @@ const BOB = 'key-bob-4567';
 const ENV = { HANDOFF_API_KEYS: `${ALICE}=acme:alice,${BOB}=other:bob`, HANDOFF_SSE_KEEPALIVE_MS: '200' };
 const STEPS = { steps: 6, stepMs: 150 };
 const CALL_TIMEOUT_MS = 30_000;
-const TEST_TIMEOUT_MS = 120_000;
+const TEST_TIMEOUT_MS = 240_000;
 
 const dirs: string[] = [];
 const freshDir = (): string => {
