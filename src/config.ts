@@ -16,6 +16,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL schema (HANDOFF_PG_SCHEMA); lets several hosts or test suites share a server. */
   pgSchema?: string;
+  /** Connections each instance may open to PostgreSQL (HANDOFF_PG_POOL_SIZE), plus one for LISTEN. */
+  pgPoolSize: number;
   workflowDirs: string[];
   retentionDays: number;
   /** API key → identity. Empty: no authentication, loopback only. */
@@ -74,6 +76,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     host: flags.host ?? env.HANDOFF_HOST ?? '127.0.0.1',
     port: int('port', flags.port ?? env.HANDOFF_PORT ?? '8080', 0, 65535),
     dataDir,
+    pgPoolSize: int('HANDOFF_PG_POOL_SIZE', env.HANDOFF_PG_POOL_SIZE ?? '10', 1, 1000),
     workflowDirs: [BUILTIN_WORKFLOWS, ...extraDirs.map((d) => resolve(d))],
     retentionDays: num('retention-days', flags.retentionDays ?? env.HANDOFF_RETENTION_DAYS ?? '30', 0),
     apiKeys: parseApiKeys(env.HANDOFF_API_KEYS),

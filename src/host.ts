@@ -46,6 +46,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const store = await openStore({
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
+    pgPoolSize: config.pgPoolSize,
     sqliteFile: sqliteFile(config),
     sqliteSynchronous: config.sqliteSynchronous,
   });

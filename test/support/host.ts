@@ -109,6 +109,8 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
     schema = `handoff_test_${randomBytes(6).toString('hex')}`;
     env.HANDOFF_DATABASE_URL = PG_URL;
     env.HANDOFF_PG_SCHEMA = schema;
+    // Test files run two at a time and some start several hosts: keep well under max_connections.
+    env.HANDOFF_PG_POOL_SIZE ??= '4';
     if (opts.preseedMigrationTables !== false) await preseedSchema(schema);
   }
   let config: Config;

@@ -48,7 +48,7 @@ export function freePort(): Promise<number> {
 export interface StartServerOptions {
   /** SQLite lives here (`--data`); also required with PostgreSQL, where it stays empty. */
   dataDir: string;
-  /** Added to the child's environment (after HANDOFF_LOG_LEVEL=warn, so it may override it). */
+  /** Added to the child's environment (after HANDOFF_LOG_LEVEL=warn and HANDOFF_PG_POOL_SIZE=4, so it may override them). */
   env?: Record<string, string | undefined>;
   /** Fixed port; by default a free one is picked. */
   port?: number;
@@ -119,6 +119,8 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('HANDOFF_')) env[k] = v;
   env.HANDOFF_LOG_LEVEL = 'warn';
+  // Test files run two at a time, some with several servers: keep well under max_connections.
+  env.HANDOFF_PG_POOL_SIZE = '4';
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
