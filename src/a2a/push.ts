@@ -10,6 +10,9 @@ import type { StoredTaskState } from './types.js';
 /** RFC 0100 §4: push at least on entering these states. */
 export const PUSH_STATES: ReadonlySet<StoredTaskState> = new Set(['input-required', 'completed', 'failed', 'canceled']);
 
+/** Changes whose transaction enqueued deliveries: only those need the worker woken. */
+const enqueued = new WeakSet<RunChange>();
+
 export function registerPushOutbox(store: Store, wake: () => void): void {
   store.addTransitionHook(enqueueForTransition);
   store.addPurgeHook(async (trx, runIds) => {
@@ -19,8 +22,10 @@ export function registerPushOutbox(store: Store, wake: () => void): void {
     if (ids.length > 0) await trx.deleteFrom('secrets').where('secret_id', 'in', ids).execute();
     await trx.deleteFrom('push_configs').where('task_id', 'in', runIds).execute();
   });
+  // Waking the worker costs it a claim query (a write transaction on SQLite): only when there is
+  // something to claim. Deliveries due later are found by the worker's own timer.
   store.onCommit((changes) => {
-    if (changes.some((c) => PUSH_STATES.has(projectState(c.run.status).state))) wake();
+    if (changes.some((c) => enqueued.has(c))) wake();
   });
 }
 
@@ -51,4 +56,5 @@ async function enqueueForTransition(tx: StoreTx, change: RunChange): Promise<voi
       body,
     })),
   );
+  enqueued.add(change);
 }

@@ -75,8 +75,8 @@ export class A2AService {
   private async send(caller: Caller, p: MessageSendParams): Promise<Task> {
     const { run } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
-    const settled = blocking ? await this.waitSettled(caller, run.runId) : run;
-    return this.task(caller, settled.runId, p.configuration?.historyLength);
+    const settled = blocking ? await this.waitSettled(caller, run) : run;
+    return this.task(caller, settled.runId, p.configuration?.historyLength, settled);
   }
 
   /**
@@ -228,8 +228,7 @@ export class A2AService {
     return null;
   }
 
-  private async get(caller: Caller, p: TaskQueryParams): Promise<Task> {
-    await this.record(caller, p.id);
+  private get(caller: Caller, p: TaskQueryParams): Promise<Task> {
     return this.task(caller, p.id, p.historyLength);
   }
 
@@ -252,14 +251,18 @@ export class A2AService {
     return rec;
   }
 
-  /** Build the live Task from the store. */
-  async task(caller: Caller, taskId: string, historyLength?: number): Promise<Task> {
+  /**
+   * Build the live Task from the store. `run` may be passed when the caller has just read or
+   * committed it (a committed run is what the store holds); everything else is read here.
+   */
+  async task(caller: Caller, taskId: string, historyLength?: number, known?: RunRecord): Promise<Task> {
     const rec = await this.record(caller, taskId);
-    const run = await this.engine.getRun(caller, taskId);
+    const run = known ?? (await this.engine.getRun(caller, taskId));
     const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
     const open = waiting ? await this.engine.store.getOpenInterrupt(run.runId) : undefined;
-    const artifacts = collectArtifacts(await this.engine.store.listEventsOfType(run.runId, 'artifact.created'));
-    const history = (await this.engine.store.listEventsOfType(run.runId, 'a2a.message')).map((e) => e.payload.message as Message);
+    const events = await this.engine.store.listEventsOfTypes(run.runId, ['artifact.created', 'a2a.message']);
+    const artifacts = collectArtifacts(events.filter((e) => e.type === 'artifact.created'));
+    const history = events.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message);
     return toTask({
       run,
       contextId: rec.contextId,
@@ -272,12 +275,17 @@ export class A2AService {
   }
 
   /** Blocking send returns at a terminal state or when the caller must act (input-required). */
-  private waitSettled(caller: Caller, runId: string): Promise<RunRecord> {
-    return this.waitFor(caller, runId, (r) => isFinalForMessageStream(projectState(r.status).state));
+  private waitSettled(caller: Caller, run: RunRecord): Promise<RunRecord> {
+    return this.waitFor(caller, run.runId, (r) => isFinalForMessageStream(projectState(r.status).state), run);
   }
 
-  /** Subscribe first, then read, so a commit in between cannot be missed; bounded by a timeout. */
-  async waitFor(caller: Caller, runId: string, done: (r: RunRecord) => boolean): Promise<RunRecord> {
+  /**
+   * Subscribe first, then read, so a commit in between cannot be missed; bounded by a timeout.
+   * `known` is a committed snapshot the caller already holds: when it satisfies `done` there is
+   * nothing to wait for and nothing to read.
+   */
+  async waitFor(caller: Caller, runId: string, done: (r: RunRecord) => boolean, known?: RunRecord): Promise<RunRecord> {
+    if (known && done(known)) return known;
     const deadline = Date.now() + (this.opts.blockingTimeoutMs ?? 60_000);
     let wake: () => void = () => {};
     const unsubscribe = this.bus.subscribeRun(runId, () => wake());

@@ -9,7 +9,7 @@
 //   `ConflictError` if the run changed since `before` was read (optimistic concurrency).
 // - Transition hooks run inside the transaction of every run insert/commit, so derived
 //   records (the A2A task projection, the push outbox) are written atomically with the run.
-import { type Kysely, type Transaction, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction, sql } from 'kysely';
 import type { Database } from './db.js';
 import { ConflictError } from './errors.js';
 import type {
@@ -48,6 +48,19 @@ export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leas
 };
 
 const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
+
+/** A transaction waiting for its group commit. */
+interface PendingTx {
+  fn: (tx: StoreTx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Most transactions one SQLite commit carries (bounds how long a group holds the writer). */
+const GROUP_MAX = 64;
+const SAVEPOINT = CompiledQuery.raw('savepoint handoff_group');
+const RELEASE = CompiledQuery.raw('release handoff_group');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to handoff_group');
 
 export class StoreTx {
   readonly changes: RunChange[] = [];
@@ -262,7 +275,29 @@ export class Store {
     };
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  /**
+   * Run `fn` in one transaction (see the contract above). On SQLite, transactions requested in
+   * the same turn of the event loop share one database commit (group commit): each runs in its
+   * own savepoint, so one that fails is rolled back alone, and none resolves before the shared
+   * COMMIT has succeeded. One writer at a time is all SQLite allows anyway; sharing the commit
+   * spreads its cost (the WAL write, and the fsync with synchronous=FULL) over the group.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    if (this.dialect !== 'sqlite') return this.transactionAlone(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve, reject } as PendingTx);
+      if (!this.draining) {
+        this.draining = true;
+        // Let this turn's other requests queue up first: they join the same commit.
+        setImmediate(() => void this.drainGroups());
+      }
+    });
+  }
+
+  private readonly pending: PendingTx[] = [];
+  private draining = false;
+
+  private async transactionAlone<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     let tx: StoreTx | undefined;
     const result = await this.db.transaction().execute(async (trx) => {
       tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
@@ -270,6 +305,51 @@ export class Store {
     });
     if (tx && tx.changes.length > 0) this.emit(tx.changes);
     return result;
+  }
+
+  private async drainGroups(): Promise<void> {
+    try {
+      while (this.pending.length > 0) await this.commitGroup(this.pending.splice(0, GROUP_MAX));
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async commitGroup(group: PendingTx[]): Promise<void> {
+    if (group.length === 1) {
+      const only = group[0] as PendingTx;
+      return this.transactionAlone(only.fn).then(only.resolve, only.reject);
+    }
+    const done: Array<{ item: PendingTx; tx: StoreTx; result: unknown }> = [];
+    const failed: Array<{ item: PendingTx; err: unknown }> = [];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        for (const item of group) {
+          const tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
+          await trx.executeQuery(SAVEPOINT);
+          try {
+            const result = await item.fn(tx);
+            await trx.executeQuery(RELEASE);
+            done.push({ item, tx, result });
+          } catch (err) {
+            // Undo this one alone. If SQLite already rolled the whole transaction back (I/O
+            // error, disk full), this throws and the whole group fails below: none committed.
+            failed.push({ item, err });
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
+          }
+        }
+      });
+    } catch (err) {
+      for (const { item } of done) item.reject(err);
+      for (const f of failed) f.item.reject(f.err);
+      return;
+    }
+    for (const { item, tx, result } of done) {
+      if (tx.changes.length > 0) this.emit(tx.changes);
+      item.resolve(result);
+    }
+    for (const f of failed) f.item.reject(f.err);
   }
 
   private emit(changes: RunChange[]): void {
@@ -306,6 +386,18 @@ export class Store {
       .selectAll()
       .where('run_id', '=', runId)
       .where('type', '=', type)
+      .orderBy('seq')
+      .execute();
+    return rows.map(eventFromRow);
+  }
+
+  /** Events of any of `types`, in sequence order (one read for several kinds). */
+  async listEventsOfTypes(runId: string, types: string[]): Promise<RunEvent[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('type', 'in', types)
       .orderBy('seq')
       .execute();
     return rows.map(eventFromRow);

@@ -499,6 +499,65 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       });
     });
 
+    describe('transactions started together (group commit on SQLite)', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it('each commits or fails alone: failures leave nothing, successes all commit, listeners hear each success once', async () => {
+        const runs = Array.from({ length: 12 }, () => newRun(clock));
+        const taken = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const heard: string[] = [];
+        const off = store().onCommit((changes) => heard.push(...changes.map((c) => c.run.runId)));
+        try {
+          const outcomes = await Promise.allSettled(
+            runs.map((run, i) =>
+              store().transaction(async (tx) => {
+                await tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]);
+                if (i % 4 === 1) throw new Error(`abort ${i}`);
+                // A constraint violation fails only its own transaction.
+                if (i % 4 === 2) await tx.insertRun({ ...run, runId: taken.runId }, []);
+                return i;
+              }),
+            ),
+          );
+          for (const [i, outcome] of outcomes.entries()) {
+            const run = runs[i] as NewRun;
+            if (i % 4 === 1 || i % 4 === 2) {
+              assert.equal(outcome.status, 'rejected', `transaction ${i} must fail`);
+              assert.equal(await store().getRun(run.runId), undefined, `transaction ${i} left its run`);
+              assert.deepEqual(await store().listEvents(run.runId), [], `transaction ${i} left events`);
+            } else {
+              assert.deepEqual(outcome, { status: 'fulfilled', value: i });
+              assert.equal((await mustGet(store(), run.runId)).version, 1);
+              await assertGapFree(store(), run.runId, 2);
+            }
+          }
+        } finally {
+          off();
+        }
+        const succeeded = runs.filter((_, i) => i % 4 === 0 || i % 4 === 3).map((r) => r.runId);
+        assert.deepEqual([...heard].sort(), [...succeeded].sort(), 'one notification per committed transaction, none for failed ones');
+        assert.equal((await mustGet(store(), taken.runId)).version, 1, 'the run the violations collided with is untouched');
+      });
+
+      it('a later transaction of the same group sees what an earlier one committed', async (t) => {
+        // PostgreSQL runs them on two connections at once; the optimistic check decides there.
+        if (store().dialect !== 'sqlite') return t.skip('SQLite only: PostgreSQL transactions are concurrent');
+        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const results = await Promise.all([
+          store().transaction(async (tx) => (await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }])).run),
+          store().transaction(async (tx) => {
+            const current = await tx.getRun(run.runId);
+            assert.ok(current);
+            return (await tx.commitRun(current, { status: 'completed' }, [{ type: 'run.completed' }])).run;
+          }),
+        ]);
+        assert.deepEqual(results.map((r) => r.version), [2, 3]);
+        assert.equal((await mustGet(store(), run.runId)).status, 'completed');
+        await assertGapFree(store(), run.runId, 3);
+      });
+    });
+
     describe('onCommit listeners', () => {
       const clock = new Clock();
       const store = sharedStore(clock);
