@@ -36,7 +36,7 @@ async function enqueueForTransition(tx: StoreTx, change: RunChange): Promise<voi
     const prev = projectState(change.before.status);
     if (prev.state === next.state && prev.interruptKind === next.interruptKind) return;
   }
-  const configs = await listConfigs(tx.db, change.run.runId);
+  const configs = await listConfigs(tx.db, change.run.runId, tx.dialect);
   if (configs.length === 0) return;
   const task = await tx.db.selectFrom('a2a_tasks').select('context_id').where('task_id', '=', change.run.runId).executeTakeFirst();
   const final = isTerminalState(next.state);

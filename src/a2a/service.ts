@@ -217,7 +217,7 @@ export class A2AService {
   private async listPush(caller: Caller, p: { id: string }): Promise<TaskPushNotificationConfig[]> {
     this.pushSupport();
     await this.record(caller, p.id);
-    const rows = await listConfigs(this.engine.store.db, p.id);
+    const rows = await listConfigs(this.engine.store.db, p.id, this.engine.store.dialect);
     return rows.filter((r) => r.tenant_id === caller.tenantId).map((r) => wireConfig(p.id, view(r)));
   }
 

@@ -3,6 +3,7 @@
 import { newContextId } from '../engine/ids.js';
 import type { A2ATasksTable } from '../store/db.js';
 import type { RunRecord } from '../store/model.js';
+import { statement } from '../store/statements.js';
 import type { RunChange, Store, StoreTx } from '../store/store.js';
 import { projectState, toTaskState } from './projection.js';
 import type { A2ATaskState } from './types.js';
@@ -62,51 +63,42 @@ async function syncTaskRecord(tx: StoreTx, change: RunChange): Promise<void> {
   const next = projectState(change.run.status);
   if (!change.before) {
     const a2a = (change.run.metadata.a2a ?? {}) as A2ARunMetadata;
-    await tx.db
-      .insertInto('a2a_tasks')
-      .values({
-        task_id: change.run.runId,
-        tenant_id: change.run.tenantId,
-        principal_id: change.run.principalId,
-        context_id: a2a.contextId ?? newContextId(),
-        message_id: a2a.messageId ?? null,
-        state: next.state,
-        interrupt_kind: next.interruptKind ?? null,
-        updated_at: change.run.updatedAt,
-      })
-      .execute();
+    const params = [
+      change.run.runId,
+      change.run.tenantId,
+      change.run.principalId,
+      a2a.contextId ?? newContextId(),
+      a2a.messageId ?? null,
+      next.state,
+      next.interruptKind ?? null,
+      change.run.updatedAt,
+    ];
+    await tx.db.executeQuery(INSERT_TASK.with(tx.dialect, params));
     return;
   }
   const prev = projectState(change.before.status);
   // updatedAt means "when the projected state last changed", so only a real change writes.
   if (prev.state === next.state && prev.interruptKind === next.interruptKind) return;
-  await tx.db
-    .updateTable('a2a_tasks')
-    .set({ state: next.state, interrupt_kind: next.interruptKind ?? null, updated_at: change.run.updatedAt })
-    .where('task_id', '=', change.run.runId)
-    .execute();
+  await tx.db.executeQuery(UPDATE_TASK.with(tx.dialect, [next.state, next.interruptKind ?? null, change.run.updatedAt, change.run.runId]));
 }
+
+// Every A2A request runs these; fixed SQL skips the query builder (store/statements.ts).
+const INSERT_TASK = statement(
+  'insert into "a2a_tasks" ("task_id", "tenant_id", "principal_id", "context_id", "message_id", "state", "interrupt_kind", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const UPDATE_TASK = statement('update "a2a_tasks" set "state" = ?, "interrupt_kind" = ?, "updated_at" = ? where "task_id" = ?');
+const GET_TASK = statement('select * from "a2a_tasks" where "task_id" = ? and "tenant_id" = ?');
+const TASK_BY_MESSAGE = statement('select * from "a2a_tasks" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?');
 
 /** Read a task record as `tenantId` may see it: another tenant's task is simply absent. */
 export async function getTaskRecord(store: Store, taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
-  const row = await store.db
-    .selectFrom('a2a_tasks')
-    .selectAll()
-    .where('task_id', '=', taskId)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
-  return row && fromRow(row);
+  const { rows } = await store.db.executeQuery(GET_TASK.with<A2ATasksTable>(store.dialect, [taskId, tenantId]));
+  return rows[0] && fromRow(rows[0]);
 }
 
 export async function findTaskByMessage(store: Store, tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
-  const row = await store.db
-    .selectFrom('a2a_tasks')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('principal_id', '=', principalId)
-    .where('message_id', '=', messageId)
-    .executeTakeFirst();
-  return row && fromRow(row);
+  const { rows } = await store.db.executeQuery(TASK_BY_MESSAGE.with<A2ATasksTable>(store.dialect, [tenantId, principalId, messageId]));
+  return rows[0] && fromRow(rows[0]);
 }
 
 /** The RFC 0100 record exactly as the schema has it (closed: internal columns stay internal). */

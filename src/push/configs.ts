@@ -2,6 +2,8 @@
 // same id replacing. Token and credentials go to the vault; the config keeps references only.
 import type { Kysely } from 'kysely';
 import type { Database, PushConfigsTable } from '../store/db.js';
+import { statement } from '../store/statements.js';
+import type { Dialect } from '../store/store.js';
 import type { Vault } from './vault.js';
 
 export interface PushConfigInput {
@@ -43,9 +45,12 @@ export async function getConfig(db: Kysely<Database>, taskId: string, configId: 
   return db.selectFrom('push_configs').selectAll().where('task_id', '=', taskId).where('config_id', '=', configId).executeTakeFirst();
 }
 
-export async function listConfigs(db: Kysely<Database>, taskId: string): Promise<PushConfigsTable[]> {
-  return db.selectFrom('push_configs').selectAll().where('task_id', '=', taskId).orderBy('created_at').orderBy('config_id').execute();
+/** A task's configs, oldest first. Runs in every A2A transition (fixed SQL: store/statements.ts). */
+export async function listConfigs(db: Kysely<Database>, taskId: string, dialect: Dialect): Promise<PushConfigsTable[]> {
+  return (await db.executeQuery(LIST_CONFIGS.with<PushConfigsTable>(dialect, [taskId]))).rows;
 }
+
+const LIST_CONFIGS = statement('select * from "push_configs" where "task_id" = ? order by "created_at", "config_id"');
 
 /** Delete a config, its secrets, and the deliveries it still owes (idempotent). */
 export async function deleteConfig(db: Kysely<Database>, vault: Vault, taskId: string, configId: string): Promise<void> {

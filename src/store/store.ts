@@ -10,7 +10,7 @@
 // - Transition hooks run inside the transaction of every run insert/commit, so derived
 //   records (the A2A task projection, the push outbox) are written atomically with the run.
 import { CompiledQuery, type Kysely, type Transaction, sql } from 'kysely';
-import type { Database } from './db.js';
+import type { Database, EventsTable, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
 import type {
   IdempotencyRecord,
@@ -21,6 +21,7 @@ import type {
   RunStatus,
 } from './model.js';
 import { eventFromRow, interruptFromRow, interruptToRow, runFromRow, runToRow } from './rows.js';
+import { type Statement, statement, statementPerCount } from './statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -62,6 +63,34 @@ const SAVEPOINT = CompiledQuery.raw('savepoint handoff_group');
 const RELEASE = CompiledQuery.raw('release handoff_group');
 const ROLLBACK_TO = CompiledQuery.raw('rollback to handoff_group');
 
+// The statements of every state change and task read, as fixed SQL (see statements.ts).
+const RUN_COLUMNS = [
+  'run_id', 'tenant_id', 'principal_id', 'workflow_id', 'status', 'inputs', 'state', 'cursor', 'error', 'tags',
+  'metadata', 'next_seq', 'version', 'lease_owner', 'lease_expires_at', 'wake_at', 'created_at', 'updated_at', 'completed_at',
+] as const satisfies ReadonlyArray<keyof RunsTable>;
+// Every column of runs is written on insert: a column added to RunsTable must be added here.
+const allRunColumns: [Exclude<keyof RunsTable, (typeof RUN_COLUMNS)[number]>] extends [never] ? true : never = true;
+void allRunColumns;
+const GET_RUN = statement('select * from "runs" where "run_id" = ?');
+const GET_RUN_FOR_UPDATE = statement('select * from "runs" where "run_id" = ? for update');
+const INSERT_RUN = statement(`insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`);
+/** What a commit may change (RunPatch) plus the bookkeeping; identity, inputs and tags never change. */
+const COMMIT_COLUMNS = ['status', 'state', 'cursor', 'error', 'metadata', 'next_seq', 'version', 'wake_at', 'completed_at', 'updated_at'] as const;
+const LEASE_COLUMNS = ['lease_owner', 'lease_expires_at'] as const;
+const commitStatement = (withLease: boolean, fenced: boolean): Statement =>
+  statement(
+    `update "runs" set ${[...COMMIT_COLUMNS, ...(withLease ? LEASE_COLUMNS : [])].map((c) => `"${c}" = ?`).join(', ')}` +
+      ` where "run_id" = ? and "version" = ?${fenced ? ' and "lease_owner" = ?' : ''} returning *`,
+  );
+const COMMIT_RUN = [commitStatement(false, false), commitStatement(false, true), commitStatement(true, false), commitStatement(true, true)];
+const INSERT_EVENTS = statementPerCount(
+  (n) => `insert into "events" ("run_id", "seq", "type", "node_id", "payload", "created_at") values ${Array(n).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
+);
+const LIST_EVENTS = statement('select * from "events" where "run_id" = ? and "seq" > ? order by "seq" limit ?');
+const EVENTS_OF_TYPES = statementPerCount(
+  (n) => `select * from "events" where "run_id" = ? and "type" in (${Array(n).fill('?').join(', ')}) order by "seq"`,
+);
+
 export class StoreTx {
   readonly changes: RunChange[] = [];
   constructor(
@@ -77,17 +106,17 @@ export class StoreTx {
    * (SQLite transactions are serialized anyway).
    */
   async getRun(runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRecord | undefined> {
-    let q = this.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
-    if (opts.forUpdate && this.dialect === 'postgres') q = q.forUpdate();
-    const row = await q.executeTakeFirst();
-    return row && runFromRow(row);
+    const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
+    const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
+    return rows[0] && runFromRow(rows[0]);
   }
 
   /** Insert a new run with its first events (sequence 0…). */
   async insertRun(run: NewRun, events: NewEvent[]): Promise<RunChange> {
     const at = this.now().toISOString();
     const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
-    await this.db.insertInto('runs').values(runToRow(full)).execute();
+    const row = runToRow(full);
+    await this.db.executeQuery(INSERT_RUN.with(this.dialect, RUN_COLUMNS.map((c) => row[c])));
     const appended = await this.insertEvents(run.runId, 0, events, at);
     return this.record({ run: full, events: appended });
   }
@@ -101,15 +130,18 @@ export class StoreTx {
   async commitRun(before: RunRecord, patch: RunPatch, events: NewEvent[], opts: { owner?: string } = {}): Promise<RunChange> {
     const at = this.now().toISOString();
     const merged: RunRecord = { ...before, ...patch, nextSeq: before.nextSeq + events.length, version: before.version + 1, updatedAt: at };
-    const { lease_owner, lease_expires_at, ...row } = runToRow(merged);
-    const leaseCols = 'leaseOwner' in patch || 'leaseExpiresAt' in patch ? { lease_owner, lease_expires_at } : {};
-    let q = this.db
-      .updateTable('runs')
-      .set({ ...row, ...leaseCols })
-      .where('run_id', '=', before.runId)
-      .where('version', '=', before.version);
-    if (opts.owner !== undefined) q = q.where('lease_owner', '=', opts.owner);
-    const updated = await q.returningAll().executeTakeFirst();
+    const row = runToRow(merged);
+    const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
+    const fenced = opts.owner !== undefined;
+    const params = [
+      ...COMMIT_COLUMNS.map((c) => row[c]),
+      ...(withLease ? LEASE_COLUMNS.map((c) => row[c]) : []),
+      before.runId,
+      before.version,
+      ...(fenced ? [opts.owner] : []),
+    ];
+    const query = COMMIT_RUN[(withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
+    const updated = (await this.db.executeQuery(query.with<RunsTable>(this.dialect, params))).rows[0];
     if (!updated) throw new ConflictError(`run ${before.runId} changed concurrently`);
     const after = runFromRow(updated);
     const appended = await this.insertEvents(before.runId, before.nextSeq, events, at);
@@ -128,19 +160,8 @@ export class StoreTx {
       }),
     );
     if (out.length === 0) return out;
-    await this.db
-      .insertInto('events')
-      .values(
-        out.map((e) => ({
-          run_id: e.runId,
-          seq: e.sequence,
-          type: e.type,
-          node_id: e.nodeId ?? null,
-          payload: JSON.stringify(e.payload),
-          created_at: e.timestamp,
-        })),
-      )
-      .execute();
+    const params = out.flatMap((e) => [e.runId, e.sequence, e.type, e.nodeId ?? null, JSON.stringify(e.payload), e.timestamp]);
+    await this.db.executeQuery(INSERT_EVENTS(out.length).with(this.dialect, params));
     return out;
   }
 
@@ -363,43 +384,24 @@ export class Store {
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
-    const row = await this.db.selectFrom('runs').selectAll().where('run_id', '=', runId).executeTakeFirst();
-    return row && runFromRow(row);
+    const { rows } = await this.db.executeQuery(GET_RUN.with<RunsTable>(this.dialect, [runId]));
+    return rows[0] && runFromRow(rows[0]);
   }
 
   /** Events with sequence > afterSeq, in order, at most `limit`. */
   async listEvents(runId: string, afterSeq = -1, limit = 1000): Promise<RunEvent[]> {
-    const rows = await this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
+    const { rows } = await this.db.executeQuery(LIST_EVENTS.with<EventsTable>(this.dialect, [runId, afterSeq, limit]));
     return rows.map(eventFromRow);
   }
 
   async listEventsOfType(runId: string, type: string): Promise<RunEvent[]> {
-    const rows = await this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('type', '=', type)
-      .orderBy('seq')
-      .execute();
-    return rows.map(eventFromRow);
+    return this.listEventsOfTypes(runId, [type]);
   }
 
   /** Events of any of `types`, in sequence order (one read for several kinds). */
   async listEventsOfTypes(runId: string, types: string[]): Promise<RunEvent[]> {
-    const rows = await this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('type', 'in', types)
-      .orderBy('seq')
-      .execute();
+    if (types.length === 0) return [];
+    const { rows } = await this.db.executeQuery(EVENTS_OF_TYPES(types.length).with<EventsTable>(this.dialect, [runId, ...types]));
     return rows.map(eventFromRow);
   }
 

@@ -153,7 +153,7 @@ async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string)
   const rec = await getTaskRecord(deps.engine.store, taskId, tenantId);
   if (!rec) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
   const out = toStateRecord(rec);
-  const configs = await listConfigs(deps.engine.store.db, taskId);
+  const configs = await listConfigs(deps.engine.store.db, taskId, deps.engine.store.dialect);
   const main = configs.find((c) => c.config_id === taskId) ?? configs[0];
   if (main) out.pushConfig = { url: main.url, ...(main.token_fingerprint ? { tokenFingerprint: main.token_fingerprint } : {}) };
   return out;

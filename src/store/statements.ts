@@ -1,0 +1,40 @@
+// Fixed SQL for the statements every request runs, written once and run through Kysely's own
+// connection (so transactions, the pool and the SQLite statement cache all still apply).
+//
+//   const GET_RUN = statement('select * from "runs" where "run_id" = ?');
+//   const { rows } = await db.executeQuery(GET_RUN.with(dialect, [runId]));
+//
+// Why not the query builder here: building and compiling a query costs more CPU than SQLite
+// takes to run these small statements (bench/RESULTS.md). The text is the same on both dialects:
+// standard SQL with double-quoted identifiers; `?` placeholders become `$1…` on PostgreSQL.
+import { CompiledQuery } from 'kysely';
+import type { Dialect } from './store.js';
+
+export interface Statement {
+  /** The statement with its parameters, for `db.executeQuery`. */
+  with<R>(dialect: Dialect, params: readonly unknown[]): CompiledQuery<R>;
+}
+
+export function statement(text: string): Statement {
+  let n = 0;
+  const pgText = text.replace(/\?/g, () => `$${++n}`);
+  return {
+    with: <R>(dialect: Dialect, params: readonly unknown[]) => CompiledQuery.raw(dialect === 'postgres' ? pgText : text, [...params]) as CompiledQuery<R>,
+  };
+}
+
+/**
+ * Statements whose shape depends on a count (a multi-row insert of n rows): one Statement per n,
+ * made on first use and kept, since the counts that occur are few and small.
+ */
+export function statementPerCount(make: (n: number) => string): (n: number) => Statement {
+  const made = new Map<number, Statement>();
+  return (n) => {
+    let s = made.get(n);
+    if (!s) {
+      s = statement(make(n));
+      if (made.size < 64) made.set(n, s);
+    }
+    return s;
+  };
+}
