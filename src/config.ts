@@ -1,8 +1,10 @@
 // One typed configuration, from flags and their environment twins (flags win).
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ipaddr from 'ipaddr.js';
 
 export interface ApiKeyIdentity {
   tenantId: string;
@@ -16,7 +18,10 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL schema (HANDOFF_PG_SCHEMA); lets several hosts or test suites share a server. */
   pgSchema?: string;
-  /** Connections each instance may open to PostgreSQL (HANDOFF_PG_POOL_SIZE), plus one for LISTEN. */
+  /**
+   * The store's PostgreSQL pool (HANDOFF_PG_POOL_SIZE). The bus adds one LISTEN connection and a
+   * NOTIFY pool of at most two (src/bus/pg.ts): up to pgPoolSize + 3 connections per instance.
+   */
   pgPoolSize: number;
   workflowDirs: string[];
   retentionDays: number;
@@ -40,6 +45,11 @@ export interface Config {
     retrySchedule: string;
     /** Base64 of 32 bytes; else a key file in the data directory. */
     secretKey?: string;
+    /**
+     * How long a worker holds a claimed delivery (HANDOFF_PUSH_LEASE_MS). Longer than one attempt,
+     * or another instance would send the same delivery again while the first is still trying.
+     */
+    leaseMs: number;
   };
   /** SSE: keepalive comment interval and the per-connection buffer cap. */
   sse: { keepaliveMs: number; maxBufferedBytes: number };
@@ -50,6 +60,12 @@ export const BUILTIN_WORKFLOWS = resolve(fileURLToPath(new URL('../../workflows'
 
 /** Identity used for every request when no API keys are configured (loopback-only mode). */
 export const LOCAL_IDENTITY: ApiKeyIdentity = { tenantId: 'default', principalId: 'local' };
+
+/**
+ * One push delivery attempt is cut off after this long (src/push/worker.ts passes it to deliver()).
+ * Fixed, not a setting: HANDOFF_PUSH_LEASE_MS must exceed it.
+ */
+export const PUSH_ATTEMPT_TIMEOUT_MS = 5_000;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -87,13 +103,14 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     logLevel: flags.logLevel ?? env.HANDOFF_LOG_LEVEL ?? 'info',
     sqliteSynchronous: env.HANDOFF_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
     bodyLimit: int('HANDOFF_BODY_LIMIT', env.HANDOFF_BODY_LIMIT ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
-    instanceId: env.HANDOFF_INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    instanceId: instanceId(env.HANDOFF_INSTANCE_ID),
     push: {
-      allowCidrs: (env.HANDOFF_PUSH_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+      allowCidrs: allowCidrs(env.HANDOFF_PUSH_ALLOW_CIDRS ?? ''),
       // Roughly a day: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h.
-      retrySchedule: env.HANDOFF_PUSH_RETRY_SCHEDULE ?? '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h',
-      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: resolve(env.HANDOFF_PUSH_CA_FILE) } : {}),
-      ...(env.HANDOFF_SECRET_KEY ? { secretKey: env.HANDOFF_SECRET_KEY } : {}),
+      retrySchedule: retrySchedule(env.HANDOFF_PUSH_RETRY_SCHEDULE ?? '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
+      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: caFile(env.HANDOFF_PUSH_CA_FILE) } : {}),
+      ...(env.HANDOFF_SECRET_KEY ? { secretKey: secretKey(env.HANDOFF_SECRET_KEY) } : {}),
+      leaseMs: pushLeaseMs(env.HANDOFF_PUSH_LEASE_MS ?? '60000'),
     },
     sse: {
       keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
@@ -101,7 +118,14 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     },
   };
   if (databaseUrl) config.databaseUrl = databaseUrl;
-  if (env.HANDOFF_PG_SCHEMA) config.pgSchema = env.HANDOFF_PG_SCHEMA;
+  if (env.HANDOFF_PG_SCHEMA) {
+    // Interpolated into `create schema`, search_path and the NOTIFY channel `handoff_runs_<schema>`,
+    // which PostgreSQL limits to 63 bytes (pg_notify refuses longer names): a short identifier only.
+    if (!/^[a-z_][a-z0-9_]*$/.test(env.HANDOFF_PG_SCHEMA) || env.HANDOFF_PG_SCHEMA.length > 50) {
+      throw new ConfigError(`HANDOFF_PG_SCHEMA must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 50 characters), got '${env.HANDOFF_PG_SCHEMA.slice(0, 60)}'`);
+    }
+    config.pgSchema = env.HANDOFF_PG_SCHEMA;
+  }
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');
   if (config.apiKeys.size === 0 && !isLoopback(config.host)) {
     throw new ConfigError(
@@ -109,6 +133,67 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     );
   }
   return config;
+}
+
+function allowCidrs(raw: string): string[] {
+  const cidrs = raw.split(',').map((c) => c.trim()).filter(Boolean);
+  for (const c of cidrs) {
+    if (!ipaddr.isValidCIDR(c)) throw new ConfigError(`HANDOFF_PUSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.1.0.0/16, got '${c}'`);
+  }
+  return cidrs;
+}
+
+function caFile(raw: string): string {
+  const file = resolve(raw);
+  if (!existsSync(file)) throw new ConfigError(`HANDOFF_PUSH_CA_FILE: no such file ${file}`);
+  return file;
+}
+
+/** Every instance sharing a database needs the same key (docs/operations.md); the value is never echoed. */
+function secretKey(raw: string): string {
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw.trim()) || Buffer.from(raw, 'base64').length !== 32) {
+    throw new ConfigError('HANDOFF_SECRET_KEY must be the base64 of 32 bytes (e.g. openssl rand -base64 32)');
+  }
+  return raw;
+}
+
+/**
+ * Checked here so a typo is refused naming the setting; parseSchedule (src/push/outbox.ts) turns
+ * it into milliseconds when the host is built.
+ */
+function retrySchedule(raw: string): string {
+  const bad = raw.split(',').map((p) => p.trim()).find((p) => !/^\d+(?:\.\d+)?(ms|s|m|h)$/.test(p));
+  if (bad !== undefined) {
+    throw new ConfigError(`HANDOFF_PUSH_RETRY_SCHEDULE must be comma-separated durations like 5s,30s,2m,1h (units ms, s, m, h), got '${bad}'`);
+  }
+  return raw;
+}
+
+/**
+ * The instance id owns leases, tags metrics and logs, and marks this instance's own bus notices
+ * (`instance|run|…`, so no `|`). It must be unique among live instances: two with one id would
+ * both pass each other's lease fences. Default: host name, pid and a random suffix.
+ */
+function instanceId(raw: string | undefined): string {
+  if (raw === undefined) return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(raw)) {
+    throw new ConfigError(`HANDOFF_INSTANCE_ID must be 1..128 characters of A-Z a-z 0-9 . _ : -, got '${raw.slice(0, 40)}'`);
+  }
+  return raw;
+}
+
+/**
+ * A delivery lease shorter than an attempt would expire while the attempt is still running, and
+ * another instance would claim and send the same delivery again: refuse it rather than allow it.
+ */
+function pushLeaseMs(raw: string): number {
+  const ms = int('HANDOFF_PUSH_LEASE_MS', raw, 1, 24 * 3_600_000);
+  if (ms <= PUSH_ATTEMPT_TIMEOUT_MS) {
+    throw new ConfigError(
+      `HANDOFF_PUSH_LEASE_MS must exceed the ${PUSH_ATTEMPT_TIMEOUT_MS} ms push attempt timeout (a shorter lease lets a second instance resend a delivery still in flight), got '${raw}'`,
+    );
+  }
+  return ms;
 }
 
 export const sqliteFile = (c: Config): string => join(c.dataDir, 'handoff.db');

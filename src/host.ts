@@ -8,13 +8,14 @@ import { registerTaskRecords } from './a2a/task-records.js';
 import type { ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
-import { type Config, sqliteFile } from './config.js';
+import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
 import { Engine } from './engine/engine.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
+import { setInstanceLabel } from './metrics.js';
 import { openStore } from './store/connect.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,7 +42,9 @@ export interface Host {
 }
 
 export async function createHost(config: Config, logger?: Logger): Promise<Host> {
+  // Logs and metrics name the instance, so those of several instances on one database can be told apart.
   const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
+  setInstanceLabel(config.instanceId);
   const workflows = await loadWorkflows(config.workflowDirs);
   const store = await openStore({
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
@@ -69,10 +72,24 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     bus.publish([...last.values()].map((r) => ({ runId: r.runId, tenantId: r.tenantId, status: r.status, lastSeq: r.nextSeq - 1 })));
   });
   registerTaskRecords(store);
+  if (store.dialect === 'postgres' && !config.push.secretKey) {
+    // Fine for a single instance; with several, each would encrypt push tokens under its own key
+    // file and fail to decrypt the others' when it claims their deliveries.
+    log.warn('HANDOFF_SECRET_KEY is not set: push tokens are encrypted under this instance\'s own key file; every instance sharing this database must be given the same HANDOFF_SECRET_KEY');
+  }
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
   const dispatcher = createGuardedDispatcher({ policy, ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}) });
-  const pushWorker = new PushWorker(store, { instanceId: config.instanceId, logger: log, dispatcher, vault, schedule: parseSchedule(config.push.retrySchedule) });
+  const pushWorker = new PushWorker(store, {
+    instanceId: config.instanceId,
+    logger: log,
+    dispatcher,
+    vault,
+    schedule: parseSchedule(config.push.retrySchedule),
+    timeoutMs: PUSH_ATTEMPT_TIMEOUT_MS,
+    // Longer than an attempt (checked by loadConfig); how long a dead instance's claimed deliveries wait.
+    leaseMs: config.push.leaseMs,
+  });
   registerPushOutbox(store, () => pushWorker.kick());
   const engine = new Engine(store, workflows);
   const publicSkills = () => workflows.list().filter((w) => w.public !== false).map((w) => w.id);

@@ -4,6 +4,18 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
+/**
+ * Label every exported sample `instance="<id>"` (HANDOFF_INSTANCE_ID), so samples from several
+ * instances sharing one database name the instance that produced them whatever address they were
+ * scraped at. (Prometheus keeps its own target `instance` label and stores this one as
+ * `exported_instance` unless the scrape job sets `honor_labels: true`.) Called by createHost.
+ * The registry is per process: with several hosts in one process (tests only), the last one
+ * created names the instance.
+ */
+export function setInstanceLabel(instanceId: string): void {
+  registry.setDefaultLabels({ instance: instanceId });
+}
+
 export const metrics = {
   runsStarted: new Counter({ name: 'handoff_runs_started_total', help: 'Runs created', labelNames: ['workflow'], registers: [registry] }),
   runsFinished: new Counter({

@@ -44,8 +44,18 @@ export function serveCommand(): Command {
       const shutdown = async (signal: string) => {
         if (closing) return;
         closing = true;
+        // Drain (docs/operations.md): no new requests or claims, open streams closed (clients
+        // resume by event id on another instance), the step in flight commits, leases handed back.
         host.logger.info({ signal }, 'draining');
-        await host.close();
+        try {
+          await host.close();
+        } catch (err) {
+          // Whatever was not handed back is retaken by other instances when its lease expires
+          // (HANDOFF_LEASE_MS, HANDOFF_PUSH_LEASE_MS).
+          host.logger.error({ err }, 'drain failed');
+          process.exit(1);
+        }
+        host.logger.info('drained');
         process.exit(0);
       };
       process.on('SIGTERM', () => void shutdown('SIGTERM'));

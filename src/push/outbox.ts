@@ -189,3 +189,13 @@ export function parseSchedule(raw: string): number[] {
     return Math.round(Number(m[1]) * (units[m[2] as string] as number));
   });
 }
+
+/** Hand back every pending delivery `owner` still leases (graceful drain): claimable at once. */
+export async function releaseLeases(db: Kysely<Database>, owner: string): Promise<void> {
+  await db
+    .updateTable('push_outbox')
+    .set({ lease_owner: null, lease_expires_at: null })
+    .where('lease_owner', '=', owner)
+    .where('state', '=', 'pending')
+    .execute();
+}

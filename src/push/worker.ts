@@ -9,7 +9,7 @@ import type { PushOutboxTable } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { discardSecrets, getConfig } from './configs.js';
 import { deliver } from './egress.js';
-import { backoffMs, claimDue, hasPending, nextDueAt, oldestPendingAgeMs, type Outcome, settle } from './outbox.js';
+import { backoffMs, claimDue, hasPending, nextDueAt, oldestPendingAgeMs, type Outcome, releaseLeases, settle } from './outbox.js';
 import type { Vault } from './vault.js';
 
 const attemptsTotal = new Counter({
@@ -169,11 +169,17 @@ export class PushWorker {
     return h;
   }
 
-  /** Stop claiming; let attempts in flight finish (bounded). Unfinished rows stay leased until
-   * their lease expires, then any worker retries them. */
+  /**
+   * Stop claiming; let attempts in flight finish (bounded), then hand back every delivery this
+   * instance still holds, so another instance retries it at its next pass instead of after the
+   * lease (HANDOFF_PUSH_LEASE_MS). An attempt still running then may yet reach its receiver and be
+   * sent again by another instance: deliveries are at-least-once, receivers dedup by
+   * X-Handoff-Delivery-Id. (Its late settle() finds the lease gone and records nothing.)
+   */
   async stop(timeoutMs = 5000): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
     await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    await releaseLeases(this.store.db, this.opts.instanceId).catch((err) => this.opts.logger.warn({ err }, 'could not hand back push leases; they expire after HANDOFF_PUSH_LEASE_MS'));
   }
 }

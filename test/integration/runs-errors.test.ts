@@ -279,7 +279,7 @@ for (const dialect of DIALECTS) {
       const res = await t.get('/metrics');
       assert.equal(res.status, 200);
       assert.match(String(res.headers['content-type']), /text\/plain/);
-      assert.match(res.text, /^handoff_runs_started_total\{workflow="echo"\} \d+/m);
+      assert.match(res.text, /^handoff_runs_started_total\{(?=[^}]*workflow="echo")(?=[^}]*instance="[^"]+")[^}]*\} \d+/m);
     });
   });
 
