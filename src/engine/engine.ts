@@ -122,6 +122,8 @@ export class Engine {
           ...(lease ? { leaseOwner: lease.owner, leaseExpiresAt: Date.now() + lease.leaseMs } : {}),
         },
         req.events ?? [],
+        // Run inline below: write the row once, in the state the inline steps leave it in.
+        { defer: lease !== undefined },
       );
       await req.onCreated?.(tx, run);
       // With a local worker, the run's instantaneous prefix executes in this same transaction:

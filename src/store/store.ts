@@ -50,6 +50,25 @@ export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leas
 
 const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
 
+/** Number new events from `firstSeq`, all stamped `at`. */
+function numberEvents(runId: string, firstSeq: number, events: NewEvent[], at: string): RunEvent[] {
+  return events.map(
+    (e, i): RunEvent => ({
+      runId,
+      sequence: firstSeq + i,
+      type: e.type,
+      ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}),
+      payload: e.payload ?? {},
+      timestamp: at,
+    }),
+  );
+}
+
+/** The record exactly as reading its row back would give it (JSON round trip, absent optionals). */
+function normalize(run: RunRecord): RunRecord {
+  return runFromRow(runToRow(run));
+}
+
 /** A transaction waiting for its group commit. */
 interface PendingTx {
   fn: (tx: StoreTx) => Promise<unknown>;
@@ -93,6 +112,8 @@ const EVENTS_OF_TYPES = statementPerCount(
 
 export class StoreTx {
   readonly changes: RunChange[] = [];
+  /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
+  private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
   constructor(
     readonly db: Transaction<Database>,
     private readonly hooks: TransitionHook[],
@@ -106,15 +127,27 @@ export class StoreTx {
    * (SQLite transactions are serialized anyway).
    */
   async getRun(runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRecord | undefined> {
+    const pending = this.deferred.get(runId);
+    if (pending) return pending.run;
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
     const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
     return rows[0] && runFromRow(rows[0]);
   }
 
-  /** Insert a new run with its first events (sequence 0…). */
-  async insertRun(run: NewRun, events: NewEvent[]): Promise<RunChange> {
+  /**
+   * Insert a new run with its first events (sequence 0…). With `defer`, the row and events stay
+   * in memory until `flush()` (which `Store.transaction` calls before committing), and commits to
+   * the run in between only change that copy: a run created and advanced in one transaction is
+   * written once, in its final state, and the transition hooks see one change from nothing to it.
+   */
+  async insertRun(run: NewRun, events: NewEvent[], opts: { defer?: boolean } = {}): Promise<RunChange> {
     const at = this.now().toISOString();
     const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
+    if (opts.defer) {
+      const pending = { run: normalize(full), events: numberEvents(run.runId, 0, events, at) };
+      this.deferred.set(run.runId, pending);
+      return { run: pending.run, events: pending.events };
+    }
     const row = runToRow(full);
     await this.db.executeQuery(INSERT_RUN.with(this.dialect, RUN_COLUMNS.map((c) => row[c])));
     const appended = await this.insertEvents(run.runId, 0, events, at);
@@ -130,6 +163,16 @@ export class StoreTx {
   async commitRun(before: RunRecord, patch: RunPatch, events: NewEvent[], opts: { owner?: string } = {}): Promise<RunChange> {
     const at = this.now().toISOString();
     const merged: RunRecord = { ...before, ...patch, nextSeq: before.nextSeq + events.length, version: before.version + 1, updatedAt: at };
+    const pending = this.deferred.get(before.runId);
+    if (pending) {
+      if (pending.run.version !== before.version || (opts.owner !== undefined && pending.run.leaseOwner !== opts.owner)) {
+        throw new ConflictError(`run ${before.runId} changed concurrently`);
+      }
+      const appended = numberEvents(before.runId, before.nextSeq, events, at);
+      pending.run = normalize(merged);
+      pending.events.push(...appended);
+      return { before, run: pending.run, events: appended };
+    }
     const row = runToRow(merged);
     const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
     const fenced = opts.owner !== undefined;
@@ -148,21 +191,27 @@ export class StoreTx {
     return this.record({ before, run: after, events: appended });
   }
 
+  /** Write the runs inserted with `defer`, each in its final state, and run their hooks. */
+  async flush(): Promise<void> {
+    for (const [runId, { run, events }] of this.deferred) {
+      this.deferred.delete(runId);
+      const row = runToRow(run);
+      await this.db.executeQuery(INSERT_RUN.with(this.dialect, RUN_COLUMNS.map((c) => row[c])));
+      await this.writeEvents(events);
+      await this.record({ run, events });
+    }
+  }
+
   private async insertEvents(runId: string, firstSeq: number, events: NewEvent[], at: string): Promise<RunEvent[]> {
-    const out = events.map(
-      (e, i): RunEvent => ({
-        runId,
-        sequence: firstSeq + i,
-        type: e.type,
-        ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}),
-        payload: e.payload ?? {},
-        timestamp: at,
-      }),
-    );
-    if (out.length === 0) return out;
+    const out = numberEvents(runId, firstSeq, events, at);
+    await this.writeEvents(out);
+    return out;
+  }
+
+  private async writeEvents(out: RunEvent[]): Promise<void> {
+    if (out.length === 0) return;
     const params = out.flatMap((e) => [e.runId, e.sequence, e.type, e.nodeId ?? null, JSON.stringify(e.payload), e.timestamp]);
     await this.db.executeQuery(INSERT_EVENTS(out.length).with(this.dialect, params));
-    return out;
   }
 
   private async record(change: RunChange): Promise<RunChange> {
@@ -322,7 +371,9 @@ export class Store {
     let tx: StoreTx | undefined;
     const result = await this.db.transaction().execute(async (trx) => {
       tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
-      return fn(tx);
+      const out = await fn(tx);
+      await tx.flush();
+      return out;
     });
     if (tx && tx.changes.length > 0) this.emit(tx.changes);
     return result;
@@ -350,6 +401,7 @@ export class Store {
           await trx.executeQuery(SAVEPOINT);
           try {
             const result = await item.fn(tx);
+            await tx.flush();
             await trx.executeQuery(RELEASE);
             done.push({ item, tx, result });
           } catch (err) {
