@@ -558,6 +558,56 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       });
     });
 
+    describe('deferred insert (a run created and advanced in one transaction)', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+
+      it('is written once in its final state: the tx reads its own copy, hooks and listeners see one change from nothing', async () => {
+        const hooked: RunChange[] = [];
+        store().addTransitionHook(async (_tx, change) => {
+          hooked.push(change);
+        });
+        const heard: RunChange[][] = [];
+        const off = store().onCommit((changes) => heard.push(changes));
+        const fresh = newRun(clock);
+        try {
+          const final = await store().transaction(async (tx) => {
+            const { run } = await tx.insertRun(fresh, [{ type: 'run.created' }], { defer: true });
+            assert.deepEqual(await tx.getRun(fresh.runId), run, 'the transaction reads its own deferred copy');
+            const { run: mid } = await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
+            await assert.rejects(tx.commitRun(run, { status: 'failed' }, []), ConflictError, 'a stale before is refused as for a written row');
+            const { run: end } = await tx.commitRun(mid, { status: 'completed', completedAt: clock.iso() }, [{ type: 'run.completed' }]);
+            return end;
+          });
+          assert.deepEqual(await store().getRun(fresh.runId), final, 'the row is the final state, exactly as returned');
+          assert.equal(final.version, 3);
+          await assertGapFree(store(), fresh.runId, 3);
+          const mine = hooked.filter((c) => c.run.runId === fresh.runId);
+          assert.equal(mine.length, 1, 'one transition hook call');
+          assert.equal(mine[0]?.before, undefined);
+          assert.deepEqual(seqs(mine[0]?.events ?? []), [0, 1, 2]);
+          assert.equal(heard.length, 1);
+          assert.deepEqual(heard[0]?.map((c) => c.run.status), ['completed']);
+        } finally {
+          off();
+        }
+      });
+
+      it('a transaction that throws leaves nothing of a deferred run', async () => {
+        const fresh = newRun(clock);
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            const { run } = await tx.insertRun(fresh, [{ type: 'run.created' }], { defer: true });
+            await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
+            throw new Error('abort');
+          }),
+          /abort/,
+        );
+        assert.equal(await store().getRun(fresh.runId), undefined);
+        assert.deepEqual(await store().listEvents(fresh.runId), []);
+      });
+    });
+
     describe('onCommit listeners', () => {
       const clock = new Clock();
       const store = sharedStore(clock);
