@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { type DatabaseIntrospector, Kysely, Migrator, PostgresDialect, type PostgresDialectConfig, SqliteDialect, type SqliteDatabase, sql, type TableMetadata } from 'kysely';
 import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
@@ -128,7 +128,7 @@ async function openPostgres(opts: OpenStoreOptions): Promise<{ store: Store }> {
     max: opts.pgPoolSize ?? 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public') });
   return { store: new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() }) };
 }
 
@@ -142,4 +142,36 @@ async function migrate(store: Store, lock: MigrationLock | undefined, pgSchema: 
   const run = () => migrator.migrateToLatest();
   const { error } = lock ? await lock.run(run) : await run();
   if (error) throw new Error(`database migration failed: ${(error as Error).message ?? String(error)}`);
+}
+
+/**
+ * PostgreSQL whose introspection sees only our schema. Kysely's migrator asks the introspector
+ * whether its bookkeeping tables exist; the stock one reads every table of the database and
+ * calls catalog functions on each, which fails ("schema … does not exist") when another
+ * deployment or test suite sharing the database drops its schema meanwhile.
+ */
+class SchemaScopedPostgresDialect extends PostgresDialect {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly schema: string,
+  ) {
+    super(config);
+  }
+
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    const stock = super.createIntrospector(db);
+    const schema = this.schema;
+    return {
+      getSchemas: () => stock.getSchemas(),
+      getMetadata: (options) => stock.getMetadata(options),
+      async getTables(): Promise<TableMetadata[]> {
+        const { rows } = await sql<{ name: string; kind: string }>`
+          select c.relname as name, c.relkind as kind from pg_catalog.pg_class c
+          join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v')`.execute(db);
+        // Only names and schema are read by the migrator; columns are not needed.
+        return rows.map((r) => ({ name: r.name, schema, isView: r.kind === 'v', columns: [] }));
+      },
+    };
+  }
 }

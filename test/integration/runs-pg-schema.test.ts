@@ -26,7 +26,7 @@ describe('PostgreSQL schema isolation', { skip: PG_URL ? false : 'HANDOFF_TEST_P
   it(
     'a host migrates its fresh schema while another schema holds kysely_migration tables',
     async () => {
-      const t = await startTestHost({ pg: true, preseedMigrationTables: false });
+      const t = await startTestHost({ pg: true });
       try {
         const runId = await t.createRun('echo', { prompt: 'isolated' });
         assert.equal((await t.waitForStatus(runId, ['completed'])).status, 'completed');

@@ -64,14 +64,6 @@ export interface TestHostOptions {
   workflows?: string[];
   /** Start the worker (default true). False leaves created runs `pending`. */
   startRunner?: boolean;
-  /**
-   * PostgreSQL only (default true): create Kysely's migration tables in the fresh schema before
-   * the host migrates it. Works around a bug in src/store/connect.ts `migrate()` (no
-   * `migrationTableSchema`): Kysely then looks for its tables in every schema of the database,
-   * so a host fails to start while any other schema (another suite running at the same time)
-   * holds them. runs-pg-schema.test.ts covers the real path with this set to false.
-   */
-  preseedMigrationTables?: boolean;
 }
 
 export interface TestHost {
@@ -111,7 +103,6 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
     env.HANDOFF_PG_SCHEMA = schema;
     // Test files run two at a time and some start several hosts: keep well under max_connections.
     env.HANDOFF_PG_POOL_SIZE ??= '4';
-    if (opts.preseedMigrationTables !== false) await preseedSchema(schema);
   }
   let config: Config;
   let host: Host;
@@ -172,15 +163,6 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
     },
   };
   return t;
-}
-
-/** A fresh schema holding Kysely's (empty) migration bookkeeping tables, as Kysely makes them. */
-async function preseedSchema(schema: string): Promise<void> {
-  await withPg(async (client) => {
-    await client.query(`create schema if not exists ${schema}`);
-    await client.query(`create table ${schema}.kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`);
-    await client.query(`create table ${schema}.kysely_migration_lock (id varchar(255) not null primary key, is_locked integer not null default 0)`);
-  });
 }
 
 /** Run `fn` with a short-lived client on HANDOFF_TEST_PG_URL. */
