@@ -3,11 +3,12 @@
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
-import type { NewEvent, RunRecord } from '../store/model.js';
+import type { NewEvent, RunEvent, RunRecord } from '../store/model.js';
+import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
 import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
-import { findReply, findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
+import { type A2ARunMetadata, findReply, findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
 import { deleteConfig, getConfig, listConfigs, type PushConfigInput, type PushConfigView, putConfig, view } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../push/egress-address.js';
 import type { Vault } from '../push/vault.js';
@@ -73,9 +74,11 @@ export class A2AService {
   }
 
   private async send(caller: Caller, p: MessageSendParams): Promise<Task> {
-    const { run } = await this.startOrResume(caller, p);
+    const { run, created } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run) : run;
+    // A task this request created and settled in its own transaction: its whole log is known.
+    if (created && settled === run) return this.taskFromLog(run, created, p.configuration?.historyLength);
     return this.task(caller, settled.runId, p.configuration?.historyLength, settled);
   }
 
@@ -83,19 +86,20 @@ export class A2AService {
    * Start a task, or resume one with a reply. `before` is the last event sequence that preceded
    * this message's effects (-1 for a new task), where a stream of this turn begins.
    */
-  async startOrResume(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; before: number }> {
+  async startOrResume(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; before: number; created?: RunEvent[] }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
     // registers nothing); it applies from this message's transitions on.
     if (p.message.taskId) return this.resume(caller, p.message, inline ? this.registerInline(caller, inline) : undefined);
-    return { run: await this.start(caller, p), before: -1 };
+    return { ...(await this.start(caller, p)), before: -1 };
   }
 
-  private async start(caller: Caller, p: MessageSendParams): Promise<RunRecord> {
+  /** `created`: the new run's whole committed log, when this call created and ran it inline. */
+  private async start(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
     const msg = p.message;
     const prior = await findTaskByMessage(this.engine.store, caller.tenantId, caller.principalId, msg.messageId);
-    if (prior) return this.engine.getRun(caller, prior.taskId);
+    if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
       throw invalidParams(`unknown skill '${skill}'; available: ${this.opts.skills().join(', ')}`, { skills: this.opts.skills() });
@@ -103,21 +107,22 @@ export class A2AService {
     const contextId = msg.contextId;
     const { inputs } = partsToInputs(msg.parts);
     try {
-      const { run } = await this.engine.startRun(caller, {
+      const { run, events } = await this.engine.startRun(caller, {
         workflowId: skill,
         inputs,
         tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
-        // A2A content crosses a trust boundary into the run (a2a-integration §trust).
-        metadata: { a2a: { messageId: msg.messageId, ...(contextId ? { contextId } : {}) }, contentTrust: 'untrusted' },
+        // A2A content crosses a trust boundary into the run (a2a-integration §trust). The task's
+        // contextId is the caller's, else made here (the task record keeps the same one).
+        metadata: { a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() }, contentTrust: 'untrusted' },
         events: [messageEvent(msg)],
         ...(p.configuration?.pushNotificationConfig ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig) } : {}),
       });
-      return run;
+      return { run, ...(events ? { created: events } : {}) };
     } catch (err) {
       if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
       // Lost a race with the same messageId: the other request's task is the answer.
       const again = await findTaskByMessage(this.engine.store, caller.tenantId, caller.principalId, msg.messageId);
-      if (again) return this.engine.getRun(caller, again.taskId);
+      if (again) return { run: await this.engine.getRun(caller, again.taskId) };
       throw err;
     }
   }
@@ -271,6 +276,25 @@ export class A2AService {
       history,
       ...(historyLength !== undefined ? { historyLength } : {}),
       ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
+    });
+  }
+
+  /**
+   * The Task of a run created by this request, from the snapshot and log its transaction
+   * committed: the same projection as `task()`, without reading back what was just written.
+   * Its record's context is the one in the run's metadata and its state time the run's update.
+   */
+  private taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Task | Promise<Task> {
+    const contextId = (run.metadata.a2a as A2ARunMetadata | undefined)?.contextId;
+    // Waiting runs need their open interrupt's data: read as usual.
+    if (contextId === undefined || run.status === 'waiting-approval' || run.status === 'waiting-input') return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
+    return toTask({
+      run,
+      contextId,
+      stateTimestamp: run.updatedAt,
+      artifacts: collectArtifacts(log.filter((e) => e.type === 'artifact.created')),
+      history: log.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message),
+      ...(historyLength !== undefined ? { historyLength } : {}),
     });
   }
 

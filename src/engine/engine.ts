@@ -2,7 +2,7 @@
 // single store transaction (DESIGN.md, "the one rule"); the worker (runner.ts) does the rest.
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
-import type { InterruptRecord, NewEvent, RunRecord } from '../store/model.js';
+import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
 import type { RunChange, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
@@ -44,6 +44,8 @@ export interface StartRunResult {
   run: RunRecord;
   /** True when an earlier request with the same idempotency key created the run. */
   replayed: boolean;
+  /** The run's whole event log as committed, when this call created it and ran it inline. */
+  events?: RunEvent[];
 }
 
 export interface ResolveResult {
@@ -139,7 +141,8 @@ export class Engine {
           response: { runId: run.runId },
         });
       }
-      return { run: settled, replayed: false };
+      const events = tx.deferredEvents(run.runId);
+      return { run: settled, replayed: false, ...(events ? { events } : {}) };
     });
   }
 

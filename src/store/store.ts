@@ -191,6 +191,12 @@ export class StoreTx {
     return this.record({ before, run: after, events: appended });
   }
 
+  /** The whole event log so far of a run inserted with `defer` in this transaction (a copy). */
+  deferredEvents(runId: string): RunEvent[] | undefined {
+    const pending = this.deferred.get(runId);
+    return pending && [...pending.events];
+  }
+
   /** Write the runs inserted with `defer`, each in its final state, and run their hooks. */
   async flush(): Promise<void> {
     for (const [runId, { run, events }] of this.deferred) {

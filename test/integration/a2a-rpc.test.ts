@@ -415,6 +415,21 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await alice.getTask(task.id), task);
       });
 
+      it('the Task a blocking send answers with is exactly what tasks/get then reads (completed, failed, own context, historyLength)', async () => {
+        const cases: Array<[Json, number | undefined]> = [
+          [textMessage('same'), undefined],
+          [{ ...textMessage('mine'), contextId: 'ctx-of-the-caller' }, 0],
+          [dataMessage({ reason: 'on purpose' }, { metadata: { skillId: 'fail' } }), 1],
+        ];
+        for (const [msg, historyLength] of cases) {
+          const sent = await alice.sendOk(msg, historyLength === undefined ? {} : { configuration: { historyLength } });
+          assert.ok(['completed', 'failed'].includes(sent.status.state), JSON.stringify(sent.status));
+          assert.deepEqual(await alice.getTask(sent.id, historyLength), sent, `tasks/get differs from the send answer for ${JSON.stringify(msg.parts)}`);
+          const record = await alice.record(sent.id);
+          assert.equal(record.contextId, sent.contextId, 'the stored record keeps the context the answer named');
+        }
+      });
+
       it('the echo is the default skill; skillId may also come from params.metadata', async () => {
         const viaParams = await alice.sendOk(textMessage('p'), { metadata: { skillId: 'echo' } });
         assert.deepEqual(artifactData(viaParams), { echo: 'p' });
