@@ -8,7 +8,7 @@ import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
 import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
-import { type A2ARunMetadata, findReply, findTaskByMessage, getTaskRecord, type TaskRecord } from './task-records.js';
+import { type A2ARunMetadata, findReply, findTaskByMessage, getTaskAndRun, getTaskRecord, type TaskRecord } from './task-records.js';
 import { deleteConfig, getConfig, listConfigs, type PushConfigInput, type PushConfigView, putConfig, view } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../push/egress-address.js';
 import type { Vault } from '../push/vault.js';
@@ -250,6 +250,12 @@ export class A2AService {
     return this.task(caller, p.id);
   }
 
+  private async taskAndRun(caller: Caller, taskId: string): Promise<{ rec: TaskRecord; run: RunRecord }> {
+    const found = await getTaskAndRun(this.engine.store, taskId, caller.tenantId);
+    if (!found) throw taskNotFound(taskId);
+    return found;
+  }
+
   private async record(caller: Caller, taskId: string): Promise<TaskRecord> {
     const rec = await getTaskRecord(this.engine.store, taskId, caller.tenantId);
     if (!rec) throw taskNotFound(taskId);
@@ -261,8 +267,7 @@ export class A2AService {
    * committed it (a committed run is what the store holds); everything else is read here.
    */
   async task(caller: Caller, taskId: string, historyLength?: number, known?: RunRecord): Promise<Task> {
-    const rec = await this.record(caller, taskId);
-    const run = known ?? (await this.engine.getRun(caller, taskId));
+    const { rec, run } = known ? { rec: await this.record(caller, taskId), run: known } : await this.taskAndRun(caller, taskId);
     const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
     const open = waiting ? await this.engine.store.getOpenInterrupt(run.runId) : undefined;
     const events = await this.engine.store.listEventsOfTypes(run.runId, ['artifact.created', 'a2a.message']);

@@ -1,7 +1,8 @@
 // The persisted A2ATaskState (RFC 0100 §2), one row per run, kept current by a transition hook
 // that runs inside every run transaction — so the record can never disagree with its run.
 import { newContextId } from '../engine/ids.js';
-import type { A2ATasksTable } from '../store/db.js';
+import type { A2ATasksTable, RunsTable } from '../store/db.js';
+import { runFromRow } from '../store/rows.js';
 import type { RunRecord } from '../store/model.js';
 import { statement } from '../store/statements.js';
 import type { RunChange, Store, StoreTx } from '../store/store.js';
@@ -95,6 +96,42 @@ export async function getTaskRecord(store: Store, taskId: string, tenantId: stri
   const { rows } = await store.db.executeQuery(GET_TASK.with<A2ATasksTable>(store.dialect, [taskId, tenantId]));
   return rows[0] && fromRow(rows[0]);
 }
+
+/**
+ * A task record with its run, read together (one statement, one consistent snapshot): what
+ * tasks/get needs. Another tenant's task is simply absent.
+ */
+export async function getTaskAndRun(store: Store, taskId: string, tenantId: string): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
+  const { rows } = await store.db.executeQuery(TASK_AND_RUN.with<RunsTable & TaskColumns>(store.dialect, [taskId, tenantId]));
+  const row = rows[0];
+  if (!row) return undefined;
+  const rec = fromRow({
+    task_id: row.run_id,
+    tenant_id: row.tenant_id,
+    principal_id: row.t_principal_id,
+    context_id: row.t_context_id,
+    message_id: row.t_message_id,
+    state: row.t_state,
+    interrupt_kind: row.t_interrupt_kind,
+    updated_at: row.t_updated_at,
+  });
+  return { rec, run: runFromRow(row) };
+}
+
+interface TaskColumns {
+  t_principal_id: string;
+  t_context_id: string;
+  t_message_id: string | null;
+  t_state: string;
+  t_interrupt_kind: string | null;
+  t_updated_at: string;
+}
+
+const TASK_AND_RUN = statement(
+  'select "r".*, "t"."principal_id" as "t_principal_id", "t"."context_id" as "t_context_id", "t"."message_id" as "t_message_id",' +
+    ' "t"."state" as "t_state", "t"."interrupt_kind" as "t_interrupt_kind", "t"."updated_at" as "t_updated_at"' +
+    ' from "a2a_tasks" as "t" join "runs" as "r" on "r"."run_id" = "t"."task_id" where "t"."task_id" = ? and "t"."tenant_id" = ?',
+);
 
 export async function findTaskByMessage(store: Store, tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
   const { rows } = await store.db.executeQuery(TASK_BY_MESSAGE.with<A2ATasksTable>(store.dialect, [tenantId, principalId, messageId]));
