@@ -14,6 +14,8 @@ export { registerTarget };
 
 export interface Launch {
   argv: string[];
+  /** Added to the harness's environment for this server. */
+  env?: Record<string, string>;
   /** Runs after the process has stopped (e.g. remove its data directory). */
   cleanup?: () => void;
 }
@@ -36,7 +38,7 @@ export function childTarget(opts: ChildTargetOptions): Target {
     ...(opts.skills ? { skills: opts.skills } : {}),
     async start(): Promise<Running> {
       const port = await freePort();
-      const { argv, cleanup } = opts.launch(port);
+      const { argv, cleanup, env } = opts.launch(port);
       const base = `http://127.0.0.1:${port}`;
       const [command, ...args] = argv;
       try {
@@ -44,6 +46,7 @@ export function childTarget(opts: ChildTargetOptions): Target {
           command: command as string,
           args,
           cwd: ROOT,
+          ...(env ? { env: { ...process.env, ...env } } : {}),
           readyUrl: base + (opts.readyPath ?? '/.well-known/agent-card.json'),
         });
         const stop = async (): Promise<void> => {
@@ -80,10 +83,10 @@ registerTarget(
 // ─── HOOK: Handoff itself. Always the compiled CLI (npm run build), a fresh data dir per run. ───
 // Adjust `skills` once Handoff's demo workflows have their final ids, and the argv if `serve`
 // grows flags (e.g. a durability mode) worth benchmarking as separate targets.
-registerTarget(
-  childTarget({
-    name: 'handoff',
-    description: 'Handoff `serve` (dist/src/cli/main.js), SQLite in a fresh temp dir',
+function handoffTarget(name: string, description: string, env: Record<string, string>): Target {
+  return childTarget({
+    name,
+    description,
     skills: { echo: 'echo', approval: 'approval' },
     launch: (port) => {
       const main = join(ROOT, 'dist/src/cli/main.js');
@@ -91,9 +94,18 @@ registerTarget(
       const data = mkdtempSync(join(tmpdir(), 'handoff-bench-'));
       return {
         argv: [process.execPath, main, 'serve', '--port', String(port), '--data', data],
+        env: { HANDOFF_LOG_LEVEL: 'warn', ...env },
         cleanup: () => rmSync(data, { recursive: true, force: true }),
       };
     },
     rpcPath: '/v1/a2a',
+  });
+}
+
+registerTarget(handoffTarget('handoff', 'Handoff `serve` (dist/src/cli/main.js), SQLite in a fresh temp dir (WAL, synchronous=NORMAL)', {}));
+// Every commit fsynced (survives power loss, not only a crash): group commit shares each fsync.
+registerTarget(
+  handoffTarget('handoff-full', 'the same with HANDOFF_SQLITE_SYNCHRONOUS=FULL (an fsync per commit; group commit shares it)', {
+    HANDOFF_SQLITE_SYNCHRONOUS: 'FULL',
   }),
 );

@@ -14,6 +14,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Behaviour, type HttpsReceiver, type ReceivedRequest, startHttpsReceiver } from '../support/https-receiver.js';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
+import { until as untilDeadline } from '../support/until.js';
+
+/** Poll until truthy, within this file's deadline. */
+const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> => untilDeadline(what, probe, deadlineMs);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -33,19 +37,6 @@ after(async () => {
   await killAllServers();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-/** Poll `probe` until it returns a truthy value; fail with `what` at the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, deadlineMs = DEADLINE_MS): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  let last: unknown;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    last = v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${deadlineMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The receiver: one HTTPS server, one path per test, each with its own behaviour and log.

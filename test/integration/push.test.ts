@@ -26,21 +26,12 @@ import {
 import { loadHostKey, Vault } from '../../src/push/vault.js';
 import { DIALECTS, type Json, type TestHost } from '../support/host.js';
 import { type Behaviour, type HttpsReceiver, type ReceivedRequest, startHttpsReceiver } from '../support/https-receiver.js';
+import { until as untilDeadline } from '../support/until.js';
+
+/** Poll until truthy, within this file's deadline. */
+const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> => untilDeadline(what, probe, deadlineMs);
 
 const DEADLINE_MS = 20_000;
-
-/** Poll `probe` until it returns a truthy value; fail with `what` at the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, deadlineMs = DEADLINE_MS): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  let last: unknown;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    last = v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${deadlineMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
 
 /** One receiver, many endpoints: each test owns a path and its behaviour, and reads its own log. */
 interface Hit {

@@ -18,6 +18,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { getJson, httpJson, type ServerProcess, startServer } from './server-process.js';
+import { until } from './until.js';
+
+/** Polling with a deadline, re-exported for the cluster tests. */
+export { until };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
@@ -119,27 +123,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     },
     close,
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Waiting without sleeping to pass: poll a condition until a deadline.
-
-/** Poll `probe` until it returns a truthy value; fail with `what` (and the last value) at the deadline. */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  deadlineMs = 30_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  let last: unknown;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    last = v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${deadlineMs} ms waiting for ${what} (last: ${JSON.stringify(last)?.slice(0, 2000)})`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
