@@ -9,6 +9,8 @@ export interface RunNotice {
   status: RunStatus;
   /** Sequence of the run's last committed event (-1 if none yet). */
   lastSeq: number;
+  /** Committed by another instance (PostgreSQL bus); absent for this process's own commits. */
+  remote?: boolean;
 }
 
 export interface ChangeBus {

@@ -71,7 +71,7 @@ export class PgBus implements ChangeBus {
     const [origin, runId, tenantId, status, lastSeq] = (payload ?? '').split('|');
     // Our own commits were delivered locally already.
     if (!runId || !tenantId || !status || origin === this.opts.instanceId) return;
-    this.local.publish([{ runId, tenantId, status: status as RunNotice['status'], lastSeq: Number(lastSeq) }]);
+    this.local.publish([{ runId, tenantId, status: status as RunNotice['status'], lastSeq: Number(lastSeq), remote: true }]);
   }
 
   /** Every local subscriber looks at the store again: whatever was missed is read now. */

@@ -23,6 +23,8 @@ export interface RunnerOptions {
 
 export class Runner {
   private readonly active = new Map<string, Promise<void>>();
+  /** Runs claimed again while still active here: driven again when their drive ends. */
+  private readonly reclaimed = new Map<string, RunRecord>();
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly concurrency: number;
@@ -48,6 +50,10 @@ export class Runner {
   start(): void {
     this.unsubscribe = this.bus.subscribeAll((n) => {
       if (n.status !== 'pending' && n.status !== 'running' && n.status !== 'cancelling') return;
+      // Another instance's running run is leased by it, and it wakes itself for the timers it
+      // sets; only a run created there without a lease (no room) is work for us. Claiming on
+      // every remote step would cost each instance two queries per step of every other one.
+      if (n.remote && n.status !== 'pending') return;
       // Deferred so a run this instance adopts at creation is already active: no needless claim.
       setImmediate(() => {
         if (!this.active.has(n.runId)) this.kick();
@@ -107,13 +113,22 @@ export class Runner {
   }
 
   private launch(run: RunRecord): void {
-    if (this.active.has(run.runId)) return;
+    if (this.active.has(run.runId)) {
+      // Claimed again while its drive is finishing (it slept with a timer already due, and a
+      // claim pass ran before the drive returned): the new lease is ours, so drive it once the
+      // current drive is done, or it would sit leased and idle until the lease expires.
+      this.reclaimed.set(run.runId, run);
+      return;
+    }
     metrics.activeRuns.inc();
     const p = this.drive(run)
       .catch((err) => this.opts.logger.error({ err, runId: run.runId }, 'run execution failed'))
       .finally(() => {
         this.active.delete(run.runId);
         metrics.activeRuns.dec();
+        const again = this.reclaimed.get(run.runId);
+        this.reclaimed.delete(run.runId);
+        if (again && !this.stopping) this.launch(again);
         this.kick();
       });
     this.active.set(run.runId, p);
