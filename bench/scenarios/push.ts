@@ -31,6 +31,7 @@ import { registerScenario, type Figures, type ScenarioContext, type ScenarioResu
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
 import { sendDecision, sendNew } from '../lib/rpc.js';
 import { medians } from '../lib/stats.js';
+import { withoutInstanceLabel } from '../lib/metrics-text.js';
 
 // ─── sizes ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -143,7 +144,7 @@ interface PushMetrics {
 }
 
 async function readMetrics(base: string): Promise<PushMetrics> {
-  const { text } = await http('GET', `${base}/metrics`, undefined, 10_000);
+  const text = withoutInstanceLabel((await http('GET', `${base}/metrics`, undefined, 10_000)).text);
   return {
     lagS: metricValue(text, /^handoff_push_outbox_lag_seconds (\S+)$/m),
     delivered: metricValue(text, /^handoff_push_attempts_total\{outcome="delivered"\} (\S+)$/m) || 0,

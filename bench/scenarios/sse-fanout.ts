@@ -28,6 +28,7 @@ import { registerScenario, type Figures, type ScenarioContext, type ScenarioResu
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
 import { medians } from '../lib/stats.js';
 import { Gate, nowMs, openSse, type SseEvent, type SseSubscription } from '../lib/sse-client.js';
+import { withoutInstanceLabel } from '../lib/metrics-text.js';
 
 // ─── sizes ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -169,8 +170,9 @@ function cpuWindow(pid: number): () => { serverCpuPct: number; loadGenCpuPct: nu
 /** A few gauges of the server's own /metrics (prom-client defaults). */
 async function serverGauges(base: string): Promise<{ heapUsedMiB: number; sockets: number }> {
   const res = await httpJson<undefined>('GET', `${base}/metrics`);
+  const text = withoutInstanceLabel(res.text);
   const value = (re: RegExp): number => {
-    const m = res.text.match(re);
+    const m = text.match(re);
     return m ? Number(m[1]) : NaN;
   };
   return {

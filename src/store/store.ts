@@ -76,8 +76,9 @@ interface PendingTx {
   reject: (err: unknown) => void;
 }
 
-/** Most transactions one SQLite commit carries (bounds how long a group holds the writer). */
+/** Most transactions one SQLite commit carries, and how long its members may run in all. */
 const GROUP_MAX = 64;
+const GROUP_BUDGET_MS = 3;
 const SAVEPOINT = CompiledQuery.raw('savepoint handoff_group');
 const RELEASE = CompiledQuery.raw('release handoff_group');
 const ROLLBACK_TO = CompiledQuery.raw('rollback to handoff_group');
@@ -387,22 +388,30 @@ export class Store {
 
   private async drainGroups(): Promise<void> {
     try {
-      while (this.pending.length > 0) await this.commitGroup(this.pending.splice(0, GROUP_MAX));
+      while (this.pending.length > 0) await this.commitGroup();
     } finally {
       this.draining = false;
     }
   }
 
-  private async commitGroup(group: PendingTx[]): Promise<void> {
-    if (group.length === 1) {
-      const only = group[0] as PendingTx;
+  /**
+   * Commit the transactions at the head of the queue together. A group closes at GROUP_MAX
+   * members or once its members have run for GROUP_BUDGET_MS: the first member's caller waits
+   * for the last one's work, so a group of long transactions (worker steps) stays short.
+   */
+  private async commitGroup(): Promise<void> {
+    if (this.pending.length === 1) {
+      const only = this.pending.shift() as PendingTx;
       return this.transactionAlone(only.fn).then(only.resolve, only.reject);
     }
+    const started = performance.now();
+    const open = (members: number) => this.pending.length > 0 && members < GROUP_MAX && (members === 0 || performance.now() - started < GROUP_BUDGET_MS);
     const done: Array<{ item: PendingTx; tx: StoreTx; result: unknown }> = [];
     const failed: Array<{ item: PendingTx; err: unknown }> = [];
     try {
       await this.db.transaction().execute(async (trx) => {
-        for (const item of group) {
+        while (open(done.length + failed.length)) {
+          const item = this.pending.shift() as PendingTx;
           const tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
           await trx.executeQuery(SAVEPOINT);
           try {
@@ -420,6 +429,8 @@ export class Store {
         }
       });
     } catch (err) {
+      // The group's transaction failed (BEGIN or COMMIT): none of it is committed.
+      if (done.length + failed.length === 0) this.pending.shift()?.reject(err);
       for (const { item } of done) item.reject(err);
       for (const f of failed) f.item.reject(f.err);
       return;
