@@ -7,6 +7,7 @@
 //   const stream = await rpc.stream('tasks/resubscribe', { id }, { lastEventId: '7' });
 //   for await (const item of stream) item.id, item.result            // or throws RpcError
 import { randomUUID } from 'node:crypto';
+import type { Dispatcher } from 'undici';
 import { authHeaders, type Connection, describeBody, HttpStatusError, readText, send, toNetworkError, tryJson } from './http.js';
 import { sseEvents } from './sse.js';
 
@@ -76,20 +77,28 @@ export class JsonRpcClient {
       headersTimeoutMs: this.conn.timeoutMs,
       bodyTimeoutMs: this.conn.timeoutMs,
     });
+    const json = await this.jsonAnswer(res);
+    if (!isObject(json) || json.jsonrpc !== '2.0' || !('result' in json)) {
+      throw new InvalidResponseError(`${this.endpoint} did not answer ${method} with a JSON-RPC response`);
+    }
+    if (json.id !== id) throw new InvalidResponseError(`${this.endpoint} answered ${method} with id ${JSON.stringify(json.id)}, not ${id}`);
+    return json.result as T;
+  }
+
+  /**
+   * The JSON body of a non-streaming answer. A JSON-RPC error is thrown as RpcError whatever the
+   * status (the SDK answers a parse error with 400); any other non-200 as HttpStatusError.
+   */
+  private async jsonAnswer(res: Dispatcher.ResponseData): Promise<unknown> {
     const text = await readText(this.endpoint, res);
     const json = tryJson(text);
-    // A JSON-RPC error may come with a non-200 status (the SDK answers a parse error with 400).
     const err = rpcErrorOf(json);
     if (err) throw new RpcError(err);
     if (res.statusCode !== 200) {
       const why = describeBody(text);
       throw new HttpStatusError(res.statusCode, this.endpoint, `HTTP ${res.statusCode} from ${this.endpoint}${why ? `: ${why}` : ''}`, json);
     }
-    if (!isObject(json) || json.jsonrpc !== '2.0' || !('result' in json)) {
-      throw new InvalidResponseError(`${this.endpoint} did not answer ${method} with a JSON-RPC response`);
-    }
-    if (json.id !== id) throw new InvalidResponseError(`${this.endpoint} answered ${method} with id ${JSON.stringify(json.id)}, not ${id}`);
-    return json.result as T;
+    return json;
   }
 
   /**
@@ -111,14 +120,7 @@ export class JsonRpcClient {
     });
     const type = String(res.headers['content-type'] ?? '');
     if (res.statusCode === 200 && type.startsWith('text/event-stream')) return this.items(res.body, id);
-    const text = await readText(this.endpoint, res);
-    const json = tryJson(text);
-    const err = rpcErrorOf(json);
-    if (err) throw new RpcError(err);
-    if (res.statusCode !== 200) {
-      const why = describeBody(text);
-      throw new HttpStatusError(res.statusCode, this.endpoint, `HTTP ${res.statusCode} from ${this.endpoint}${why ? `: ${why}` : ''}`, json);
-    }
+    const json = await this.jsonAnswer(res);
     if (isObject(json) && 'result' in json) {
       const single = json.result;
       return (async function* () {
