@@ -149,10 +149,15 @@ export class StoreTx {
       this.deferred.set(run.runId, pending);
       return { run: pending.run, events: pending.events };
     }
-    const row = runToRow(full);
+    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at));
+  }
+
+  /** Insert a run's row and its events as they are, then run the transition hooks. */
+  private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
+    const row = runToRow(run);
     await this.db.executeQuery(INSERT_RUN.with(this.dialect, RUN_COLUMNS.map((c) => row[c])));
-    const appended = await this.insertEvents(run.runId, 0, events, at);
-    return this.record({ run: full, events: appended });
+    await this.writeEvents(events);
+    return this.record({ run, events });
   }
 
   /**
@@ -202,10 +207,7 @@ export class StoreTx {
   async flush(): Promise<void> {
     for (const [runId, { run, events }] of this.deferred) {
       this.deferred.delete(runId);
-      const row = runToRow(run);
-      await this.db.executeQuery(INSERT_RUN.with(this.dialect, RUN_COLUMNS.map((c) => row[c])));
-      await this.writeEvents(events);
-      await this.record({ run, events });
+      await this.writeNewRun(run, events);
     }
   }
 
@@ -378,11 +380,16 @@ export class Store {
     let tx: StoreTx | undefined;
     const result = await this.db.transaction().execute(async (trx) => {
       tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
-      const out = await fn(tx);
-      await tx.flush();
-      return out;
+      return this.runIn(tx, fn);
     });
     if (tx && tx.changes.length > 0) this.emit(tx.changes);
+    return result;
+  }
+
+  /** Run one transaction's work in `tx`, then write what it deferred (before anything commits). */
+  private async runIn<T>(tx: StoreTx, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    const result = await fn(tx);
+    await tx.flush();
     return result;
   }
 
@@ -415,8 +422,7 @@ export class Store {
           const tx = new StoreTx(trx, this.hooks, this.now, this.dialect);
           await trx.executeQuery(SAVEPOINT);
           try {
-            const result = await item.fn(tx);
-            await tx.flush();
+            const result = await this.runIn(tx, item.fn);
             await trx.executeQuery(RELEASE);
             done.push({ item, tx, result });
           } catch (err) {
