@@ -270,15 +270,12 @@ export class A2AService {
     const { rec, run } = known ? { rec: await this.record(caller, taskId), run: known } : await this.taskAndRun(caller, taskId);
     const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
     const open = waiting ? await this.engine.store.getOpenInterrupt(run.runId) : undefined;
-    const events = await this.engine.store.listEventsOfTypes(run.runId, ['artifact.created', 'a2a.message']);
-    const artifacts = collectArtifacts(events.filter((e) => e.type === 'artifact.created'));
-    const history = events.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message);
+    const events = await this.engine.store.listEventsOfTypes(run.runId, TASK_EVENT_TYPES);
     return toTask({
       run,
       contextId: rec.contextId,
       stateTimestamp: rec.updatedAt,
-      artifacts,
-      history,
+      ...artifactsAndHistory(events),
       ...(historyLength !== undefined ? { historyLength } : {}),
       ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
     });
@@ -297,8 +294,7 @@ export class A2AService {
       run,
       contextId,
       stateTimestamp: run.updatedAt,
-      artifacts: collectArtifacts(log.filter((e) => e.type === 'artifact.created')),
-      history: log.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message),
+      ...artifactsAndHistory(log),
       ...(historyLength !== undefined ? { historyLength } : {}),
     });
   }
@@ -332,6 +328,16 @@ export class A2AService {
       unsubscribe();
     }
   }
+}
+
+/** The events a Task is built from: its artifacts and its message history. */
+const TASK_EVENT_TYPES = ['artifact.created', 'a2a.message'];
+
+function artifactsAndHistory(events: RunEvent[]): { artifacts: ReturnType<typeof collectArtifacts>; history: Message[] } {
+  return {
+    artifacts: collectArtifacts(events.filter((e) => e.type === 'artifact.created')),
+    history: events.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message),
+  };
 }
 
 function configInput(c: PushNotificationConfig): PushConfigInput {
