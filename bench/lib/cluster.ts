@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ROOT } from './env.js';
+import { cleanEnv, ROOT } from './env.js';
 import { MAIN_JS, PG_URL } from './handoff-server.js';
 import { canPin, freePort, readCpuUs, startServer } from './proc.js';
 
@@ -63,12 +63,6 @@ export interface Cluster {
 /** The 32-byte vault key every instance must share (base64), one per cluster. */
 const secretKey = (): string => randomBytes(32).toString('base64');
 
-/** The harness environment minus any HANDOFF_* setting that would change what we measure. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANDOFF_')) env[k] = v;
-  return { ...env, ...extra };
-}
 
 async function withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });

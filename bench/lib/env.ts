@@ -68,3 +68,10 @@ export function machine(): Machine {
     packages: Object.fromEntries(PACKAGES.map((p) => [p, packageVersion(p)])),
   };
 }
+
+/** The harness environment minus every HANDOFF_* setting (they would change what is measured), plus `extra`. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANDOFF_')) env[k] = v;
+  return { ...env, ...extra };
+}

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ROOT } from './env.js';
+import { cleanEnv, ROOT } from './env.js';
 import { freePort, startServer } from './proc.js';
 
 export interface HandoffServer {
@@ -25,12 +25,6 @@ export const PG_URL = process.env['HANDOFF_BENCH_PG_URL'] ?? 'postgres://postgre
 
 export const MAIN_JS = join(ROOT, 'dist/src/cli/main.js');
 
-/** The harness environment minus any HANDOFF_* setting that would change what we measure. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANDOFF_')) env[k] = v;
-  return { ...env, ...extra };
-}
 
 async function spawnHandoff(dataDir: string, env: Record<string, string>): Promise<{ base: string; pid: number; pinned: boolean; stop(): Promise<void> }> {
   if (!existsSync(MAIN_JS)) throw new Error('dist/src/cli/main.js not built (npm run build)');

@@ -202,3 +202,22 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
   }
   return { pid: child.pid as number, pinned, output, stop: () => stopChild(child) };
 }
+
+/**
+ * Start a CPU window: the returned function gives the server's (`pid`), this harness process's
+ * and the rest of the machine's busy time since the start, each in % of one core.
+ */
+export function cpuWindow(pid: number): () => { serverCpuPct: number; harnessCpuPct: number; otherCpuPct: number } {
+  const t0 = performance.now();
+  const s0 = readCpuUs(pid);
+  const m0 = readSystemCpu();
+  const p0 = process.cpuUsage();
+  return () => {
+    const wallUs = (performance.now() - t0) * 1000;
+    const p = process.cpuUsage(p0);
+    const server = ((readCpuUs(pid) - s0) / wallUs) * 100;
+    const self = ((p.user + p.system) / wallUs) * 100;
+    const machine = ((readSystemCpu().busyUs - m0.busyUs) / wallUs) * 100;
+    return { serverCpuPct: server, harnessCpuPct: self, otherCpuPct: Math.max(0, machine - server - self) };
+  };
+}

@@ -24,8 +24,8 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT } from '../lib/env.js';
-import { freePort, readCpuUs, readRssMiB, readSystemCpu, startServer, type ServerProcess } from '../lib/proc.js';
+import { cleanEnv, ROOT } from '../lib/env.js';
+import { cpuWindow, freePort, readRssMiB, startServer, type ServerProcess } from '../lib/proc.js';
 import { makePushCerts, nowMs, startPushReceiver, type PushReceipt, type PushReceiver } from '../lib/push-receiver.js';
 import { registerScenario, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
@@ -70,28 +70,7 @@ async function pool(n: number, concurrency: number, stopAt: number, fn: (i: numb
   return next;
 }
 
-/** Server CPU, this process's CPU and the machine's other busy time over a window, % of one core. */
-function cpuWindow(pid: number): () => { serverCpuPct: number; harnessCpuPct: number; otherCpuPct: number } {
-  const t0 = nowMs();
-  const s0 = readCpuUs(pid);
-  const m0 = readSystemCpu();
-  const p0 = process.cpuUsage();
-  return () => {
-    const wallUs = (nowMs() - t0) * 1000;
-    const p = process.cpuUsage(p0);
-    const server = ((readCpuUs(pid) - s0) / wallUs) * 100;
-    const self = ((p.user + p.system) / wallUs) * 100;
-    const machine = ((readSystemCpu().busyUs - m0.busyUs) / wallUs) * 100;
-    return { serverCpuPct: server, harnessCpuPct: self, otherCpuPct: Math.max(0, machine - server - self) };
-  };
-}
 
-/** The harness environment minus every HANDOFF_* setting, plus ours. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANDOFF_')) env[k] = v;
-  return { ...env, ...extra };
-}
 
 interface HttpAnswer {
   status: number;

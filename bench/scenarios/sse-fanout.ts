@@ -23,7 +23,7 @@
 // Handoff only (needs /v1/runs and the `steps` workflow): other targets are reported as skipped.
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { readCpuUs, readRssMiB, readSystemCpu } from '../lib/proc.js';
+import { cpuWindow, readCpuUs, readRssMiB } from '../lib/proc.js';
 import { registerScenario, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
 import { medians } from '../lib/stats.js';
@@ -151,21 +151,6 @@ function rssSampler(pid: number): { peak(): number; stop(): void } {
   return { peak: () => peak, stop: () => clearInterval(timer) };
 }
 
-/** Server CPU, this process's CPU and the machine's busy time over a window, in % of one core. */
-function cpuWindow(pid: number): () => { serverCpuPct: number; loadGenCpuPct: number; otherCpuPct: number } {
-  const t0 = nowMs();
-  const s0 = readCpuUs(pid);
-  const m0 = readSystemCpu();
-  const p0 = process.cpuUsage();
-  return () => {
-    const wallUs = (nowMs() - t0) * 1000;
-    const p = process.cpuUsage(p0);
-    const server = ((readCpuUs(pid) - s0) / wallUs) * 100;
-    const self = ((p.user + p.system) / wallUs) * 100;
-    const machine = ((readSystemCpu().busyUs - m0.busyUs) / wallUs) * 100;
-    return { serverCpuPct: server, loadGenCpuPct: self, otherCpuPct: Math.max(0, machine - server - self) };
-  };
-}
 
 /** A few gauges of the server's own /metrics (prom-client defaults). */
 async function serverGauges(base: string): Promise<{ heapUsedMiB: number; sockets: number }> {
@@ -463,7 +448,7 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
     [`${p}rssPeakMiB`]: rssPeak,
     [`${p}kibPerSub`]: ((rssPeak - rssBefore) * 1024) / n,
     [`${p}serverCpuPct`]: usage.serverCpuPct,
-    [`${p}loadGenCpuPct`]: usage.loadGenCpuPct,
+    [`${p}harnessCpuPct`]: usage.harnessCpuPct,
     [`${p}otherCpuPct`]: usage.otherCpuPct,
   };
 }
