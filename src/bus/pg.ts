@@ -23,6 +23,8 @@ export class PgBus implements ChangeBus {
   private readonly local = new InProcessBus();
   private readonly pool: pg.Pool;
   private listener: pg.Client | undefined;
+  /** A LISTEN connection being opened: close() waits for it, so none outlives the bus. */
+  private connecting: Promise<void> | undefined;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly channel: string;
@@ -56,13 +58,33 @@ export class PgBus implements ChangeBus {
     return this.local.subscribeAll(fn);
   }
 
-  private async connect(): Promise<void> {
+  private connect(): Promise<void> {
+    const attempt = this.openListener();
+    this.connecting = attempt;
+    const settled = (): void => {
+      if (this.connecting === attempt) this.connecting = undefined;
+    };
+    attempt.then(settled, settled);
+    return attempt;
+  }
+
+  private async openListener(): Promise<void> {
     const client = new pg.Client({ connectionString: this.opts.databaseUrl });
     client.on('notification', (msg) => this.onNotification(msg.payload));
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
-    await client.connect();
-    await client.query(`listen ${this.channel}`);
+    try {
+      await client.connect();
+      await client.query(`listen ${this.channel}`);
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+    // Closed while connecting: this connection would keep the process alive, unused.
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     this.listener = client;
     this.catchUp();
   }
@@ -89,6 +111,7 @@ export class PgBus implements ChangeBus {
   }
 
   private scheduleReconnect(): void {
+    if (this.closed) return;
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => {
       this.connect().catch((err) => {
@@ -102,6 +125,7 @@ export class PgBus implements ChangeBus {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
+    await this.connecting?.catch(() => {});
     await this.listener?.end().catch(() => {});
     await this.pool.end().catch(() => {});
     await this.local.close();

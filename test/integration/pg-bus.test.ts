@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import pino from 'pino';
+import { PgBus } from '../../src/bus/pg.js';
 import { loadConfig } from '../../src/config.js';
 import { followRun } from '../../src/engine/follow.js';
 import { createHost, type Host } from '../../src/host.js';
@@ -95,5 +96,35 @@ describe('PostgreSQL change bus across instances', { skip: PG_URL ? false : 'HAN
     });
     assert.ok(killed, 'the listener was terminated mid-run');
     await assertComplete(runId, seen);
+  });
+});
+
+describe('PostgreSQL change bus: closing while the LISTEN connection opens', { skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set' }, () => {
+  // Regression: a bus closed while its LISTEN connection was being opened (at start, or during a
+  // reconnect) kept that connection once it came up, and the process never exited.
+  it('leaves no LISTEN connection behind', async () => {
+    const schema = schemas!.fresh();
+    const bus = new PgBus({ databaseUrl: PG_URL!, instanceId: 'bus-closing', logger: pino({ level: 'silent' }), schema });
+    const starting = bus.start().catch(() => undefined);
+    await bus.close();
+    await starting;
+    const listeners = async (): Promise<number> => {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      try {
+        const res = await admin.query(`select count(*)::int as n from pg_stat_activity where query = $1`, [`listen handoff_runs_${schema}`]);
+        return res.rows[0].n as number;
+      } finally {
+        await admin.end();
+      }
+    };
+    // A connection ended by the bus disappears from pg_stat_activity shortly after.
+    const deadline = Date.now() + 5_000;
+    let open = await listeners();
+    while (open > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = await listeners();
+    }
+    assert.equal(open, 0, 'the bus left its LISTEN connection open after close()');
   });
 });
