@@ -1,6 +1,7 @@
 // The composition root: builds store, bus, engine, worker and HTTP app from one Config.
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { TaskCache } from './a2a/task-cache.js';
 import { A2AService } from './a2a/service.js';
 import { registerPushOutbox } from './a2a/push.js';
 import { A2AStreams } from './a2a/stream.js';
@@ -52,6 +53,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     pgPoolSize: config.pgPoolSize,
     sqliteFile: sqliteFile(config),
     sqliteSynchronous: config.sqliteSynchronous,
+    sqliteExclusive: true,
   });
   if (store.dialect === 'sqlite') {
     // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)
@@ -66,6 +68,8 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
       ? new PgBus({ databaseUrl: config.databaseUrl, instanceId: config.instanceId, logger: log, ...(config.pgSchema ? { schema: config.pgSchema } : {}) })
       : new InProcessBus();
   if (bus instanceof PgBus) await bus.start();
+  // Before the bus listener: a reader woken by a notice must not find the entry it replaces.
+  const taskCache = TaskCache.forStore(store);
   store.onCommit((changes) => {
     // One notice per run and transaction, with its final state: readers go to the log anyway.
     const last = new Map(changes.map((c) => [c.run.runId, c.run]));
@@ -93,7 +97,12 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   registerPushOutbox(store, () => pushWorker.kick());
   const engine = new Engine(store, workflows);
   const publicSkills = () => workflows.list().filter((w) => w.public !== false).map((w) => w.id);
-  const a2a = new A2AService(engine, bus, { defaultSkill: config.defaultSkill, skills: publicSkills, push: { vault, policy } });
+  const a2a = new A2AService(engine, bus, {
+    defaultSkill: config.defaultSkill,
+    skills: publicSkills,
+    push: { vault, policy },
+    ...(taskCache ? { cache: taskCache } : {}),
+  });
   const runner = new Runner(engine, bus, { instanceId: config.instanceId, logger: log, leaseMs: config.leaseMs, pollMs: config.pollMs });
   const retention = new Retention(store, config.retentionDays, log);
   const app = buildApp({

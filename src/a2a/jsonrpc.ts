@@ -29,6 +29,23 @@ export interface JsonRpcFailure {
 }
 export type JsonRpcResponse<T = unknown> = JsonRpcSuccess<T> | JsonRpcFailure;
 
+/**
+ * A result already serialized (a cached Task). `successText` splices it into the response as is;
+ * anything else that serializes it gets the same JSON through `toJSON`.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/** The success response as JSON text, splicing a RawJson result in without re-serializing it. */
+export function successText(id: JsonRpcId, result: unknown): string {
+  if (result instanceof RawJson) return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.text}}`;
+  return JSON.stringify(successResponse(id, result));
+}
+
 export const successResponse = <T>(id: JsonRpcId, result: T): JsonRpcSuccess<T> => ({ jsonrpc: '2.0', id, result });
 export const errorResponse = (id: JsonRpcId, err: A2AError): JsonRpcFailure => ({
   jsonrpc: '2.0',

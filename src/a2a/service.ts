@@ -6,6 +6,8 @@ import { EngineError } from '../engine/errors.js';
 import type { NewEvent, RunEvent, RunRecord } from '../store/model.js';
 import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
+import { RawJson } from './jsonrpc.js';
+import type { TaskCache } from './task-cache.js';
 import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
 import { type A2ARunMetadata, findReply, findTaskByMessage, getTaskAndRun, getTaskRecord, type TaskRecord } from './task-records.js';
@@ -37,6 +39,8 @@ export interface A2AServiceOptions {
   skills: () => string[];
   /** How long a blocking message/send waits before returning the current Task. */
   blockingTimeoutMs?: number;
+  /** Serialized Tasks for tasks/get (SQLite only: see task-cache.ts). */
+  cache?: TaskCache;
 }
 
 export class A2AService {
@@ -233,8 +237,20 @@ export class A2AService {
     return null;
   }
 
-  private get(caller: Caller, p: TaskQueryParams): Promise<Task> {
-    return this.task(caller, p.id, p.historyLength);
+  /** tasks/get: from the cache when the Task is held, else built from the store (and kept). */
+  private async get(caller: Caller, p: TaskQueryParams): Promise<Task | RawJson> {
+    const cache = this.opts.cache;
+    if (!cache) return this.task(caller, p.id, p.historyLength);
+    const held = cache.get(p.id, caller.tenantId, p.historyLength);
+    if (held !== undefined) return new RawJson(held);
+    const ticket = cache.begin(p.id);
+    try {
+      const text = JSON.stringify(await this.task(caller, p.id, p.historyLength));
+      cache.put(ticket, caller.tenantId, p.historyLength, text);
+      return new RawJson(text);
+    } finally {
+      cache.end(ticket);
+    }
   }
 
   private async cancel(caller: Caller, p: TaskIdParams): Promise<Task> {

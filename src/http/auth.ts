@@ -14,22 +14,23 @@ declare module 'fastify' {
 
 const PUBLIC = [/^\/\.well-known\//, /^\/healthz$/, /^\/metrics$/, /^\/v1\/openapi\.json$/, /^\/v1\/a2a\/agent\.json$/];
 
+/** An onRequest hook (callback style: it runs on every request and needs no promise). */
 export function authHook(keys: Map<string, ApiKeyIdentity>) {
   const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const path = req.url.split('?')[0] ?? '';
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     if (entries.length === 0) {
       req.caller = LOCAL_IDENTITY;
-      return;
+      return done();
     }
     const identity = lookup(entries, req.headers.authorization);
     if (identity) {
       req.caller = identity;
-      return;
+      return done();
     }
-    if (PUBLIC.some((re) => re.test(path))) return;
+    const path = req.url.split('?')[0] ?? '';
+    if (PUBLIC.some((re) => re.test(path))) return done();
     void reply.header('WWW-Authenticate', 'Bearer realm="handoff"');
-    throw new HttpError(401, 'unauthenticated', 'a valid API key is required: Authorization: Bearer <key>');
+    done(new HttpError(401, 'unauthenticated', 'a valid API key is required: Authorization: Bearer <key>'));
   };
 }
 

@@ -22,6 +22,11 @@ export interface OpenStoreOptions {
   pgSchema?: string;
   pgPoolSize?: number;
   now?: () => Date;
+  /**
+   * SQLite: hold the file for this process alone (locking_mode EXCLUSIVE). Another process
+   * cannot open it meanwhile, and every transaction skips the shared-memory locking.
+   */
+  sqliteExclusive?: boolean;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
@@ -46,11 +51,23 @@ function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLoc
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
   database.pragma('busy_timeout = 5000');
+  // Before WAL is entered: then the WAL index lives in this process's memory, not shared memory.
+  if (opts.sqliteExclusive) {
+    database.pragma('locking_mode = EXCLUSIVE');
+    holdExclusively(database, file);
+  }
   enableWal(database);
   database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  const store = new Store({ db, dialect: 'sqlite', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() });
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  const store = new Store({
+    db,
+    dialect: 'sqlite',
+    ...(opts.now ? { now: opts.now } : {}),
+    destroy: () => db.destroy(),
+    dataVersion: () => dataVersion.get() as number,
+  });
   // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
   // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.
   const lock: MigrationLock = {
@@ -67,6 +84,24 @@ function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLoc
     },
   };
   return { store, lock };
+}
+
+/**
+ * Take the file's lock now (a write lock, held until close), so a second process fails here, at
+ * start, with a clear message, and not later in some request. busy_timeout lets a previous owner
+ * that is just exiting finish first.
+ */
+function holdExclusively(database: BetterSqlite3.Database, file: string): void {
+  try {
+    database.exec('BEGIN IMMEDIATE; COMMIT');
+  } catch (err) {
+    database.close();
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    throw new Error(
+      `the SQLite database ${file} is in use by another process (another handoff serve on the same data directory?); ` +
+        'SQLite serves one process: give each its own --data, or share a PostgreSQL database (--db postgres://…) between instances',
+    );
+  }
 }
 
 /**

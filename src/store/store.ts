@@ -323,6 +323,8 @@ export interface StoreOptions {
   now?: () => Date;
   /** Closes the underlying driver (pool / file). */
   destroy: () => Promise<void>;
+  /** SQLite's `data_version`: changes when another connection (process) commits to the file. */
+  dataVersion?: () => number;
 }
 
 export class Store {
@@ -338,7 +340,15 @@ export class Store {
     this.dialect = opts.dialect;
     this.now = opts.now ?? (() => new Date());
     this.destroyFn = opts.destroy;
+    this.dataVersion = opts.dataVersion;
   }
+
+  /**
+   * Where defined, this process's own commits are all announced to `onCommit` and `onPurge`
+   * listeners, and the returned number changes when anything else writes the database — what a
+   * read cache needs to stay exact. Undefined on PostgreSQL (other instances write the same rows).
+   */
+  readonly dataVersion: (() => number) | undefined;
 
   /** Register a hook run inside every transaction that inserts or changes a run. */
   addTransitionHook(hook: TransitionHook): void {
@@ -595,7 +605,15 @@ export class Store {
         await trx.deleteFrom('runs').where('run_id', 'in', ids).execute();
       });
       total += ids.length;
+      for (const l of this.purgeListeners) l(ids);
     }
+  }
+
+  private readonly purgeListeners: Array<(runIds: string[]) => void> = [];
+
+  /** Register a listener called after runs were purged (their deletion committed). */
+  onPurge(listener: (runIds: string[]) => void): void {
+    this.purgeListeners.push(listener);
   }
 
   private readonly purgeHooks: Array<(trx: Transaction<Database>, runIds: string[]) => Promise<void>> = [];

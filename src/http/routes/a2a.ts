@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
 import { toA2AError } from '../../a2a/errors.js';
-import { errorResponse, parseEnvelope, parseJson, successResponse, validateParams } from '../../a2a/jsonrpc.js';
+import { errorResponse, parseEnvelope, parseJson, successResponse, successText, validateParams } from '../../a2a/jsonrpc.js';
 import type { A2AService } from '../../a2a/service.js';
 import type { A2AStreams, OpenedStream } from '../../a2a/stream.js';
 import type { MessageSendParams, TaskIdParams } from '../../a2a/types.js';
@@ -106,7 +106,7 @@ function parseRequest(text: string): RpcCall | ReturnType<typeof errorResponse> 
 
 async function callRpc(service: A2AService, caller: FastifyRequest['caller'], call: RpcCall) {
   try {
-    return successResponse(call.id, await service.call(caller, call.method, call.params));
+    return successText(call.id, await service.call(caller, call.method, call.params));
   } catch (err) {
     return errorResponse(call.id, toA2AError(err));
   }
