@@ -36,6 +36,8 @@ export interface Host {
   pushWorker: PushWorker;
   app: FastifyInstance;
   workflows: WorkflowRegistry;
+  /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
+  taskCache: TaskCache | undefined;
   /** Listen on config.host:port; resolves with the bound address. */
   listen(): Promise<string>;
   /** Graceful stop: no new requests or claims, in-flight steps finish, leases handed back. */
@@ -125,6 +127,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     pushWorker,
     app,
     workflows,
+    taskCache,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       runner.start();

@@ -12,8 +12,11 @@
 import type { Store } from '../store/store.js';
 
 /** Caps: total characters held, and the largest Task kept (bigger ones are simply not cached). */
-const MAX_CHARS = 16 * 1024 * 1024;
-const MAX_ENTRY_CHARS = 256 * 1024;
+export interface TaskCacheLimits {
+  maxChars: number;
+  maxEntryChars: number;
+}
+const DEFAULT_LIMITS: TaskCacheLimits = { maxChars: 16 * 1024 * 1024, maxEntryChars: 256 * 1024 };
 
 interface Entry {
   tenantId: string;
@@ -34,7 +37,11 @@ export class TaskCache {
   private chars = 0;
   private version: number;
 
-  private constructor(private readonly dataVersion: () => number) {
+  /** `dataVersion` changes whenever something this process is not told about wrote the data. */
+  constructor(
+    private readonly dataVersion: () => number,
+    private readonly limits: TaskCacheLimits = DEFAULT_LIMITS,
+  ) {
     this.version = dataVersion();
   }
 
@@ -77,7 +84,7 @@ export class TaskCache {
 
   /** Keep what a ticket's read produced, unless the task changed while it was being read. */
   put(ticket: Ticket, tenantId: string, historyLength: number | undefined, text: string): void {
-    if (!this.current() || ticket.stale || text.length > MAX_ENTRY_CHARS) return;
+    if (!this.current() || ticket.stale || text.length > this.limits.maxEntryChars) return;
     let entry = this.entries.get(ticket.taskId);
     if (entry && entry.tenantId !== tenantId) return;
     if (entry) this.entries.delete(ticket.taskId); // re-inserted below: most recently used last
@@ -89,7 +96,7 @@ export class TaskCache {
     entry.chars += text.length;
     this.chars += text.length - (old?.length ?? 0);
     this.entries.set(ticket.taskId, entry);
-    this.evictOver(MAX_CHARS);
+    this.evictOver(this.limits.maxChars);
   }
 
   /** These runs changed (committed): forget them, and spoil reads of them in flight. */
@@ -101,8 +108,9 @@ export class TaskCache {
     }
   }
 
-  get size(): number {
-    return this.entries.size;
+  /** Tasks held, and the characters they take. */
+  get size(): { tasks: number; chars: number } {
+    return { tasks: this.entries.size, chars: this.chars };
   }
 
   /** False (and everything forgotten) when another process wrote the database since last look. */
