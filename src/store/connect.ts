@@ -59,6 +59,9 @@ function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLoc
   enableWal(database);
   database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
+  // Group commit runs each transaction in a savepoint, and SQLite keeps a savepoint's undo pages
+  // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
+  database.pragma('temp_store = MEMORY');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const dataVersion = database.prepare('pragma data_version').pluck();
   const store = new Store({
