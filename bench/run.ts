@@ -133,11 +133,12 @@ function finalize(results: ScenarioResult[]): void {
     const missing = unavailable.get(cell.target);
     if (cell.runs.length > 0) cell.status = 'ok';
     else if (missing !== undefined) Object.assign(cell, { status: 'not available', reason: missing });
-    else cell.status = cell.reason === SKIPPED ? 'skipped' : 'failed';
+    else cell.status = cell.reason === SKIPPED || cell.reason === NOT_APPLICABLE ? 'skipped' : 'failed';
   }
 }
 
 const SKIPPED = 'time budget (--budget) used up';
+const NOT_APPLICABLE = 'not applicable to this target';
 
 async function measureAll(scenarios: Scenario[], targets: Target[], mode: RunMode, budgetS: number): Promise<ScenarioResult[]> {
   const deadline = budgetS > 0 ? Date.now() + budgetS * 1000 : 0;
@@ -152,7 +153,8 @@ async function measureAll(scenarios: Scenario[], targets: Target[], mode: RunMod
       for (const target of rotate(targets, round)) {
         if (unavailable.has(target.name)) continue;
         const cell = results[i]!.cells.find((c) => c.target === target.name)!;
-        if (fitsBudget(target, mode, deadline)) await runOnce(scenario, target, mode, cell);
+        if (target.only && !target.only.includes(scenario.name)) cell.reason = NOT_APPLICABLE;
+        else if (fitsBudget(target, mode, deadline)) await runOnce(scenario, target, mode, cell);
         else if (cell.runs.length === 0) cell.reason = SKIPPED;
       }
     }

@@ -80,6 +80,17 @@ registerTarget(
   }),
 );
 
+registerTarget({
+  ...childTarget({
+    name: 'floor',
+    description:
+      'the durable floor: Fastify + better-sqlite3 writing only the rows Handoff commits for an echo send, on its schema and SQLite settings (bench/baselines/sqlite-floor-server.ts)',
+    launch: (port) => ({ argv: [...benchScript('baselines/sqlite-floor-server'), '--port', String(port)] }),
+    rpcPath: '/a2a/jsonrpc',
+  }),
+  only: ['send', 'send-c1', 'get'],
+});
+
 // ─── HOOK: Handoff itself. Always the compiled CLI (npm run build), a fresh data dir per run. ───
 // Adjust `skills` once Handoff's demo workflows have their final ids, and the argv if `serve`
 // grows flags (e.g. a durability mode) worth benchmarking as separate targets.

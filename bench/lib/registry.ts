@@ -21,6 +21,8 @@ export interface Target {
   name: string;
   description: string;
   skills?: Partial<SkillIds>;
+  /** The scenarios this target serves (default: all); in the others it is "not applicable". */
+  only?: string[];
   /** Start a fresh server; reject if it cannot (the harness then records "not available"). */
   start(): Promise<Running>;
 }

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorResponse, parseEnvelope, parseJson, successResponse, validateParams, KNOWN_METHODS } from '../../src/a2a/jsonrpc.js';
+import { errorResponse, parseEnvelope, parseJson, RawJson, successResponse, successText, validateParams, KNOWN_METHODS } from '../../src/a2a/jsonrpc.js';
 import {
   A2AError,
   INVALID_PARAMS,
@@ -103,6 +103,17 @@ describe('responses and JSON parsing', () => {
     assert.deepEqual(successResponse(3, null), { jsonrpc: '2.0', id: 3, result: null });
     assert.deepEqual(errorResponse(null, taskNotFound('t9')), { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Task not found: t9' } });
     assert.deepEqual(errorResponse(1, invalidParams('bad', { f: 'x' })).error, { code: -32602, message: 'bad', data: { f: 'x' } });
+  });
+
+  test('successText splices a pre-serialized result in verbatim and equals JSON.stringify otherwise', () => {
+    const task = { kind: 'task', id: 't"1', status: { state: 'completed' }, history: [{ text: 'ünï "q" \\ \n' }] };
+    for (const id of ['a"b\\c', 7, null]) {
+      const expected = JSON.stringify(successResponse(id, task));
+      assert.equal(successText(id, new RawJson(JSON.stringify(task))), expected);
+      assert.equal(successText(id, task), expected);
+    }
+    // Anything else that serializes a RawJson (a log line, a wrapper) still gets the same JSON.
+    assert.equal(JSON.stringify({ r: new RawJson('{"a":[1,2]}') }), '{"r":{"a":[1,2]}}');
   });
 
   test('parseJson: malformed → -32700', () => {
