@@ -67,6 +67,7 @@ export function methodSection(): Section {
       '- "other CPU %" = machine-wide busy CPU (/proc/stat) minus server minus load generator during the measured run, in % of one core: work of other processes on the box. A run with a high figure there was disturbed; the medians over rounds are meant to absorb that, but a quick (1-round) run cannot.',
       '- Peak RSS = VmHWM of the server at the end of the run (warm-up included). bytes/resp = response bytes on the wire incl. status line and headers. start ms = spawn until the agent card answers 2xx.',
       '- Ratio rows (`x/sdk`): req/s and per-core capacity as plain ratios (> 1 = more than the SDK); latency, RSS and CPU cost as × (< 1 = better). The machine\'s speed drifts between runs, so compare targets measured in the same run.',
+      '- "paired" (req/s per busy core, ratio rows of the request/response scenarios): after its own measurement, each target runs again beside a fresh SDK server (both pinned to the server core, the SDK warmed up first), and the two are loaded in alternating windows (A B B A A B B A, the measured time split evenly between them); the ratio is SDK CPU per request ÷ this target\'s CPU per request, summed over its windows. Shown: the median over runs and the per-run range. It cancels the minute-to-minute drift of this VM\'s CPU speed that the unpaired ratio (of medians taken at different times) carries.',
     ].join('\n'),
   };
 }

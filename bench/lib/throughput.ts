@@ -3,7 +3,7 @@
 // (warm-up excluded), and one RESULTS.md table with a ratio row per target against the SDK.
 import { runLoad, type LoadSpec, type Step } from './load.js';
 import { readCpuUs, readSystemCpu } from './proc.js';
-import type { CellResult, Figures, Scenario, ScenarioContext, ScenarioResult } from './registry.js';
+import { listTargets, skillsOf, type CellResult, type Figures, type Scenario, type ScenarioContext, type ScenarioResult } from './registry.js';
 import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, type Section } from './report.js';
 import { medians, spread } from './stats.js';
 
@@ -55,7 +55,48 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
     serverCpuUsPerReq: usPerReq,
     reqPerBusyCore: 1e6 / usPerReq, // capacity of one fully used core, even when load-gen bound
     flowsPerBusyCore: (1e6 / usPerReq) * (load.flowsPerSec / load.reqPerSec),
+    ...(ctx.target.name === REFERENCE ? {} : await pairedWithReference(ctx, opts)),
   };
+}
+
+/** Windows per side in the paired measurement (A B B A …). */
+const PAIRED_WINDOWS = 4;
+
+/**
+ * This VM's CPU speed drifts from minute to minute, so a target and the SDK measured a minute
+ * apart can differ by 1.5× for no reason of their own. Here the SDK runs beside the (warm) target,
+ * both pinned to the server core, and they are loaded in alternating windows (A B B A …, the
+ * measured time split between them); the capacity ratio comes from CPU summed per side.
+ */
+async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
+  const ref = listTargets().find((t) => t.name === REFERENCE);
+  if (!ref) return {};
+  const running = await ref.start();
+  try {
+    const refCtx: ScenarioContext = { ...ctx, target: ref, running, skills: skillsOf(ref) };
+    const sides = [
+      { pid: ctx.running.pid, spec: { url: ctx.running.url, connections: opts.connections, steps: await opts.prepare(ctx) }, cpuUs: 0, requests: 0 },
+      { pid: running.pid, spec: { url: running.url, connections: opts.connections, steps: await opts.prepare(refCtx) }, cpuUs: 0, requests: 0 },
+    ];
+    if (ctx.mode.warmupS > 0) await runLoad({ ...sides[1]!.spec, durationS: ctx.mode.warmupS });
+    const windowS = ctx.mode.durationS / (2 * PAIRED_WINDOWS);
+    for (let w = 0; w < 2 * PAIRED_WINDOWS; w++) {
+      const side = sides[[0, 1, 1, 0][w % 4]!]!;
+      const cpu0 = readCpuUs(side.pid);
+      const load = await runLoad({ ...side.spec, durationS: windowS });
+      side.cpuUs += readCpuUs(side.pid) - cpu0;
+      side.requests += load.requests;
+    }
+    const [mine, sdk] = sides as [(typeof sides)[0], (typeof sides)[0]];
+    return {
+      pairedCpuUsPerReq: mine.cpuUs / mine.requests,
+      pairedRefCpuUsPerReq: sdk.cpuUs / sdk.requests,
+      // > 1: this target serves more requests than the SDK per second of server CPU.
+      pairedCapacityRatio: sdk.cpuUs / sdk.requests / (mine.cpuUs / mine.requests),
+    };
+  } finally {
+    await running.stop();
+  }
 }
 
 const sum = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
@@ -100,10 +141,16 @@ function ratioRow(cell: CellResult, ref: CellResult, flows: boolean): string[] {
     '',
     '',
     fmtTimes(r('serverCpuUsPerReq')),
-    `**${fmtRatio(r('reqPerBusyCore'))}**`,
+    `${fmtRatio(r('reqPerBusyCore'))}; paired **${fmtRatio(a['pairedCapacityRatio'] ?? NaN)}** (${pairedRange(cell)})`,
     '',
     '',
   ];
+}
+
+/** The per-run paired ratios, min–max. */
+function pairedRange(cell: CellResult): string {
+  const p = spread(cell.runs, 'pairedCapacityRatio');
+  return `${fmtRatio(p.min)}–${fmtRatio(p.max)}`;
 }
 
 const COLUMNS = [
