@@ -96,7 +96,7 @@ export class TaskCache {
     entry.chars += text.length;
     this.chars += text.length - (old?.length ?? 0);
     this.entries.set(ticket.taskId, entry);
-    this.evictOver(this.limits.maxChars);
+    this.evictOverLimit();
   }
 
   /** These runs changed (committed): forget them, and spoil reads of them in flight. */
@@ -131,9 +131,10 @@ export class TaskCache {
     this.entries.delete(taskId);
   }
 
-  private evictOver(limit: number): void {
+  /** Least recently used first: Map order is insertion order, and a use re-inserts. */
+  private evictOverLimit(): void {
     for (const id of this.entries.keys()) {
-      if (this.chars <= limit) return;
+      if (this.chars <= this.limits.maxChars) return;
       this.drop(id);
     }
   }

@@ -102,7 +102,7 @@ function holdExclusively(database: BetterSqlite3.Database, file: string): void {
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
     throw new Error(
       `the SQLite database ${file} is in use by another process (another handoff serve on the same data directory?); ` +
-        'SQLite serves one process: give each its own --data, or share a PostgreSQL database (--db postgres://…) between instances',
+        'SQLite serves one process: give each its own --data, or share a PostgreSQL database (--database-url postgres://…) between instances',
     );
   }
 }

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { TaskCache } from '../../src/a2a/task-cache.js';
 import { openStore } from '../../src/store/connect.js';
 import type { Store } from '../../src/store/store.js';
-import { type A2ATeam, assertRpcError, dataMessage, getTask, rpc, skillMessage, startA2ATeam, textMessage } from '../support/a2a.js';
+import { type A2ATeam, assertRpcError, dataMessage, getTask, rpc, sendOk, skillMessage, startA2ATeam, textMessage } from '../support/a2a.js';
 import { startTestHost, type TestHost } from '../support/host.js';
 import { cliPath } from '../support/server-process.js';
 
@@ -196,7 +196,7 @@ describe('one process per SQLite file', () => {
     // The owner is untouched and still serves.
     const res = await rpc(t, 'tasks/get', { id: 'nope' }, { id: 1 });
     assertRpcError(res, -32001, 1);
-    const task = await getTask(t, (await t.post('/v1/a2a', { jsonrpc: '2.0', id: 2, method: 'message/send', params: { message: skillMessage('echo', 'still here') } })).body.result.id);
-    assert.equal(task.status.state, 'completed');
+    const task = await sendOk(t, skillMessage('echo', 'still here'));
+    assert.equal((await getTask(t, task.id)).status.state, 'completed');
   });
 });
