@@ -16,8 +16,15 @@ import { header, methodSection, perRunSection, type RunInfo } from './lib/docume
 import { BENCH_RUN, BENCH_SRC, FROM_SOURCE, machine } from './lib/env.js';
 import { pinSelf, readPeakRssMiB } from './lib/proc.js';
 import {
-  listScenarios, listSections, listTargets, skillsOf,
-  type CellResult, type RunMode, type Scenario, type ScenarioResult, type Target,
+  listScenarios,
+  listSections,
+  listTargets,
+  skillsOf,
+  type CellResult,
+  type RunMode,
+  type Scenario,
+  type ScenarioResult,
+  type Target,
 } from './lib/registry.js';
 import { fmtInt, fmtMs, writeReport } from './lib/report.js';
 import './targets.js';
@@ -54,16 +61,27 @@ function parseOptions(argv: string[]): Options {
   if (!(mode.rounds >= 1 && mode.durationS > 0 && mode.warmupS >= 0)) {
     throw new Error(`bad --rounds/--duration/--warmup: ${JSON.stringify(mode)}`);
   }
-  const list = (v: string | undefined): string[] | undefined => v?.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (v: string | undefined): string[] | undefined =>
+    v
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const budgetS = num(values.budget, quick ? 45 : 0);
-  return { mode, budgetS, ...(values.scenarios ? { scenarios: list(values.scenarios) } : {}), ...(values.targets ? { targets: list(values.targets) } : {}) };
+  return {
+    mode,
+    budgetS,
+    ...(values.scenarios ? { scenarios: list(values.scenarios) } : {}),
+    ...(values.targets ? { targets: list(values.targets) } : {}),
+  };
 }
 
 /** Import every scenario module of this run's flavour (.ts via tsx, .js from dist). */
 async function loadScenarios(): Promise<void> {
   const dir = join(BENCH_RUN, 'scenarios');
   const ext = FROM_SOURCE ? '.ts' : '.js';
-  const files = readdirSync(dir).filter((f) => f.endsWith(ext) && !f.endsWith('.d.ts')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(ext) && !f.endsWith('.d.ts'))
+    .sort();
   for (const f of files) await import(pathToFileURL(join(dir, f)).href);
 }
 
@@ -86,7 +104,8 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 const log = (msg: string): void => console.log(`[bench] ${msg}`);
-const shortError = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
+const shortError = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
 
 /** Targets that failed to start once are not retried (saves time; "not available" for all). */
 const unavailable = new Map<string, string>();
@@ -101,7 +120,7 @@ function fitsBudget(target: Target, mode: RunMode, deadline: number): boolean {
 }
 
 async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: CellResult): Promise<void> {
-  let running;
+  let running: Awaited<ReturnType<Target['start']>>;
   const t0 = performance.now();
   try {
     running = await target.start();
@@ -116,10 +135,12 @@ async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: 
     const ctx = { target, running, skills: skillsOf(target), mode, log };
     const budget = (mode.warmupS + mode.durationS + 30) * 1000;
     const figures = await withDeadline(scenario.run(ctx), budget, `${scenario.name}/${target.name}`);
-    figures['peakRssMiB'] = readPeakRssMiB(running.pid); // before stop: /proc entry goes with the process
-    figures['startMs'] = startMs;
+    figures.peakRssMiB = readPeakRssMiB(running.pid); // before stop: /proc entry goes with the process
+    figures.startMs = startMs;
     cell.runs.push(figures);
-    log(`${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ${fmtInt(figures['reqPerSec']).padStart(7)} req/s  p50 ${fmtMs(figures['p50Ms'])} ms  p99 ${fmtMs(figures['p99Ms'])} ms  cpu ${fmtInt(figures['serverCpuUsPerReq'])} µs/req  other-cpu ${fmtInt(figures['otherCpuPct'])}%  failures ${figures['failures'] ?? 0}`);
+    log(
+      `${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ${fmtInt(figures.reqPerSec).padStart(7)} req/s  p50 ${fmtMs(figures.p50Ms)} ms  p99 ${fmtMs(figures.p99Ms)} ms  cpu ${fmtInt(figures.serverCpuUsPerReq)} µs/req  other-cpu ${fmtInt(figures.otherCpuPct)}%  failures ${figures.failures ?? 0}`,
+    );
   } catch (err) {
     cell.reason = `${cell.runs.length + 1}. run failed: ${shortError(err)}`;
     log(`${scenario.name} ${target.name}: FAILED — ${shortError(err)}`);
@@ -140,7 +161,12 @@ function finalize(results: ScenarioResult[]): void {
 const SKIPPED = 'time budget (--budget) used up';
 const NOT_APPLICABLE = 'not applicable to this target';
 
-async function measureAll(scenarios: Scenario[], targets: Target[], mode: RunMode, budgetS: number): Promise<ScenarioResult[]> {
+async function measureAll(
+  scenarios: Scenario[],
+  targets: Target[],
+  mode: RunMode,
+  budgetS: number,
+): Promise<ScenarioResult[]> {
   const deadline = budgetS > 0 ? Date.now() + budgetS * 1000 : 0;
   const results: ScenarioResult[] = scenarios.map((s) => ({
     name: s.name,

@@ -113,10 +113,20 @@ function handoffTarget(name: string, description: string, env: Record<string, st
   });
 }
 
-registerTarget(handoffTarget('handoff', 'Handoff `serve` (dist/src/cli/main.js), SQLite in a fresh temp dir (WAL, synchronous=NORMAL)', {}));
+registerTarget(
+  handoffTarget(
+    'handoff',
+    'Handoff `serve` (dist/src/cli/main.js), SQLite in a fresh temp dir (WAL, synchronous=NORMAL)',
+    {},
+  ),
+);
 // Every commit fsynced (survives power loss, not only a crash): group commit shares each fsync.
 registerTarget(
-  handoffTarget('handoff-full', 'the same with HANDOFF_SQLITE_SYNCHRONOUS=FULL (an fsync per commit; group commit shares it)', {
-    HANDOFF_SQLITE_SYNCHRONOUS: 'FULL',
-  }),
+  handoffTarget(
+    'handoff-full',
+    'the same with HANDOFF_SQLITE_SYNCHRONOUS=FULL (an fsync per commit; group commit shares it)',
+    {
+      HANDOFF_SQLITE_SYNCHRONOUS: 'FULL',
+    },
+  ),
 );

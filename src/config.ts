@@ -114,7 +114,12 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     },
     sse: {
       keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
-      maxBufferedBytes: int('HANDOFF_SSE_MAX_BUFFER', env.HANDOFF_SSE_MAX_BUFFER ?? String(1024 * 1024), 1024, 256 * 1024 * 1024),
+      maxBufferedBytes: int(
+        'HANDOFF_SSE_MAX_BUFFER',
+        env.HANDOFF_SSE_MAX_BUFFER ?? String(1024 * 1024),
+        1024,
+        256 * 1024 * 1024,
+      ),
     },
   };
   if (databaseUrl) config.databaseUrl = databaseUrl;
@@ -122,7 +127,9 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     // Interpolated into `create schema`, search_path and the NOTIFY channel `handoff_runs_<schema>`,
     // which PostgreSQL limits to 63 bytes (pg_notify refuses longer names): a short identifier only.
     if (!/^[a-z_][a-z0-9_]*$/.test(env.HANDOFF_PG_SCHEMA) || env.HANDOFF_PG_SCHEMA.length > 50) {
-      throw new ConfigError(`HANDOFF_PG_SCHEMA must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 50 characters), got '${env.HANDOFF_PG_SCHEMA.slice(0, 60)}'`);
+      throw new ConfigError(
+        `HANDOFF_PG_SCHEMA must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 50 characters), got '${env.HANDOFF_PG_SCHEMA.slice(0, 60)}'`,
+      );
     }
     config.pgSchema = env.HANDOFF_PG_SCHEMA;
   }
@@ -136,9 +143,13 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
 }
 
 function allowCidrs(raw: string): string[] {
-  const cidrs = raw.split(',').map((c) => c.trim()).filter(Boolean);
+  const cidrs = raw
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
   for (const c of cidrs) {
-    if (!ipaddr.isValidCIDR(c)) throw new ConfigError(`HANDOFF_PUSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.1.0.0/16, got '${c}'`);
+    if (!ipaddr.isValidCIDR(c))
+      throw new ConfigError(`HANDOFF_PUSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.1.0.0/16, got '${c}'`);
   }
   return cidrs;
 }
@@ -162,9 +173,14 @@ function secretKey(raw: string): string {
  * it into milliseconds when the host is built.
  */
 function retrySchedule(raw: string): string {
-  const bad = raw.split(',').map((p) => p.trim()).find((p) => !/^\d+(?:\.\d+)?(ms|s|m|h)$/.test(p));
+  const bad = raw
+    .split(',')
+    .map((p) => p.trim())
+    .find((p) => !/^\d+(?:\.\d+)?(ms|s|m|h)$/.test(p));
   if (bad !== undefined) {
-    throw new ConfigError(`HANDOFF_PUSH_RETRY_SCHEDULE must be comma-separated durations like 5s,30s,2m,1h (units ms, s, m, h), got '${bad}'`);
+    throw new ConfigError(
+      `HANDOFF_PUSH_RETRY_SCHEDULE must be comma-separated durations like 5s,30s,2m,1h (units ms, s, m, h), got '${bad}'`,
+    );
   }
   return raw;
 }
@@ -177,7 +193,9 @@ function retrySchedule(raw: string): string {
 function instanceId(raw: string | undefined): string {
   if (raw === undefined) return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(raw)) {
-    throw new ConfigError(`HANDOFF_INSTANCE_ID must be 1..128 characters of A-Z a-z 0-9 . _ : -, got '${raw.slice(0, 40)}'`);
+    throw new ConfigError(
+      `HANDOFF_INSTANCE_ID must be 1..128 characters of A-Z a-z 0-9 . _ : -, got '${raw.slice(0, 40)}'`,
+    );
   }
   return raw;
 }
@@ -207,9 +225,13 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
     for (const [key, v] of Object.entries(obj)) keys.set(key, identity(key, v.tenant, v.principal));
     return keys;
   }
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = entry.indexOf('=');
-    if (eq <= 0) throw new ConfigError(`HANDOFF_API_KEYS entry must be key=tenant:principal, got '${entry.slice(0, 4)}…'`);
+    if (eq <= 0)
+      throw new ConfigError(`HANDOFF_API_KEYS entry must be key=tenant:principal, got '${entry.slice(0, 4)}…'`);
     const [tenant, principal] = entry.slice(eq + 1).split(':');
     keys.set(entry.slice(0, eq), identity(entry.slice(0, eq), tenant, principal));
   }
@@ -235,6 +257,7 @@ function num(name: string, raw: string, min: number): number {
 
 function int(name: string, raw: string, min: number, max: number): number {
   const n = num(name, raw, min);
-  if (!Number.isInteger(n) || n > max) throw new ConfigError(`${name} must be an integer in ${min}..${max}, got '${raw}'`);
+  if (!Number.isInteger(n) || n > max)
+    throw new ConfigError(`${name} must be an integer in ${min}..${max}, got '${raw}'`);
   return n;
 }

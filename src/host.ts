@@ -60,14 +60,28 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   if (store.dialect === 'sqlite') {
     // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)
     // incarnation of this host: take the runs back now instead of waiting for expiry.
-    const freed = await store.db.updateTable('runs').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).executeTakeFirst();
-    if (Number(freed.numUpdatedRows) > 0) log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
-    await store.db.updateTable('push_outbox').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).execute();
+    const freed = await store.db
+      .updateTable('runs')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('lease_owner', 'is not', null)
+      .executeTakeFirst();
+    if (Number(freed.numUpdatedRows) > 0)
+      log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
+    await store.db
+      .updateTable('push_outbox')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('lease_owner', 'is not', null)
+      .execute();
   }
   // PostgreSQL: instances share runs, so wake-ups cross processes (LISTEN/NOTIFY).
   const bus: ChangeBus =
     store.dialect === 'postgres' && config.databaseUrl
-      ? new PgBus({ databaseUrl: config.databaseUrl, instanceId: config.instanceId, logger: log, ...(config.pgSchema ? { schema: config.pgSchema } : {}) })
+      ? new PgBus({
+          databaseUrl: config.databaseUrl,
+          instanceId: config.instanceId,
+          logger: log,
+          ...(config.pgSchema ? { schema: config.pgSchema } : {}),
+        })
       : new InProcessBus();
   if (bus instanceof PgBus) await bus.start();
   // Before the bus listener: a reader woken by a notice must not find the entry it replaces.
@@ -75,17 +89,29 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   store.onCommit((changes) => {
     // One notice per run and transaction, with its final state: readers go to the log anyway.
     const last = new Map(changes.map((c) => [c.run.runId, c.run]));
-    bus.publish([...last.values()].map((r) => ({ runId: r.runId, tenantId: r.tenantId, status: r.status, lastSeq: r.nextSeq - 1 })));
+    bus.publish(
+      [...last.values()].map((r) => ({
+        runId: r.runId,
+        tenantId: r.tenantId,
+        status: r.status,
+        lastSeq: r.nextSeq - 1,
+      })),
+    );
   });
   registerTaskRecords(store);
   if (store.dialect === 'postgres' && !config.push.secretKey) {
     // Fine for a single instance; with several, each would encrypt push tokens under its own key
     // file and fail to decrypt the others' when it claims their deliveries.
-    log.warn('HANDOFF_SECRET_KEY is not set: push tokens are encrypted under this instance\'s own key file; every instance sharing this database must be given the same HANDOFF_SECRET_KEY');
+    log.warn(
+      "HANDOFF_SECRET_KEY is not set: push tokens are encrypted under this instance's own key file; every instance sharing this database must be given the same HANDOFF_SECRET_KEY",
+    );
   }
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
-  const dispatcher = createGuardedDispatcher({ policy, ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}) });
+  const dispatcher = createGuardedDispatcher({
+    policy,
+    ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}),
+  });
   const pushWorker = new PushWorker(store, {
     instanceId: config.instanceId,
     logger: log,
@@ -98,14 +124,23 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   });
   registerPushOutbox(store, () => pushWorker.kick());
   const engine = new Engine(store, workflows);
-  const publicSkills = () => workflows.list().filter((w) => w.public !== false).map((w) => w.id);
+  const publicSkills = () =>
+    workflows
+      .list()
+      .filter((w) => w.public !== false)
+      .map((w) => w.id);
   const a2a = new A2AService(engine, bus, {
     defaultSkill: config.defaultSkill,
     skills: publicSkills,
     push: { vault, policy },
     ...(taskCache ? { cache: taskCache } : {}),
   });
-  const runner = new Runner(engine, bus, { instanceId: config.instanceId, logger: log, leaseMs: config.leaseMs, pollMs: config.pollMs });
+  const runner = new Runner(engine, bus, {
+    instanceId: config.instanceId,
+    logger: log,
+    leaseMs: config.leaseMs,
+    pollMs: config.pollMs,
+  });
   const retention = new Retention(store, config.retentionDays, log);
   const app = buildApp({
     config,
@@ -113,7 +148,18 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     engine,
     bus,
     workflows,
-    plugins: [(a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams: new A2AStreams(engine, bus, a2a), pushPolicy: policy, pushWorker })],
+    plugins: [
+      (a) =>
+        a2aRoutes(a, {
+          config,
+          engine,
+          workflows,
+          service: a2a,
+          streams: new A2AStreams(engine, bus, a2a),
+          pushPolicy: policy,
+          pushWorker,
+        }),
+    ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
 

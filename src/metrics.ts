@@ -17,7 +17,12 @@ export function setInstanceLabel(instanceId: string): void {
 }
 
 export const metrics = {
-  runsStarted: new Counter({ name: 'handoff_runs_started_total', help: 'Runs created', labelNames: ['workflow'], registers: [registry] }),
+  runsStarted: new Counter({
+    name: 'handoff_runs_started_total',
+    help: 'Runs created',
+    labelNames: ['workflow'],
+    registers: [registry],
+  }),
   runsFinished: new Counter({
     name: 'handoff_runs_finished_total',
     help: 'Runs that reached a terminal status',
@@ -30,7 +35,11 @@ export const metrics = {
     labelNames: ['type', 'outcome'],
     registers: [registry],
   }),
-  activeRuns: new Gauge({ name: 'handoff_worker_active_runs', help: 'Runs this instance is executing now', registers: [registry] }),
+  activeRuns: new Gauge({
+    name: 'handoff_worker_active_runs',
+    help: 'Runs this instance is executing now',
+    registers: [registry],
+  }),
   httpDuration: new Histogram({
     name: 'handoff_http_request_duration_seconds',
     help: 'HTTP request duration',

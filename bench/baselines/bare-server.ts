@@ -11,9 +11,29 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { parsePort } from './args.js';
 
 type Json = Record<string, unknown>;
-interface Part { kind: string; text?: string; data?: Json }
-interface Message { kind: 'message'; role: string; messageId: string; parts: Part[]; taskId?: string; contextId?: string; metadata?: Json }
-interface Task { kind: 'task'; id: string; contextId: string; status: { state: string; timestamp: string; message?: Message }; history: Message[]; artifacts?: Json[]; metadata: Json }
+interface Part {
+  kind: string;
+  text?: string;
+  data?: Json;
+}
+interface Message {
+  kind: 'message';
+  role: string;
+  messageId: string;
+  parts: Part[];
+  taskId?: string;
+  contextId?: string;
+  metadata?: Json;
+}
+interface Task {
+  kind: 'task';
+  id: string;
+  contextId: string;
+  status: { state: string; timestamp: string; message?: Message };
+  history: Message[];
+  artifacts?: Json[];
+  metadata: Json;
+}
 
 const port = parsePort(process.argv);
 const base = `http://127.0.0.1:${port}`;
@@ -36,7 +56,10 @@ const card = JSON.stringify({
 });
 
 class RpcError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -47,7 +70,14 @@ function newTask(message: Message, skillId: string): Task {
   const id = randomUUID();
   const contextId = message.contextId ?? randomUUID();
   const user = { ...message, taskId: id, contextId };
-  return { kind: 'task', id, contextId, status: { state: 'submitted', timestamp: now() }, history: [user], metadata: { skillId } };
+  return {
+    kind: 'task',
+    id,
+    contextId,
+    status: { state: 'submitted', timestamp: now() },
+    history: [user],
+    metadata: { skillId },
+  };
 }
 
 function echo(message: Message): Task {
@@ -61,7 +91,11 @@ function echo(message: Message): Task {
 function askApproval(message: Message): Task {
   const task = newTask(message, 'approval');
   const ask: Message = {
-    kind: 'message', role: 'agent', messageId: randomUUID(), taskId: task.id, contextId: task.contextId,
+    kind: 'message',
+    role: 'agent',
+    messageId: randomUUID(),
+    taskId: task.id,
+    contextId: task.contextId,
     parts: [{ kind: 'text', text: 'Approve this request? Reply with data {action:"accept"}.' }],
   };
   task.status = { state: 'input-required', timestamp: now(), message: ask };
@@ -74,24 +108,24 @@ function reply(message: Message, taskId: string): Task {
   if (!task) throw new RpcError(-32001, `Task not found: ${taskId}`);
   if (task.status.state !== 'input-required') throw new RpcError(-32600, `Task ${taskId} is ${task.status.state}`);
   task.history.push({ ...message, contextId: task.contextId });
-  const action = message.parts.find((p) => p.kind === 'data')?.data?.['action'];
+  const action = message.parts.find((p) => p.kind === 'data')?.data?.action;
   task.status = { state: action === 'accept' ? 'completed' : 'rejected', timestamp: now() };
   return task;
 }
 
 function send(params: Json): Task {
-  const message = params['message'] as Message | undefined;
+  const message = params.message as Message | undefined;
   if (!message || !Array.isArray(message.parts)) throw new RpcError(-32602, 'params.message is required');
   if (message.taskId) return reply(message, message.taskId);
-  const task = message.metadata?.['skillId'] === 'approval' ? askApproval(message) : echo(message);
+  const task = message.metadata?.skillId === 'approval' ? askApproval(message) : echo(message);
   tasks.set(task.id, task);
   return task;
 }
 
 function get(params: Json): Task {
-  const task = tasks.get(String(params['id']));
-  if (!task) throw new RpcError(-32001, `Task not found: ${String(params['id'])}`);
-  const n = params['historyLength'];
+  const task = tasks.get(String(params.id));
+  if (!task) throw new RpcError(-32001, `Task not found: ${String(params.id)}`);
+  const n = params.historyLength;
   return typeof n === 'number' ? { ...task, history: n > 0 ? task.history.slice(-n) : [] } : task;
 }
 
@@ -112,11 +146,12 @@ function rpc(res: ServerResponse, raw: string): void {
   try {
     req = JSON.parse(raw) as Json;
   } catch {
-    return answer(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    answer(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    return;
   }
-  const id = req['id'] ?? null;
+  const id = req.id ?? null;
   try {
-    const result = dispatch(req['method'], (req['params'] ?? {}) as Json);
+    const result = dispatch(req.method, (req.params ?? {}) as Json);
     answer(res, 200, { jsonrpc: '2.0', id, result });
   } catch (err) {
     const code = err instanceof RpcError ? err.code : -32603;

@@ -53,7 +53,14 @@ function status(ctx: RequestContext, state: TaskState, final: boolean, message?:
 }
 
 function agentMessage(ctx: RequestContext, parts: Part[]): Message {
-  return { kind: 'message', role: 'agent', messageId: randomUUID(), taskId: ctx.taskId, contextId: ctx.contextId, parts };
+  return {
+    kind: 'message',
+    role: 'agent',
+    messageId: randomUUID(),
+    taskId: ctx.taskId,
+    contextId: ctx.contextId,
+    parts,
+  };
 }
 
 // A new task must be announced as a Task event first; the SDK's ResultManager folds later
@@ -88,7 +95,7 @@ function echo(ctx: RequestContext, bus: ExecutionEventBus): void {
 
 function decision(message: Message): unknown {
   const data = message.parts.find((p) => p.kind === 'data');
-  return data && data.kind === 'data' ? data.data['action'] : undefined;
+  return data && data.kind === 'data' ? data.data.action : undefined;
 }
 
 function approval(ctx: RequestContext, bus: ExecutionEventBus): void {
@@ -105,14 +112,20 @@ function approval(ctx: RequestContext, bus: ExecutionEventBus): void {
 const executor: AgentExecutor = {
   async execute(ctx, bus) {
     // A reply to a parked task belongs to the approval skill whatever its metadata says.
-    const skill = ctx.task ? 'approval' : ctx.userMessage.metadata?.['skillId'];
+    const skill = ctx.task ? 'approval' : ctx.userMessage.metadata?.skillId;
     if (skill === 'approval') approval(ctx, bus);
     else echo(ctx, bus);
     bus.finished();
   },
   async cancelTask(taskId, bus) {
     const contextId = randomUUID();
-    bus.publish({ kind: 'status-update', taskId, contextId, status: { state: 'canceled', timestamp: now() }, final: true });
+    bus.publish({
+      kind: 'status-update',
+      taskId,
+      contextId,
+      status: { state: 'canceled', timestamp: now() },
+      final: true,
+    });
     bus.finished();
   },
 };

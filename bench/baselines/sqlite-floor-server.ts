@@ -20,7 +20,13 @@ import { openStore } from '../../src/store/connect.js';
 import { parsePort } from './args.js';
 
 type Json = Record<string, unknown>;
-interface Message { kind: 'message'; role: string; messageId: string; parts: Array<{ kind: string; text?: string }>; metadata?: Json }
+interface Message {
+  kind: 'message';
+  role: string;
+  messageId: string;
+  parts: Array<{ kind: string; text?: string }>;
+  metadata?: Json;
+}
 
 const port = parsePort(process.argv);
 const dir = mkdtempSync(join(tmpdir(), 'bench-floor-'));
@@ -36,16 +42,24 @@ db.pragma('temp_store = MEMORY');
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
 
-const byMessage = db.prepare('select task_id from a2a_tasks where tenant_id = ? and principal_id = ? and message_id = ?');
+const byMessage = db.prepare(
+  'select task_id from a2a_tasks where tenant_id = ? and principal_id = ? and message_id = ?',
+);
 const insertRun = db.prepare(
   'insert into runs (run_id, tenant_id, principal_id, workflow_id, status, inputs, state, cursor, error, tags, metadata, next_seq, version, lease_owner, lease_expires_at, wake_at, created_at, updated_at, completed_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
-const insertEvents = db.prepare(`insert into events (run_id, seq, type, node_id, payload, created_at) values ${Array(6).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`);
+const insertEvents = db.prepare(
+  `insert into events (run_id, seq, type, node_id, payload, created_at) values ${Array(6).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
+);
 const insertTask = db.prepare(
   'insert into a2a_tasks (task_id, tenant_id, principal_id, context_id, message_id, state, interrupt_kind, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
 );
-const taskAndRun = db.prepare('select t.context_id, t.state, t.updated_at, r.workflow_id, r.status from a2a_tasks t join runs r on r.run_id = t.task_id where t.task_id = ? and t.tenant_id = ?');
-const taskEvents = db.prepare("select type, payload from events where run_id = ? and type in ('artifact.created', 'a2a.message') order by seq");
+const taskAndRun = db.prepare(
+  'select t.context_id, t.state, t.updated_at, r.workflow_id, r.status from a2a_tasks t join runs r on r.run_id = t.task_id where t.task_id = ? and t.tenant_id = ?',
+);
+const taskEvents = db.prepare(
+  "select type, payload from events where run_id = ? and type in ('artifact.created', 'a2a.message') order by seq",
+);
 const begin = db.prepare('begin');
 const commit = db.prepare('commit');
 
@@ -86,15 +100,64 @@ function echoSend(msg: Message, reply: (result: Json) => void): void {
   queue.push({
     write() {
       const outputs = JSON.stringify({ outputs: { echo }, vars: {} });
-      insertRun.run(id, 'default', 'local', 'echo', 'completed', JSON.stringify({ prompt: text }), outputs, '{"ordinals":{"echo":1}}', null,
-        JSON.stringify([`a2a:${msg.messageId}`]), JSON.stringify({ a2a: { messageId: msg.messageId, contextId }, contentTrust: 'untrusted' }), 6, 2, null, null, null, now, now, now);
+      insertRun.run(
+        id,
+        'default',
+        'local',
+        'echo',
+        'completed',
+        JSON.stringify({ prompt: text }),
+        outputs,
+        '{"ordinals":{"echo":1}}',
+        null,
+        JSON.stringify([`a2a:${msg.messageId}`]),
+        JSON.stringify({ a2a: { messageId: msg.messageId, contextId }, contentTrust: 'untrusted' }),
+        6,
+        2,
+        null,
+        null,
+        null,
+        now,
+        now,
+        now,
+      );
       insertEvents.run(
-        id, 0, 'a2a.message', null, JSON.stringify({ message: msg }), now,
-        id, 1, 'run.started', null, '{"workflowId":"echo"}', now,
-        id, 2, 'node.started', 'echo', '{"ordinal":0,"typeId":"core.transform"}', now,
-        id, 3, 'node.completed', 'echo', '{"ordinal":0}', now,
-        id, 4, 'artifact.created', 'echo', JSON.stringify(artifact), now,
-        id, 5, 'run.completed', null, JSON.stringify({ outputs: { echo } }), now,
+        id,
+        0,
+        'a2a.message',
+        null,
+        JSON.stringify({ message: msg }),
+        now,
+        id,
+        1,
+        'run.started',
+        null,
+        '{"workflowId":"echo"}',
+        now,
+        id,
+        2,
+        'node.started',
+        'echo',
+        '{"ordinal":0,"typeId":"core.transform"}',
+        now,
+        id,
+        3,
+        'node.completed',
+        'echo',
+        '{"ordinal":0}',
+        now,
+        id,
+        4,
+        'artifact.created',
+        'echo',
+        JSON.stringify(artifact),
+        now,
+        id,
+        5,
+        'run.completed',
+        null,
+        JSON.stringify({ outputs: { echo } }),
+        now,
       );
       insertTask.run(id, 'default', 'local', contextId, msg.messageId, 'completed', null, now);
     },
@@ -103,7 +166,9 @@ function echoSend(msg: Message, reply: (result: Json) => void): void {
 }
 
 function getTask(id: string): Json | undefined {
-  const row = taskAndRun.get(id, 'default') as { context_id: string; state: string; updated_at: string; workflow_id: string; status: string } | undefined;
+  const row = taskAndRun.get(id, 'default') as
+    | { context_id: string; state: string; updated_at: string; workflow_id: string; status: string }
+    | undefined;
   if (!row) return undefined;
   const events = taskEvents.all(id) as Array<{ type: string; payload: string }>;
   const artifacts = [];
@@ -126,11 +191,23 @@ function getTask(id: string): Json | undefined {
 
 const app = Fastify({ logger: false });
 app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-app.get('/.well-known/agent-card.json', async () => ({ name: 'bench-floor', url: `http://127.0.0.1:${port}/a2a/jsonrpc`, skills: [{ id: 'echo' }] }));
+app.get('/.well-known/agent-card.json', async () => ({
+  name: 'bench-floor',
+  url: `http://127.0.0.1:${port}/a2a/jsonrpc`,
+  skills: [{ id: 'echo' }],
+}));
 app.post('/a2a/jsonrpc', (req, reply) => {
-  const rpc = JSON.parse(String(req.body)) as { id: unknown; method: string; params: { message?: Message; id?: string } };
-  const answer = (result: unknown) => void reply.header('content-type', 'application/json').send(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result }));
-  const fail = (code: number, message: string) => void reply.header('content-type', 'application/json').send({ jsonrpc: '2.0', id: rpc.id, error: { code, message } });
+  const rpc = JSON.parse(String(req.body)) as {
+    id: unknown;
+    method: string;
+    params: { message?: Message; id?: string };
+  };
+  const answer = (result: unknown) =>
+    void reply.header('content-type', 'application/json').send(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result }));
+  const fail = (code: number, message: string) =>
+    void reply
+      .header('content-type', 'application/json')
+      .send({ jsonrpc: '2.0', id: rpc.id, error: { code, message } });
   if (rpc.method === 'tasks/get') {
     const task = getTask(String(rpc.params.id));
     return task ? answer(task) : fail(-32001, 'Task not found');

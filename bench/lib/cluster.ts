@@ -63,7 +63,6 @@ export interface Cluster {
 /** The 32-byte vault key every instance must share (base64), one per cluster. */
 const secretKey = (): string => randomBytes(32).toString('base64');
 
-
 async function withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
   await client.connect();
@@ -92,7 +91,8 @@ export async function startCluster(n: number, extraEnv: Record<string, string> =
   const key = secretKey();
   const dirs: string[] = [];
   const stops: Array<() => Promise<void>> = [];
-  const dropSchema = (): Promise<void> => withClient(async (c) => void (await c.query(`drop schema if exists ${schema} cascade`)));
+  const dropSchema = (): Promise<void> =>
+    withClient(async (c) => void (await c.query(`drop schema if exists ${schema} cascade`)));
   const cleanup = async (): Promise<void> => {
     await Promise.allSettled(stops.map((s) => s()));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -149,10 +149,15 @@ export async function startCluster(n: number, extraEnv: Record<string, string> =
     throw failed.reason;
   }
   const startMs = performance.now() - t0;
-  const instances = started.map((r) => (r as PromiseFulfilledResult<ClusterInstance>).value).sort((a, b) => a.id.localeCompare(b.id));
+  const instances = started
+    .map((r) => (r as PromiseFulfilledResult<ClusterInstance>).value)
+    .sort((a, b) => a.id.localeCompare(b.id));
 
   // One long-lived client for probes (not counted as Handoff's backends: other application_name).
-  const probe = new pg.Client({ connectionString: `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}application_name=bench_probe_${schema}`, connectionTimeoutMillis: 3000 });
+  const probe = new pg.Client({
+    connectionString: `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}application_name=bench_probe_${schema}`,
+    connectionTimeoutMillis: 3000,
+  });
   await probe.connect().catch(async (err: unknown) => {
     await cleanup().catch(() => {});
     throw err;
@@ -164,7 +169,8 @@ export async function startCluster(n: number, extraEnv: Record<string, string> =
     schema,
     instances,
     startMs,
-    query: async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => (await probe.query<R>(sql, params)).rows,
+    query: async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+      (await probe.query<R>(sql, params)).rows,
     listen: async (fn) => {
       const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
       await client.connect();
@@ -180,7 +186,9 @@ export async function startCluster(n: number, extraEnv: Record<string, string> =
       };
     },
     backendPids: async () => {
-      const r = await probe.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [appName]);
+      const r = await probe.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [
+        appName,
+      ]);
       return r.rows.map((row) => Number(row.pid));
     },
     stop: async () => {

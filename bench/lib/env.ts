@@ -35,7 +35,9 @@ export const PACKAGES = ['@a2a-js/sdk', 'express', 'autocannon', 'undici', 'type
 
 function packageVersion(name: string): string {
   try {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? '?';
   } catch {
     return 'not installed';
@@ -44,7 +46,9 @@ function packageVersion(name: string): string {
 
 function cpuModel(): string {
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('model name'));
     return line?.split(':')[1]?.trim() ?? 'unknown';
   } catch {
     return 'unknown';

@@ -21,12 +21,14 @@ export interface HandoffServer {
 }
 
 /** PostgreSQL the scenarios use (the issue's URL; override with HANDOFF_BENCH_PG_URL). */
-export const PG_URL = process.env['HANDOFF_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_URL = process.env.HANDOFF_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export const MAIN_JS = join(ROOT, 'dist/src/cli/main.js');
 
-
-async function spawnHandoff(dataDir: string, env: Record<string, string>): Promise<{ base: string; pid: number; pinned: boolean; stop(): Promise<void> }> {
+async function spawnHandoff(
+  dataDir: string,
+  env: Record<string, string>,
+): Promise<{ base: string; pid: number; pinned: boolean; stop(): Promise<void> }> {
   if (!existsSync(MAIN_JS)) throw new Error('dist/src/cli/main.js not built (npm run build)');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -94,7 +96,7 @@ export async function startHandoffPg(): Promise<HandoffServer & { schema: string
     rmSync(dataDir, { recursive: true, force: true });
     await dropSchema(schema);
   };
-  let s;
+  let s: Awaited<ReturnType<typeof spawnHandoff>>;
   try {
     s = await spawnHandoff(dataDir, { HANDOFF_DATABASE_URL: url, HANDOFF_PG_SCHEMA: schema });
   } catch (err) {
@@ -106,7 +108,9 @@ export async function startHandoffPg(): Promise<HandoffServer & { schema: string
     const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
     await client.connect();
     try {
-      const r = await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [appName]);
+      const r = await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [
+        appName,
+      ]);
       return r.rows.map((row) => Number(row.pid));
     } finally {
       await client.end();

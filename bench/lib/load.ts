@@ -92,7 +92,10 @@ class Samples {
   }
 }
 
-function launch(spec: LoadSpec, makeRequests: () => autocannon.Request[]): { instance: autocannon.Instance; done: Promise<autocannon.Result> } {
+function launch(
+  spec: LoadSpec,
+  makeRequests: () => autocannon.Request[],
+): { instance: autocannon.Instance; done: Promise<autocannon.Result> } {
   let instance!: autocannon.Instance;
   const done = new Promise<autocannon.Result>((resolve, reject) => {
     instance = autocannon(

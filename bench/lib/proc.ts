@@ -92,11 +92,16 @@ export function readSystemCpu(): SystemCpu {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
   const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
   const us = (ticks: number): number => (ticks / clockTicks()) * 1e6;
-  return { busyUs: us((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)), stealUs: us(steal ?? 0) };
+  return {
+    busyUs: us((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)),
+    stealUs: us(steal ?? 0),
+  };
 }
 
 function readStatusKb(pid: number, key: 'VmHWM' | 'VmRSS'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(key + ':'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(key + ':'));
   return line ? Number(line.replace(/\D+/g, '')) : NaN;
 }
 
@@ -107,7 +112,9 @@ export const readRssMiB = (pid: number): number => readStatusKb(pid, 'VmRSS') / 
 
 // Children still running when the harness dies (exception, Ctrl-C) must not outlive it.
 const live = new Set<ChildProcess>();
-process.once('exit', () => live.forEach((c) => c.kill('SIGKILL')));
+process.once('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => process.exit(130));
 }
@@ -137,7 +144,10 @@ function httpStatus(url: string): Promise<number> {
 
 /** The line of a crashed child's output most likely to say why (first "Error", else the last line). */
 function why(output: string): string {
-  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return (lines.find((l) => /error/i.test(l)) ?? lines.at(-1) ?? '(no output)').slice(0, 300);
 }
 

@@ -41,17 +41,57 @@ export function makePushCerts(): PushCerts {
   };
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   try {
-    ossl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2',
-      '-subj', '/CN=Handoff bench push CA', '-addext', 'basicConstraints=critical,CA:TRUE',
-      '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+    ossl(
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Handoff bench push CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    );
     ossl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-    writeFileSync(join(dir, 'ext.cnf'), ['subjectAltName=IP:127.0.0.1', 'basicConstraints=CA:FALSE', 'extendedKeyUsage=serverAuth'].join('\n'));
-    ossl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-      '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf');
+    writeFileSync(
+      join(dir, 'ext.cnf'),
+      ['subjectAltName=IP:127.0.0.1', 'basicConstraints=CA:FALSE', 'extendedKeyUsage=serverAuth'].join('\n'),
+    );
+    ossl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+    );
     const read = (f: string): string => readFileSync(join(dir, f), 'utf8');
-    const certs = { dir, caFile: join(dir, 'ca.pem'), caPem: read('ca.pem'), keyPem: read('server.key'), certPem: read('server.pem'), cleanup };
+    const certs = {
+      dir,
+      caFile: join(dir, 'ca.pem'),
+      caPem: read('ca.pem'),
+      keyPem: read('server.key'),
+      certPem: read('server.pem'),
+      cleanup,
+    };
     // Only the CA certificate has to stay on disk (the server reads it at start-up).
-    for (const f of ['ca.key', 'server.key', 'server.csr', 'server.pem', 'ext.cnf', 'ca.srl']) rmSync(join(dir, f), { force: true });
+    for (const f of ['ca.key', 'server.key', 'server.csr', 'server.pem', 'ext.cnf', 'ca.srl'])
+      rmSync(join(dir, f), { force: true });
     return certs;
   } catch (err) {
     cleanup();
@@ -125,13 +165,22 @@ export async function startPushReceiver(certs: Pick<PushCerts, 'keyPem' | 'certP
         path: req.url ?? '',
         bytes: raw.length,
         commitAt: NaN,
-        ...(header(req, 'x-handoff-delivery-id') !== undefined ? { deliveryId: header(req, 'x-handoff-delivery-id') } : {}),
+        ...(header(req, 'x-handoff-delivery-id') !== undefined
+          ? { deliveryId: header(req, 'x-handoff-delivery-id') }
+          : {}),
         ...(header(req, 'x-a2a-task-id') !== undefined ? { taskId: header(req, 'x-a2a-task-id') } : {}),
-        ...(header(req, 'x-a2a-notification-token') !== undefined ? { token: header(req, 'x-a2a-notification-token') } : {}),
+        ...(header(req, 'x-a2a-notification-token') !== undefined
+          ? { token: header(req, 'x-a2a-notification-token') }
+          : {}),
         ...(header(req, 'authorization') !== undefined ? { authorization: header(req, 'authorization') } : {}),
       };
       try {
-        const body = JSON.parse(raw.toString('utf8')) as { kind?: string; taskId?: string; final?: boolean; status?: { state?: string; timestamp?: string } };
+        const body = JSON.parse(raw.toString('utf8')) as {
+          kind?: string;
+          taskId?: string;
+          final?: boolean;
+          status?: { state?: string; timestamp?: string };
+        };
         if (body.kind !== undefined) rec.kind = body.kind;
         if (body.taskId !== undefined) rec.bodyTaskId = body.taskId;
         if (body.final !== undefined) rec.final = body.final;

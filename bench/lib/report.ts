@@ -26,8 +26,7 @@ ${NOTES_END}`;
 const NA = '–';
 const finite = (n: number | undefined): n is number => n !== undefined && Number.isFinite(n);
 
-export const fmtInt = (n: number | undefined): string =>
-  finite(n) ? Math.round(n).toLocaleString('en-US') : NA;
+export const fmtInt = (n: number | undefined): string => (finite(n) ? Math.round(n).toLocaleString('en-US') : NA);
 export const fmtFixed = (n: number | undefined, digits: number): string =>
   finite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : NA;
 export const fmtMs = (n: number | undefined): string => fmtFixed(n, 2);

@@ -210,9 +210,9 @@ export async function measureRest(spec: Omit<RestLoadSpec, 'durationS'>, opts: M
     rssMiB: readRssMiB(opts.pid),
   };
   if (opts.helperPids) {
-    figures['dbBackends'] = helpers.length;
-    figures['dbCpuPct'] = pct(helperUs);
-    figures['dbCpuUsPerReq'] = helperUs / load.requests;
+    figures.dbBackends = helpers.length;
+    figures.dbCpuPct = pct(helperUs);
+    figures.dbCpuUsPerReq = helperUs / load.requests;
   }
   for (const [label, count] of Object.entries(tallies)) figures[`tally.${label}`] = count;
   return figures;
@@ -236,9 +236,22 @@ export async function measurePaired(
   opts: { connections: number; warmupS: number; windowS: number; windows: number },
 ): Promise<[Figures, Figures]> {
   for (const [i, s] of servers.entries()) {
-    if (opts.warmupS > 0) await runRestLoad({ baseUrl: s.base, connections: opts.connections, durationS: opts.warmupS, steps: steps[i]! });
+    if (opts.warmupS > 0)
+      await runRestLoad({ baseUrl: s.base, connections: opts.connections, durationS: opts.warmupS, steps: steps[i]! });
   }
-  const acc = servers.map(() => ({ samples: [] as Float64Array[], durationS: 0, wallUs: 0, cpuUs: 0, sysUs: 0, loadGenUs: 0, bytes: 0, errors: 0, timeouts: 0, non2xx: 0, unexpected: 0 }));
+  const acc = servers.map(() => ({
+    samples: [] as Float64Array[],
+    durationS: 0,
+    wallUs: 0,
+    cpuUs: 0,
+    sysUs: 0,
+    loadGenUs: 0,
+    bytes: 0,
+    errors: 0,
+    timeouts: 0,
+    non2xx: 0,
+    unexpected: 0,
+  }));
   for (let w = 0; w < opts.windows; w++) {
     const order = w % 2 === 0 ? [0, 1] : [1, 0];
     for (const i of order) {
@@ -247,7 +260,12 @@ export async function measurePaired(
       const cpu0 = readCpuUs(s.pid);
       const sys0 = readSystemCpu();
       const t0 = performance.now();
-      const load = await runRestLoad({ baseUrl: s.base, connections: opts.connections, durationS: opts.windowS, steps: steps[i]! });
+      const load = await runRestLoad({
+        baseUrl: s.base,
+        connections: opts.connections,
+        durationS: opts.windowS,
+        steps: steps[i]!,
+      });
       const wallUs = (performance.now() - t0) * 1000;
       a.cpuUs += readCpuUs(s.pid) - cpu0;
       a.sysUs += readSystemCpu().busyUs - sys0.busyUs;

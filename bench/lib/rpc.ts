@@ -11,7 +11,12 @@ export interface RpcRequest {
 }
 
 let nextId = 1;
-const rpc = (method: string, params: Record<string, unknown>): RpcRequest => ({ jsonrpc: '2.0', id: nextId++, method, params });
+const rpc = (method: string, params: Record<string, unknown>): RpcRequest => ({
+  jsonrpc: '2.0',
+  id: nextId++,
+  method,
+  params,
+});
 
 export const ECHO_TEXT = 'Hello from the Handoff benchmark: please echo this sentence back.';
 
@@ -31,7 +36,13 @@ export function sendNew(skillId: string, text = ECHO_TEXT): RpcRequest {
 /** message/send resolving an approval gate: a data part {action} into an input-required task. */
 export function sendDecision(taskId: string, action = 'accept'): RpcRequest {
   return rpc('message/send', {
-    message: { kind: 'message', role: 'user', messageId: randomUUID(), taskId, parts: [{ kind: 'data', data: { action } }] },
+    message: {
+      kind: 'message',
+      role: 'user',
+      messageId: randomUUID(),
+      taskId,
+      parts: [{ kind: 'data', data: { action } }],
+    },
   });
 }
 
@@ -53,17 +64,21 @@ export function taskIdOf(body: string): string | undefined {
 export function postJson(url: string, body: unknown, timeoutMs = 5000): Promise<{ status: number; body: string }> {
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      agent: false,
-      timeout: timeoutMs,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        timeout: timeoutMs,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error(`POST ${url} timed out`)));
     req.end(data);

@@ -51,7 +51,8 @@ async function createTemplate(dataDir: string): Promise<string> {
   try {
     const res = await postJson(`${server.base}/v1/runs`, { workflowId: 'echo' });
     const body = JSON.parse(res.body) as { runId?: string; status?: string };
-    if (res.status !== 201 || !body.runId) throw new Error(`template POST /v1/runs answered HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+    if (res.status !== 201 || !body.runId)
+      throw new Error(`template POST /v1/runs answered HTTP ${res.status}: ${res.body.slice(0, 200)}`);
     for (let i = 0; body.status !== 'completed'; i++) {
       if (i > 100) throw new Error(`template run ${body.runId} not completed: ${body.status}`);
       await new Promise((r) => setTimeout(r, 20));
@@ -79,7 +80,10 @@ export async function seedEchoRuns(dataDir: string, total: number): Promise<Seed
     const events = await db.selectFrom('events').selectAll().where('run_id', '=', templateId).orderBy('seq').execute();
     const task = await db.selectFrom('a2a_tasks').selectAll().where('task_id', '=', templateId).executeTakeFirst();
     const interrupts = await db.selectFrom('interrupts').selectAll().where('run_id', '=', templateId).execute();
-    const others = await db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const others = await db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     if (Number(others.n) !== 1) throw new Error(`seeding needs a fresh data dir; ${dataDir} holds ${others.n} runs`);
 
     const ids = [templateId];
@@ -111,7 +115,12 @@ export async function seedEchoRuns(dataDir: string, total: number): Promise<Seed
             });
             for (const e of events) evs.push({ ...e, run_id: runId, created_at: shift(e.created_at, delta) });
             if (task) {
-              tasks.push({ ...task, task_id: runId, context_id: `ctx_${uuidv7(created, rnd, 32 * j + 16)}`, updated_at: shift(task.updated_at, delta) });
+              tasks.push({
+                ...task,
+                task_id: runId,
+                context_id: `ctx_${uuidv7(created, rnd, 32 * j + 16)}`,
+                updated_at: shift(task.updated_at, delta),
+              });
             }
             interrupts.forEach((it, x) => {
               ints.push({
@@ -125,14 +134,21 @@ export async function seedEchoRuns(dataDir: string, total: number): Promise<Seed
           }
           await trx.insertInto('runs').values(runs).execute();
           // ≤ 5 events × 500 runs × 6 columns = 15,000 parameters (SQLite allows 32,766).
-          for (let x = 0; x < evs.length; x += 2500) await trx.insertInto('events').values(evs.slice(x, x + 2500)).execute();
+          for (let x = 0; x < evs.length; x += 2500)
+            await trx
+              .insertInto('events')
+              .values(evs.slice(x, x + 2500))
+              .execute();
           if (tasks.length) await trx.insertInto('a2a_tasks').values(tasks).execute();
           if (ints.length) await trx.insertInto('interrupts').values(ints).execute();
         }
       });
       done += inTx;
     }
-    const stored = await db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const stored = await db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     if (Number(stored.n) !== total) throw new Error(`seeded ${stored.n} runs, wanted ${total}`);
     return { ids, eventsPerRun: events.length, insertMs: performance.now() - t1, templateMs: t1 - t0 };
   } finally {
@@ -166,7 +182,10 @@ const RESULT_PREFIX = 'SEED-RESULT ';
 export function seedInChild(dataDir: string, total: number, pick: number, timeoutMs = 120_000): Promise<SeedSummary> {
   const [cmd, ...args] = benchScript('lib/seed-runs');
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd as string, [...args, dataDir, String(total), String(pick)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd as string, [...args, dataDir, String(total), String(pick)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
@@ -177,7 +196,19 @@ export function seedInChild(dataDir: string, total: number, pick: number, timeou
       clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
       if (code === 0 && line) resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as SeedSummary);
-      else reject(new Error(`seeding ${total} runs failed (${code ?? signal}): ${err.trim().split('\n').find((l) => /error/i.test(l)) ?? err.trim().split('\n').at(-1) ?? ''}`));
+      else
+        reject(
+          new Error(
+            `seeding ${total} runs failed (${code ?? signal}): ${
+              err
+                .trim()
+                .split('\n')
+                .find((l) => /error/i.test(l)) ??
+              err.trim().split('\n').at(-1) ??
+              ''
+            }`,
+          ),
+        );
     });
   });
 }
@@ -187,7 +218,13 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const [dataDir, total, pick] = process.argv.slice(2);
   seedEchoRuns(dataDir as string, Number(total))
     .then((r) => {
-      const summary: SeedSummary = { picked: pickIds(r.ids, Number(pick)), stored: r.ids.length, eventsPerRun: r.eventsPerRun, insertMs: r.insertMs, templateMs: r.templateMs };
+      const summary: SeedSummary = {
+        picked: pickIds(r.ids, Number(pick)),
+        stored: r.ids.length,
+        eventsPerRun: r.eventsPerRun,
+        insertMs: r.insertMs,
+        templateMs: r.templateMs,
+      };
       process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(summary)}\n`);
       process.exit(0);
     })

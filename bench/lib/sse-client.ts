@@ -99,26 +99,35 @@ export function openSse(opts: SseOptions): SseSubscription {
     headers['content-type'] = 'application/json';
     headers['content-length'] = String(Buffer.byteLength(payload));
   }
-  req = request(opts.url, { method: opts.method ?? (payload === undefined ? 'GET' : 'POST'), agent: false, headers }, (res) => {
-    sub.status = res.statusCode ?? 0;
-    const type = String(res.headers['content-type'] ?? '');
-    if (sub.status !== 200 || !type.startsWith('text/event-stream')) {
-      let text = '';
+  req = request(
+    opts.url,
+    { method: opts.method ?? (payload === undefined ? 'GET' : 'POST'), agent: false, headers },
+    (res) => {
+      sub.status = res.statusCode ?? 0;
+      const type = String(res.headers['content-type'] ?? '');
+      if (sub.status !== 200 || !type.startsWith('text/event-stream')) {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => end('error', `HTTP ${sub.status} ${type}: ${text.slice(0, 200)}`));
+        res.on('error', (err) => end('error', err.message));
+        return;
+      }
       res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => end('error', `HTTP ${sub.status} ${type}: ${text.slice(0, 200)}`));
+      res.on('data', (chunk: string) => {
+        chunkAt = nowMs();
+        parser.feed(chunk);
+      });
+      res.on('end', () => end('server'));
       res.on('error', (err) => end('error', err.message));
-      return;
-    }
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      chunkAt = nowMs();
-      parser.feed(chunk);
-    });
-    res.on('end', () => end('server'));
-    res.on('error', (err) => end('error', err.message));
-    res.on('close', () => end(res.complete ? 'server' : 'error', res.complete ? undefined : 'connection closed before the end of the stream'));
-  });
+      res.on('close', () =>
+        end(
+          res.complete ? 'server' : 'error',
+          res.complete ? undefined : 'connection closed before the end of the stream',
+        ),
+      );
+    },
+  );
   req.on('error', (err) => end('error', err.message));
   if (opts.timeoutMs) {
     timer = setTimeout(() => {
@@ -148,7 +157,8 @@ export class Gate {
 
   release(): void {
     const next = this.waiting.shift();
-    if (next) next(); // the slot passes straight to the next waiter
+    if (next)
+      next(); // the slot passes straight to the next waiter
     else this.active--;
   }
 }

@@ -3,7 +3,15 @@
 // (warm-up excluded), and one RESULTS.md table with a ratio row per target against the SDK.
 import { runLoad, type LoadSpec, type Step } from './load.js';
 import { readCpuUs, readSystemCpu } from './proc.js';
-import { listTargets, skillsOf, type CellResult, type Figures, type Scenario, type ScenarioContext, type ScenarioResult } from './registry.js';
+import {
+  listTargets,
+  skillsOf,
+  type CellResult,
+  type Figures,
+  type Scenario,
+  type ScenarioContext,
+  type ScenarioResult,
+} from './registry.js';
 import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, type Section } from './report.js';
 import { medians, spread } from './stats.js';
 
@@ -32,7 +40,11 @@ export function throughputScenario(opts: ThroughputOptions): Scenario {
 }
 
 async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
-  const spec: Omit<LoadSpec, 'durationS'> = { url: ctx.running.url, connections: opts.connections, steps: await opts.prepare(ctx) };
+  const spec: Omit<LoadSpec, 'durationS'> = {
+    url: ctx.running.url,
+    connections: opts.connections,
+    steps: await opts.prepare(ctx),
+  };
   if (ctx.mode.warmupS > 0) await runLoad({ ...spec, durationS: ctx.mode.warmupS });
   const cpu0 = readCpuUs(ctx.running.pid);
   const sys0 = readSystemCpu();
@@ -75,8 +87,18 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
   try {
     const refCtx: ScenarioContext = { ...ctx, target: ref, running, skills: skillsOf(ref) };
     const sides = [
-      { pid: ctx.running.pid, spec: { url: ctx.running.url, connections: opts.connections, steps: await opts.prepare(ctx) }, cpuUs: 0, requests: 0 },
-      { pid: running.pid, spec: { url: running.url, connections: opts.connections, steps: await opts.prepare(refCtx) }, cpuUs: 0, requests: 0 },
+      {
+        pid: ctx.running.pid,
+        spec: { url: ctx.running.url, connections: opts.connections, steps: await opts.prepare(ctx) },
+        cpuUs: 0,
+        requests: 0,
+      },
+      {
+        pid: running.pid,
+        spec: { url: running.url, connections: opts.connections, steps: await opts.prepare(refCtx) },
+        cpuUs: 0,
+        requests: 0,
+      },
     ];
     if (ctx.mode.warmupS > 0) await runLoad({ ...sides[1]!.spec, durationS: ctx.mode.warmupS });
     const windowS = ctx.mode.durationS / (2 * PAIRED_WINDOWS);
@@ -107,19 +129,19 @@ function targetRow(cell: CellResult, flows: boolean): string[] {
   return [
     cell.reason ? `${cell.target} (${cell.reason})` : cell.target,
     `**${fmtInt(rps.median)}** (${fmtInt(rps.min)}–${fmtInt(rps.max)})`,
-    ...(flows ? [`**${fmtInt(m['flowsPerSec'])}**`] : []),
-    fmtMs(m['p50Ms']),
-    fmtMs(m['p90Ms']),
-    fmtMs(m['p99Ms']),
+    ...(flows ? [`**${fmtInt(m.flowsPerSec)}**`] : []),
+    fmtMs(m.p50Ms),
+    fmtMs(m.p90Ms),
+    fmtMs(m.p99Ms),
     `${fmtInt(sum(cell.runs, 'failures'))} / ${fmtInt(sum(cell.runs, 'requests'))}`,
-    fmtFixed(m['peakRssMiB'], 1),
-    fmtInt(m['serverCpuPct']),
-    fmtInt(m['loadGenCpuPct']),
-    fmtInt(m['otherCpuPct']),
-    fmtInt(m['serverCpuUsPerReq']),
-    fmtInt(m['reqPerBusyCore']),
-    fmtInt(m['bytesPerResp']),
-    fmtInt(m['startMs']),
+    fmtFixed(m.peakRssMiB, 1),
+    fmtInt(m.serverCpuPct),
+    fmtInt(m.loadGenCpuPct),
+    fmtInt(m.otherCpuPct),
+    fmtInt(m.serverCpuUsPerReq),
+    fmtInt(m.reqPerBusyCore),
+    fmtInt(m.bytesPerResp),
+    fmtInt(m.startMs),
   ];
 }
 
@@ -141,7 +163,7 @@ function ratioRow(cell: CellResult, ref: CellResult, flows: boolean): string[] {
     '',
     '',
     fmtTimes(r('serverCpuUsPerReq')),
-    `${fmtRatio(r('reqPerBusyCore'))}; paired **${fmtRatio(a['pairedCapacityRatio'] ?? NaN)}** (${pairedRange(cell)})`,
+    `${fmtRatio(r('reqPerBusyCore'))}; paired **${fmtRatio(a.pairedCapacityRatio ?? NaN)}** (${pairedRange(cell)})`,
     '',
     '',
   ];
@@ -154,8 +176,19 @@ function pairedRange(cell: CellResult): string {
 }
 
 const COLUMNS = [
-  'server', 'req/s median (min–max)', 'p50 ms', 'p90 ms', 'p99 ms', 'errors / requests (all runs)',
-  'peak RSS MiB', 'server CPU %', 'load-gen CPU %', 'other CPU %', 'server CPU µs/req', 'req/s per busy core', 'bytes/resp',
+  'server',
+  'req/s median (min–max)',
+  'p50 ms',
+  'p90 ms',
+  'p99 ms',
+  'errors / requests (all runs)',
+  'peak RSS MiB',
+  'server CPU %',
+  'load-gen CPU %',
+  'other CPU %',
+  'server CPU µs/req',
+  'req/s per busy core',
+  'bytes/resp',
   'start ms',
 ];
 

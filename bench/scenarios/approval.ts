@@ -18,12 +18,12 @@ registerScenario(
         body: () => sendNew(ctx.skills.approval, 'Please approve this benchmark request.'),
         expect: '"state":"input-required"',
         capture: (body, flow) => {
-          flow['taskId'] = taskIdOf(body);
+          flow.taskId = taskIdOf(body);
         },
       },
       {
         // No task id (first step failed) → undefined → autocannon restarts the flow.
-        body: (flow) => (flow['taskId'] ? sendDecision(flow['taskId'], 'accept') : undefined),
+        body: (flow) => (flow.taskId ? sendDecision(flow.taskId, 'accept') : undefined),
         expect: '"state":"completed"',
       },
     ],

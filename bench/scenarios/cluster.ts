@@ -32,7 +32,13 @@ import { readFileSync } from 'node:fs';
 import { startCluster, type Cluster, type Notice } from '../lib/cluster.js';
 import { PG_URL, probePg, type PgInfo } from '../lib/handoff-server.js';
 import { readCpuUs, readSystemCpu } from '../lib/proc.js';
-import { registerScenario, type CellResult, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
+import {
+  registerScenario,
+  type CellResult,
+  type Figures,
+  type ScenarioContext,
+  type ScenarioResult,
+} from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
 import { runRestLoad, type RestStep } from '../lib/rest-load.js';
 import { sendNew } from '../lib/rpc.js';
@@ -84,14 +90,21 @@ const MIN_WINDOW: Plan = { warmS: 0.3, measureS: 0.8 };
 function plan(ctx: ScenarioContext): Plan {
   const limitS = ctx.mode.warmupS + ctx.mode.durationS + 30;
   const starts = SIZES.reduce((a, n) => a + startEstimateS(n), 0) + startEstimateS(TAKEOVER.instances);
-  const fixed = starts + TAKEOVER.settleMs(ctx.mode.quick) / 1000 + FIXED_S.takeover + 4 * FIXED_S.stop + 3 * (FIXED_S.drain + WARM_EXTRA_S / 2) + FIXED_S.margin;
+  const fixed =
+    starts +
+    TAKEOVER.settleMs(ctx.mode.quick) / 1000 +
+    FIXED_S.takeover +
+    4 * FIXED_S.stop +
+    3 * (FIXED_S.drain + WARM_EXTRA_S / 2) +
+    FIXED_S.margin;
   const windowS = Math.max(1, (limitS - fixed) / 6);
   const warmS = Math.min(ctx.mode.warmupS, Math.max(0.3, 0.25 * windowS));
   return { warmS, measureS: Math.max(0.5, Math.min(ctx.mode.durationS, windowS - warmS)) };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const shortError = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 160);
+const shortError = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 160);
 
 function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
@@ -186,7 +199,9 @@ const sendSteps = (): RestStep[] => [
 async function sendPhase(cluster: Cluster, p: Plan): Promise<Figures> {
   const per = CONNECTIONS / cluster.instances.length;
   const all = (durationS: number) =>
-    Promise.all(cluster.instances.map((i) => runRestLoad({ baseUrl: i.base, connections: per, durationS, steps: sendSteps() })));
+    Promise.all(
+      cluster.instances.map((i) => runRestLoad({ baseUrl: i.base, connections: per, durationS, steps: sendSteps() })),
+    );
   if (p.warmS > 0) await all(p.warmS);
   const end = await cpuWindow(cluster);
   const loads = await all(p.measureS);
@@ -221,24 +236,32 @@ async function sendPhase(cluster: Cluster, p: Plan): Promise<Figures> {
 
 // ─── (b) steps runs ──────────────────────────────────────────────────────────────────────────────
 
-function postRun(agent: Agent, base: string, body: unknown): Promise<{ status: number; runId?: string; runStatus?: string }> {
+function postRun(
+  agent: Agent,
+  base: string,
+  body: unknown,
+): Promise<{ status: number; runId?: string; runStatus?: string }> {
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(`${base}/v1/runs`, {
-      method: 'POST',
-      agent,
-      timeout: 10_000,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        const runId = /"runId":"([^"]+)"/.exec(text)?.[1];
-        const runStatus = /"status":"([a-z-]+)"/.exec(text)?.[1];
-        resolve({ status: res.statusCode ?? 0, ...(runId ? { runId } : {}), ...(runStatus ? { runStatus } : {}) });
-      });
-    });
+    const req = request(
+      `${base}/v1/runs`,
+      {
+        method: 'POST',
+        agent,
+        timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          const runId = /"runId":"([^"]+)"/.exec(text)?.[1];
+          const runStatus = /"status":"([a-z-]+)"/.exec(text)?.[1];
+          resolve({ status: res.statusCode ?? 0, ...(runId ? { runId } : {}), ...(runStatus ? { runStatus } : {}) });
+        });
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('POST /v1/runs timed out')));
     req.end(data);
@@ -319,7 +342,13 @@ class Completions {
         this.stalled.add(runId);
         resolve('stalled');
       }, STALL_MS);
-      this.pending.set(runId, { createdAt, resolve: (s) => (clearTimeout(timer), resolve(s)) });
+      this.pending.set(runId, {
+        createdAt,
+        resolve: (s) => {
+          clearTimeout(timer);
+          resolve(s);
+        },
+      });
     });
   }
 
@@ -376,7 +405,11 @@ interface RunRow {
  * holds a run's lease only while it executes a step, a matter of milliseconds.) */
 const LEAK_MS = 750;
 const isLeaked = (r: RunRow, now: number): boolean =>
-  !TERMINAL.has(r.status) && r.lease_owner !== null && r.wake_at !== null && Number(r.wake_at) < now - LEAK_MS && now - Date.parse(r.updated_at) > LEAK_MS;
+  !TERMINAL.has(r.status) &&
+  r.lease_owner !== null &&
+  r.wake_at !== null &&
+  Number(r.wake_at) < now - LEAK_MS &&
+  now - Date.parse(r.updated_at) > LEAK_MS;
 
 /**
  * What the store says about runs that did not complete in time: a lease held although nothing
@@ -385,7 +418,10 @@ const isLeaked = (r: RunRow, now: number): boolean =>
 async function diagnose(cluster: Cluster, done: Completions, ids: string[]): Promise<Figures> {
   if (ids.length === 0) return { stuck: 0 };
   const now = Date.now();
-  const rows = await cluster.query<RunRow>('select run_id, status, lease_owner, lease_expires_at, wake_at, next_seq, updated_at from runs where run_id = any($1)', [ids]);
+  const rows = await cluster.query<RunRow>(
+    'select run_id, status, lease_owner, lease_expires_at, wake_at, next_seq, updated_at from runs where run_id = any($1)',
+    [ids],
+  );
   const open = rows.filter((r) => !TERMINAL.has(r.status));
   const idle = (r: RunRow): number => now - Date.parse(r.updated_at);
   const leaked = open.filter((r) => isLeaked(r, now));
@@ -396,12 +432,17 @@ async function diagnose(cluster: Cluster, done: Completions, ids: string[]): Pro
     // ...by the very instance that committed the run's last change (its sleep): that instance
     // claimed the due timer while still finishing its own previous step of the run.
     stuckLeakedBySameInstance: leaked.filter((r) => done.lastOrigin.get(r.run_id) === r.lease_owner).length,
-    stuckUnleasedDue: open.filter((r) => r.lease_owner === null && r.wake_at !== null && Number(r.wake_at) <= now - LEAK_MS).length,
+    stuckUnleasedDue: open.filter(
+      (r) => r.lease_owner === null && r.wake_at !== null && Number(r.wake_at) <= now - LEAK_MS,
+    ).length,
     stuckLeaseLeftMaxMs: leaked.length ? Math.max(...leaked.map((r) => Number(r.lease_expires_at) - now)) : NaN,
     stuckIdleMaxMs: open.length ? Math.max(...open.map(idle)) : NaN,
   };
   stuckDetails.push(
-    ...open.map((r) => `${r.run_id} ${r.status}, seq ${r.next_seq}, last commit by ${done.lastOrigin.get(r.run_id) ?? '?'}, lease ${r.lease_owner ?? 'none'}${r.lease_expires_at ? ` (${fmtInt(Number(r.lease_expires_at) - now)} ms left)` : ''}, wake_at ${r.wake_at ? `${fmtInt(now - Number(r.wake_at))} ms ago` : 'none'}, last change ${fmtInt(idle(r))} ms ago`),
+    ...open.map(
+      (r) =>
+        `${r.run_id} ${r.status}, seq ${r.next_seq}, last commit by ${done.lastOrigin.get(r.run_id) ?? '?'}, lease ${r.lease_owner ?? 'none'}${r.lease_expires_at ? ` (${fmtInt(Number(r.lease_expires_at) - now)} ms left)` : ''}, wake_at ${r.wake_at ? `${fmtInt(now - Number(r.wake_at))} ms ago` : 'none'}, last change ${fmtInt(idle(r))} ms ago`,
+    ),
   );
   return f;
 }
@@ -428,7 +469,7 @@ export async function stepsPhase(cluster: Cluster, p: Plan): Promise<Figures> {
     const inst = cluster.instances[i]!;
     while (creating) {
       const t = performance.now();
-      let res;
+      let res: Awaited<ReturnType<typeof postRun>>;
       try {
         res = await postRun(agents[i]!, inst.base, body);
       } catch {
@@ -478,11 +519,15 @@ export async function stepsPhase(cluster: Cluster, p: Plan): Promise<Figures> {
     if (performance.now() - checkedAt < 250) return false;
     checkedAt = performance.now();
     const ids = done.pendingIds();
-    const rows = await cluster.query<RunRow>('select run_id, status, lease_owner, lease_expires_at, wake_at, next_seq, updated_at from runs where run_id = any($1)', [ids]);
+    const rows = await cluster.query<RunRow>(
+      'select run_id, status, lease_owner, lease_expires_at, wake_at, next_seq, updated_at from runs where run_id = any($1)',
+      [ids],
+    );
     const now = Date.now();
     return rows.length === ids.length && rows.every((r) => isLeaked(r, now));
   };
-  while (done.pendingIds().length > 0 && performance.now() - drainT0 < DRAIN_MS && !(await allLeaked())) await sleep(20);
+  while (done.pendingIds().length > 0 && performance.now() - drainT0 < DRAIN_MS && !(await allLeaked()))
+    await sleep(20);
   const drainMs = performance.now() - drainT0;
   const unfinished = done.pendingIds();
   const diag = await diagnose(cluster, done, [...done.stalled, ...unfinished]);
@@ -528,14 +573,16 @@ export async function stepsPhase(cluster: Cluster, p: Plan): Promise<Figures> {
   };
 }
 
-
 // ─── (d) takeover ────────────────────────────────────────────────────────────────────────────────
 
 export async function takeoverPhase(ctx: ScenarioContext): Promise<Figures> {
   const size = TAKEOVER.instances;
   const settle = TAKEOVER.settleMs(ctx.mode.quick);
   const k = TAKEOVER.runs(ctx.mode.quick);
-  const cluster = await startCluster(size, { HANDOFF_LEASE_MS: String(TAKEOVER.leaseMs), HANDOFF_POLL_MS: String(TAKEOVER.pollMs) });
+  const cluster = await startCluster(size, {
+    HANDOFF_LEASE_MS: String(TAKEOVER.leaseMs),
+    HANDOFF_POLL_MS: String(TAKEOVER.pollMs),
+  });
   seenStartS.set(size, Math.max(seenStartS.get(size) ?? 0, cluster.startMs / 1000));
   try {
     const [a, ...survivors] = cluster.instances;
@@ -568,16 +615,20 @@ export async function takeoverPhase(ctx: ScenarioContext): Promise<Figures> {
       const settleT0 = performance.now();
       await sleep(settle);
       const settleMs = performance.now() - settleT0;
-      const survivorCpuPct = (survivors.reduce((sum, s, i) => sum + (s.cpuUs() - (survivorCpu0[i] ?? NaN)), 0) / (settleMs * 1000)) * 100;
+      const survivorCpuPct =
+        (survivors.reduce((sum, s, i) => sum + (s.cpuUs() - (survivorCpu0[i] ?? NaN)), 0) / (settleMs * 1000)) * 100;
       const aCommitsPerSec = (notices.filter((nt) => nt.at >= settleT0).length / settleMs) * 1000;
 
       killAt = performance.now();
       const killEpoch = Date.now();
       a.kill();
-      const rows = await cluster.query<{ run_id: string; lease_owner: string | null; lease_expires_at: string | null; next_seq: number; status: string }>(
-        'select run_id, lease_owner, lease_expires_at, next_seq, status from runs where run_id = any($1)',
-        [ids],
-      );
+      const rows = await cluster.query<{
+        run_id: string;
+        lease_owner: string | null;
+        lease_expires_at: string | null;
+        next_seq: number;
+        status: string;
+      }>('select run_id, lease_owner, lease_expires_at, next_seq, status from runs where run_id = any($1)', [ids]);
       const orphans = rows.filter((r) => r.lease_owner === a.id);
       const remaining = orphans.map((r) => Number(r.lease_expires_at) - killEpoch);
       const deadline = killAt + TAKEOVER.leaseMs + TAKEOVER.graceMs;
@@ -591,11 +642,17 @@ export async function takeoverPhase(ctx: ScenarioContext): Promise<Figures> {
       const by = new Map<string, number>();
       for (const t of took) by.set(t.by, (by.get(t.by) ?? 0) + 1);
       // Runs not taken over: still there and unfinished? (Read once more, after the wait.)
-      const after = await cluster.query<{ run_id: string; lease_owner: string | null; status: string; next_seq: number }>(
-        'select run_id, lease_owner, status, next_seq from runs where run_id = any($1)',
-        [orphans.map((r) => r.run_id)],
-      );
-      const advanced = after.filter((r) => r.next_seq > (orphans.find((o) => o.run_id === r.run_id)?.next_seq ?? Infinity)).length;
+      const after = await cluster.query<{
+        run_id: string;
+        lease_owner: string | null;
+        status: string;
+        next_seq: number;
+      }>('select run_id, lease_owner, status, next_seq from runs where run_id = any($1)', [
+        orphans.map((r) => r.run_id),
+      ]);
+      const advanced = after.filter(
+        (r) => r.next_seq > (orphans.find((o) => o.run_id === r.run_id)?.next_seq ?? Infinity),
+      ).length;
       const f: Figures = {
         instances: size,
         runs: k,
@@ -644,7 +701,8 @@ let mode: ScenarioContext['mode'] | undefined;
 /** Why parts were skipped or failed, per part, over all runs (shown in the section). */
 const problems: string[] = [];
 
-const prefixed = (prefix: string, f: Figures): Figures => Object.fromEntries(Object.entries(f).map(([key, v]) => [`${prefix}.${key}`, v]));
+const prefixed = (prefix: string, f: Figures): Figures =>
+  Object.fromEntries(Object.entries(f).map(([key, v]) => [`${prefix}.${key}`, v]));
 
 async function runCluster(ctx: ScenarioContext): Promise<Figures> {
   if (ctx.target.name !== TARGET) {
@@ -667,13 +725,17 @@ async function runCluster(ctx: ScenarioContext): Promise<Figures> {
     ctx.log(`  cluster: ${what}`);
   };
 
-  const takeoverNeed = (): number => startEstimateS(TAKEOVER.instances) + TAKEOVER.settleMs(ctx.mode.quick) / 1000 + FIXED_S.takeover;
+  const takeoverNeed = (): number =>
+    startEstimateS(TAKEOVER.instances) + TAKEOVER.settleMs(ctx.mode.quick) / 1000 + FIXED_S.takeover;
   for (const [idx, n] of order.entries()) {
     // The takeover's time is kept in reserve: on a machine too slow for everything, a size is
     // skipped (the other runs still give its ratio) rather than the only failover figure.
-    const need = startEstimateS(n) + 2 * (MIN_WINDOW.warmS + MIN_WINDOW.measureS) + FIXED_S.drain + FIXED_S.stop + takeoverNeed();
+    const need =
+      startEstimateS(n) + 2 * (MIN_WINDOW.warmS + MIN_WINDOW.measureS) + FIXED_S.drain + FIXED_S.stop + takeoverNeed();
     if (leftS() < need) {
-      note(`${n} instance(s) skipped: ${leftS().toFixed(1)} s left, ${need.toFixed(1)} s needed (incl. ${takeoverNeed().toFixed(1)} s kept for the takeover)`);
+      note(
+        `${n} instance(s) skipped: ${leftS().toFixed(1)} s left, ${need.toFixed(1)} s needed (incl. ${takeoverNeed().toFixed(1)} s kept for the takeover)`,
+      );
       continue;
     }
     let cluster: Cluster | undefined;
@@ -688,17 +750,26 @@ async function runCluster(ctx: ScenarioContext): Promise<Figures> {
       const windowS = Math.min(p.warmS + p.measureS, (leftS() - later - perSize) / (2 * (order.length - idx)));
       const warmS = Math.min(p.warmS, Math.max(MIN_WINDOW.warmS, 0.25 * windowS));
       const q: Plan = { warmS, measureS: Math.max(MIN_WINDOW.measureS, Math.min(p.measureS, windowS - warmS)) };
-      if (q.measureS < p.measureS - 0.05) ctx.log(`  cluster ${n} instance(s): windows shortened to ${q.warmS.toFixed(2)} + ${q.measureS.toFixed(2)} s (slow starts)`);
+      if (q.measureS < p.measureS - 0.05)
+        ctx.log(
+          `  cluster ${n} instance(s): windows shortened to ${q.warmS.toFixed(2)} + ${q.measureS.toFixed(2)} s (slow starts)`,
+        );
       const send = await sendPhase(cluster, q);
       Object.assign(figures, prefixed(`n${n}.send`, send));
-      ctx.log(`  cluster ${n} instance(s): message/send ${fmtInt(send['reqPerSec'])} tasks/s p50 ${fmtMs(send['p50Ms'])} p99 ${fmtMs(send['p99Ms'])} ms, Handoff ${fmtInt(send['handoffCpuUsPerUnit'])} + PG ${fmtInt(send['dbCpuUsPerUnit'])} µs/task, machine busy ${fmtInt(send['machineBusyPct'])} %, failures ${fmtInt(send['failures'])}`);
+      ctx.log(
+        `  cluster ${n} instance(s): message/send ${fmtInt(send.reqPerSec)} tasks/s p50 ${fmtMs(send.p50Ms)} p99 ${fmtMs(send.p99Ms)} ms, Handoff ${fmtInt(send.handoffCpuUsPerUnit)} + PG ${fmtInt(send.dbCpuUsPerUnit)} µs/task, machine busy ${fmtInt(send.machineBusyPct)} %, failures ${fmtInt(send.failures)}`,
+      );
       const stepsNeed = q.warmS + WARM_EXTRA_S / 2 + q.measureS + FIXED_S.drain + FIXED_S.stop + takeoverNeed();
       if (leftS() < stepsNeed) {
-        note(`${n} instance(s): steps skipped, ${leftS().toFixed(1)} s left, ${stepsNeed.toFixed(1)} s needed (incl. ${takeoverNeed().toFixed(1)} s kept for the takeover)`);
+        note(
+          `${n} instance(s): steps skipped, ${leftS().toFixed(1)} s left, ${stepsNeed.toFixed(1)} s needed (incl. ${takeoverNeed().toFixed(1)} s kept for the takeover)`,
+        );
       } else {
         const steps = await stepsPhase(cluster, q);
         Object.assign(figures, prefixed(`n${n}.steps`, steps));
-        ctx.log(`  cluster ${n} instance(s): steps ${fmtInt(steps['runsPerSec'])} runs/s p50 ${fmtMs(steps['p50Ms'])} p99 ${fmtMs(steps['p99Ms'])} ms, Handoff ${fmtInt(steps['handoffCpuUsPerUnit'])} + PG ${fmtInt(steps['dbCpuUsPerUnit'])} µs/run, machine busy ${fmtInt(steps['machineBusyPct'])} %, failures ${fmtInt(steps['failures'])}, commit share ${fmtFixed(steps['minShare'], 2)}–${fmtFixed(steps['maxShare'], 2)}`);
+        ctx.log(
+          `  cluster ${n} instance(s): steps ${fmtInt(steps.runsPerSec)} runs/s p50 ${fmtMs(steps.p50Ms)} p99 ${fmtMs(steps.p99Ms)} ms, Handoff ${fmtInt(steps.handoffCpuUsPerUnit)} + PG ${fmtInt(steps.dbCpuUsPerUnit)} µs/run, machine busy ${fmtInt(steps.machineBusyPct)} %, failures ${fmtInt(steps.failures)}, commit share ${fmtFixed(steps.minShare, 2)}–${fmtFixed(steps.maxShare, 2)}`,
+        );
       }
     } catch (err) {
       note(`${n} instance(s) failed: ${shortError(err)}`);
@@ -720,7 +791,9 @@ async function runCluster(ctx: ScenarioContext): Promise<Figures> {
     try {
       const t = await takeoverPhase(ctx);
       Object.assign(figures, prefixed('takeover', t));
-      ctx.log(`  cluster takeover (${t['instances']} instances, lease ${t['leaseMs']} ms, poll ${t['pollMs']} ms): ${t['takenOver']}/${t['orphans']} orphaned runs taken over, median ${fmtInt(t['medianMs'])} ms, max ${fmtInt(t['maxMs'])} ms (lease left at kill: median ${fmtInt(t['remainingLeaseMedianMs'])} ms; takeover − lease left: median ${fmtInt(t['excessMedianMs'])}, max ${fmtInt(t['excessMaxMs'])} ms)`);
+      ctx.log(
+        `  cluster takeover (${t.instances} instances, lease ${t.leaseMs} ms, poll ${t.pollMs} ms): ${t.takenOver}/${t.orphans} orphaned runs taken over, median ${fmtInt(t.medianMs)} ms, max ${fmtInt(t.maxMs)} ms (lease left at kill: median ${fmtInt(t.remainingLeaseMedianMs)} ms; takeover − lease left: median ${fmtInt(t.excessMedianMs)}, max ${fmtInt(t.excessMaxMs)} ms)`,
+      );
     } catch (err) {
       note(`takeover failed: ${shortError(err)}`);
     }
@@ -738,7 +811,8 @@ async function runCluster(ctx: ScenarioContext): Promise<Figures> {
 const sum = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
 const perRun = (runs: Figures[], key: string, fmt: (n: number | undefined) => string = fmtInt): string =>
   runs.map((r) => fmt(r[key])).join(', ');
-const ratioFmt = (n: number | undefined): string => (n !== undefined && Number.isFinite(n) ? `${fmtFixed(n, 2)}×` : '–');
+const ratioFmt = (n: number | undefined): string =>
+  n !== undefined && Number.isFinite(n) ? `${fmtFixed(n, 2)}×` : '–';
 
 function rateCell(runs: Figures[], key: string): string {
   const s = spread(runs, key);
@@ -763,9 +837,10 @@ function throughputRows(runs: Figures[], part: 'send' | 'steps'): string[][] {
     const p = `n${n}.${part}.`;
     const measured = runs.filter((r) => r[`${p}${rateKey}`] !== undefined);
     if (measured.length === 0) return [`**${n}**`, 'not measured (see below)', ...Array.from({ length: 11 }, () => '')];
-    const counts = part === 'send'
-      ? `${fmtInt(sum(measured, `${p}failures`))} / ${fmtInt(sum(measured, `${p}requests`))}`
-      : `${fmtInt(sum(measured, `${p}failures`))} / ${fmtInt(sum(measured, `${p}created`))}; **stalled ${fmtInt(sum(measured, `${p}stalled`) + sum(measured, `${p}unfinished`))}** (leaked lease ${fmtInt(sum(measured, `${p}stuckLeakedLease`))}, of them held by the run's last committer ${fmtInt(sum(measured, `${p}stuckLeakedBySameInstance`))}; unclaimed due timer ${fmtInt(sum(measured, `${p}stuckUnleasedDue`))}); backstop first ${fmtInt(sum(measured, `${p}backstopHits`))}, never notified ${fmtInt(sum(measured, `${p}noticeLost`))}`;
+    const counts =
+      part === 'send'
+        ? `${fmtInt(sum(measured, `${p}failures`))} / ${fmtInt(sum(measured, `${p}requests`))}`
+        : `${fmtInt(sum(measured, `${p}failures`))} / ${fmtInt(sum(measured, `${p}created`))}; **stalled ${fmtInt(sum(measured, `${p}stalled`) + sum(measured, `${p}unfinished`))}** (leaked lease ${fmtInt(sum(measured, `${p}stuckLeakedLease`))}, of them held by the run's last committer ${fmtInt(sum(measured, `${p}stuckLeakedBySameInstance`))}; unclaimed due timer ${fmtInt(sum(measured, `${p}stuckUnleasedDue`))}); backstop first ${fmtInt(sum(measured, `${p}backstopHits`))}, never notified ${fmtInt(sum(measured, `${p}noticeLost`))}`;
     return [
       `**${n}**${measured.length < runs.length ? ` (${measured.length}/${runs.length} runs)` : ''}`,
       rateCell(measured, `${p}${rateKey}`),
@@ -791,16 +866,27 @@ function stalledBullet(runs: Figures[]): string[] {
   const out: string[] = [];
   if (stalled > 0) {
     const created = total('created');
-    const by = SIZES.map((n) => `${n} instance(s): ${fmtInt(sum(runs, `n${n}.steps.stalled`) + sum(runs, `n${n}.steps.unfinished`))}`).join(', ');
+    const by = SIZES.map(
+      (n) => `${n} instance(s): ${fmtInt(sum(runs, `n${n}.steps.stalled`) + sum(runs, `n${n}.steps.unfinished`))}`,
+    ).join(', ');
     out.push(
       `- **Stalled \`steps\` runs: ${fmtInt(stalled)} of ${fmtInt(created)} created** (${by}); ${fmtInt(total('stuckLeakedLease'))} on a leaked lease, ${fmtInt(total('stuckLeakedBySameInstance'))} of them held by the instance whose commit of the run's sleep was the run's last change: that instance claimed the run when its timer fell due, yet no worker executed it, so the run waits for the lease to expire (HANDOFF_LEASE_MS, 30 s by default; lease left when examined up to ${fmtInt(Math.max(...runs.flatMap((r) => keys.map((p) => r[`${p}stuckLeaseLeftMaxMs`] ?? NaN)).filter(Number.isFinite)))} ms). ${fmtInt(total('stuckUnleasedDue'))} with a due timer and no lease.` +
-        (stuckDetails.length ? ` Examples (store rows): ${stuckDetails.slice(0, 3).map((d) => `\`${d}\``).join('; ')}.` : ''),
+        (stuckDetails.length
+          ? ` Examples (store rows): ${stuckDetails
+              .slice(0, 3)
+              .map((d) => `\`${d}\``)
+              .join('; ')}.`
+          : ''),
     );
   }
   const hits = total('backstopHits');
   if (hits > 0) {
-    const lag = Math.max(...runs.flatMap((r) => keys.map((p) => r[`${p}maxNoticeLagMs`] ?? NaN)).filter(Number.isFinite));
-    out.push(`- Completions seen by the backstop poll before their NOTIFY: ${fmtInt(hits)} (notice lost: ${fmtInt(total('noticeLost'))}; largest commit → notice delay among them ${fmtInt(lag)} ms — each instance sends every NOTIFY as its own query through a 2-connection pool, src/bus/pg.ts).`);
+    const lag = Math.max(
+      ...runs.flatMap((r) => keys.map((p) => r[`${p}maxNoticeLagMs`] ?? NaN)).filter(Number.isFinite),
+    );
+    out.push(
+      `- Completions seen by the backstop poll before their NOTIFY: ${fmtInt(hits)} (notice lost: ${fmtInt(total('noticeLost'))}; largest commit → notice delay among them ${fmtInt(lag)} ms — each instance sends every NOTIFY as its own query through a 2-connection pool, src/bus/pg.ts).`,
+    );
   }
   return out;
 }
@@ -810,39 +896,102 @@ function clusterSection(result: ScenarioResult): Section {
   const runs = cell?.runs ?? [];
   const title = 'Cluster (issue 6): 1–3 instances on one PostgreSQL';
   const cores = cpus().length;
-  const planText = lastPlan ? `${fmtFixed(lastPlan.warmS, 2)} s warm-up + ${fmtFixed(lastPlan.measureS, 2)} s measured` : '?';
-  const when = firstRunAt ? `Measured ${firstRunAt} – ${lastRunAt} (run starts), **${mode?.quick ? 'quick' : 'full'}** mode, ${runs.length} run(s), each window ${planText} per cluster size and workload (shorter when slow cluster starts left less time: see below).` : '';
+  const planText = lastPlan
+    ? `${fmtFixed(lastPlan.warmS, 2)} s warm-up + ${fmtFixed(lastPlan.measureS, 2)} s measured`
+    : '?';
+  const when = firstRunAt
+    ? `Measured ${firstRunAt} – ${lastRunAt} (run starts), **${mode?.quick ? 'quick' : 'full'}** mode, ${runs.length} run(s), each window ${planText} per cluster size and workload (shorter when slow cluster starts left less time: see below).`
+    : '';
   if (runs.length === 0) {
-    const why = !cell ? 'not run (target handoff not selected)' : `${cell.status}${cell.reason ? `: ${cell.reason}` : ''}`;
-    return { title, intro: `Scenario \`${NAME}\`: ${why}.${problems.length ? ` ${problems.join('; ')}.` : ''}`, columns: [], rows: [] };
+    const why = !cell
+      ? 'not run (target handoff not selected)'
+      : `${cell.status}${cell.reason ? `: ${cell.reason}` : ''}`;
+    return {
+      title,
+      intro: `Scenario \`${NAME}\`: ${why}.${problems.length ? ` ${problems.join('; ')}.` : ''}`,
+      columns: [],
+      rows: [],
+    };
   }
   const m = medians(runs);
-  const sendCols = ['instances', 'message/send tasks/s median (min–max)', '× 1 instance (per run)', 'p50 ms', 'p99 ms', 'errors / requests (all runs)', 'Handoff CPU µs/task (all instances)', 'PostgreSQL backends CPU µs/task', 'CPU % Handoff / PostgreSQL / load-gen / other (of one core)', `machine busy % (of ${cores} cores)`, 'requests per instance', 'cluster start ms'];
-  const stepsCols = ['instances', '`steps` runs completed/s median (min–max)', '× 1 instance (per run)', 'p50 ms', 'p99 ms', 'failed / created; stalled (all runs)', 'Handoff CPU µs/run (all instances)', 'PostgreSQL backends CPU µs/run', 'CPU % Handoff / PostgreSQL / load-gen / other (of one core)', `machine busy % (of ${cores} cores)`, 'step commits per instance', 'runs created/s'];
+  const sendCols = [
+    'instances',
+    'message/send tasks/s median (min–max)',
+    '× 1 instance (per run)',
+    'p50 ms',
+    'p99 ms',
+    'errors / requests (all runs)',
+    'Handoff CPU µs/task (all instances)',
+    'PostgreSQL backends CPU µs/task',
+    'CPU % Handoff / PostgreSQL / load-gen / other (of one core)',
+    `machine busy % (of ${cores} cores)`,
+    'requests per instance',
+    'cluster start ms',
+  ];
+  const stepsCols = [
+    'instances',
+    '`steps` runs completed/s median (min–max)',
+    '× 1 instance (per run)',
+    'p50 ms',
+    'p99 ms',
+    'failed / created; stalled (all runs)',
+    'Handoff CPU µs/run (all instances)',
+    'PostgreSQL backends CPU µs/run',
+    'CPU % Handoff / PostgreSQL / load-gen / other (of one core)',
+    `machine busy % (of ${cores} cores)`,
+    'step commits per instance',
+    'runs created/s',
+  ];
   const mdTable = (columns: string[], rows: string[][]): string => {
     const c = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-    return [`| ${columns.map(c).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(c).join(' | ')} |`)].join('\n');
+    return [
+      `| ${columns.map(c).join(' | ')} |`,
+      `|${columns.map(() => '---').join('|')}|`,
+      ...rows.map((r) => `| ${r.map(c).join(' | ')} |`),
+    ].join('\n');
   };
 
   const tk = runs.filter((r) => r['takeover.orphans'] !== undefined);
-  const samples = tk.flatMap((r) => Object.entries(r).filter(([k]) => k.startsWith('takeover.sample.')).map(([, v]) => v)).sort((a, b) => a - b);
-  const takeoverCols = ['instances (A killed)', 'lease / poll / renewal ms', 'hot runs on A (all runs)', 'orphaned at the kill (lease held by A)', 'taken over / not (all runs)', 'takeover median ms (all samples)', 'takeover max ms', 'per run: median / max ms', 'lease left at the kill ms, median (min–max)', 'takeover − lease left ms, median / max', 'survivors that took runs', 'survivors CPU % before the kill (A committing /s)'];
-  const takeoverRows = tk.length === 0
-    ? [['not measured (see below)', ...takeoverCols.slice(1).map(() => '')]]
-    : [[
-        `**${fmtInt(m['takeover.instances'])}**`,
-        `**${fmtInt(m['takeover.leaseMs'])}** / ${fmtInt(m['takeover.pollMs'])} / ${fmtInt(m['takeover.renewMs'])}`,
-        fmtInt(sum(tk, 'takeover.runs')),
-        `${fmtInt(sum(tk, 'takeover.orphans'))}${sum(tk, 'takeover.stolenBeforeKill') ? ` (${fmtInt(sum(tk, 'takeover.stolenBeforeKill'))} committed by another instance before the kill)` : ''}`,
-        `${fmtInt(sum(tk, 'takeover.takenOver'))} / **${fmtInt(sum(tk, 'takeover.notTakenOver'))}**`,
-        `**${fmtInt(median(samples))}**`,
-        `**${fmtInt(samples.at(-1))}**`,
-        tk.map((r) => `${fmtInt(r['takeover.medianMs'])} / ${fmtInt(r['takeover.maxMs'])}`).join(', '),
-        `${fmtInt(m['takeover.remainingLeaseMedianMs'])} (${fmtInt(Math.min(...tk.map((r) => r['takeover.remainingLeaseMinMs'] ?? NaN)))}–${fmtInt(Math.max(...tk.map((r) => r['takeover.remainingLeaseMaxMs'] ?? NaN)))})`,
-        `${fmtInt(m['takeover.excessMedianMs'])} / ${fmtInt(Math.max(...tk.map((r) => r['takeover.excessMaxMs'] ?? NaN)))}`,
-        perRun(tk, 'takeover.survivorsUsed'),
-        `${fmtInt(m['takeover.survivorCpuPct'])} (${fmtInt(m['takeover.aCommitsPerSec'])})`,
-      ]];
+  const samples = tk
+    .flatMap((r) =>
+      Object.entries(r)
+        .filter(([k]) => k.startsWith('takeover.sample.'))
+        .map(([, v]) => v),
+    )
+    .sort((a, b) => a - b);
+  const takeoverCols = [
+    'instances (A killed)',
+    'lease / poll / renewal ms',
+    'hot runs on A (all runs)',
+    'orphaned at the kill (lease held by A)',
+    'taken over / not (all runs)',
+    'takeover median ms (all samples)',
+    'takeover max ms',
+    'per run: median / max ms',
+    'lease left at the kill ms, median (min–max)',
+    'takeover − lease left ms, median / max',
+    'survivors that took runs',
+    'survivors CPU % before the kill (A committing /s)',
+  ];
+  const takeoverRows =
+    tk.length === 0
+      ? [['not measured (see below)', ...takeoverCols.slice(1).map(() => '')]]
+      : [
+          [
+            `**${fmtInt(m['takeover.instances'])}**`,
+            `**${fmtInt(m['takeover.leaseMs'])}** / ${fmtInt(m['takeover.pollMs'])} / ${fmtInt(m['takeover.renewMs'])}`,
+            fmtInt(sum(tk, 'takeover.runs')),
+            `${fmtInt(sum(tk, 'takeover.orphans'))}${sum(tk, 'takeover.stolenBeforeKill') ? ` (${fmtInt(sum(tk, 'takeover.stolenBeforeKill'))} committed by another instance before the kill)` : ''}`,
+            `${fmtInt(sum(tk, 'takeover.takenOver'))} / **${fmtInt(sum(tk, 'takeover.notTakenOver'))}**`,
+            `**${fmtInt(median(samples))}**`,
+            `**${fmtInt(samples.at(-1))}**`,
+            tk.map((r) => `${fmtInt(r['takeover.medianMs'])} / ${fmtInt(r['takeover.maxMs'])}`).join(', '),
+            `${fmtInt(m['takeover.remainingLeaseMedianMs'])} (${fmtInt(Math.min(...tk.map((r) => r['takeover.remainingLeaseMinMs'] ?? NaN)))}–${fmtInt(Math.max(...tk.map((r) => r['takeover.remainingLeaseMaxMs'] ?? NaN)))})`,
+            `${fmtInt(m['takeover.excessMedianMs'])} / ${fmtInt(Math.max(...tk.map((r) => r['takeover.excessMaxMs'] ?? NaN)))}`,
+            perRun(tk, 'takeover.survivorsUsed'),
+            `${fmtInt(m['takeover.survivorCpuPct'])} (${fmtInt(m['takeover.aCommitsPerSec'])})`,
+          ],
+        ];
 
   const bounded = SIZES.filter((n) => (m[`n${n}.send.machineBusyPct`] ?? 0) > 85);
   const pgText = pgInfo ? `${pgInfo.version} at \`${PG_URL}\` (${pgInfo.settings})` : `\`${PG_URL}\``;
@@ -863,7 +1012,7 @@ function clusterSection(result: ScenarioResult): Section {
     `\`steps\`: \`POST /v1/runs {workflowId:"steps", inputs:${JSON.stringify(STEPS_INPUTS)}}\` — ${STEPS_INPUTS.steps} durable 10 ms timers per run; each timer releases the run and whichever instance claims it first runs the next step, so runs wander between instances. ${SLOTS} closed-loop slots split evenly over the instances (${SLOTS}/N each), each creating a run and waiting until it is \`completed\` before creating the next; completion is seen on Handoff's own bus (the harness LISTENs on the cluster's NOTIFY channel: one notice per committed change, naming the committing instance), with a poll of the runs table every 250 ms as a backstop for runs waited on > 1 s ("seen by the backstop poll first" = the notice was slower than the poll; "never notified" = no notice followed within 200 ms after the drain: a lost NOTIFY). Runs/s = runs seen completed inside the window; latency = POST written → completion notice received. A slot gives up on a run after ${STALL_MS / 1000} s and starts the next ("stalled"); after the window no run is started and the ones in flight get ${DRAIN_MS / 1000} s to complete (those that do not count as stalled too). Every stalled run is then read from the store: "leaked lease" = leased, its timer due > ${LEAK_MS} ms ago and nothing committed for > ${LEAK_MS} ms (a lease nobody drives: a worker holds a lease only while executing a step; the drain ends early once every run still open looks like that), "held by the run's last committer" = the lease owner is the instance whose commit (the run's sleep) was the last one seen on the bus; "unclaimed due timer" = no lease, timer due > ${LEAK_MS} ms ago. "step commits per instance" = share of the committed changes (notices) each instance made during the window: how evenly the work spread; "runs created/s" = POSTs answered 201 in the window.`,
     `CPU (both workloads): utime+stime of every instance (/proc) over the measured window, summed ("Handoff CPU µs/task" = sum ÷ tasks or completed runs), the PostgreSQL backends serving the instances (found by application_name in pg_stat_activity) likewise, the harness's own CPU (load-gen), "other" = machine busy − the three (other processes on the box), all in % of one core; "machine busy" = machine-wide busy time in % of all ${cores} cores: near 100 % means the machine, not Handoff, set the limit.`,
     `Takeover: a fresh cluster of ${TAKEOVER.instances} instances (A and B) with HANDOFF_LEASE_MS=${TAKEOVER.leaseMs}, HANDOFF_POLL_MS=${TAKEOVER.pollMs}; ${TAKEOVER.runs(false)} runs (quick: ${TAKEOVER.runs(true)}) of \`steps\` ${JSON.stringify(TAKEOVER.inputs)} created on instance A — a 0 ms step never sleeps, so A executes them one committed step after another and holds their leases the whole time (a run with a real delay releases its lease at every timer and belongs to no instance while it sleeps, so a kill would orphan only the runs caught mid-step); after ${TAKEOVER.settleMs(false)} ms (quick: ${TAKEOVER.settleMs(true)} ms), A is sent SIGKILL; the runs table is read at once (orphaned = lease_owner still A; lease left = lease_expires_at − kill time), and takeover = kill → the first notice of a commit of that run by another instance (the claim and the first step commit back to back). "survivors CPU %" = CPU of the other instances during the settle, while only A worked: what watching another instance's commits costs (every NOTIFY of a running run triggers a claim pass on each other instance).`,
-    'Raw figures per run: `bench/results.json` (keys `n<N>.send.*`, `n<N>.steps.*`, `ratio<N>.*`, `takeover.*`; the harness\'s per-run row shows the 1-instance `message/send` req/s).',
+    "Raw figures per run: `bench/results.json` (keys `n<N>.send.*`, `n<N>.steps.*`, `ratio<N>.*`, `takeover.*`; the harness's per-run row shows the 1-instance `message/send` req/s).",
   ].join(' ');
 
   return {

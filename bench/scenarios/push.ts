@@ -70,18 +70,25 @@ async function pool(n: number, concurrency: number, stopAt: number, fn: (i: numb
   return next;
 }
 
-
-
 interface HttpAnswer {
   status: number;
   text: string;
 }
 
 /** One HTTP request; `agent` for keep-alive load, none (Connection: close) for probes. */
-function http(method: 'GET' | 'POST', url: string, body: unknown, timeoutMs: number, agent?: Agent): Promise<HttpAnswer> {
+function http(
+  method: 'GET' | 'POST',
+  url: string,
+  body: unknown,
+  timeoutMs: number,
+  agent?: Agent,
+): Promise<HttpAnswer> {
   const data = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = data === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
+    const headers: Record<string, string> =
+      data === undefined
+        ? {}
+        : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
     const req = request(url, { method, agent: agent ?? false, timeout: timeoutMs, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -97,10 +104,16 @@ function http(method: 'GET' | 'POST', url: string, body: unknown, timeoutMs: num
 /** A JSON-RPC answer's task id and state, or the error. */
 function taskOf(text: string): { id?: string; state?: string; error?: string } {
   try {
-    const doc = JSON.parse(text) as { result?: { kind?: string; id?: string; status?: { state?: string } }; error?: { code?: number; message?: string } };
+    const doc = JSON.parse(text) as {
+      result?: { kind?: string; id?: string; status?: { state?: string } };
+      error?: { code?: number; message?: string };
+    };
     if (doc.error) return { error: `${doc.error.code ?? '?'} ${doc.error.message ?? ''}`.slice(0, 200) };
     if (doc.result?.kind !== 'task') return { error: `not a task: ${text.slice(0, 200)}` };
-    return { ...(doc.result.id ? { id: doc.result.id } : {}), ...(doc.result.status?.state ? { state: doc.result.status.state } : {}) };
+    return {
+      ...(doc.result.id ? { id: doc.result.id } : {}),
+      ...(doc.result.status?.state ? { state: doc.result.status.state } : {}),
+    };
   } catch {
     return { error: `not JSON: ${text.slice(0, 200)}` };
   }
@@ -136,7 +149,9 @@ async function readMetrics(base: string): Promise<PushMetrics> {
 }
 
 /** Polls /metrics' handoff_push_outbox_lag_seconds every LAG_POLL_MS (one scrape at a time). */
-function lagPoller(base: string): { stop(): Promise<{ maxS: number; samples: number; failed: number; scrapeP50Ms: number; scrapeMaxMs: number }> } {
+function lagPoller(base: string): {
+  stop(): Promise<{ maxS: number; samples: number; failed: number; scrapeP50Ms: number; scrapeMaxMs: number }>;
+} {
   const scrapes: number[] = [];
   let maxS = 0;
   let samples = 0;
@@ -178,7 +193,10 @@ function peakBacklog(receipts: readonly PushReceipt[]): number {
   events.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   let open = 0;
   let peak = 0;
-  for (const [, d] of events) peak = Math.max(peak, (open += d));
+  for (const [, d] of events) {
+    open += d;
+    peak = Math.max(peak, open);
+  }
   return peak;
 }
 
@@ -254,7 +272,20 @@ function tally(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly str
   const want = new Set(ids);
   const seenDelivery = new Set<string>();
   const gotTask = new Set<string>();
-  const t: Tally = { expected: want.size, received: 0, lost: 0, duplicates: 0, wrong: 0, authMismatch: 0, delays: [], firstAt: Infinity, lastAt: -Infinity, firstCommit: Infinity, lastCommit: -Infinity, receipts: [] };
+  const t: Tally = {
+    expected: want.size,
+    received: 0,
+    lost: 0,
+    duplicates: 0,
+    wrong: 0,
+    authMismatch: 0,
+    delays: [],
+    firstAt: Infinity,
+    lastAt: -Infinity,
+    firstCommit: Infinity,
+    lastCommit: -Infinity,
+    receipts: [],
+  };
   for (const r of rx.receipts) {
     const id = r.taskId ?? r.bodyTaskId;
     if (!id || !want.has(id) || r.state !== state) continue;
@@ -266,7 +297,8 @@ function tally(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly str
     gotTask.add(id);
     t.receipts.push(r);
     const info = tasks.get(id);
-    if (r.kind !== 'status-update' || r.bodyTaskId !== id || r.path !== '/hook' || r.final !== (state === 'completed')) t.wrong++;
+    if (r.kind !== 'status-update' || r.bodyTaskId !== id || r.path !== '/hook' || r.final !== (state === 'completed'))
+      t.wrong++;
     if (!info || r.token !== info.token || r.authorization !== `Bearer ${info.token}`) t.authMismatch++;
     if (Number.isFinite(r.commitAt)) {
       t.delays.push(r.at - r.commitAt);
@@ -302,12 +334,25 @@ async function deliveriesIn(base: string, state: 'pending' | 'dead'): Promise<st
  * (late), still owed by the server (pending: late too), dead-lettered, or gone without a trace
  * (lost). Read once at the end of the run.
  */
-function accountFor(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly string[], state: string, inTime: Tally, pending: ReadonlySet<string>, dead: ReadonlySet<string>): { late: number; pending: number; dead: number; lost: number } {
+function accountFor(
+  rx: PushReceiver,
+  tasks: Map<string, TaskInfo>,
+  ids: readonly string[],
+  state: string,
+  inTime: Tally,
+  pending: ReadonlySet<string>,
+  dead: ReadonlySet<string>,
+): { late: number; pending: number; dead: number; lost: number } {
   const got = new Set(tally(rx, tasks, ids, state).receipts.map((r) => r.taskId ?? r.bodyTaskId));
   const missing = ids.filter((id) => !got.has(id));
   const stillPending = missing.filter((id) => pending.has(id)).length;
   const deadHere = missing.filter((id) => dead.has(id)).length;
-  return { late: got.size - inTime.received, pending: stillPending, dead: deadHere, lost: missing.length - stillPending };
+  return {
+    late: got.size - inTime.received,
+    pending: stillPending,
+    dead: deadHere,
+    lost: missing.length - stillPending,
+  };
 }
 
 /**
@@ -317,11 +362,21 @@ function accountFor(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonl
  * stamp→enqueued, enqueued→received (commit, claim, config + token reads, the POST) and
  * received→settled. Also receipt − the approval's own answer: < 0 = the push beat the reply.
  */
-async function breakdown(base: string, receipts: readonly PushReceipt[], tasks: Map<string, TaskInfo>): Promise<Figures> {
+async function breakdown(
+  base: string,
+  receipts: readonly PushReceipt[],
+  tasks: Map<string, TaskInfo>,
+): Promise<Figures> {
   const res = await http('GET', `${base}/v1/a2a/deliveries?state=delivered&limit=1000`, undefined, 15_000);
   if (res.status !== 200) throw new Error(`GET /v1/a2a/deliveries answered HTTP ${res.status}`);
   const rows = new Map(
-    ((JSON.parse(res.text) as { deliveries?: { deliveryId: string; createdAt: string; deliveredAt: string | null; attempts: number }[] }).deliveries ?? []).map((d) => [d.deliveryId, d] as const),
+    (
+      (
+        JSON.parse(res.text) as {
+          deliveries?: { deliveryId: string; createdAt: string; deliveredAt: string | null; attempts: number }[];
+        }
+      ).deliveries ?? []
+    ).map((d) => [d.deliveryId, d] as const),
   );
   const stampToEnqueue: number[] = [];
   const enqueueToReceipt: number[] = [];
@@ -386,7 +441,7 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     const receiver = rx;
     const t0 = nowMs();
     server = await startPushServer(certs.caFile);
-    figures['startMs'] = nowMs() - t0;
+    figures.startMs = nowMs() - t0;
     const { base, proc } = server;
     const rpcUrl = `${base}/v1/a2a`;
     const hook = receiver.url('/hook');
@@ -396,7 +451,7 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     const startTask = async (errors: string[], latencies?: number[]): Promise<string | undefined> => {
       const token = randomBytes(12).toString('base64url');
       const body = sendNew(ctx.skills.approval, 'Please approve this push benchmark request.');
-      body.params['configuration'] = { blocking: true, pushNotificationConfig: { url: hook, token } };
+      body.params.configuration = { blocking: true, pushNotificationConfig: { url: hook, token } };
       const t = nowMs();
       try {
         const res = await http('POST', rpcUrl, body, left(), agent);
@@ -406,7 +461,12 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
           errors.push(task.error ?? `HTTP ${res.status}`);
           return undefined;
         }
-        tasks.set(task.id, { token, paused: task.state === 'input-required', completed: false, startAnsweredAt: nowMs() });
+        tasks.set(task.id, {
+          token,
+          paused: task.state === 'input-required',
+          completed: false,
+          startAnsweredAt: nowMs(),
+        });
         if (task.state !== 'input-required') errors.push(`answered ${task.state ?? '?'}`);
         return task.id;
       } catch (err) {
@@ -438,7 +498,10 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
         const id = r.taskId ?? r.bodyTaskId;
         if (!id || !r.state) continue;
         let set = pushedIds.get(r.state);
-        if (!set) pushedIds.set(r.state, (set = new Set()));
+        if (!set) {
+          set = new Set();
+          pushedIds.set(r.state, set);
+        }
         set.add(id);
       }
       const set = pushedIds.get(state);
@@ -475,7 +538,10 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     });
     const p1SendsDone = nowMs();
     const paused = ids1.filter((id) => tasks.get(id)!.paused);
-    const drained1 = await receiver.waitFor(() => pushedOf(paused, 'input-required') >= paused.length, Math.min(15_000, left()));
+    const drained1 = await receiver.waitFor(
+      () => pushedOf(paused, 'input-required') >= paused.length,
+      Math.min(15_000, left()),
+    );
     const usage1 = cpu1();
     const lagRes1 = await lag1.stop();
     const t1 = tally(receiver, tasks, paused, 'input-required');
@@ -507,8 +573,18 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       't.sendP50Ms': percentile(sendSorted, 50),
       't.sendP99Ms': percentile(sendSorted, 99),
       't.peakBacklog': peakBacklog(t1.receipts),
-      't.pushMinusAnswerP50Ms': percentile(sorted(t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite)), 50),
-      't.pushMinusAnswerP99Ms': percentile(sorted(t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite)), 99),
+      't.pushMinusAnswerP50Ms': percentile(
+        sorted(
+          t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite),
+        ),
+        50,
+      ),
+      't.pushMinusAnswerP99Ms': percentile(
+        sorted(
+          t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite),
+        ),
+        99,
+      ),
       't.scrapeP50Ms': lagRes1.scrapeP50Ms,
       't.scrapeMaxMs': lagRes1.scrapeMaxMs,
       't.maxLagS': lagRes1.maxS,
@@ -544,7 +620,10 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     const attempted2 = await pool(ready.length, CONCURRENCY, hardStop, (i) => approve(ready[i]!, errors2, approveLat));
     const p2RepliesDone = nowMs();
     const done = ready.filter((id) => tasks.get(id)!.completed);
-    const drained2 = await receiver.waitFor(() => pushedOf(done, 'completed') >= done.length, Math.max(0, hardStop - nowMs()));
+    const drained2 = await receiver.waitFor(
+      () => pushedOf(done, 'completed') >= done.length,
+      Math.max(0, hardStop - nowMs()),
+    );
     const usage2 = cpu2();
     const lagRes2 = await lag2.stop();
     const rss1 = readRssMiB(proc.pid);
@@ -653,12 +732,15 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
 // ─── report ──────────────────────────────────────────────────────────────────────────────────────
 
 const sumOf = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
-const perRun = (runs: Figures[], key: string, fmt: (n: number | undefined) => string): string => runs.map((r) => fmt(r[key])).join(', ');
+const perRun = (runs: Figures[], key: string, fmt: (n: number | undefined) => string): string =>
+  runs.map((r) => fmt(r[key])).join(', ');
 const secs = (ms: number | undefined): string => fmtFixed(ms === undefined ? undefined : ms / 1000, 2);
 
 function pushSection(result: ScenarioResult): Section {
   const cells = result.cells.filter((c) => c.runs.length > 0 || !/handoff-only/.test(c.reason ?? ''));
-  const skipped = result.cells.filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? '')).map((c) => `\`${c.target}\``);
+  const skipped = result.cells
+    .filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? ''))
+    .map((c) => `\`${c.target}\``);
   const rows1: string[][] = [];
   const rows2: string[][] = [];
   const notes: string[] = [];
@@ -673,7 +755,7 @@ function pushSection(result: ScenarioResult): Section {
     const m = medians(runs);
     rows1.push([
       `${cell.target} (${runs.length} run${runs.length > 1 ? 's' : ''})`,
-      `${fmtInt(m['t.paused'])} of ${fmtInt(m['tasks'])}`,
+      `${fmtInt(m['t.paused'])} of ${fmtInt(m.tasks)}`,
       `${fmtInt(sumOf(runs, 't.received'))} / ${fmtInt(sumOf(runs, 't.expected'))}`,
       `${fmtInt(sumOf(runs, 't.late'))} / **${fmtInt(sumOf(runs, 't.lost'))}**`,
       `**${fmtInt(m['t.pushesPerSec'])}** (${perRun(runs, 't.pushesPerSec', fmtInt)})`,
@@ -699,17 +781,28 @@ function pushSection(result: ScenarioResult): Section {
       `${fmtInt(m['l.serverCpuPct'])} / ${fmtInt(m['l.otherCpuPct'])}`,
       `${fmtFixed(m['l.rssBeforeMiB'], 1)} → ${fmtFixed(m['l.rssAfterMiB'], 1)}`,
     ]);
-    const bad = ['t.wrong', 't.authMismatch', 'l.wrong', 'l.authMismatch', 'l.duplicates', 'strays', 't.sendErrors', 'l.approveErrors']
+    const bad = [
+      't.wrong',
+      't.authMismatch',
+      'l.wrong',
+      'l.authMismatch',
+      'l.duplicates',
+      'strays',
+      't.sendErrors',
+      'l.approveErrors',
+    ]
       .map((k) => [k, sumOf(runs, k)] as const)
       .filter(([, v]) => v > 0);
     const worstP99 = Math.max(...runs.map((r) => r['l.delayP99Ms'] ?? Infinity));
     const other = Math.max(m['t.otherCpuPct'] ?? 0, m['l.otherCpuPct'] ?? 0);
     notes.push(
-      `- **${cell.target}, headline** (medians over ${runs.length} run(s)): **${fmtInt(m['t.pushesPerSec'])} pushes/s** delivered to the local receiver while ${fmtInt(m['tasks'])} tasks were started (${fmtInt(m['t.tasksPerSec'])} tasks/s), ` +
+      `- **${cell.target}, headline** (medians over ${runs.length} run(s)): **${fmtInt(m['t.pushesPerSec'])} pushes/s** delivered to the local receiver while ${fmtInt(m.tasks)} tasks were started (${fmtInt(m['t.tasksPerSec'])} tasks/s), ` +
         `commit→receipt p99 **${fmtMs(m['t.delayP99Ms'])} ms**; ${fmtInt(m['l.paused'])} paused tasks approved at once: every \`completed\` push in after **${secs(m['l.allPushedMs'])} s** ` +
-        `(approvals answered after ${secs(m['l.approvePhaseMs'])} s${sumOf(runs, 'l.late') > 0 ? `; **${fmtInt(sumOf(runs, 'l.late'))} pushes over all runs came only after the run\'s time budget**, so "all arrived" is the last in-time one` : ''}), commit→receipt p99 **${fmtMs(m['l.delayP99Ms'])} ms**, max outbox lag **${fmtFixed(m['l.maxLagS'], 2)} s**, up to ${fmtInt(m['l.peakBacklog'])} pushes owed at once; ` +
+        `(approvals answered after ${secs(m['l.approvePhaseMs'])} s${sumOf(runs, 'l.late') > 0 ? `; **${fmtInt(sumOf(runs, 'l.late'))} pushes over all runs came only after the run's time budget**, so "all arrived" is the last in-time one` : ''}), commit→receipt p99 **${fmtMs(m['l.delayP99Ms'])} ms**, max outbox lag **${fmtFixed(m['l.maxLagS'], 2)} s**, up to ${fmtInt(m['l.peakBacklog'])} pushes owed at once; ` +
         `lost (neither received nor still pending at the end): ${fmtInt(sumOf(runs, 't.lost') + sumOf(runs, 'l.lost'))}, dead-lettered: ${fmtInt(sumOf(runs, 't.dead') + sumOf(runs, 'l.dead'))}.` +
-        (other > 30 ? ` **Disturbed**: other processes used ${fmtInt(other)} % of a core during the phases (median), so the server got ${fmtInt(m['t.serverCpuPct'])} / ${fmtInt(m['l.serverCpuPct'])} % of its core: absolute figures are pessimistic.` : ''),
+        (other > 30
+          ? ` **Disturbed**: other processes used ${fmtInt(other)} % of a core during the phases (median), so the server got ${fmtInt(m['t.serverCpuPct'])} / ${fmtInt(m['l.serverCpuPct'])} % of its core: absolute figures are pessimistic.`
+          : ''),
     );
     notes.push(
       `- ${cell.target}: pushes left pending / dead-lettered on the server at the end of each run: ${perRun(runs, 'pendingEnd', fmtInt)} / ${perRun(runs, 'deadEnd', fmtInt)}; ` +
@@ -722,34 +815,62 @@ function pushSection(result: ScenarioResult): Section {
         `enqueued→received ${fmtMs(m['l.enqueueToReceiptP50Ms'])} / ${fmtMs(m['l.enqueueToReceiptP99Ms'])}, received→settled (row still pending, worker slot held) ${fmtMs(m['l.receiptToSettledP50Ms'])} / ${fmtMs(m['l.receiptToSettledP99Ms'])}; ` +
         `push receipt − the approval's own \`message/send\` answer ${fmtMs(m['l.pushMinusAnswerP50Ms'])} / ${fmtMs(m['l.pushMinusAnswerP99Ms'])} (throughput phase, push − the starting \`message/send\` answer: ${fmtMs(m['t.pushMinusAnswerP50Ms'])} / ${fmtMs(m['t.pushMinusAnswerP99Ms'])}); ` +
         `a \`/metrics\` scrape took p50 ${fmtInt(m['t.scrapeP50Ms'])} / max ${fmtInt(m['t.scrapeMaxMs'])} ms (throughput) and ${fmtInt(m['l.scrapeP50Ms'])} / ${fmtInt(m['l.scrapeMaxMs'])} ms (lag); ` +
-        (runs.some((r) => (r['t.attempted'] ?? 0) < (r['tasks'] ?? 0)) ? `**time budget**: tasks started per run ${perRun(runs, 't.attempted', fmtInt)} of ${fmtInt(m['tasks'])} (the harness gives a run warm-up + duration + 30 s; task creation stops at 45 % of it); ` : '') +
-        (bad.length ? `**problems**: ${bad.map(([k, v]) => `${k} ${fmtInt(v)}`).join(', ')}; ` : 'no wrong body, token, duplicate or stray push; ') +
-        `server start ${perRun(runs, 'startMs', fmtInt)} ms; load average 1/5/15 min at the start of each run: ${runs.map((r) => `${fmtFixed(r['loadAvg1'], 2)}/${fmtFixed(r['loadAvg5'], 2)}/${fmtFixed(r['loadAvg15'], 2)}`).join(', ')}.`,
+        (runs.some((r) => (r['t.attempted'] ?? 0) < (r.tasks ?? 0))
+          ? `**time budget**: tasks started per run ${perRun(runs, 't.attempted', fmtInt)} of ${fmtInt(m.tasks)} (the harness gives a run warm-up + duration + 30 s; task creation stops at 45 % of it); `
+          : '') +
+        (bad.length
+          ? `**problems**: ${bad.map(([k, v]) => `${k} ${fmtInt(v)}`).join(', ')}; `
+          : 'no wrong body, token, duplicate or stray push; ') +
+        `server start ${perRun(runs, 'startMs', fmtInt)} ms; load average 1/5/15 min at the start of each run: ${runs.map((r) => `${fmtFixed(r.loadAvg1, 2)}/${fmtFixed(r.loadAvg5, 2)}/${fmtFixed(r.loadAvg15, 2)}`).join(', ')}.`,
     );
   }
   const table = (columns: string[], rows: string[][]): string =>
-    [`| ${columns.join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`)].join('\n');
+    [
+      `| ${columns.join(' | ')} |`,
+      `|${columns.map(() => '---').join('|')}|`,
+      ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`),
+    ].join('\n');
   const cols1 = [
-    'server', 'tasks paused', 'pushes received in time / expected (all runs)', 'late / lost (all runs)', 'pushes/s median (per run)', 'tasks started/s',
-    'commit→receipt p50 / p99 / max ms', 'message/send p50 / p99 ms', 'max outbox lag s (/metrics) / peak backlog', 'retries / duplicates (all runs)',
-    'server / other CPU %', 'TLS handshakes',
+    'server',
+    'tasks paused',
+    'pushes received in time / expected (all runs)',
+    'late / lost (all runs)',
+    'pushes/s median (per run)',
+    'tasks started/s',
+    'commit→receipt p50 / p99 / max ms',
+    'message/send p50 / p99 ms',
+    'max outbox lag s (/metrics) / peak backlog',
+    'retries / duplicates (all runs)',
+    'server / other CPU %',
+    'TLS handshakes',
   ];
   const cols2 = [
-    'server', 'paused tasks approved', '`completed` pushes received in time / expected (all runs)', 'late / lost (all runs)', 'approvals answered / all pushes arrived s (per run)',
-    'approvals/s / pushes/s', 'commit→receipt p50 / p99 / max ms', 'max outbox lag s (/metrics, per run)', 'peak backlog (receiver)', 'approval message/send p50 / p99 ms',
-    'server / other CPU %', 'server RSS MiB before → after',
+    'server',
+    'paused tasks approved',
+    '`completed` pushes received in time / expected (all runs)',
+    'late / lost (all runs)',
+    'approvals answered / all pushes arrived s (per run)',
+    'approvals/s / pushes/s',
+    'commit→receipt p50 / p99 / max ms',
+    'max outbox lag s (/metrics, per run)',
+    'peak backlog (receiver)',
+    'approval message/send p50 / p99 ms',
+    'server / other CPU %',
+    'server RSS MiB before → after',
   ];
   const allRuns = cells.flatMap((c) => c.runs);
-  const sizes = allRuns.map((r) => fmtInt(r['tasks']));
+  const sizes = allRuns.map((r) => fmtInt(r.tasks));
   // This section may end up spliced into a RESULTS.md whose header describes another run.
   const when = allRuns.length
-    ? `Measured ${new Date(Math.min(...allRuns.map((r) => r['startedAtMs'] ?? Infinity))).toISOString()} – ${new Date(Math.max(...allRuns.map((r) => r['startedAtMs'] ?? 0))).toISOString()} (run starts), ` +
-      `${allRuns[0]?.['quick'] ? '**quick**' : '**full**'} mode, ${allRuns.length} run(s), each with a time budget of ${fmtInt(allRuns[0]?.['budgetS'])} s.`
+    ? `Measured ${new Date(Math.min(...allRuns.map((r) => r.startedAtMs ?? Infinity))).toISOString()} – ${new Date(Math.max(...allRuns.map((r) => r.startedAtMs ?? 0))).toISOString()} (run starts), ` +
+      `${allRuns[0]?.quick ? '**quick**' : '**full**'} mode, ${allRuns.length} run(s), each with a time budget of ${fmtInt(allRuns[0]?.budgetS)} s.`
     : '';
   return {
     title: 'Push notifications (issue 5)',
     intro: [
-      `Scenario \`${result.name}\`: ${result.description}` + (skipped.length ? ` Not applicable to ${skipped.join(', ')} (no push worker).` : '') + (when ? ` ${when}` : ''),
+      `Scenario \`${result.name}\`: ${result.description}` +
+        (skipped.length ? ` Not applicable to ${skipped.join(', ')} (no push worker).` : '') +
+        (when ? ` ${when}` : ''),
       '',
       `**Throughput** — ${sizes[0] ?? 'N'} \`approval\` tasks started over \`message/send\` (blocking, 50 in flight), each with an inline \`pushNotificationConfig\`; each returns at input-required and causes one push.`,
       '',
@@ -762,10 +883,10 @@ function pushSection(result: ScenarioResult): Section {
     after: [
       ...notes,
       '',
-      '**Method.** Handoff only, and not the harness\'s own `handoff` instance: that one is started without extra environment, and pushes to a loopback receiver need `HANDOFF_PUSH_ALLOW_CIDRS=127.0.0.0/8` (the egress guard refuses private addresses otherwise) and `HANDOFF_PUSH_CA_FILE` (the receiver\'s CA). So each run starts its own `dist/src/cli/main.js serve` with those two settings (every other `HANDOFF_*` variable removed, default retry schedule, worker defaults: 32 deliveries in flight, 5 s timeout), a fresh SQLite data dir, pinned to core 0 like every server here; the harness\'s instance stays idle. ' +
+      "**Method.** Handoff only, and not the harness's own `handoff` instance: that one is started without extra environment, and pushes to a loopback receiver need `HANDOFF_PUSH_ALLOW_CIDRS=127.0.0.0/8` (the egress guard refuses private addresses otherwise) and `HANDOFF_PUSH_CA_FILE` (the receiver's CA). So each run starts its own `dist/src/cli/main.js serve` with those two settings (every other `HANDOFF_*` variable removed, default retry schedule, worker defaults: 32 deliveries in flight, 5 s timeout), a fresh SQLite data dir, pinned to core 0 like every server here; the harness's instance stays idle. " +
         'The receiver (`bench/lib/push-receiver.ts`) is a `node:https` server on 127.0.0.1 in the harness process (core 1) with a throw-away CA and a certificate for IP 127.0.0.1 made by `openssl` into a temp dir per run; it answers 200 with an empty body at once, keep-alive, and records for every request the receipt time (body fully read; epoch ms with sub-ms precision), the delivery id, task id, token headers and the body. ' +
         'Each task gets its own random token; a push counts as received once per delivery id and task, and is checked for kind `status-update`, its task, the state, `final`, and the token (`X-A2A-Notification-Token` and `Authorization: Bearer`). ' +
-        'Delay (commit→receipt) = receipt time − `status.timestamp` of the pushed TaskStatusUpdateEvent, which is the transition\'s `updatedAt`, stamped (whole ms) when the transaction that writes the outbox row begins; same host clock. ' +
+        "Delay (commit→receipt) = receipt time − `status.timestamp` of the pushed TaskStatusUpdateEvent, which is the transition's `updatedAt`, stamped (whole ms) when the transaction that writes the outbox row begins; same host clock. " +
         'A warm-up of 20 tasks (quick: 10) started and approved, pushes drained, precedes both phases and is not counted. ' +
         'Throughput: pushes/s = pushes received ÷ (last receipt − first `message/send` written); tasks started/s = tasks answered at input-required ÷ the sending time; if pushes/s ≈ tasks/s the worker kept up and the figure is bounded by how fast Handoff creates tasks, not by delivery. ' +
         'Lag: after the throughput phase\'s pushes are all in (+0.5 s), every paused task is approved, 50 replies in flight; "all pushes arrived" = last `completed` receipt − first approval written. Max outbox lag = largest `handoff_push_outbox_lag_seconds` (age of the oldest pending outbox row) seen by polling `/metrics` (one scrape at a time, the next ≥ 200 ms after the previous one started) during the phase; under load a scrape itself waits for the server (scrape times are in the notes), so there may be few samples, and the gauge computes the age with a `now` taken before its SQL query waits for the store\'s single SQLite connection (src/push/outbox.ts `oldestPendingAgeMs`), so it can read low — the max commit→receipt delay is the receiver-side bound; peak backlog = most pushes committed (by `status.timestamp`) but not yet received at any instant, from the receipts alone. ' +

@@ -18,7 +18,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PG_URL, probePg, startHandoffPg, startHandoffSqlite, type PgInfo } from '../lib/handoff-server.js';
-import { registerScenario, registerSection, type CellResult, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
+import {
+  registerScenario,
+  registerSection,
+  type CellResult,
+  type Figures,
+  type ScenarioContext,
+  type ScenarioResult,
+} from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, fmtTimes, type Section } from '../lib/report.js';
 import { measurePaired, measureRest, type RestStep } from '../lib/rest-load.js';
 import { seedInChild, type SeedSummary } from '../lib/seed-runs.js';
@@ -40,12 +47,15 @@ let pgInfo: PgInfo | undefined;
 /** Why PostgreSQL figures are missing, per scenario (last reason seen). */
 const pgMissing = new Map<string, string>();
 
-const shortError = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 160);
+const shortError = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 160);
 
 function requireHandoff(ctx: ScenarioContext): void {
   roundsRun = ctx.mode.rounds;
   if (ctx.target.name !== TARGET) {
-    throw new Error(`not applicable: the OpenWOP run API is Handoff-only (--targets ${TARGET} skips ${ctx.target.name})`);
+    throw new Error(
+      `not applicable: the OpenWOP run API is Handoff-only (--targets ${TARGET} skips ${ctx.target.name})`,
+    );
   }
 }
 
@@ -59,7 +69,10 @@ function deadlineOf(ctx: ScenarioContext): number {
 
 function ensureTime(deadline: number, needS: number, what: string): void {
   const leftS = (deadline - Date.now()) / 1000;
-  if (leftS < needS) throw new Error(`${what} skipped: ${Math.max(0, leftS).toFixed(1)} s left of the harness's per-run limit, ${needS.toFixed(1)} s needed (slow set-up: machine busy?)`);
+  if (leftS < needS)
+    throw new Error(
+      `${what} skipped: ${Math.max(0, leftS).toFixed(1)} s left of the harness's per-run limit, ${needS.toFixed(1)} s needed (slow set-up: machine busy?)`,
+    );
 }
 
 const originOf = (ctx: ScenarioContext): string => new URL(ctx.running.url).origin;
@@ -79,8 +92,8 @@ function headline(f: Figures): Figures {
 
 function logLine(ctx: ScenarioContext, what: string, f: Figures): void {
   ctx.log(
-    `  ${what.padEnd(24)} ${fmtInt(f['reqPerSec']).padStart(7)} req/s  ${fmtInt(f['flowsPerSec']).padStart(7)} flows/s  p50 ${fmtMs(f['p50Ms'])} ms  p99 ${fmtMs(f['p99Ms'])} ms  cpu ${fmtInt(f['serverCpuUsPerReq'])} µs/req` +
-      `${f['dbCpuUsPerReq'] !== undefined ? ` + db ${fmtInt(f['dbCpuUsPerReq'])} µs/req` : ''}  other-cpu ${fmtInt(f['otherCpuPct'])}%  failures ${fmtInt(f['failures'])}`,
+    `  ${what.padEnd(24)} ${fmtInt(f.reqPerSec).padStart(7)} req/s  ${fmtInt(f.flowsPerSec).padStart(7)} flows/s  p50 ${fmtMs(f.p50Ms)} ms  p99 ${fmtMs(f.p99Ms)} ms  cpu ${fmtInt(f.serverCpuUsPerReq)} µs/req` +
+      `${f.dbCpuUsPerReq !== undefined ? ` + db ${fmtInt(f.dbCpuUsPerReq)} µs/req` : ''}  other-cpu ${fmtInt(f.otherCpuPct)}%  failures ${fmtInt(f.failures)}`,
   );
 }
 
@@ -102,21 +115,24 @@ export const completionSteps = (body: Record<string, unknown>): RestStep[] => [
     request: () => ({ method: 'POST', path: '/v1/runs', body }),
     check: (b) => runIdOf(b) !== undefined && !['failed', 'cancelled'].includes(statusOf(b) ?? ''),
     capture: (b, flow) => {
-      flow['runId'] = runIdOf(b);
-      flow['done'] = TERMINAL.has(statusOf(b) ?? '') ? '1' : undefined;
+      flow.runId = runIdOf(b);
+      flow.done = TERMINAL.has(statusOf(b) ?? '') ? '1' : undefined;
     },
     completes: (b) => statusOf(b) === 'completed',
     tally: (b) => `post-${statusOf(b) ?? 'none'}`,
   },
-  ...Array.from({ length: POLLS }, (_, i): RestStep => ({
-    request: (flow) => (flow['done'] || !flow['runId'] ? undefined : { method: 'GET', path: `/v1/runs/${flow['runId']}` }),
-    check: (b) => statusOf(b) !== undefined && !['failed', 'cancelled'].includes(statusOf(b) ?? ''),
-    capture: (b, flow) => {
-      if (TERMINAL.has(statusOf(b) ?? '')) flow['done'] = '1';
-    },
-    completes: (b) => statusOf(b) === 'completed',
-    tally: (b) => (i === POLLS - 1 && statusOf(b) !== 'completed' ? 'gave-up' : 'get'),
-  })),
+  ...Array.from(
+    { length: POLLS },
+    (_, i): RestStep => ({
+      request: (flow) => (flow.done || !flow.runId ? undefined : { method: 'GET', path: `/v1/runs/${flow.runId}` }),
+      check: (b) => statusOf(b) !== undefined && !['failed', 'cancelled'].includes(statusOf(b) ?? ''),
+      capture: (b, flow) => {
+        if (TERMINAL.has(statusOf(b) ?? '')) flow.done = '1';
+      },
+      completes: (b) => statusOf(b) === 'completed',
+      tally: (b) => (i === POLLS - 1 && statusOf(b) !== 'completed' ? 'gave-up' : 'get'),
+    }),
+  ),
 ];
 const echoSteps = (): RestStep[] => completionSteps({ workflowId: 'echo' });
 
@@ -133,7 +149,11 @@ function getSteps(ids: string[]): RestStep[] {
 }
 
 /** `backendPids` only for a server on PostgreSQL (its backends' CPU is reported separately). */
-async function measureOn(ctx: ScenarioContext, server: { base: string; pid: number; backendPids?: () => Promise<number[]> }, steps: RestStep[]): Promise<Figures> {
+async function measureOn(
+  ctx: ScenarioContext,
+  server: { base: string; pid: number; backendPids?: () => Promise<number[]> },
+  steps: RestStep[],
+): Promise<Figures> {
   return measureRest(
     { baseUrl: server.base, connections: CONNECTIONS, steps },
     {
@@ -204,7 +224,9 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
   const [small, large] = await Promise.all(sizes.map(seeded));
   if (fresh) {
     for (const { seed } of [small!, large!]) {
-      ctx.log(`  ${NAMES.get}: seeded ${fmtInt(seed.stored)} runs (${seed.eventsPerRun} events each) in ${fmtInt(seed.insertMs)} ms (+${fmtInt(seed.templateMs)} ms for the template run)`);
+      ctx.log(
+        `  ${NAMES.get}: seeded ${fmtInt(seed.stored)} runs (${seed.eventsPerRun} events each) in ${fmtInt(seed.insertMs)} ms (+${fmtInt(seed.templateMs)} ms for the template run)`,
+      );
     }
   }
   const t0 = performance.now();
@@ -214,7 +236,11 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
   try {
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    ensureTime(deadline, 2 * ctx.mode.warmupS + ctx.mode.durationS + 3, 'measurement (seeded data kept for the next round)');
+    ensureTime(
+      deadline,
+      2 * ctx.mode.warmupS + ctx.mode.durationS + 3,
+      'measurement (seeded data kept for the next round)',
+    );
     // The measured time (durationS) is split between the two servers, in windows of ≤ 2 s.
     const windowS = Math.min(2, ctx.mode.durationS / 2);
     const windows = Math.max(1, Math.round(ctx.mode.durationS / 2 / windowS));
@@ -232,8 +258,8 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
     });
     const a = { ...fs, ...extra(small!.seed) };
     const b = { ...fl, ...extra(large!.seed) };
-    logLine(ctx, `${NAMES.get} (${fmtInt(a['storedRuns'])})`, a);
-    logLine(ctx, `${NAMES.get} (${fmtInt(b['storedRuns'])})`, b);
+    logLine(ctx, `${NAMES.get} (${fmtInt(a.storedRuns)})`, a);
+    logLine(ctx, `${NAMES.get} (${fmtInt(b.storedRuns)})`, b);
     const ratio = (k: string): number => (b[k] ?? NaN) / (a[k] ?? NaN);
     return {
       ...headline(b),
@@ -254,7 +280,8 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
 // ─── report ───
 
 const sum = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
-const handoffCell = (r: ScenarioResult | undefined): CellResult | undefined => r?.cells.find((c) => c.target === TARGET);
+const handoffCell = (r: ScenarioResult | undefined): CellResult | undefined =>
+  r?.cells.find((c) => c.target === TARGET);
 
 function rateCell(runs: Figures[], key: string): string {
   const s = spread(runs, key);
@@ -270,12 +297,16 @@ function talliesCell(runs: Figures[], p: string, filter: (label: string) => bool
   const counts = new Map<string, number>();
   for (const r of runs) {
     for (const [k, v] of Object.entries(r)) {
-      if (k.startsWith(`${p}tally.`) && filter(k.slice(p.length + 6))) counts.set(k.slice(p.length + 6), (counts.get(k.slice(p.length + 6)) ?? 0) + v);
+      if (k.startsWith(`${p}tally.`) && filter(k.slice(p.length + 6)))
+        counts.set(k.slice(p.length + 6), (counts.get(k.slice(p.length + 6)) ?? 0) + v);
     }
   }
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   if (!total) return '–';
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmtFixed((100 * v) / total, 1)} %`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${fmtFixed((100 * v) / total, 1)} %`)
+    .join(', ');
 }
 
 /** "other CPU %" of every run, in run order: how much the box's other work disturbed each one. */
@@ -300,17 +331,42 @@ function unavailableRow(cell: CellResult | undefined, label: string, width: numb
 }
 
 const DETAIL_COLUMNS = [
-  'measured on', 'req/s median (min–max)', 'flows/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors / requests (all runs)',
-  'server CPU %', 'server CPU µs/req', 'PostgreSQL backends CPU µs/req', 'load-gen CPU %', 'other CPU %', 'server RSS MiB (end)', 'bytes/resp',
+  'measured on',
+  'req/s median (min–max)',
+  'flows/s',
+  'p50 ms',
+  'p90 ms',
+  'p99 ms',
+  'max ms',
+  'errors / requests (all runs)',
+  'server CPU %',
+  'server CPU µs/req',
+  'PostgreSQL backends CPU µs/req',
+  'load-gen CPU %',
+  'other CPU %',
+  'server RSS MiB (end)',
+  'bytes/resp',
 ];
 
 function detailRow(label: string, runs: Figures[], p: string): string[] {
   const m = medians(runs);
   const g = (k: string): number | undefined => m[`${p}${k}`];
   return [
-    label, rateCell(runs, `${p}reqPerSec`), fmtInt(g('flowsPerSec')), fmtMs(g('p50Ms')), fmtMs(g('p90Ms')), fmtMs(g('p99Ms')), fmtMs(g('maxMs')),
-    errorsCell(runs, p), fmtInt(g('serverCpuPct')), fmtInt(g('serverCpuUsPerReq')), fmtInt(g('dbCpuUsPerReq')),
-    fmtInt(g('loadGenCpuPct')), fmtInt(g('otherCpuPct')), fmtFixed(g('rssMiB'), 1), fmtInt(g('bytesPerResp')),
+    label,
+    rateCell(runs, `${p}reqPerSec`),
+    fmtInt(g('flowsPerSec')),
+    fmtMs(g('p50Ms')),
+    fmtMs(g('p90Ms')),
+    fmtMs(g('p99Ms')),
+    fmtMs(g('maxMs')),
+    errorsCell(runs, p),
+    fmtInt(g('serverCpuPct')),
+    fmtInt(g('serverCpuUsPerReq')),
+    fmtInt(g('dbCpuUsPerReq')),
+    fmtInt(g('loadGenCpuPct')),
+    fmtInt(g('otherCpuPct')),
+    fmtFixed(g('rssMiB'), 1),
+    fmtInt(g('bytesPerResp')),
   ];
 }
 
@@ -323,7 +379,12 @@ function storesSection(result: ScenarioResult, flowsMeaning: string): Section {
     rows.push(detailRow('handoff, SQLite (fresh temp dir)', cell.runs, 'sqlite.'));
     const pg = pgRuns(cell);
     if (pg.length) rows.push(detailRow(`handoff, PostgreSQL (${pg.length}/${cell.runs.length} runs)`, pg, 'pg.'));
-    else rows.push(['handoff, PostgreSQL', `not available: ${pgMissing.get(result.name) ?? '?'}`, ...DETAIL_COLUMNS.slice(2).map(() => '')]);
+    else
+      rows.push([
+        'handoff, PostgreSQL',
+        `not available: ${pgMissing.get(result.name) ?? '?'}`,
+        ...DETAIL_COLUMNS.slice(2).map(() => ''),
+      ]);
   }
   return {
     title: result.name,
@@ -355,7 +416,8 @@ function getSection(result: ScenarioResult): Section {
 
 registerScenario({
   name: NAMES.create,
-  description: '`POST /v1/runs {workflowId:"approval", inputs:{prompt:"x"}}` (the run parks at its approval gate), 50 connections; SQLite and PostgreSQL.',
+  description:
+    '`POST /v1/runs {workflowId:"approval", inputs:{prompt:"x"}}` (the run parks at its approval gate), 50 connections; SQLite and PostgreSQL.',
   order: 60,
   run: (ctx) => sqliteAndPg(ctx, NAMES.create, createSteps),
   section: (r) => storesSection(r, 'runs created per second (201 with a runId)'),
@@ -381,19 +443,32 @@ registerScenario({
 
 function mdTable(columns: string[], rows: string[][]): string {
   const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [`| ${columns.map(cell).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+  return [
+    `| ${columns.map(cell).join(' | ')} |`,
+    `|${columns.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ].join('\n');
 }
 
-function storeRows(result: ScenarioResult | undefined, width: number, row: (label: string, runs: Figures[], p: string) => string[]): string[][] {
+function storeRows(
+  result: ScenarioResult | undefined,
+  width: number,
+  row: (label: string, runs: Figures[], p: string) => string[],
+): string[][] {
   const cell = handoffCell(result);
-  if (!cell || cell.runs.length === 0) return [unavailableRow(cell, 'SQLite', width), unavailableRow(cell, 'PostgreSQL', width)];
+  if (!cell || cell.runs.length === 0)
+    return [unavailableRow(cell, 'SQLite', width), unavailableRow(cell, 'PostgreSQL', width)];
   const pg = pgRuns(cell);
   const pgLabel = pgInfo ? (/^PostgreSQL [\d.]+/.exec(pgInfo.version)?.[0] ?? 'PostgreSQL') : 'PostgreSQL';
   return [
     row('SQLite', cell.runs, 'sqlite.'),
     pg.length
       ? row(`${pgLabel}${pg.length < cell.runs.length ? ` (${pg.length}/${cell.runs.length} runs)` : ''}`, pg, 'pg.')
-      : ['PostgreSQL', `not available: ${pgMissing.get(result!.name) ?? '?'}`, ...Array.from({ length: width - 2 }, () => '')],
+      : [
+          'PostgreSQL',
+          `not available: ${pgMissing.get(result!.name) ?? '?'}`,
+          ...Array.from({ length: width - 2 }, () => ''),
+        ],
   ];
 }
 
@@ -403,24 +478,66 @@ function issueSection(results: ScenarioResult[]): Section[] {
   if (mine.every((r) => r === undefined)) return [];
   const [create, echo, get] = mine;
 
-  const createCols = ['store', 'runs created/s median (min–max)', 'p50 ms', 'p99 ms', 'Handoff CPU µs/request', 'runs/s per busy Handoff core', 'PostgreSQL backends CPU µs/request', 'errors / requests (all runs)', 'POST answered', 'other CPU %'];
+  const createCols = [
+    'store',
+    'runs created/s median (min–max)',
+    'p50 ms',
+    'p99 ms',
+    'Handoff CPU µs/request',
+    'runs/s per busy Handoff core',
+    'PostgreSQL backends CPU µs/request',
+    'errors / requests (all runs)',
+    'POST answered',
+    'other CPU %',
+  ];
   const createRows = create
     ? storeRows(create, createCols.length, (label, runs, p) => {
         const m = medians(runs);
-        return [label, rateCell(runs, `${p}reqPerSec`), fmtMs(m[`${p}p50Ms`]), fmtMs(m[`${p}p99Ms`]), `**${fmtInt(m[`${p}serverCpuUsPerReq`])}**`, fmtInt(m[`${p}reqPerBusyCore`]), fmtInt(m[`${p}dbCpuUsPerReq`]), errorsCell(runs, p), talliesCell(runs, p), otherCell(runs, p)];
+        return [
+          label,
+          rateCell(runs, `${p}reqPerSec`),
+          fmtMs(m[`${p}p50Ms`]),
+          fmtMs(m[`${p}p99Ms`]),
+          `**${fmtInt(m[`${p}serverCpuUsPerReq`])}**`,
+          fmtInt(m[`${p}reqPerBusyCore`]),
+          fmtInt(m[`${p}dbCpuUsPerReq`]),
+          errorsCell(runs, p),
+          talliesCell(runs, p),
+          otherCell(runs, p),
+        ];
       })
     : [['(runs-create not run)', ...createCols.slice(1).map(() => '')]];
 
-  const echoCols = ['store', 'completed runs/s median (min–max)', 'requests/s', 'p50 ms', 'p99 ms', 'Handoff CPU µs/completed run', 'completed runs/s per busy Handoff core', 'PostgreSQL backends CPU µs/run', 'POST answered', 'follow-up GETs', 'errors / requests (all runs)', 'other CPU %'];
+  const echoCols = [
+    'store',
+    'completed runs/s median (min–max)',
+    'requests/s',
+    'p50 ms',
+    'p99 ms',
+    'Handoff CPU µs/completed run',
+    'completed runs/s per busy Handoff core',
+    'PostgreSQL backends CPU µs/run',
+    'POST answered',
+    'follow-up GETs',
+    'errors / requests (all runs)',
+    'other CPU %',
+  ];
   const echoRows = echo
     ? storeRows(echo, echoCols.length, (label, runs, p) => {
         const m = medians(runs);
         const gets = sum(runs, `${p}tally.get`) + sum(runs, `${p}tally.gave-up`);
         const flows = sum(runs, `${p}flows`);
-        const dbPerFlow = (m[`${p}dbCpuUsPerReq`] ?? NaN) * ((m[`${p}reqPerSec`] ?? NaN) / (m[`${p}flowsPerSec`] ?? NaN));
+        const dbPerFlow =
+          (m[`${p}dbCpuUsPerReq`] ?? NaN) * ((m[`${p}reqPerSec`] ?? NaN) / (m[`${p}flowsPerSec`] ?? NaN));
         return [
-          label, rateCell(runs, `${p}flowsPerSec`), fmtInt(m[`${p}reqPerSec`]), fmtMs(m[`${p}p50Ms`]), fmtMs(m[`${p}p99Ms`]),
-          `**${fmtInt(m[`${p}serverCpuUsPerFlow`])}**`, fmtInt(m[`${p}flowsPerBusyCore`]), fmtInt(dbPerFlow),
+          label,
+          rateCell(runs, `${p}flowsPerSec`),
+          fmtInt(m[`${p}reqPerSec`]),
+          fmtMs(m[`${p}p50Ms`]),
+          fmtMs(m[`${p}p99Ms`]),
+          `**${fmtInt(m[`${p}serverCpuUsPerFlow`])}**`,
+          fmtInt(m[`${p}flowsPerBusyCore`]),
+          fmtInt(dbPerFlow),
           talliesCell(runs, p, (l) => l.startsWith('post-')).replace(/post-/g, ''),
           `${fmtInt(gets)} (${fmtFixed(flows ? gets / flows : NaN, 3)} per run)${sum(runs, `${p}tally.gave-up`) ? `, ${fmtInt(sum(runs, `${p}tally.gave-up`))} gave up` : ''}`,
           errorsCell(runs, p),
@@ -429,22 +546,50 @@ function issueSection(results: ScenarioResult[]): Section[] {
       })
     : [['(runs-echo not run)', ...echoCols.slice(1).map(() => '')]];
 
-  const getCols = ['stored runs', 'req/s median (min–max)', 'p50 ms', 'p90 ms', 'p99 ms', 'Handoff CPU µs/request', 'req/s per busy Handoff core', 'errors / requests (all runs)', 'seeding (insert) s', 'other CPU %'];
+  const getCols = [
+    'stored runs',
+    'req/s median (min–max)',
+    'p50 ms',
+    'p90 ms',
+    'p99 ms',
+    'Handoff CPU µs/request',
+    'req/s per busy Handoff core',
+    'errors / requests (all runs)',
+    'seeding (insert) s',
+    'other CPU %',
+  ];
   const getCell = handoffCell(get);
   const getRows: string[][] = [];
-  if (!getCell || getCell.runs.length === 0) getRows.push(unavailableRow(getCell, get ? 'runs-get' : '(runs-get not run)', getCols.length));
+  if (!getCell || getCell.runs.length === 0)
+    getRows.push(unavailableRow(getCell, get ? 'runs-get' : '(runs-get not run)', getCols.length));
   else {
     const runs = getCell.runs;
     const m = medians(runs);
     for (const p of ['small.', 'large.']) {
       getRows.push([
-        `**${fmtInt(m[`${p}storedRuns`])}**`, rateCell(runs, `${p}reqPerSec`), fmtMs(m[`${p}p50Ms`]), fmtMs(m[`${p}p90Ms`]), `**${fmtMs(m[`${p}p99Ms`])}**`,
-        fmtInt(m[`${p}serverCpuUsPerReq`]), fmtInt(m[`${p}reqPerBusyCore`]), errorsCell(runs, p), fmtFixed((m[`${p}seedInsertMs`] ?? NaN) / 1000, 1), otherCell(runs, p),
+        `**${fmtInt(m[`${p}storedRuns`])}**`,
+        rateCell(runs, `${p}reqPerSec`),
+        fmtMs(m[`${p}p50Ms`]),
+        fmtMs(m[`${p}p90Ms`]),
+        `**${fmtMs(m[`${p}p99Ms`])}**`,
+        fmtInt(m[`${p}serverCpuUsPerReq`]),
+        fmtInt(m[`${p}reqPerBusyCore`]),
+        errorsCell(runs, p),
+        fmtFixed((m[`${p}seedInsertMs`] ?? NaN) / 1000, 1),
+        otherCell(runs, p),
       ]);
     }
     getRows.push([
-      `**${fmtInt(m['large.storedRuns'])} / ${fmtInt(m['small.storedRuns'])}**`, fmtFixed(m['ratio.reqPerSec'], 3), fmtTimes(m['ratio.p50Ms']), fmtTimes(m['ratio.p90Ms']),
-      `**${fmtTimes(m['ratio.p99Ms'])}** (per run: ${runs.map((r) => fmtTimes(r['ratio.p99Ms'])).join(', ')})`, fmtTimes(m['ratio.serverCpuUsPerReq']), '', '', '', '',
+      `**${fmtInt(m['large.storedRuns'])} / ${fmtInt(m['small.storedRuns'])}**`,
+      fmtFixed(m['ratio.reqPerSec'], 3),
+      fmtTimes(m['ratio.p50Ms']),
+      fmtTimes(m['ratio.p90Ms']),
+      `**${fmtTimes(m['ratio.p99Ms'])}** (per run: ${runs.map((r) => fmtTimes(r['ratio.p99Ms'])).join(', ')})`,
+      fmtTimes(m['ratio.serverCpuUsPerReq']),
+      '',
+      '',
+      '',
+      '',
     ]);
   }
 

@@ -6,7 +6,9 @@ import { registerScenario } from '../lib/registry.js';
 import { sendNew } from '../lib/rpc.js';
 import type { ScenarioContext } from '../lib/registry.js';
 
-const echoSteps = async (ctx: ScenarioContext) => [{ body: () => sendNew(ctx.skills.echo), expect: '"state":"completed"' }];
+const echoSteps = async (ctx: ScenarioContext) => [
+  { body: () => sendNew(ctx.skills.echo), expect: '"state":"completed"' },
+];
 
 registerScenario(
   throughputScenario({

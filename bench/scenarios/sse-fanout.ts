@@ -50,9 +50,12 @@ interface ChurnSizes {
 // second on its one core (less on a busy machine), so 1,000 subscribers need several seconds to
 // attach: the full run keeps the 400 ms cadence but runs 25 steps (≈ 10 s), so the first runs are
 // still live when the last subscriber attaches and all 1,000 streams are open together.
-const fanoutSizes = (quick: boolean): FanoutSizes => (quick ? { tasks: 20, perTask: 10, steps: 5 } : { tasks: 100, perTask: 10, steps: 25 });
+const fanoutSizes = (quick: boolean): FanoutSizes =>
+  quick ? { tasks: 20, perTask: 10, steps: 5 } : { tasks: 100, perTask: 10, steps: 25 };
 const churnSizes = (quick: boolean): ChurnSizes =>
-  quick ? { tasks: 20, waves: 10, perWave: 200, settleMs: 250 } : { tasks: 100, waves: 20, perWave: 500, settleMs: 250 };
+  quick
+    ? { tasks: 20, waves: 10, perWave: 200, settleMs: 250 }
+    : { tasks: 100, waves: 20, perWave: 500, settleMs: 250 };
 
 const STEP_MS = 400;
 const LONG_INPUTS = { steps: 10_000, stepMs: 5000 };
@@ -73,16 +76,26 @@ const runBudgetMs = (ctx: ScenarioContext): number => (ctx.mode.warmupS + ctx.mo
 function handoffBase(ctx: ScenarioContext): string {
   const url = new URL(ctx.running.url);
   if (url.pathname !== '/v1/a2a') {
-    throw new Error(`handoff-only scenario (needs /v1/runs and the steps workflow); ${ctx.target.name} serves ${url.pathname}`);
+    throw new Error(
+      `handoff-only scenario (needs /v1/runs and the steps workflow); ${ctx.target.name} serves ${url.pathname}`,
+    );
   }
   return url.origin;
 }
 
 /** One request outside the streams (Connection: close, so no pooled socket stays in the counts). */
-function httpJson<T>(method: 'GET' | 'POST', url: string, body?: unknown, timeoutMs = 15_000): Promise<{ status: number; json: T; text: string }> {
+function httpJson<T>(
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+  timeoutMs = 15_000,
+): Promise<{ status: number; json: T; text: string }> {
   const data = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = data === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
+    const headers: Record<string, string> =
+      data === undefined
+        ? {}
+        : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
     const req = request(url, { method, agent: false, timeout: timeoutMs, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -103,7 +116,8 @@ function httpJson<T>(method: 'GET' | 'POST', url: string, body?: unknown, timeou
 
 async function createRun(base: string, inputs: Record<string, unknown>): Promise<string> {
   const res = await httpJson<{ runId?: string }>('POST', `${base}/v1/runs`, { workflowId: 'steps', inputs });
-  if (res.status !== 201 || !res.json?.runId) throw new Error(`POST /v1/runs answered HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+  if (res.status !== 201 || !res.json?.runId)
+    throw new Error(`POST /v1/runs answered HTTP ${res.status}: ${res.text.slice(0, 200)}`);
   return res.json.runId;
 }
 
@@ -151,7 +165,6 @@ function rssSampler(pid: number): { peak(): number; stop(): void } {
   return { peak: () => peak, stop: () => clearInterval(timer) };
 }
 
-
 /** A few gauges of the server's own /metrics (prom-client defaults). */
 async function serverGauges(base: string): Promise<{ heapUsedMiB: number; sockets: number }> {
   const res = await httpJson<undefined>('GET', `${base}/metrics`);
@@ -186,7 +199,8 @@ async function readLog(base: string, runId: string): Promise<RunLog> {
     'GET',
     `${base}/v1/runs/${encodeURIComponent(runId)}/events/poll?lastSequence=-1&timeout=0&limit=1000`,
   );
-  if (res.status !== 200 || !res.json?.events) throw new Error(`events/poll ${runId}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+  if (res.status !== 200 || !res.json?.events)
+    throw new Error(`events/poll ${runId}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
   const events = new Map(res.json.events.map((e) => [e.sequence, { ...e, at: Date.parse(e.timestamp) }] as const));
   return { status: res.json.runStatus ?? '?', events };
 }
@@ -272,10 +286,14 @@ function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tall
   const updates = kind === 'a2a' ? sse.events.slice(1) : sse.events;
   if (kind === 'a2a') {
     const first = sse.events[0];
-    const snap = first ? (JSON.parse(first.data) as { result?: { kind?: string; status?: { state?: string } }; error?: unknown }) : undefined;
+    const snap = first
+      ? (JSON.parse(first.data) as { result?: { kind?: string; status?: { state?: string } }; error?: unknown })
+      : undefined;
     if (!first || snap?.result?.kind !== 'task' || first.id === undefined) {
       errored = true;
-      t.errorSample ??= first ? `first event is not a Task: ${first.data.slice(0, 200)}` : `no event (${sse.error ?? sse.end})`;
+      t.errorSample ??= first
+        ? `first event is not a Task: ${first.data.slice(0, 200)}`
+        : `no event (${sse.error ?? sse.end})`;
       expected = [];
     } else {
       expected = expectedA2A(log, Number(first.id), snap.result.status?.state ?? '?');
@@ -312,7 +330,10 @@ function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tall
     if (logged.at + 1 > sse.requestedAt) t.delays.push(ev.at - logged.at);
     else t.backlog++;
   }
-  if (updates.some((ev) => ev.id !== undefined && (log.events.get(Number(ev.id))?.at ?? -Infinity) + 1 > sse.requestedAt)) t.attachedLive++;
+  if (
+    updates.some((ev) => ev.id !== undefined && (log.events.get(Number(ev.id))?.at ?? -Infinity) + 1 > sse.requestedAt)
+  )
+    t.attachedLive++;
   const want = new Set(expected);
   let lost = 0;
   if (sse.timedOut) t.cut++;
@@ -331,7 +352,13 @@ function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tall
   if (errored) t.streamErrors++;
 }
 
-async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind, sizes: FanoutSizes, deadline: number): Promise<Figures> {
+async function fanoutPhase(
+  ctx: ScenarioContext,
+  base: string,
+  kind: StreamKind,
+  sizes: FanoutSizes,
+  deadline: number,
+): Promise<Figures> {
   const pid = ctx.running.pid;
   const n = sizes.tasks * sizes.perTask;
   // Run by run: create it (the POST returns once it has started), then open its S subscribers at
@@ -353,7 +380,10 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
   const created = Array.from({ length: sizes.tasks }, () => {
     let resolve!: (id: string) => void;
     let reject!: (err: unknown) => void;
-    const promise = new Promise<string>((res, rej) => ((resolve = res), (reject = rej)));
+    const promise = new Promise<string>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
     promise.catch(() => {}); // awaited in order below; no unhandled rejection meanwhile
     return { promise, resolve, reject };
   });
@@ -376,7 +406,10 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
       };
       const sse = openSse({
         ...(kind === 'a2a'
-          ? { url: `${base}/v1/a2a`, body: { jsonrpc: '2.0', id: k + 1, method: 'tasks/resubscribe', params: { id: runId } } }
+          ? {
+              url: `${base}/v1/a2a`,
+              body: { jsonrpc: '2.0', id: k + 1, method: 'tasks/resubscribe', params: { id: runId } },
+            }
           : { url: `${base}/v1/runs/${encodeURIComponent(runId)}/events` }),
         timeoutMs: Math.max(1000, deadline - nowMs()),
         onEvent: (ev, s) => {
@@ -407,7 +440,21 @@ async function fanoutPhase(ctx: ScenarioContext, base: string, kind: StreamKind,
     logs.set(id, await readLog(base, id));
   });
   const notCompleted = [...logs.values()].filter((l) => l.status !== 'completed').length;
-  const t: Tally = { expected: 0, received: 0, lost: 0, lostSubs: 0, unexpected: 0, streamErrors: 0, tsMismatch: 0, backlog: 0, delays: [], firsts: [], attachedLive: 0, cut: 0, cutPending: 0 };
+  const t: Tally = {
+    expected: 0,
+    received: 0,
+    lost: 0,
+    lostSubs: 0,
+    unexpected: 0,
+    streamErrors: 0,
+    tsMismatch: 0,
+    backlog: 0,
+    delays: [],
+    firsts: [],
+    attachedLive: 0,
+    cut: 0,
+    cutPending: 0,
+  };
   for (const sub of subs) checkSubscriber(kind, sub, logs.get(sub.runId)!, t);
   const delays = sortNum(t.delays);
   const firsts = sortNum(t.firsts);
@@ -587,7 +634,9 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
   }
   // Cancelling the runs ends any follower still attached to them; skipped when short of time.
   if (end - nowMs() > 7000) {
-    await pool(runIds.length, 8, (i) => httpJson('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, {}));
+    await pool(runIds.length, 8, (i) =>
+      httpJson('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, {}),
+    );
     await sleep(1000);
     await settled('cancelled');
   } else {
@@ -625,7 +674,9 @@ const sumOf = (runs: Figures[], key: string): number => runs.reduce((a, r) => a 
 /** The Handoff cells; non-Handoff targets are listed as not applicable in the intro. */
 function handoffCells(result: ScenarioResult) {
   const cells = result.cells.filter((c) => c.runs.length > 0 || !/handoff-only/.test(c.reason ?? ''));
-  const skipped = result.cells.filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? '')).map((c) => `\`${c.target}\``);
+  const skipped = result.cells
+    .filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? ''))
+    .map((c) => `\`${c.target}\``);
   return { cells, skipped };
 }
 
@@ -635,9 +686,19 @@ const REFERENCE_NOTE =
   '`message/stream` 1,000 streams — p99 7.99 ms, 64.2 KiB per stream (bare node:http: 30.9 KiB).';
 
 const FANOUT_COLUMNS = [
-  'stream', 'subscribers', 'peak open / attached while running', 'updates received / expected (all runs)', 'lost (all runs)', 'stream errors (all runs)',
-  'delay p50 / p99 / max ms', 'live updates timed (+ backlog)', 'first event p50 / p99 ms', 'all attached after ms (rate)',
-  'server RSS before → peak MiB', 'KiB per subscriber', 'server / other CPU %',
+  'stream',
+  'subscribers',
+  'peak open / attached while running',
+  'updates received / expected (all runs)',
+  'lost (all runs)',
+  'stream errors (all runs)',
+  'delay p50 / p99 / max ms',
+  'live updates timed (+ backlog)',
+  'first event p50 / p99 ms',
+  'all attached after ms (rate)',
+  'server RSS before → peak MiB',
+  'KiB per subscriber',
+  'server / other CPU %',
 ];
 
 function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
@@ -683,7 +744,7 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
       );
     }
   }
-  const load = cells.flatMap((c) => c.runs.map((r) => fmtFixed(r['loadAvg1'], 2))).join(', ');
+  const load = cells.flatMap((c) => c.runs.map((r) => fmtFixed(r.loadAvg1, 2))).join(', ');
   const notApplicable = skipped.length ? ` Not applicable to ${skipped.join(', ')} (no run API / steps workflow).` : '';
   if (kind === 'rest') {
     return {
@@ -691,7 +752,10 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
       intro: `Scenario \`${result.name}\`: ${result.description}${notApplicable} Same method as the section above, on its own fresh server.`,
       columns: FANOUT_COLUMNS,
       rows,
-      after: [...goals.map((g) => `- Goal check — ${g}`), `- Load average (1 min) when each run started: ${load || '–'}.`].join('\n'),
+      after: [
+        ...goals.map((g) => `- Goal check — ${g}`),
+        `- Load average (1 min) when each run started: ${load || '–'}.`,
+      ].join('\n'),
     };
   }
   return {
@@ -705,8 +769,8 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
       '',
       '**Method.** One fresh server per run (pinned to CPU 0; the subscribers live in the harness process on CPU 1). Per phase, run after run is created through `POST /v1/runs` (`steps` {steps, stepMs: 400}: a timer step every 400 ms like the reference; 25 steps ≈ 10 s in full mode, 5 ≈ 2 s in quick mode — the reference\'s 2 s is shorter than the time Handoff needs to attach 1,000 subscribers, see "all attached after") and its 10 subscribers opened right after it (at most 4 runs ahead of the subscribers), each on its own connection, at most 200 waiting for their first event at any moment — so every subscriber is attached before its run\'s first step ends while the earlier runs keep ticking; "peak open" is how many streams were open at once, "attached while running" how many saw at least one live update. The REST run stream is measured the same way by the next scenario, on its own server. ' +
         'Delay = receipt time (when the chunk carrying the event arrived) − the event\'s commit timestamp in the run log (`timestamp` of the event row, taken at the start of the commit, whole ms; status updates carry it as `status.timestamp`), same host clock, over events committed after the subscription was requested ("live"); events the REST stream replayed from the log (committed before the request) are counted but not timed ("backlog"). ' +
-        'Lost = expected updates a stream never received. Streams still open shortly before the run\'s time limit (the harness allows warm-up + duration + 30 s: 40 s in full mode) are cut by the client and counted as stream errors; of their missing updates, those committed in the last second before the cut are shown apart, older ones count as lost. ' +
-        'Expected = read back from `/v1/runs/{id}/events/poll` after the runs ended: for `tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot\'s sequence (an artifact-update per `artifact.created`, a status-update per change of A2A state — for `steps` that is the artifact and `completed`: repeated `working` states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST subscriber gets every event of the run\'s log: 27 for 5 steps, 107 for 25); the Task snapshot itself is not counted. ' +
+        "Lost = expected updates a stream never received. Streams still open shortly before the run's time limit (the harness allows warm-up + duration + 30 s: 40 s in full mode) are cut by the client and counted as stream errors; of their missing updates, those committed in the last second before the cut are shown apart, older ones count as lost. " +
+        "Expected = read back from `/v1/runs/{id}/events/poll` after the runs ended: for `tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot's sequence (an artifact-update per `artifact.created`, a status-update per change of A2A state — for `steps` that is the artifact and `completed`: repeated `working` states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST subscriber gets every event of the run's log: 27 for 5 steps, 107 for 25); the Task snapshot itself is not counted. " +
         'First event = request written → first SSE event received. Peak RSS = largest VmRSS sample (every 25 ms) during the phase; KiB per subscriber = (peak − before) / subscribers, which also holds the runs\' own execution and uncollected garbage: a rough upper bound (for scale: after a forced GC, one open resubscribe stream retains ≈ 10 KiB of JS heap, measured in-process outside this harness). "other CPU %" = machine busy CPU minus server minus harness, in % of one core.',
       '',
       REFERENCE_NOTE,
@@ -732,12 +796,35 @@ function churnSection(result: ScenarioResult): Section {
       ...cols.map((c) => fmt(m[`churn.${key}.${c}`])),
       extra,
     ];
-    rows.push(line('server RSS MiB', 'rss', (n) => fmtFixed(n, 1), `**${fmtInt(m['churn.slopeKiBPerWave'])} KiB/wave** (${fmtInt(m['churn.slopeKiBPer1kSubs'])} KiB per 1,000 subscriptions); 2nd half ${fmtInt(m['churn.slope2KiBPerWave'])} KiB/wave`));
+    rows.push(
+      line(
+        'server RSS MiB',
+        'rss',
+        (n) => fmtFixed(n, 1),
+        `**${fmtInt(m['churn.slopeKiBPerWave'])} KiB/wave** (${fmtInt(m['churn.slopeKiBPer1kSubs'])} KiB per 1,000 subscriptions); 2nd half ${fmtInt(m['churn.slope2KiBPerWave'])} KiB/wave`,
+      ),
+    );
     rows.push(line('JS heap used MiB (/metrics)', 'heap', (n) => fmtFixed(n, 1)));
     rows.push(line('open server sockets (/metrics, incl. its own)', 'sockets', fmtInt));
     rows.push(line('server CPU % while settled (runs ticking)', 'cpu', fmtInt));
-    rows.push([`${cell.target}: server CPU µs per subscription, during the wave`, '', fmtInt(m['churn.usPerSub.w1']), fmtInt(m[`churn.usPerSub.w${mid}`]), fmtInt(m[`churn.usPerSub.w${waves}`]), '', '']);
-    rows.push([`${cell.target}: first event p99 ms in the wave`, '', fmtMs(m['churn.firstP99.w1']), fmtMs(m[`churn.firstP99.w${mid}`]), fmtMs(m[`churn.firstP99.w${waves}`]), '', `all waves: p50 ${fmtMs(m['churn.firstP50Ms'])}, p99 ${fmtMs(m['churn.firstP99Ms'])}`]);
+    rows.push([
+      `${cell.target}: server CPU µs per subscription, during the wave`,
+      '',
+      fmtInt(m['churn.usPerSub.w1']),
+      fmtInt(m[`churn.usPerSub.w${mid}`]),
+      fmtInt(m[`churn.usPerSub.w${waves}`]),
+      '',
+      '',
+    ]);
+    rows.push([
+      `${cell.target}: first event p99 ms in the wave`,
+      '',
+      fmtMs(m['churn.firstP99.w1']),
+      fmtMs(m[`churn.firstP99.w${mid}`]),
+      fmtMs(m[`churn.firstP99.w${waves}`]),
+      '',
+      `all waves: p50 ${fmtMs(m['churn.firstP50Ms'])}, p99 ${fmtMs(m['churn.firstP99Ms'])}`,
+    ]);
     // After warm-up: the first waves grow the heap to its working size whatever happens later.
     const perSubKiB = (m['churn.slope2KiBPerWave'] ?? NaN) / (m['churn.perWave'] ?? NaN);
     after.push(
@@ -747,7 +834,7 @@ function churnSection(result: ScenarioResult): Section {
     after.push(
       `- ${cell.target}: ${fmtInt(sumOf(cell.runs, 'churn.opened'))} subscriptions opened and closed over ${cell.runs.length} run(s) ` +
         `(${fmtInt(m['churn.waves'])} waves × ${fmtInt(m['churn.perWave'])} per run, on ${fmtInt(m['churn.tasks'])} running runs), ` +
-        `${fmtInt(sumOf(cell.runs, 'churn.errors'))} failed; load average (1 min) at start: ${cell.runs.map((r) => fmtFixed(r['loadAvg1'], 2)).join(', ')}.`,
+        `${fmtInt(sumOf(cell.runs, 'churn.errors'))} failed; load average (1 min) at start: ${cell.runs.map((r) => fmtFixed(r.loadAvg1, 2)).join(', ')}.`,
     );
   }
   const waves = Math.round(medians(cells.flatMap((c) => c.runs))['churn.waves'] ?? 0);
@@ -755,14 +842,23 @@ function churnSection(result: ScenarioResult): Section {
   return {
     title: 'SSE streams (issue 4): subscription churn',
     intro:
-      `Scenario \`${result.name}\`: ${result.description}` + (skipped.length ? ` Not applicable to ${skipped.join(', ')}.` : ''),
-    columns: ['figure (median over runs)', 'start', 'after wave 1', `after wave ${mid}`, `after wave ${waves}`, 'runs cancelled (+1 s)', 'slope over waves'],
+      `Scenario \`${result.name}\`: ${result.description}` +
+      (skipped.length ? ` Not applicable to ${skipped.join(', ')}.` : ''),
+    columns: [
+      'figure (median over runs)',
+      'start',
+      'after wave 1',
+      `after wave ${mid}`,
+      `after wave ${waves}`,
+      'runs cancelled (+1 s)',
+      'slope over waves',
+    ],
     rows,
     after: [
       ...after,
       '',
       '**Method.** Long runs (`steps` {steps: 10000, stepMs: 5000}: a timer step every 5 s) created first and left ticking; each wave opens its subscriptions (`tasks/resubscribe`, spread round-robin over the runs, at most 200 waiting for their first event), each closed by the client (socket destroyed) as soon as its first event, the Task snapshot, arrives; the wave ends when all are closed. ' +
-        'After every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) means closed subscriptions leave nothing behind. RSS also climbs between major GCs and while the heap grows to its working size in the first waves, so the goal line uses the slope over the second half of the waves and counts below 5 KiB per subscription as flat (measured on this machine: a build that frees closed streams −10 to +7 KiB, one that kept a follower per closed stream 16–40 KiB). The bus\'s per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but /metrics does not publish it), so it is not shown; rising settled CPU while runs tick is the outside sign of followers left subscribed.',
+        "After every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) means closed subscriptions leave nothing behind. RSS also climbs between major GCs and while the heap grows to its working size in the first waves, so the goal line uses the slope over the second half of the waves and counts below 5 KiB per subscription as flat (measured on this machine: a build that frees closed streams −10 to +7 KiB, one that kept a follower per closed stream 16–40 KiB). The bus's per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but /metrics does not publish it), so it is not shown; rising settled CPU while runs tick is the outside sign of followers left subscribed.",
     ].join('\n'),
   };
 }

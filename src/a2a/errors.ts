@@ -48,8 +48,7 @@ export const parseError = (msg = 'Invalid JSON payload'): A2AError => new A2AErr
 export const invalidRequest = (msg: string): A2AError => new A2AError(INVALID_REQUEST, msg);
 export const methodNotFound = (method: string): A2AError =>
   new A2AError(METHOD_NOT_FOUND, `Method not found: ${method}`);
-export const invalidParams = (msg: string, data?: unknown): A2AError =>
-  new A2AError(INVALID_PARAMS, msg, data);
+export const invalidParams = (msg: string, data?: unknown): A2AError => new A2AError(INVALID_PARAMS, msg, data);
 /** Deliberately fixed text: internal failures must not leak details to callers. */
 export const internal = (msg = 'Internal error'): A2AError => new A2AError(INTERNAL_ERROR, msg);
 
@@ -59,8 +58,7 @@ export const taskNotCancelable = (id: string): A2AError =>
 export const pushNotSupported = (): A2AError =>
   new A2AError(PUSH_NOTIFICATION_NOT_SUPPORTED, 'Push notifications are not supported');
 export const unsupportedOperation = (msg: string): A2AError => new A2AError(UNSUPPORTED_OPERATION, msg);
-export const contentTypeNotSupported = (msg: string): A2AError =>
-  new A2AError(CONTENT_TYPE_NOT_SUPPORTED, msg);
+export const contentTypeNotSupported = (msg: string): A2AError => new A2AError(CONTENT_TYPE_NOT_SUPPORTED, msg);
 export const extendedCardNotConfigured = (): A2AError =>
   new A2AError(AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED, 'Authenticated extended card is not configured');
 

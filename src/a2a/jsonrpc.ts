@@ -9,7 +9,7 @@
 // (A2A lets peers add fields) but typed: a known field of the wrong type is -32602.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction, AnySchemaObject } from 'ajv/dist/2020.js';
-import { A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
+import { type A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
 
 export type JsonRpcId = string | number | null;
 
@@ -27,7 +27,6 @@ export interface JsonRpcFailure {
   id: JsonRpcId;
   error: JsonRpcErrorObject;
 }
-export type JsonRpcResponse<T = unknown> = JsonRpcSuccess<T> | JsonRpcFailure;
 
 /**
  * A result already serialized (a cached Task). `successText` splices it into the response as is;

@@ -57,8 +57,7 @@ const INTERRUPTED: ReadonlySet<TaskState> = new Set(['input-required', 'auth-req
 export const isTerminalState = (state: TaskState): boolean => TERMINAL.has(state);
 
 /** A message/stream (and a blocking send) ends at a terminal state or when the caller must act. */
-export const isFinalForMessageStream = (state: TaskState): boolean =>
-  TERMINAL.has(state) || INTERRUPTED.has(state);
+export const isFinalForMessageStream = (state: TaskState): boolean => TERMINAL.has(state) || INTERRUPTED.has(state);
 
 // ---------------------------------------------------------------- stored record
 

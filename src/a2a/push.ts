@@ -17,8 +17,14 @@ export function registerPushOutbox(store: Store, wake: () => void): void {
   store.addTransitionHook(enqueueForTransition);
   store.addPurgeHook(async (trx, runIds) => {
     await trx.deleteFrom('push_outbox').where('task_id', 'in', runIds).execute();
-    const secrets = await trx.selectFrom('push_configs').select(['token_secret', 'credentials_secret']).where('task_id', 'in', runIds).execute();
-    const ids = secrets.flatMap((s) => [s.token_secret, s.credentials_secret]).filter((x): x is string => typeof x === 'string');
+    const secrets = await trx
+      .selectFrom('push_configs')
+      .select(['token_secret', 'credentials_secret'])
+      .where('task_id', 'in', runIds)
+      .execute();
+    const ids = secrets
+      .flatMap((s) => [s.token_secret, s.credentials_secret])
+      .filter((x): x is string => typeof x === 'string');
     if (ids.length > 0) await trx.deleteFrom('secrets').where('secret_id', 'in', ids).execute();
     await trx.deleteFrom('push_configs').where('task_id', 'in', runIds).execute();
   });
@@ -38,7 +44,11 @@ async function enqueueForTransition(tx: StoreTx, change: RunChange): Promise<voi
   }
   const configs = await listConfigs(tx.db, change.run.runId, tx.dialect);
   if (configs.length === 0) return;
-  const task = await tx.db.selectFrom('a2a_tasks').select('context_id').where('task_id', '=', change.run.runId).executeTakeFirst();
+  const task = await tx.db
+    .selectFrom('a2a_tasks')
+    .select('context_id')
+    .where('task_id', '=', change.run.runId)
+    .executeTakeFirst();
   const final = isTerminalState(next.state);
   // Content-free: the state and the interrupt kind, never inputs, outputs or error text.
   const body = toStatusUpdate(change.run.runId, task?.context_id ?? '', next.state, change.run.updatedAt, {

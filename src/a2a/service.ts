@@ -8,14 +8,47 @@ import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
 import { RawJson } from './jsonrpc.js';
 import type { TaskCache } from './task-cache.js';
-import { A2AError, invalidParams, methodNotFound, pushNotSupported, taskNotCancelable, taskNotFound, unsupportedOperation } from './errors.js';
-import { collectArtifacts, isFinalForMessageStream, parseResumeMessage, partsToInputs, projectState, toTask } from './projection.js';
-import { type A2ARunMetadata, findReply, findTaskByMessage, getTaskAndRun, getTaskRecord, type TaskRecord } from './task-records.js';
-import { deleteConfig, getConfig, listConfigs, type PushConfigInput, type PushConfigView, putConfig, view } from '../push/configs.js';
+import {
+  A2AError,
+  invalidParams,
+  methodNotFound,
+  pushNotSupported,
+  taskNotCancelable,
+  taskNotFound,
+  unsupportedOperation,
+} from './errors.js';
+import {
+  collectArtifacts,
+  isFinalForMessageStream,
+  parseResumeMessage,
+  partsToInputs,
+  projectState,
+  toTask,
+} from './projection.js';
+import {
+  type A2ARunMetadata,
+  findReply,
+  findTaskByMessage,
+  getTaskAndRun,
+  getTaskRecord,
+  type TaskRecord,
+} from './task-records.js';
+import {
+  deleteConfig,
+  getConfig,
+  listConfigs,
+  type PushConfigInput,
+  type PushConfigView,
+  putConfig,
+  view,
+} from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../push/egress-address.js';
 import type { Vault } from '../push/vault.js';
 import type { StoreTx } from '../store/store.js';
 import type {
+  DeleteTaskPushNotificationConfigParams,
+  GetTaskPushNotificationConfigParams,
+  ListTaskPushNotificationConfigParams,
   Message,
   MessageSendParams,
   Part,
@@ -65,11 +98,11 @@ export class A2AService {
       case 'tasks/pushNotificationConfig/set':
         return this.setPush(caller, params as TaskPushNotificationConfig);
       case 'tasks/pushNotificationConfig/get':
-        return this.getPush(caller, params as { id: string; pushNotificationConfigId?: string | null });
+        return this.getPush(caller, params as GetTaskPushNotificationConfigParams);
       case 'tasks/pushNotificationConfig/list':
-        return this.listPush(caller, params as { id: string });
+        return this.listPush(caller, params as ListTaskPushNotificationConfigParams);
       case 'tasks/pushNotificationConfig/delete':
-        return this.deletePush(caller, params as { id: string; pushNotificationConfigId: string });
+        return this.deletePush(caller, params as DeleteTaskPushNotificationConfigParams);
       case 'agent/getAuthenticatedExtendedCard':
         throw new A2AError(-32007, 'Authenticated extended card is not configured');
       default:
@@ -90,12 +123,16 @@ export class A2AService {
    * Start a task, or resume one with a reply. `before` is the last event sequence that preceded
    * this message's effects (-1 for a new task), where a stream of this turn begins.
    */
-  async startOrResume(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; before: number; created?: RunEvent[] }> {
+  async startOrResume(
+    caller: Caller,
+    p: MessageSendParams,
+  ): Promise<{ run: RunRecord; before: number; created?: RunEvent[] }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
     // registers nothing); it applies from this message's transitions on.
-    if (p.message.taskId) return this.resume(caller, p.message, inline ? this.registerInline(caller, inline) : undefined);
+    if (p.message.taskId)
+      return this.resume(caller, p.message, inline ? this.registerInline(caller, inline) : undefined);
     return { ...(await this.start(caller, p)), before: -1 };
   }
 
@@ -106,7 +143,9 @@ export class A2AService {
     if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
-      throw invalidParams(`unknown skill '${skill}'; available: ${this.opts.skills().join(', ')}`, { skills: this.opts.skills() });
+      throw invalidParams(`unknown skill '${skill}'; available: ${this.opts.skills().join(', ')}`, {
+        skills: this.opts.skills(),
+      });
     }
     const contextId = msg.contextId;
     const { inputs } = partsToInputs(msg.parts);
@@ -117,9 +156,14 @@ export class A2AService {
         tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
         // A2A content crosses a trust boundary into the run (a2a-integration §trust). The task's
         // contextId is the caller's, else made here (the task record keeps the same one).
-        metadata: { a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() }, contentTrust: 'untrusted' },
+        metadata: {
+          a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() },
+          contentTrust: 'untrusted',
+        },
         events: [messageEvent(msg)],
-        ...(p.configuration?.pushNotificationConfig ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig) } : {}),
+        ...(p.configuration?.pushNotificationConfig
+          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig) }
+          : {}),
       });
       return { run, ...(events ? { created: events } : {}) };
     } catch (err) {
@@ -145,10 +189,16 @@ export class A2AService {
     const before = run.nextSeq - 1;
     // A retried reply (same principal and messageId) is answered with the task as it is now; a
     // stream of it replays the original turn, from just before that reply was applied.
-    const current = async () => ({ run: await this.engine.getRun(caller, rec.taskId), before: await this.replyCursor(run.runId, msg.messageId, before) });
+    const current = async () => ({
+      run: await this.engine.getRun(caller, rec.taskId),
+      before: await this.replyCursor(run.runId, msg.messageId, before),
+    });
     const applied = () => this.replyApplied(caller, msg.messageId, rec.taskId);
     if (await applied()) return current();
-    if (isTerminal(run.status)) throw unsupportedOperation(`task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`);
+    if (isTerminal(run.status))
+      throw unsupportedOperation(
+        `task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`,
+      );
     const open = await this.engine.store.getOpenInterrupt(run.runId);
     if (!open) {
       // A copy of this very reply may have just been applied by a parallel request.
@@ -160,7 +210,14 @@ export class A2AService {
     const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
     try {
       const reply = messageEvent(msg, caller.principalId);
-      const { run: after } = await this.engine.resolveInterrupt(caller, run.runId, open.nodeId, value, [reply], onAccepted);
+      const { run: after } = await this.engine.resolveInterrupt(
+        caller,
+        run.runId,
+        open.nodeId,
+        value,
+        [reply],
+        onAccepted,
+      );
       return { run: after, before };
     } catch (err) {
       // Lost a race with the same reply: the winner applied it; answer like a retry.
@@ -171,7 +228,9 @@ export class A2AService {
 
   private async replyCursor(runId: string, messageId: string, fallback: number): Promise<number> {
     const replies = await this.engine.store.listEventsOfType(runId, 'a2a.message');
-    const original = replies.find((e) => (e.payload.message as Message | undefined)?.messageId === messageId && e.payload.principalId !== undefined);
+    const original = replies.find(
+      (e) => (e.payload.message as Message | undefined)?.messageId === messageId && e.payload.principalId !== undefined,
+    );
     return original ? original.sequence - 1 : fallback;
   }
 
@@ -194,7 +253,11 @@ export class A2AService {
   /** The egress guard's registration arm: before anything is looked up or written. */
   private checkPush(url: string): void {
     const verdict = checkPushUrl(url, this.pushSupport().policy);
-    if (!verdict.ok) throw invalidParams(`pushNotificationConfig.url refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`, { arm: verdict.arm, code: verdict.code });
+    if (!verdict.ok)
+      throw invalidParams(
+        `pushNotificationConfig.url refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`,
+        { arm: verdict.arm, code: verdict.code },
+      );
   }
 
   private registerInline(caller: Caller, config: PushNotificationConfig) {
@@ -210,12 +273,19 @@ export class A2AService {
     const { vault } = this.pushSupport();
     // A finished task will push nothing more: its caller secrets are not kept at all.
     const run = await this.engine.getRun(caller, p.taskId);
-    const input = isTerminal(run.status) ? withoutSecrets(p.pushNotificationConfig) : configInput(p.pushNotificationConfig);
-    const saved = await this.engine.store.db.transaction().execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, input));
+    const input = isTerminal(run.status)
+      ? withoutSecrets(p.pushNotificationConfig)
+      : configInput(p.pushNotificationConfig);
+    const saved = await this.engine.store.db
+      .transaction()
+      .execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, input));
     return wireConfig(p.taskId, saved);
   }
 
-  private async getPush(caller: Caller, p: { id: string; pushNotificationConfigId?: string | null }): Promise<TaskPushNotificationConfig> {
+  private async getPush(
+    caller: Caller,
+    p: { id: string; pushNotificationConfigId?: string | null },
+  ): Promise<TaskPushNotificationConfig> {
     this.pushSupport();
     await this.record(caller, p.id);
     const row = await getConfig(this.engine.store.db, p.id, p.pushNotificationConfigId ?? p.id);
@@ -233,7 +303,9 @@ export class A2AService {
   private async deletePush(caller: Caller, p: { id: string; pushNotificationConfigId: string }): Promise<null> {
     const { vault } = this.pushSupport();
     await this.record(caller, p.id);
-    await this.engine.store.db.transaction().execute((trx) => deleteConfig(trx, vault, p.id, p.pushNotificationConfigId));
+    await this.engine.store.db
+      .transaction()
+      .execute((trx) => deleteConfig(trx, vault, p.id, p.pushNotificationConfigId));
     return null;
   }
 
@@ -283,7 +355,9 @@ export class A2AService {
    * committed it (a committed run is what the store holds); everything else is read here.
    */
   async task(caller: Caller, taskId: string, historyLength?: number, known?: RunRecord): Promise<Task> {
-    const { rec, run } = known ? { rec: await this.record(caller, taskId), run: known } : await this.taskAndRun(caller, taskId);
+    const { rec, run } = known
+      ? { rec: await this.record(caller, taskId), run: known }
+      : await this.taskAndRun(caller, taskId);
     const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
     const open = waiting ? await this.engine.store.getOpenInterrupt(run.runId) : undefined;
     const events = await this.engine.store.listEventsOfTypes(run.runId, TASK_EVENT_TYPES);
@@ -305,7 +379,8 @@ export class A2AService {
   private taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Task | Promise<Task> {
     const contextId = (run.metadata.a2a as A2ARunMetadata | undefined)?.contextId;
     // Waiting runs need their open interrupt's data: read as usual.
-    if (contextId === undefined || run.status === 'waiting-approval' || run.status === 'waiting-input') return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
+    if (contextId === undefined || run.status === 'waiting-approval' || run.status === 'waiting-input')
+      return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
     return toTask({
       run,
       contextId,
@@ -349,7 +424,10 @@ export class A2AService {
 /** The events a Task is built from: its artifacts and its message history. */
 const TASK_EVENT_TYPES = ['artifact.created', 'a2a.message'];
 
-function artifactsAndHistory(events: RunEvent[]): { artifacts: ReturnType<typeof collectArtifacts>; history: Message[] } {
+function artifactsAndHistory(events: RunEvent[]): {
+  artifacts: ReturnType<typeof collectArtifacts>;
+  history: Message[];
+} {
   return {
     artifacts: collectArtifacts(events.filter((e) => e.type === 'artifact.created')),
     history: events.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message),
@@ -374,7 +452,11 @@ function withoutSecrets(c: PushNotificationConfig): PushConfigInput {
 function wireConfig(taskId: string, v: PushConfigView): TaskPushNotificationConfig {
   return {
     taskId,
-    pushNotificationConfig: { id: v.id, url: v.url, ...(v.authentication ? { authentication: { schemes: v.authentication.schemes } } : {}) },
+    pushNotificationConfig: {
+      id: v.id,
+      url: v.url,
+      ...(v.authentication ? { authentication: { schemes: v.authentication.schemes } } : {}),
+    },
   };
 }
 

@@ -10,7 +10,13 @@ import { artifactFromEvent, isTerminalState, projectState, toArtifactUpdate, toS
 import { taskNotFound } from './errors.js';
 import type { A2AService } from './service.js';
 import { getTaskRecord } from './task-records.js';
-import type { A2AInterruptKind, StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
+import type {
+  A2AInterruptKind,
+  StoredTaskState,
+  Task,
+  TaskArtifactUpdateEvent,
+  TaskStatusUpdateEvent,
+} from './types.js';
 
 /** `message`: the turn ends at input-required too; `observe` (resubscribe) only at a terminal state. */
 export type StreamMode = 'message' | 'observe';
@@ -46,9 +52,19 @@ export class A2AStreams {
     const task = await this.service.task(caller, run.runId, params.configuration?.historyLength);
     // The first Task shows the state before this message's effects; the log replays the rest.
     const state: StoredTaskState = before === -1 ? 'submitted' : 'input-required';
-    const first: Task = { ...task, status: { state, timestamp: before === -1 ? run.createdAt : task.status.timestamp } };
+    const first: Task = {
+      ...task,
+      status: { state, timestamp: before === -1 ? run.createdAt : task.status.timestamp },
+    };
     if (before === -1) delete first.artifacts;
-    return { taskId: run.runId, contextId: task.contextId, first: { result: first }, after: before, mode: 'message', state };
+    return {
+      taskId: run.runId,
+      contextId: task.contextId,
+      first: { result: first },
+      after: before,
+      mode: 'message',
+      state,
+    };
   }
 
   /** tasks/resubscribe: read-only. Without a cursor the current Task first; with one, the backlog. */
@@ -100,7 +116,9 @@ export class A2AStreams {
 }
 
 /** The A2A state a run event moves the task into, if it moves it at all. */
-function stateOf(e: RunEvent): { state: StoredTaskState; interruptKind?: A2AInterruptKind; error?: { code: string; message: string } } | undefined {
+function stateOf(
+  e: RunEvent,
+): { state: StoredTaskState; interruptKind?: A2AInterruptKind; error?: { code: string; message: string } } | undefined {
   switch (e.type) {
     case 'run.started':
     case 'node.resumed':

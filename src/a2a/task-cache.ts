@@ -72,7 +72,10 @@ export class TaskCache {
     this.current();
     const ticket: Ticket = { taskId, stale: false };
     let set = this.reading.get(taskId);
-    if (!set) this.reading.set(taskId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.reading.set(taskId, set);
+    }
     set.add(ticket);
     return ticket;
   }

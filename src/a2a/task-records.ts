@@ -6,7 +6,7 @@ import { runFromRow } from '../store/rows.js';
 import type { RunRecord } from '../store/model.js';
 import { statement } from '../store/statements.js';
 import type { RunChange, Store, StoreTx } from '../store/store.js';
-import { projectState, toTaskState } from './projection.js';
+import { projectState } from './projection.js';
 import type { A2ATaskState } from './types.js';
 
 export interface TaskRecord {
@@ -42,13 +42,23 @@ async function recordReplies(tx: StoreTx, change: RunChange): Promise<void> {
     // The primary key makes a concurrent duplicate reply fail its whole transaction.
     await tx.db
       .insertInto('a2a_messages')
-      .values({ tenant_id: change.run.tenantId, principal_id: e.payload.principalId, message_id: message.messageId, task_id: change.run.runId })
+      .values({
+        tenant_id: change.run.tenantId,
+        principal_id: e.payload.principalId,
+        message_id: message.messageId,
+        task_id: change.run.runId,
+      })
       .execute();
   }
 }
 
 /** The task a reply with this messageId was already applied to, if any. */
-export async function findReply(store: Store, tenantId: string, principalId: string, messageId: string): Promise<string | undefined> {
+export async function findReply(
+  store: Store,
+  tenantId: string,
+  principalId: string,
+  messageId: string,
+): Promise<string | undefined> {
   const row = await store.db
     .selectFrom('a2a_messages')
     .select('task_id')
@@ -80,16 +90,22 @@ async function syncTaskRecord(tx: StoreTx, change: RunChange): Promise<void> {
   const prev = projectState(change.before.status);
   // updatedAt means "when the projected state last changed", so only a real change writes.
   if (prev.state === next.state && prev.interruptKind === next.interruptKind) return;
-  await tx.db.executeQuery(UPDATE_TASK.with(tx.dialect, [next.state, next.interruptKind ?? null, change.run.updatedAt, change.run.runId]));
+  await tx.db.executeQuery(
+    UPDATE_TASK.with(tx.dialect, [next.state, next.interruptKind ?? null, change.run.updatedAt, change.run.runId]),
+  );
 }
 
 // Every A2A request runs these; fixed SQL skips the query builder (store/statements.ts).
 const INSERT_TASK = statement(
   'insert into "a2a_tasks" ("task_id", "tenant_id", "principal_id", "context_id", "message_id", "state", "interrupt_kind", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?)',
 );
-const UPDATE_TASK = statement('update "a2a_tasks" set "state" = ?, "interrupt_kind" = ?, "updated_at" = ? where "task_id" = ?');
+const UPDATE_TASK = statement(
+  'update "a2a_tasks" set "state" = ?, "interrupt_kind" = ?, "updated_at" = ? where "task_id" = ?',
+);
 const GET_TASK = statement('select * from "a2a_tasks" where "task_id" = ? and "tenant_id" = ?');
-const TASK_BY_MESSAGE = statement('select * from "a2a_tasks" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?');
+const TASK_BY_MESSAGE = statement(
+  'select * from "a2a_tasks" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?',
+);
 
 /** Read a task record as `tenantId` may see it: another tenant's task is simply absent. */
 export async function getTaskRecord(store: Store, taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
@@ -101,8 +117,14 @@ export async function getTaskRecord(store: Store, taskId: string, tenantId: stri
  * A task record with its run, read together (one statement, one consistent snapshot): what
  * tasks/get needs. Another tenant's task is simply absent.
  */
-export async function getTaskAndRun(store: Store, taskId: string, tenantId: string): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
-  const { rows } = await store.db.executeQuery(TASK_AND_RUN.with<RunsTable & TaskColumns>(store.dialect, [taskId, tenantId]));
+export async function getTaskAndRun(
+  store: Store,
+  taskId: string,
+  tenantId: string,
+): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
+  const { rows } = await store.db.executeQuery(
+    TASK_AND_RUN.with<RunsTable & TaskColumns>(store.dialect, [taskId, tenantId]),
+  );
   const row = rows[0];
   if (!row) return undefined;
   const rec = fromRow({
@@ -133,21 +155,29 @@ const TASK_AND_RUN = statement(
     ' from "a2a_tasks" as "t" join "runs" as "r" on "r"."run_id" = "t"."task_id" where "t"."task_id" = ? and "t"."tenant_id" = ?',
 );
 
-export async function findTaskByMessage(store: Store, tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
-  const { rows } = await store.db.executeQuery(TASK_BY_MESSAGE.with<A2ATasksTable>(store.dialect, [tenantId, principalId, messageId]));
+export async function findTaskByMessage(
+  store: Store,
+  tenantId: string,
+  principalId: string,
+  messageId: string,
+): Promise<TaskRecord | undefined> {
+  const { rows } = await store.db.executeQuery(
+    TASK_BY_MESSAGE.with<A2ATasksTable>(store.dialect, [tenantId, principalId, messageId]),
+  );
   return rows[0] && fromRow(rows[0]);
 }
 
 /** The RFC 0100 record exactly as the schema has it (closed: internal columns stay internal). */
 export function toStateRecord(rec: TaskRecord): A2ATaskState {
-  const out: A2ATaskState = { taskId: rec.taskId, runId: rec.taskId, contextId: rec.contextId, state: rec.state, updatedAt: rec.updatedAt };
+  const out: A2ATaskState = {
+    taskId: rec.taskId,
+    runId: rec.taskId,
+    contextId: rec.contextId,
+    state: rec.state,
+    updatedAt: rec.updatedAt,
+  };
   if (rec.interruptKind) out.interruptKind = rec.interruptKind;
   return out;
-}
-
-/** What the record must be for `run` — used by tests to check the row always equals the projection. */
-export function expectedStateRecord(run: RunRecord, contextId: string, updatedAt: string): A2ATaskState {
-  return toTaskState({ runId: run.runId, status: run.status, contextId, updatedAt });
 }
 
 function fromRow(row: A2ATasksTable): TaskRecord {
@@ -181,15 +211,25 @@ export async function listTaskRecords(
   if (opts.contextId) q = q.where('context_id', '=', opts.contextId);
   const after = opts.cursor ? decodeCursor(opts.cursor) : undefined;
   if (after) {
-    q = q.where((eb) => eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)])]));
+    q = q.where((eb) =>
+      eb.or([
+        eb('updated_at', '<', after.updatedAt),
+        eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)]),
+      ]),
+    );
   }
-  const rows = await q.orderBy('updated_at', 'desc').orderBy('task_id', 'desc').limit(opts.limit + 1).execute();
+  const rows = await q
+    .orderBy('updated_at', 'desc')
+    .orderBy('task_id', 'desc')
+    .limit(opts.limit + 1)
+    .execute();
   const tasks = rows.slice(0, opts.limit).map(fromRow);
   const last = tasks.at(-1);
   return rows.length > opts.limit && last ? { tasks, nextCursor: encodeCursor(last) } : { tasks };
 }
 
-const encodeCursor = (t: TaskRecord): string => Buffer.from(JSON.stringify([t.updatedAt, t.taskId])).toString('base64url');
+const encodeCursor = (t: TaskRecord): string =>
+  Buffer.from(JSON.stringify([t.updatedAt, t.taskId])).toString('base64url');
 
 function decodeCursor(cursor: string): { updatedAt: string; taskId: string } {
   try {

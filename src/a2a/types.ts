@@ -123,9 +123,6 @@ export interface TaskArtifactUpdateEvent {
   metadata?: Metadata;
 }
 
-/** What a streaming method may carry in each SSE event's `result`. */
-export type StreamEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
-
 // ---------------------------------------------------------------- push notifications
 
 export interface PushNotificationAuthenticationInfo {

@@ -14,7 +14,10 @@ export class InProcessBus implements ChangeBus {
 
   subscribeRun(runId: string, fn: (n: RunNotice) => void): () => void {
     let set = this.byRun.get(runId);
-    if (!set) this.byRun.set(runId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.byRun.set(runId, set);
+    }
     set.add(fn);
     return () => {
       set.delete(fn);
@@ -35,7 +38,8 @@ export class InProcessBus implements ChangeBus {
     for (const [runId, fns] of this.byRun) {
       for (const fn of [...fns]) safe(fn, { runId, tenantId: '', status: 'running', lastSeq: Number.MAX_SAFE_INTEGER });
     }
-    for (const fn of [...this.all]) safe(fn, { runId: '*', tenantId: '', status: 'running', lastSeq: Number.MAX_SAFE_INTEGER });
+    for (const fn of [...this.all])
+      safe(fn, { runId: '*', tenantId: '', status: 'running', lastSeq: Number.MAX_SAFE_INTEGER });
   }
 
   /** Number of runs with at least one subscriber (for metrics and leak tests). */

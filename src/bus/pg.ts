@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import type { ChangeBus, RunNotice } from './bus.js';
 import { InProcessBus } from './in-process.js';
 
-
 export interface PgBusOptions {
   databaseUrl: string;
   instanceId: string;
@@ -30,7 +29,8 @@ export class PgBus implements ChangeBus {
   private readonly channel: string;
 
   constructor(private readonly opts: PgBusOptions) {
-    if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new Error(`invalid schema name: ${opts.schema}`);
+    if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(opts.schema))
+      throw new Error(`invalid schema name: ${opts.schema}`);
     this.channel = opts.schema ? `handoff_runs_${opts.schema}` : 'handoff_runs';
     this.pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.notifyPoolSize ?? 2 });
     this.pool.on('error', (err) => opts.logger.warn({ err }, 'bus notify pool error'));
@@ -46,7 +46,9 @@ export class PgBus implements ChangeBus {
     for (const n of notices) {
       // Tiny payload (NOTIFY's limit is ~8000 bytes); readers fetch the rest from the store.
       const payload = [this.opts.instanceId, n.runId, n.tenantId, n.status, n.lastSeq].join('|');
-      this.pool.query('select pg_notify($1, $2)', [this.channel, payload]).catch((err) => this.opts.logger.warn({ err }, 'NOTIFY failed'));
+      this.pool
+        .query('select pg_notify($1, $2)', [this.channel, payload])
+        .catch((err) => this.opts.logger.warn({ err }, 'NOTIFY failed'));
     }
   }
 
@@ -93,7 +95,9 @@ export class PgBus implements ChangeBus {
     const [origin, runId, tenantId, status, lastSeq] = (payload ?? '').split('|');
     // Our own commits were delivered locally already.
     if (!runId || !tenantId || !status || origin === this.opts.instanceId) return;
-    this.local.publish([{ runId, tenantId, status: status as RunNotice['status'], lastSeq: Number(lastSeq), remote: true }]);
+    this.local.publish([
+      { runId, tenantId, status: status as RunNotice['status'], lastSeq: Number(lastSeq), remote: true },
+    ]);
   }
 
   /** Every local subscriber looks at the store again: whatever was missed is read now. */

@@ -3,7 +3,18 @@
 import type { Command } from 'commander';
 import type { Part } from '../a2a/types.js';
 import { UsageError } from './client/card.js';
-import { clientCommand, type ClientOptions, connect, dataPart, parseJsonObject, printResult, run, sendConfiguration, textPart, userMessage } from './client/command.js';
+import {
+  clientCommand,
+  type ClientOptions,
+  connect,
+  dataPart,
+  parseJsonObject,
+  printResult,
+  run,
+  sendConfiguration,
+  textPart,
+  userMessage,
+} from './client/command.js';
 
 interface AnswerOptions extends ClientOptions {
   data?: string;
@@ -24,7 +35,10 @@ export function answerCommand(): Command {
         if (opts.data !== undefined) parts.push(dataPart(parseJsonObject(opts.data)));
         if (parts.length === 0) throw new UsageError('nothing to answer: give a text and/or --data');
         const { rpc } = await connect(url, opts);
-        const result = await rpc.call('message/send', { message: userMessage(parts, { taskId }), ...sendConfiguration(opts.wait) });
+        const result = await rpc.call('message/send', {
+          message: userMessage(parts, { taskId }),
+          ...sendConfiguration(opts.wait),
+        });
         return printResult(result, opts, url);
       }),
     );

@@ -35,7 +35,10 @@ export function approvalParts(action: Action, feedback: string | undefined, data
   switch (action) {
     case 'accept':
     case 'reject':
-      if (data !== undefined) throw new UsageError(`--data is for refine (refineFeedback) and edit-accept (editedArtifactData), not ${action}`);
+      if (data !== undefined)
+        throw new UsageError(
+          `--data is for refine (refineFeedback) and edit-accept (editedArtifactData), not ${action}`,
+        );
       if (feedback) decision.feedback = feedback;
       return [dataPart(decision)];
     case 'refine':
@@ -68,7 +71,10 @@ export function approveCommand(): Command {
       run(async (url: string, taskId: string, opts: ApproveOptions) => {
         const parts = approvalParts(opts.action, opts.feedback, opts.data);
         const { rpc } = await connect(url, opts);
-        const result = await rpc.call('message/send', { message: userMessage(parts, { taskId }), ...sendConfiguration(opts.wait) });
+        const result = await rpc.call('message/send', {
+          message: userMessage(parts, { taskId }),
+          ...sendConfiguration(opts.wait),
+        });
         return printResult(result, opts, url);
       }),
     );

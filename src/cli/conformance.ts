@@ -12,7 +12,9 @@ interface ConformanceCliOptions {
 
 export function conformanceCommand(): Command {
   return new Command('conformance')
-    .description('run the RFC 0100 durable-A2A conformance legs against a host (discovery, A2ATaskState shape, durable tasks/get, push SSRF, resubscribe)')
+    .description(
+      'run the RFC 0100 durable-A2A conformance legs against a host (discovery, A2ATaskState shape, durable tasks/get, push SSRF, resubscribe)',
+    )
     .argument('<baseUrl>', 'the host to test, e.g. http://127.0.0.1:8080')
     .option('--api-key <key>', 'sent as Authorization: Bearer on the seams, JSON-RPC and the event log')
     .option('--strict', 'a leg whose capability flag or seam is missing FAILS instead of skipping')
@@ -23,7 +25,11 @@ export function conformanceCommand(): Command {
       } catch (err) {
         cmd.error(`handoff conformance: ${(err as Error).message}`, { exitCode: 1 });
       }
-      const report = await runConformance({ baseUrl, strict: opts.strict === true, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+      const report = await runConformance({
+        baseUrl,
+        strict: opts.strict === true,
+        ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+      });
       const text = opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report);
       await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
       process.exitCode = report.exitCode;

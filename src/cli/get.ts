@@ -17,7 +17,8 @@ export function getCommand(): Command {
         const params: { id: string; historyLength?: number } = { id };
         if (opts.history !== undefined) {
           const n = Number(opts.history);
-          if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--history must be a non-negative integer, got '${opts.history}'`);
+          if (!Number.isSafeInteger(n) || n < 0)
+            throw new UsageError(`--history must be a non-negative integer, got '${opts.history}'`);
           params.historyLength = n;
         }
         const { rpc } = await connect(url, opts);

@@ -13,7 +13,9 @@ import { cancelCommand } from './cancel.js';
 import { pushCommand } from './push.js';
 import { tasksCommand } from './tasks.js';
 
-const program = new Command('handoff').description('Durable A2A tasks for human-in-the-loop workflow runs').version(VERSION);
+const program = new Command('handoff')
+  .description('Durable A2A tasks for human-in-the-loop workflow runs')
+  .version(VERSION);
 program.addCommand(serveCommand());
 program.addCommand(conformanceCommand());
 program.addCommand(sendCommand());

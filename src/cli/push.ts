@@ -23,7 +23,9 @@ function print(configs: TaskPushNotificationConfig[], opts: ClientOptions, empty
     return EXIT_OK;
   }
   const p = new Paint(process.stdout);
-  process.stdout.write(configs.length === 0 ? `${p.dim(empty)}\n` : `${configs.map((c) => formatConfig(c, p)).join('\n')}\n`);
+  process.stdout.write(
+    configs.length === 0 ? `${p.dim(empty)}\n` : `${configs.map((c) => formatConfig(c, p)).join('\n')}\n`,
+  );
   return EXIT_OK;
 }
 
@@ -37,8 +39,15 @@ export function pushCommand(): Command {
     .action(
       run(async (url: string, taskId: string, webhookUrl: string, opts: SetOptions) => {
         const { rpc } = await connect(url, opts);
-        const pushNotificationConfig = { url: webhookUrl, ...(opts.id ? { id: opts.id } : {}), ...(opts.token ? { token: opts.token } : {}) };
-        const saved = await rpc.call<TaskPushNotificationConfig>('tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig });
+        const pushNotificationConfig = {
+          url: webhookUrl,
+          ...(opts.id ? { id: opts.id } : {}),
+          ...(opts.token ? { token: opts.token } : {}),
+        };
+        const saved = await rpc.call<TaskPushNotificationConfig>('tasks/pushNotificationConfig/set', {
+          taskId,
+          pushNotificationConfig,
+        });
         return print([saved], opts, '');
       }),
     );
@@ -49,7 +58,10 @@ export function pushCommand(): Command {
     .action(
       run(async (url: string, taskId: string, configId: string | undefined, opts: ClientOptions) => {
         const { rpc } = await connect(url, opts);
-        const config = await rpc.call<TaskPushNotificationConfig>('tasks/pushNotificationConfig/get', { id: taskId, ...(configId ? { pushNotificationConfigId: configId } : {}) });
+        const config = await rpc.call<TaskPushNotificationConfig>('tasks/pushNotificationConfig/get', {
+          id: taskId,
+          ...(configId ? { pushNotificationConfigId: configId } : {}),
+        });
         return print([config], opts, '');
       }),
     );
@@ -59,7 +71,9 @@ export function pushCommand(): Command {
     .action(
       run(async (url: string, taskId: string, opts: ClientOptions) => {
         const { rpc } = await connect(url, opts);
-        const configs = await rpc.call<TaskPushNotificationConfig[]>('tasks/pushNotificationConfig/list', { id: taskId });
+        const configs = await rpc.call<TaskPushNotificationConfig[]>('tasks/pushNotificationConfig/list', {
+          id: taskId,
+        });
         return print(Array.isArray(configs) ? configs : [], opts, '(no push configs)');
       }),
     );
@@ -70,11 +84,19 @@ export function pushCommand(): Command {
     .action(
       run(async (url: string, taskId: string, configId: string, opts: ClientOptions) => {
         const { rpc } = await connect(url, opts);
-        const result = await rpc.call('tasks/pushNotificationConfig/delete', { id: taskId, pushNotificationConfigId: configId });
+        const result = await rpc.call('tasks/pushNotificationConfig/delete', {
+          id: taskId,
+          pushNotificationConfigId: configId,
+        });
         if (opts.json) printJson(result ?? null);
         else process.stdout.write(`deleted ${configId}\n`);
         return EXIT_OK;
       }),
     );
-  return new Command('push').description('manage push notification webhooks of a task').addCommand(set).addCommand(get).addCommand(list).addCommand(del);
+  return new Command('push')
+    .description('manage push notification webhooks of a task')
+    .addCommand(set)
+    .addCommand(get)
+    .addCommand(list)
+    .addCommand(del);
 }

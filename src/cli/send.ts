@@ -3,7 +3,18 @@
 import type { Command } from 'commander';
 import type { Part } from '../a2a/types.js';
 import { UsageError } from './client/card.js';
-import { clientCommand, type ClientOptions, connect, dataPart, parseJsonObject, printResult, run, sendConfiguration, textPart, userMessage } from './client/command.js';
+import {
+  clientCommand,
+  type ClientOptions,
+  connect,
+  dataPart,
+  parseJsonObject,
+  printResult,
+  run,
+  sendConfiguration,
+  textPart,
+  userMessage,
+} from './client/command.js';
 
 interface SendOptions extends ClientOptions {
   skill?: string;

@@ -1,6 +1,7 @@
 // `handoff serve`: run the host until SIGTERM/SIGINT, then drain gracefully.
 import { Command } from 'commander';
-import { ConfigError, loadConfig, type RawOptions } from '../config.js';
+import { type Config, ConfigError, loadConfig, type RawOptions } from '../config.js';
+import type { Host } from '../host.js';
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -12,10 +13,13 @@ export function serveCommand(): Command {
     .option('--workflows <dir...>', 'extra workflow directories (HANDOFF_WORKFLOWS, colon-separated)')
     .option('--retention-days <days>', 'purge terminal runs after this many days (HANDOFF_RETENTION_DAYS, default 30)')
     .option('--public-url <url>', 'external base URL used in the agent card (HANDOFF_PUBLIC_URL)')
-    .option('--default-skill <id>', 'workflow used when an A2A message names no skill (HANDOFF_DEFAULT_SKILL, default echo)')
+    .option(
+      '--default-skill <id>',
+      'workflow used when an A2A message names no skill (HANDOFF_DEFAULT_SKILL, default echo)',
+    )
     .option('--log-level <level>', 'pino log level (HANDOFF_LOG_LEVEL, default info)')
     .action(async (opts: RawOptions) => {
-      let config;
+      let config: Config;
       try {
         config = loadConfig(opts);
       } catch (err) {
@@ -27,8 +31,8 @@ export function serveCommand(): Command {
       }
       // Loaded here so client subcommands start without the server's dependencies.
       const { createHost } = await import('../host.js');
-      let host;
-      let address;
+      let host: Host | undefined;
+      let address: string;
       try {
         host = await createHost(config);
         address = await host.listen();
@@ -39,23 +43,27 @@ export function serveCommand(): Command {
         await host?.close().catch(() => {});
         process.exit(1);
       }
-      host.logger.info({ address, database: host.store.dialect, workflows: host.workflows.ids() }, 'handoff listening');
+      const started = host;
+      started.logger.info(
+        { address, database: started.store.dialect, workflows: started.workflows.ids() },
+        'handoff listening',
+      );
       let closing = false;
       const shutdown = async (signal: string) => {
         if (closing) return;
         closing = true;
         // Drain (docs/operations.md): no new requests or claims, open streams closed (clients
         // resume by event id on another instance), the step in flight commits, leases handed back.
-        host.logger.info({ signal }, 'draining');
+        started.logger.info({ signal }, 'draining');
         try {
-          await host.close();
+          await started.close();
         } catch (err) {
           // Whatever was not handed back is retaken by other instances when its lease expires
           // (HANDOFF_LEASE_MS, HANDOFF_PUSH_LEASE_MS).
-          host.logger.error({ err }, 'drain failed');
+          started.logger.error({ err }, 'drain failed');
           process.exit(1);
         }
-        host.logger.info('drained');
+        started.logger.info('drained');
         process.exit(0);
       };
       process.on('SIGTERM', () => void shutdown('SIGTERM'));

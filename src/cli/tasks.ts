@@ -35,7 +35,8 @@ export function tasksCommand(): Command {
         const listUrl = new URL(baseUrlOf(url) + TASK_LIST_PATH);
         if (opts.limit !== undefined) {
           const n = Number(opts.limit);
-          if (!Number.isSafeInteger(n) || n < 1 || n > 100) throw new UsageError(`--limit must be an integer 1..100, got '${opts.limit}'`);
+          if (!Number.isSafeInteger(n) || n < 1 || n > 100)
+            throw new UsageError(`--limit must be an integer 1..100, got '${opts.limit}'`);
           listUrl.searchParams.set('limit', String(n));
         }
         if (opts.state) listUrl.searchParams.set('state', opts.state);
@@ -46,12 +47,16 @@ export function tasksCommand(): Command {
           page = (await getJson(listUrl.toString(), conn)) as TaskPage;
         } catch (err) {
           if (err instanceof HttpStatusError && (err.status === 404 || err.status === 405)) {
-            throw new Error(`this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} answered HTTP ${err.status}); use \`handoff get\` with a task id`);
+            throw new Error(
+              `this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} answered HTTP ${err.status}); use \`handoff get\` with a task id`,
+            );
           }
           throw err;
         }
         if (typeof page !== 'object' || page === null || !Array.isArray(page.tasks)) {
-          throw new Error(`this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} did not answer {tasks: […]})`);
+          throw new Error(
+            `this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} did not answer {tasks: […]})`,
+          );
         }
         if (opts.json) {
           printJson(page);
@@ -63,13 +68,18 @@ export function tasksCommand(): Command {
           return EXIT_OK;
         }
         const idWidth = Math.max(4, ...page.tasks.map((t) => t.taskId.length));
-        process.stdout.write(`${p.dim(`${'TASK'.padEnd(idWidth)}  ${'STATE'.padEnd(16)}${'WAITING ON'.padEnd(15)}UPDATED`)}\n`);
+        process.stdout.write(
+          `${p.dim(`${'TASK'.padEnd(idWidth)}  ${'STATE'.padEnd(16)}${'WAITING ON'.padEnd(15)}UPDATED`)}\n`,
+        );
         for (const t of page.tasks) {
           // Pad before painting: escape codes would throw the columns off.
           const state = p.state(t.state) + ' '.repeat(Math.max(1, 16 - t.state.length));
-          process.stdout.write(`${t.taskId.padEnd(idWidth)}  ${state}${(t.interruptKind ?? '').padEnd(15)}${t.updatedAt}\n`);
+          process.stdout.write(
+            `${t.taskId.padEnd(idWidth)}  ${state}${(t.interruptKind ?? '').padEnd(15)}${t.updatedAt}\n`,
+          );
         }
-        if (page.nextCursor) process.stdout.write(`${p.dim(`more: handoff tasks ${url} --cursor ${page.nextCursor}`)}\n`);
+        if (page.nextCursor)
+          process.stdout.write(`${p.dim(`more: handoff tasks ${url} --cursor ${page.nextCursor}`)}\n`);
         return EXIT_OK;
       }),
     );

@@ -39,7 +39,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** The task state an event reports, if any. */
 function stateOf(result: unknown): string | undefined {
   if (!isObject(result)) return undefined;
-  if ((result.kind === 'task' || result.kind === 'status-update') && isObject(result.status) && typeof result.status.state === 'string') {
+  if (
+    (result.kind === 'task' || result.kind === 'status-update') &&
+    isObject(result.status) &&
+    typeof result.status.state === 'string'
+  ) {
     return result.status.state;
   }
   return undefined;
@@ -135,7 +139,9 @@ class WatchOutput {
   private humanLine(result: unknown): string | undefined {
     if (!isObject(result)) return undefined;
     if (result.kind === 'artifact-update') {
-      return this.newArtifact(result.artifact as Artifact) ? formatEventLine(result, this.paint, this.agentUrl) : undefined;
+      return this.newArtifact(result.artifact as Artifact)
+        ? formatEventLine(result, this.paint, this.agentUrl)
+        : undefined;
     }
     const state = stateOf(result);
     if (result.kind === 'task') {
@@ -196,7 +202,9 @@ class Watcher {
   private async backoff(reason: string): Promise<void> {
     const left = this.deadline - Date.now();
     if (left <= 0) {
-      throw new Error(`gave up on ${this.taskId} after ${Math.round(this.windowMs / 1000)} s without a connection (${reason}); last state ${this.lastState ?? 'unknown'}`);
+      throw new Error(
+        `gave up on ${this.taskId} after ${Math.round(this.windowMs / 1000)} s without a connection (${reason}); last state ${this.lastState ?? 'unknown'}`,
+      );
     }
     this.attempt++;
     const base = Math.min(BACKOFF_START_MS * 2 ** (this.attempt - 1), BACKOFF_MAX_MS);
@@ -218,11 +226,16 @@ class Watcher {
       let withIds = 0;
       let reason: string;
       try {
-        const stream = await this.c.rpc.stream('tasks/resubscribe', { id: this.taskId }, {
-          ...(this.lastId !== undefined ? { lastEventId: this.lastId } : {}),
-          idleTimeoutMs: IDLE_TIMEOUT_MS,
-        });
-        if (this.attempt > 0) this.out.note(`reconnected${this.lastId !== undefined ? `, resuming after event ${this.lastId}` : ''}`);
+        const stream = await this.c.rpc.stream(
+          'tasks/resubscribe',
+          { id: this.taskId },
+          {
+            ...(this.lastId !== undefined ? { lastEventId: this.lastId } : {}),
+            idleTimeoutMs: IDLE_TIMEOUT_MS,
+          },
+        );
+        if (this.attempt > 0)
+          this.out.note(`reconnected${this.lastId !== undefined ? `, resuming after event ${this.lastId}` : ''}`);
         this.alive();
         this.out.waiting(this.lastState);
         for await (const item of stream) {
@@ -238,7 +251,8 @@ class Watcher {
           if (state !== undefined) this.lastState = state;
           if (isTerminal(state)) return exitCodeForState(state);
           // The agent says this stream is over (v0.3 agents end it at input-required).
-          if (isObject(item.result) && item.result.kind === 'status-update' && item.result.final === true) return exitCodeForState(state);
+          if (isObject(item.result) && item.result.kind === 'status-update' && item.result.final === true)
+            return exitCodeForState(state);
           this.out.waiting(this.lastState);
         }
         // Ended cleanly without a terminal state. Without ids there is nothing to resume from.
@@ -256,7 +270,9 @@ class Watcher {
         reason = 'the stream ended before the task did';
       } catch (err) {
         if (wantsPolling(err)) {
-          this.out.note(`tasks/resubscribe refused (${(err as RpcError).code} ${(err as Error).message}): polling tasks/get`);
+          this.out.note(
+            `tasks/resubscribe refused (${(err as RpcError).code} ${(err as Error).message}): polling tasks/get`,
+          );
           return this.poll();
         }
         if (!retryable(err)) throw err;
@@ -288,7 +304,10 @@ class Watcher {
 }
 
 export function watchCommand(): Command {
-  return clientCommand('watch', 'follow a task live until it ends; reconnects and resumes after a drop or a server restart')
+  return clientCommand(
+    'watch',
+    'follow a task live until it ends; reconnects and resumes after a drop or a server restart',
+  )
     .argument('<url>', 'agent base URL')
     .argument('<taskId>', 'task id')
     .option('--reconnect-for <seconds>', 'keep trying to reconnect this long after the last sign of life (default 60)')
@@ -297,7 +316,8 @@ export function watchCommand(): Command {
         let windowMs = 60_000;
         if (opts.reconnectFor !== undefined) {
           const s = Number(opts.reconnectFor);
-          if (!Number.isFinite(s) || s < 0) throw new UsageError(`--reconnect-for must be a number of seconds, got '${opts.reconnectFor}'`);
+          if (!Number.isFinite(s) || s < 0)
+            throw new UsageError(`--reconnect-for must be a number of seconds, got '${opts.reconnectFor}'`);
           windowMs = s * 1000;
         }
         const c = await connect(url, opts);

@@ -103,7 +103,8 @@ export const ABSENT = '(absent)';
 
 // ---------------------------------------------------------------- helpers for the legs
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The value at a dotted path ("result.status.state"), or undefined. */
 export function pick(v: unknown, path: string): unknown {

@@ -8,8 +8,16 @@ import { schemaEvidence } from './schemas.js';
 export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void> {
   const d = ctx.discovery;
   const res = await ctx.http.request('GET', ctx.url('/.well-known/openwop'));
-  leg.require(res.status === 200, 'GET /.well-known/openwop answers 200 (unauthenticated)', ev(res, { expected: 200, actual: res.status }));
-  leg.require(isObject(res.json), 'the discovery document is a JSON object', ev(res, { expected: 'a JSON object', actual: res.json ?? excerpt(res.text) }));
+  leg.require(
+    res.status === 200,
+    'GET /.well-known/openwop answers 200 (unauthenticated)',
+    ev(res, { expected: 200, actual: res.status }),
+  );
+  leg.require(
+    isObject(res.json),
+    'the discovery document is a JSON object',
+    ev(res, { expected: 'a JSON object', actual: res.json ?? excerpt(res.text) }),
+  );
   const doc = res.json;
   d.doc = doc;
 
@@ -22,7 +30,10 @@ export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void
       field: 'a2a',
       expected: 'an object at the root (RFC 0073)',
       actual: block,
-      note: mirror !== undefined ? 'found only under capabilities.a2a, the deprecated mirror; the suite reads the root only' : undefined,
+      note:
+        mirror !== undefined
+          ? 'found only under capabilities.a2a, the deprecated mirror; the suite reads the root only'
+          : undefined,
       response: undefined,
     }),
   );
@@ -37,7 +48,9 @@ export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void
       ...schemaEvidence(validate.errors, block, 'a2a'),
     }));
   } else {
-    leg.expect(false, 'the `a2a` block validates against capabilities-a2a.schema.json', { note: `schemas unavailable: ${ctx.schemasError}` });
+    leg.expect(false, 'the `a2a` block validates against capabilities-a2a.schema.json', {
+      note: `schemas unavailable: ${ctx.schemasError}`,
+    });
   }
 
   const cardUrl = block.agentCardUrl;
@@ -50,8 +63,16 @@ export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void
   });
 
   const cardRes = await ctx.http.request('GET', cardUrl);
-  leg.require(cardRes.status === 200, 'the card at agentCardUrl answers 200 (unauthenticated)', ev(cardRes, { expected: 200, actual: cardRes.status }));
-  leg.require(isObject(cardRes.json), 'the agent card is a JSON object', ev(cardRes, { expected: 'a JSON object', actual: cardRes.json }));
+  leg.require(
+    cardRes.status === 200,
+    'the card at agentCardUrl answers 200 (unauthenticated)',
+    ev(cardRes, { expected: 200, actual: cardRes.status }),
+  );
+  leg.require(
+    isObject(cardRes.json),
+    'the agent card is a JSON object',
+    ev(cardRes, { expected: 'a JSON object', actual: cardRes.json }),
+  );
   const card = cardRes.json;
   d.card = card;
 
@@ -100,7 +121,8 @@ export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void
 function protocolVersionOf(card: Record<string, unknown>): unknown {
   if (typeof card.protocolVersion === 'string') return card.protocolVersion;
   if (Array.isArray(card.supportedInterfaces)) {
-    for (const i of card.supportedInterfaces) if (isObject(i) && typeof i.protocolVersion === 'string') return i.protocolVersion;
+    for (const i of card.supportedInterfaces)
+      if (isObject(i) && typeof i.protocolVersion === 'string') return i.protocolVersion;
   }
   return card.protocolVersion;
 }
@@ -117,5 +139,10 @@ export function rpcUrlOf(card: Record<string, unknown>): { url?: string; error?:
       if (binding === 'JSONRPC' && isAbsoluteHttpUrl(i.url)) return { url: i.url };
     }
   }
-  return { error: card.url === undefined ? 'the card has no url and no JSONRPC interface' : `card.url ${JSON.stringify(card.url)} is not an absolute http(s) URL` };
+  return {
+    error:
+      card.url === undefined
+        ? 'the card has no url and no JSONRPC interface'
+        : `card.url ${JSON.stringify(card.url)} is not an absolute http(s) URL`,
+  };
 }

@@ -14,20 +14,38 @@ export async function durableTasksLeg(ctx: SuiteContext, leg: LegRun): Promise<v
   gate(ctx, leg, 'durableTasks');
   const rpcUrl = requireRpcUrl(ctx, leg);
 
-  const start = await ctx.http.request('POST', ctx.url(START_SEAM), { body: { scenario: 'paused-at-approval' }, auth: true });
+  const start = await ctx.http.request('POST', ctx.url(START_SEAM), {
+    body: { scenario: 'paused-at-approval' },
+    auth: true,
+  });
   if (seamAbsent(start)) skipSeamAbsent(leg, start, 'the start seam is not mounted');
-  leg.require(start.status >= 200 && start.status < 300, 'the start seam answers 2xx', ev(start, { expected: '2xx (200 or 201) with {taskId}', actual: start.status }));
+  leg.require(
+    start.status >= 200 && start.status < 300,
+    'the start seam answers 2xx',
+    ev(start, { expected: '2xx (200 or 201) with {taskId}', actual: start.status }),
+  );
   const taskId = pick(start.json, 'taskId');
-  leg.require(typeof taskId === 'string' && taskId !== '', 'the start seam returns a taskId', ev(start, { field: 'taskId', expected: 'a non-empty string (the backing runId)', actual: taskId }));
+  leg.require(
+    typeof taskId === 'string' && taskId !== '',
+    'the start seam returns a taskId',
+    ev(start, { field: 'taskId', expected: 'a non-empty string (the backing runId)', actual: taskId }),
+  );
 
   try {
     // The persisted record, read straight away (the seam must not return before the pause).
     const read = await ctx.http.request('GET', ctx.url(READ_SEAM + encodeURIComponent(taskId)), { auth: true });
     if (seamAbsent(read)) skipSeamAbsent(leg, read, 'the read seam is not mounted');
     leg.require(read.status === 200, 'the read seam answers 200', ev(read, { expected: 200, actual: read.status }));
-    leg.require(isObject(read.json), 'the read seam returns a JSON object', ev(read, { expected: 'an A2ATaskState object', actual: read.json }));
+    leg.require(
+      isObject(read.json),
+      'the read seam returns a JSON object',
+      ev(read, { expected: 'an A2ATaskState object', actual: read.json }),
+    );
     const rec = read.json;
-    const envelope = rec.state === undefined && isObject(rec.status) ? ' (this looks like an A2A Task envelope: the seam must return the A2ATaskState record with a top-level state)' : '';
+    const envelope =
+      rec.state === undefined && isObject(rec.status)
+        ? ' (this looks like an A2A Task envelope: the seam must return the A2ATaskState record with a top-level state)'
+        : '';
     leg.expect(
       rec.state === 'input-required',
       "record.state is 'input-required' (live, not a stale 'working')",
@@ -35,31 +53,70 @@ export async function durableTasksLeg(ctx: SuiteContext, leg: LegRun): Promise<v
         field: 'state',
         expected: 'input-required',
         actual: rec.state,
-        note: rec.state === 'working' ? `stale state: the run is paused at approval but the persisted record still says 'working'${envelope}` : envelope || undefined,
+        note:
+          rec.state === 'working'
+            ? `stale state: the run is paused at approval but the persisted record still says 'working'${envelope}`
+            : envelope || undefined,
       }),
     );
-    leg.expect(rec.runId === taskId, 'record.runId === taskId', ev(read, { field: 'runId', expected: taskId, actual: rec.runId }));
-    leg.expect(rec.taskId === taskId, 'record.taskId is the started task', ev(read, { field: 'taskId', expected: taskId, actual: rec.taskId }));
-    leg.expect(rec.interruptKind === 'approval', "record.interruptKind is 'approval'", ev(read, { field: 'interruptKind', expected: 'approval', actual: rec.interruptKind }));
+    leg.expect(
+      rec.runId === taskId,
+      'record.runId === taskId',
+      ev(read, { field: 'runId', expected: taskId, actual: rec.runId }),
+    );
+    leg.expect(
+      rec.taskId === taskId,
+      'record.taskId is the started task',
+      ev(read, { field: 'taskId', expected: taskId, actual: rec.taskId }),
+    );
+    leg.expect(
+      rec.interruptKind === 'approval',
+      "record.interruptKind is 'approval'",
+      ev(read, { field: 'interruptKind', expected: 'approval', actual: rec.interruptKind }),
+    );
     if (ctx.schemas) {
       const validate = ctx.schemas.taskState;
       const ok = validate(rec) as boolean;
-      leg.expect(ok, 'the record validates against a2a-task-state.schema.json', () => ev(read, schemaEvidence(validate.errors, rec, 'record')));
+      leg.expect(ok, 'the record validates against a2a-task-state.schema.json', () =>
+        ev(read, schemaEvidence(validate.errors, rec, 'record')),
+      );
     } else {
-      leg.expect(false, 'the record validates against a2a-task-state.schema.json', { note: `schemas unavailable: ${ctx.schemasError}` });
+      leg.expect(false, 'the record validates against a2a-task-state.schema.json', {
+        note: `schemas unavailable: ${ctx.schemasError}`,
+      });
     }
 
     // The normative surface: JSON-RPC tasks/get at the card's url.
     const got = await ctx.http.rpc(rpcUrl, 'tasks/get', { id: taskId }, { auth: true });
-    leg.require(got.status === 200, 'JSON-RPC tasks/get answers HTTP 200', ev(got, { expected: 200, actual: got.status }));
+    leg.require(
+      got.status === 200,
+      'JSON-RPC tasks/get answers HTTP 200',
+      ev(got, { expected: 200, actual: got.status }),
+    );
     const error = pick(got.json, 'error');
-    leg.require(error === undefined && isObject(pick(got.json, 'result')), 'JSON-RPC tasks/get returns a result', ev(got, { field: 'error', expected: 'no error, a Task result', actual: error ?? pick(got.json, 'result') }));
+    leg.require(
+      error === undefined && isObject(pick(got.json, 'result')),
+      'JSON-RPC tasks/get returns a result',
+      ev(got, { field: 'error', expected: 'no error, a Task result', actual: error ?? pick(got.json, 'result') }),
+    );
     const state = pick(got.json, 'result.status.state');
-    leg.expect(state === 'input-required', "tasks/get result.status.state is 'input-required'", ev(got, { field: 'result.status.state', expected: 'input-required', actual: state }));
+    leg.expect(
+      state === 'input-required',
+      "tasks/get result.status.state is 'input-required'",
+      ev(got, { field: 'result.status.state', expected: 'input-required', actual: state }),
+    );
     const id = pick(got.json, 'result.id');
-    leg.expect(id === taskId, 'tasks/get result.id is the task id', ev(got, { field: 'result.id', expected: taskId, actual: id }));
+    leg.expect(
+      id === taskId,
+      'tasks/get result.id is the task id',
+      ev(got, { field: 'result.id', expected: taskId, actual: id }),
+    );
     const kind = pick(got.json, 'result.metadata.openwop.interrupt.kind');
-    leg.expect(kind === 'approval', "tasks/get result.metadata.openwop.interrupt.kind is 'approval'", ev(got, { field: 'result.metadata.openwop.interrupt.kind', expected: 'approval', actual: kind }));
+    leg.expect(
+      kind === 'approval',
+      "tasks/get result.metadata.openwop.interrupt.kind is 'approval'",
+      ev(got, { field: 'result.metadata.openwop.interrupt.kind', expected: 'approval', actual: kind }),
+    );
   } finally {
     // Leave nothing paused behind: cancel the probe's task (best effort, not a check).
     try {

@@ -13,7 +13,10 @@ export function gate(ctx: SuiteContext, leg: LegRun, flag: A2AFlag): void {
   }
   const value = d.block[flag];
   if (value !== true) {
-    leg.skip('not-advertised', `a2a.${flag} is not advertised (value: ${value === undefined ? 'absent' : JSON.stringify(value)})`);
+    leg.skip(
+      'not-advertised',
+      `a2a.${flag} is not advertised (value: ${value === undefined ? 'absent' : JSON.stringify(value)})`,
+    );
   }
 }
 
@@ -23,7 +26,10 @@ export function seamAbsent(res: HttpAnswer): boolean {
 }
 
 export function skipSeamAbsent(leg: LegRun, res: HttpAnswer, what: string): never {
-  leg.skip('seam-absent', `seam absent: ${res.request} answered ${res.status} (${what}; a host serves the seams only behind its test gate, e.g. HANDOFF_TEST_SEAMS=1)`);
+  leg.skip(
+    'seam-absent',
+    `seam absent: ${res.request} answered ${res.status} (${what}; a host serves the seams only behind its test gate, e.g. HANDOFF_TEST_SEAMS=1)`,
+  );
 }
 
 /** The gated legs need the JSON-RPC URL from the card the discovery leg read. */

@@ -99,7 +99,13 @@ export class HostHttp {
         signal: AbortSignal.timeout(opts.timeoutMs ?? this.opts.timeoutMs),
       });
       const text = await res.body.text();
-      return { request, status: res.statusCode, contentType: headerOf(res, 'content-type'), text, json: parseJson(text) };
+      return {
+        request,
+        status: res.statusCode,
+        contentType: headerOf(res, 'content-type'),
+        text,
+        json: parseJson(text),
+      };
     } catch (err) {
       throw new RequestError(request, err);
     }
@@ -111,15 +117,26 @@ export class HostHttp {
   }
 
   /** A streaming JSON-RPC call (message/stream, tasks/resubscribe). Resolves once headers arrive. */
-  async stream(url: string, method: string, params: unknown, opts: Omit<CallOptions, 'body'> & { deadlineMs: number }): Promise<RpcStream> {
+  async stream(
+    url: string,
+    method: string,
+    params: unknown,
+    opts: Omit<CallOptions, 'body'> & { deadlineMs: number },
+  ): Promise<RpcStream> {
     const body = rpcBody(method, params);
     const request = this.describe('POST', url, body, opts.auth);
     const controller = new AbortController();
-    const deadline = setTimeout(() => controller.abort(new Error(`stream deadline of ${opts.deadlineMs} ms`)), opts.deadlineMs);
+    const deadline = setTimeout(
+      () => controller.abort(new Error(`stream deadline of ${opts.deadlineMs} ms`)),
+      opts.deadlineMs,
+    );
     deadline.unref();
     let res: Dispatcher.ResponseData;
     // Headers must come within one request timeout even though the stream may last longer.
-    const headersBy = setTimeout(() => controller.abort(new Error('no response headers in time')), opts.timeoutMs ?? this.opts.timeoutMs);
+    const headersBy = setTimeout(
+      () => controller.abort(new Error('no response headers in time')),
+      opts.timeoutMs ?? this.opts.timeoutMs,
+    );
     headersBy.unref();
     try {
       res = await undiciRequest(url, {

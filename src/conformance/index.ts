@@ -7,4 +7,13 @@
 export { formatReport } from './report.js';
 export { LEGS, normalizeBaseUrl, runConformance } from './runner.js';
 export { SseParser, type SseFrame } from './sse.js';
-export type { Check, ConformanceOptions, ConformanceReport, Evidence, LegId, LegResult, LegStatus, SkipKind } from './types.js';
+export type {
+  Check,
+  ConformanceOptions,
+  ConformanceReport,
+  Evidence,
+  LegId,
+  LegResult,
+  LegStatus,
+  SkipKind,
+} from './types.js';

@@ -17,11 +17,13 @@ export const CONTROL_URL = 'https://caller.example.com/push';
 
 export async function pushSsrfLeg(ctx: SuiteContext, leg: LegRun): Promise<void> {
   gate(ctx, leg, 'pushNotifications');
-  const probe = (url: string) => ctx.http.request('POST', ctx.url(PUSH_SEAM), { body: { taskId: PROBE_TASK, url }, auth: true });
+  const probe = (url: string) =>
+    ctx.http.request('POST', ctx.url(PUSH_SEAM), { body: { taskId: PROBE_TASK, url }, auth: true });
 
   const address = await probe(ADDRESS_ARM_URL);
   const scheme = await probe(SCHEME_ARM_URL);
-  if (seamAbsent(address) && seamAbsent(scheme)) skipSeamAbsent(leg, address, `and ${scheme.status} for ${SCHEME_ARM_URL}: the push-config seam is not mounted`);
+  if (seamAbsent(address) && seamAbsent(scheme))
+    skipSeamAbsent(leg, address, `and ${scheme.status} for ${SCHEME_ARM_URL}: the push-config seam is not mounted`);
 
   refused(leg, address, 'ADDRESS arm: an https URL at a private address (10.0.0.5) is refused', ADDRESS_ARM_URL);
   refused(leg, scheme, 'SCHEME arm: an http URL at a public host is refused', SCHEME_ARM_URL);
@@ -50,11 +52,21 @@ function refused(leg: LegRun, res: HttpAnswer, name: string, url: string): void 
   const ok = res.status >= 400 && res.status !== 401 && res.status !== 403 && res.status !== 404;
   let note: string | undefined;
   if (res.status >= 200 && res.status < 300) note = `the host ACCEPTED ${url}: the guard let it through`;
-  else if (res.status === 401) note = 'the request was not authenticated, so the guard was never reached (pass --api-key)';
+  else if (res.status === 401)
+    note = 'the request was not authenticated, so the guard was never reached (pass --api-key)';
   else if (res.status === 403 || res.status === 404) {
     note = `${res.status} reads as "seam absent", not a refusal: validate the URL before looking up the task (run_x does not exist) and answer 400 (spec pitfalls 1–2)`;
   }
-  leg.expect(ok, name, ev(res, { field: 'url', expected: `a status ≥ 400, not 401/403/404, for ${url}`, actual: `HTTP ${res.status}${errorCode(res)}`, note }));
+  leg.expect(
+    ok,
+    name,
+    ev(res, {
+      field: 'url',
+      expected: `a status ≥ 400, not 401/403/404, for ${url}`,
+      actual: `HTTP ${res.status}${errorCode(res)}`,
+      note,
+    }),
+  );
 }
 
 /** " (error_code)" from an error envelope, if any. */

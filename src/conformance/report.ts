@@ -13,7 +13,9 @@ export function formatReport(r: ConformanceReport): string {
   out.push('');
   for (const leg of r.legs) out.push(...formatLeg(leg), '');
   const { pass, fail, skip, total } = r.summary;
-  out.push(`${pass} passed, ${fail} failed, ${skip} skipped of ${total} legs in ${(r.durationMs / 1000).toFixed(1)} s → ${r.ok ? 'OK' : 'NOT CONFORMANT'} (exit ${r.exitCode})`);
+  out.push(
+    `${pass} passed, ${fail} failed, ${skip} skipped of ${total} legs in ${(r.durationMs / 1000).toFixed(1)} s → ${r.ok ? 'OK' : 'NOT CONFORMANT'} (exit ${r.exitCode})`,
+  );
   return `${out.join('\n')}\n`;
 }
 
@@ -41,6 +43,6 @@ function formatCheck(c: Check): string[] {
 /** Strings quoted, the rest as JSON, long values cut. */
 function show(v: unknown): string {
   if (v === '(absent)') return '(absent)';
-  const s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
   return s.length > 300 ? `${s.slice(0, 300)}…` : s;
 }

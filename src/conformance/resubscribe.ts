@@ -30,7 +30,11 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
   const wait = () => Math.max(1, Math.min(EVENT_WAIT_MS, deadline - Date.now()));
 
   const { skillId, message } = probeMessage(ctx.discovery.card);
-  leg.note(skillId === 'steps' ? `skill steps ${JSON.stringify(STEPS_INPUT)}` : `skill ${skillId ?? '(host default)'} (the card offers no 'steps')`);
+  leg.note(
+    skillId === 'steps'
+      ? `skill steps ${JSON.stringify(STEPS_INPUT)}`
+      : `skill ${skillId ?? '(host default)'} (the card offers no 'steps')`,
+  );
   const params = { message, ...(skillId ? { metadata: { skillId } } : {}) };
 
   const mismatches: Mismatch[] = [];
@@ -41,11 +45,15 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
     if (taskId === undefined && typeof id === 'string' && id !== '') taskId = id;
     else if (id !== taskId) mismatches.push({ stream, index, field, value: id });
     const runId = pick(result, 'metadata.openwop.runId');
-    if (runId !== undefined && runId !== taskId) mismatches.push({ stream, index, field: 'result.metadata.openwop.runId', value: runId });
+    if (runId !== undefined && runId !== taskId)
+      mismatches.push({ stream, index, field: 'result.metadata.openwop.runId', value: runId });
   };
 
   // 1. message/stream until the first status-update, then drop the connection.
-  const first = await ctx.http.stream(rpcUrl, 'message/stream', params, { auth: true, deadlineMs: ctx.streamTimeoutMs });
+  const first = await ctx.http.stream(rpcUrl, 'message/stream', params, {
+    auth: true,
+    deadlineMs: ctx.streamTimeoutMs,
+  });
   let firstUpdate: Record<string, unknown> | undefined;
   try {
     await first.settled();
@@ -57,28 +65,46 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
           request: first.request,
           status: first.status,
           expected: 'a status-update event',
-          actual: isTimeout(r) ? `nothing within ${EVENT_WAIT_MS} ms` : `the stream ended${r.error ? ` (${r.error})` : ''}`,
+          actual: isTimeout(r)
+            ? `nothing within ${EVENT_WAIT_MS} ms`
+            : `the stream ended${r.error ? ` (${r.error})` : ''}`,
           note: `events so far: ${summarize(first.events)}`,
         });
       }
       const result = resultOf(leg, first, r, i, 'message/stream');
       track('message/stream', i, result);
       if (i === 0 && taskId === undefined) {
-        leg.fail('message/stream events name the task', { request: first.request, status: first.status, field: result.kind === 'task' ? 'result.id' : 'result.taskId', expected: 'a task id', actual: result.kind === 'task' ? result.id : result.taskId });
+        leg.fail('message/stream events name the task', {
+          request: first.request,
+          status: first.status,
+          field: result.kind === 'task' ? 'result.id' : 'result.taskId',
+          expected: 'a task id',
+          actual: result.kind === 'task' ? result.id : result.taskId,
+        });
       }
       if (result.kind === 'status-update') firstUpdate = result;
     }
   } finally {
     first.close();
   }
-  leg.pass(`message/stream started task ${taskId} and sent a status-update (${String(pick(firstUpdate, 'status.state'))}); connection dropped`);
+  leg.pass(
+    `message/stream started task ${taskId} and sent a status-update (${String(pick(firstUpdate, 'status.state'))}); connection dropped`,
+  );
   if (firstUpdate.final === true) {
-    leg.skip('inconclusive', `the first status-update of message/stream was already final (state ${String(pick(firstUpdate, 'status.state'))}): the task ended its turn before the stream could be dropped, so there is nothing live to re-attach to`);
+    leg.skip(
+      'inconclusive',
+      `the first status-update of message/stream was already final (state ${String(pick(firstUpdate, 'status.state'))}): the task ended its turn before the stream could be dropped, so there is nothing live to re-attach to`,
+    );
   }
   const id = taskId as string;
 
   // 2. tasks/resubscribe {id}, no cursor: the current Task, then updates through final:true.
-  const re = await ctx.http.stream(rpcUrl, 'tasks/resubscribe', { id }, { auth: true, deadlineMs: Math.max(1, deadline - Date.now()) });
+  const re = await ctx.http.stream(
+    rpcUrl,
+    'tasks/resubscribe',
+    { id },
+    { auth: true, deadlineMs: Math.max(1, deadline - Date.now()) },
+  );
   let firstKind: unknown;
   let currentState: unknown;
   let updates = 0;
@@ -112,11 +138,23 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
     re.close();
   }
 
-  const reEv = (extra: Evidence): Evidence => ({ request: re.request, status: re.status, ...extra, note: extra.note ?? `events: ${summarize(re.events)}` });
+  const reEv = (extra: Evidence): Evidence => ({
+    request: re.request,
+    status: re.status,
+    ...extra,
+    note: extra.note ?? `events: ${summarize(re.events)}`,
+  });
   if (firstKind === 'task' && TERMINAL_STATES.has(String(currentState)) && updates === 0) {
-    leg.skip('inconclusive', `the task was already ${String(currentState)} when tasks/resubscribe arrived: the run was too short to witness re-attachment`);
+    leg.skip(
+      'inconclusive',
+      `the task was already ${String(currentState)} when tasks/resubscribe arrived: the run was too short to witness re-attachment`,
+    );
   }
-  leg.expect(firstKind === 'task', 'tasks/resubscribe (no cursor) first sends the current Task', reEv({ field: 'result.kind', expected: 'task', actual: firstKind }));
+  leg.expect(
+    firstKind === 'task',
+    'tasks/resubscribe (no cursor) first sends the current Task',
+    reEv({ field: 'result.kind', expected: 'task', actual: firstKind }),
+  );
   leg.expect(mismatches.length === 0, 'the task id is unchanged in every event of both streams', () => {
     const m = mismatches[0] as Mismatch;
     return {
@@ -125,13 +163,41 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
       field: m.field,
       expected: id,
       actual: m.value,
-      note: `${m.stream} event #${m.index}${mismatches.length > 1 ? ` (and ${mismatches.length - 1} more: ${mismatches.slice(1, 4).map((x) => `${x.stream}#${x.index} ${x.field}=${JSON.stringify(x.value)}`).join(', ')})` : ''}; events: ${summarize(m.stream === 'tasks/resubscribe' ? re.events : first.events)}`,
+      note: `${m.stream} event #${m.index}${
+        mismatches.length > 1
+          ? ` (and ${mismatches.length - 1} more: ${mismatches
+              .slice(1, 4)
+              .map((x) => `${x.stream}#${x.index} ${x.field}=${JSON.stringify(x.value)}`)
+              .join(', ')})`
+          : ''
+      }; events: ${summarize(m.stream === 'tasks/resubscribe' ? re.events : first.events)}`,
     };
   });
-  leg.expect(updates >= 1, 'at least one status-update follows the Task', reEv({ expected: '≥ 1 status-update after the Task', actual: updates, note: stop ? `${stop}; events: ${summarize(re.events)}` : undefined }));
-  leg.require(final !== undefined, 'the resubscribed stream reaches a final:true status-update', reEv({ field: 'final', expected: true, actual: stop || 'no final update', note: `events: ${summarize(re.events)}` }));
+  leg.expect(
+    updates >= 1,
+    'at least one status-update follows the Task',
+    reEv({
+      expected: '≥ 1 status-update after the Task',
+      actual: updates,
+      note: stop ? `${stop}; events: ${summarize(re.events)}` : undefined,
+    }),
+  );
+  leg.require(
+    final !== undefined,
+    'the resubscribed stream reaches a final:true status-update',
+    reEv({
+      field: 'final',
+      expected: true,
+      actual: stop || 'no final update',
+      note: `events: ${summarize(re.events)}`,
+    }),
+  );
   const finalState = pick(final, 'status.state');
-  leg.expect(TERMINAL_STATES.has(String(finalState)), 'the final update is a terminal state', reEv({ field: 'result.status.state', expected: [...TERMINAL_STATES].join(' | '), actual: finalState }));
+  leg.expect(
+    TERMINAL_STATES.has(String(finalState)),
+    'the final update is a terminal state',
+    reEv({ field: 'result.status.state', expected: [...TERMINAL_STATES].join(' | '), actual: finalState }),
+  );
 
   // 3. The OpenWOP event log, where the host has one: the run started exactly once.
   await checkRunStartedOnce(ctx, leg, id);
@@ -145,7 +211,11 @@ function requireSse(leg: LegRun, s: RpcStream, method: string): void {
     expected: 'text/event-stream',
     actual: s.contentType || undefined,
     response: excerpt(s.text),
-    note: isObject(pick(s.json, 'error')) ? `JSON-RPC error before the stream: ${JSON.stringify(pick(s.json, 'error'))}` : s.status === 401 ? 'not authenticated (pass --api-key)' : undefined,
+    note: isObject(pick(s.json, 'error'))
+      ? `JSON-RPC error before the stream: ${JSON.stringify(pick(s.json, 'error'))}`
+      : s.status === 401
+        ? 'not authenticated (pass --api-key)'
+        : undefined,
   });
 }
 
@@ -174,18 +244,24 @@ function summarize(events: SseEvent[]): string {
     if (!isObject(r)) return pick(e.json, 'error') !== undefined ? 'error' : 'non-JSON-RPC';
     const id = r.kind === 'task' ? r.id : r.taskId;
     if (r.kind === 'task') return `task ${String(id)}(${String(pick(r, 'status.state'))})`;
-    if (r.kind === 'status-update') return `status ${String(id)}(${String(pick(r, 'status.state'))}${r.final === true ? ',final' : ''})`;
+    if (r.kind === 'status-update')
+      return `status ${String(id)}(${String(pick(r, 'status.state'))}${r.final === true ? ',final' : ''})`;
     return `${String(r.kind)} ${String(id)}`;
   });
   return parts.length > 12 ? `${parts.slice(0, 12).join(', ')}, … (${parts.length} events)` : parts.join(', ');
 }
 
-function probeMessage(card: Record<string, unknown> | undefined): { skillId?: string; message: Record<string, unknown> } {
+function probeMessage(card: Record<string, unknown> | undefined): {
+  skillId?: string;
+  message: Record<string, unknown>;
+} {
   const skills = Array.isArray(card?.skills) ? card.skills.filter(isObject) : [];
   const steps = skills.find((s) => s.id === 'steps');
   const skill = steps ?? skills[0];
   const skillId = typeof skill?.id === 'string' ? skill.id : undefined;
-  const parts = steps ? [{ kind: 'data', data: STEPS_INPUT }] : [{ kind: 'text', text: 'handoff conformance: resubscribe probe' }];
+  const parts = steps
+    ? [{ kind: 'data', data: STEPS_INPUT }]
+    : [{ kind: 'text', text: 'handoff conformance: resubscribe probe' }];
   const message: Record<string, unknown> = { kind: 'message', messageId: `conf-${randomUUID()}`, role: 'user', parts };
   if (skillId) message.metadata = { skillId };
   return skillId ? { skillId, message } : { message };
@@ -198,7 +274,11 @@ async function checkRunStartedOnce(ctx: SuiteContext, leg: LegRun, runId: string
   let after = -1;
   let lastRequest = '';
   for (let page = 0; page < 50; page++) {
-    const res = await ctx.http.request('GET', ctx.url(`/v1/runs/${encodeURIComponent(runId)}/events/poll?lastSequence=${after}&timeout=1`), { auth: true });
+    const res = await ctx.http.request(
+      'GET',
+      ctx.url(`/v1/runs/${encodeURIComponent(runId)}/events/poll?lastSequence=${after}&timeout=1`),
+      { auth: true },
+    );
     lastRequest = res.request;
     if (page === 0 && LOG_ABSENT.has(res.status)) {
       leg.note(`no OpenWOP event log (${res.request} → ${res.status}): the single-run.started check does not apply`);

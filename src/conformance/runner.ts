@@ -122,10 +122,18 @@ async function runLeg(ctx: SuiteContext, def: LegDef, number: number): Promise<L
     }
     if (err instanceof LegAbort) return result('fail');
     if (err instanceof RequestError) {
-      leg.checks.push({ name: 'the host answers', ok: false, evidence: { request: err.request, actual: 'no HTTP answer', note: describeError(err.cause) } });
+      leg.checks.push({
+        name: 'the host answers',
+        ok: false,
+        evidence: { request: err.request, actual: 'no HTTP answer', note: describeError(err.cause) },
+      });
       return result('fail');
     }
-    leg.checks.push({ name: 'the leg runs to its end', ok: false, evidence: { note: `unexpected error: ${(err as Error).stack ?? String(err)}` } });
+    leg.checks.push({
+      name: 'the leg runs to its end',
+      ok: false,
+      evidence: { note: `unexpected error: ${(err as Error).stack ?? String(err)}` },
+    });
     return result('fail');
   }
 }

@@ -34,7 +34,8 @@ export interface Schemas {
 export function schemasDir(from: string = dirname(fileURLToPath(import.meta.url))): string {
   let dir = from;
   for (let i = 0; i < 12; i++) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'schemas', TASK_STATE_SCHEMA))) return join(dir, 'schemas');
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'schemas', TASK_STATE_SCHEMA)))
+      return join(dir, 'schemas');
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;
@@ -71,7 +72,8 @@ export function errorField(e: ErrorObject, root: string): string {
 
 export function errorText(e: ErrorObject): string {
   const params = e.params as { allowedValues?: unknown[]; additionalProperty?: string };
-  if (e.keyword === 'enum' && params.allowedValues) return `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'enum' && params.allowedValues)
+    return `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   if (e.keyword === 'additionalProperties') return 'is not allowed (closed object)';
   if (e.keyword === 'required') return 'is required';
   return e.message ?? 'is invalid';
@@ -96,7 +98,11 @@ export function errorValue(root: unknown, e: ErrorObject): unknown {
 }
 
 /** Evidence fields for a failed validation: the first error's field, rule and value, all errors in a note. */
-export function schemaEvidence(errors: ErrorObject[] | null | undefined, value: unknown, root: string): { field: string; expected: string; actual: unknown; note?: string } {
+export function schemaEvidence(
+  errors: ErrorObject[] | null | undefined,
+  value: unknown,
+  root: string,
+): { field: string; expected: string; actual: unknown; note?: string } {
   const list = errors ?? [];
   const first = list[0];
   if (!first) return { field: root, expected: 'valid', actual: value };

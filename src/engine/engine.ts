@@ -87,7 +87,8 @@ export class Engine {
     }
     const inputs = structuredClone(req.inputs);
     const errors = this.workflows.validateInputs(def.id, inputs);
-    if (errors.length > 0) throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
+    if (errors.length > 0)
+      throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
     const result = await this.withRetry(() => this.insertRun(caller, def, inputs, req));
     if (!result.replayed && result.run.leaseOwner) this.worker?.adopt(result.run);
     return result;
@@ -208,9 +209,17 @@ export class Engine {
     throw new EngineError('interrupt_not_found', `run ${run.runId} has no open interrupt at node '${nodeId}'`);
   }
 
-  private async applyDecision(tx: StoreTx, run: RunRecord, before: InterruptRecord, d: Decision): Promise<ResolveResult> {
+  private async applyDecision(
+    tx: StoreTx,
+    run: RunRecord,
+    before: InterruptRecord,
+    d: Decision,
+  ): Promise<ResolveResult> {
     if (!(await tx.updateInterrupt(d.interrupt, 'open'))) {
-      throw new EngineError('interrupt_already_resolved', `the interrupt at node '${before.nodeId}' was already resolved`);
+      throw new EngineError(
+        'interrupt_already_resolved',
+        `the interrupt at node '${before.nodeId}' was already resolved`,
+      );
     }
     if (d.kind !== 'resolve') {
       const { run: after } = await tx.commitRun(run, {}, d.events);
@@ -261,10 +270,17 @@ async function commitResolution(
 ): Promise<RunChange> {
   const gate = findNode(def, run.cursor.nodeId as string);
   if (d.action === 'reject') {
-    const error = { code: 'interrupt_rejected', message: `rejected at '${gate.id}'`, details: { decidedBy: d.decidedBy } };
+    const error = {
+      code: 'interrupt_rejected',
+      message: `rejected at '${gate.id}'`,
+      details: { decidedBy: d.decidedBy },
+    };
     const failed = failRun(run, error, now, true);
     const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events = [...d.events, { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } }];
+    const events = [
+      ...d.events,
+      { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } },
+    ];
     return tx.commitRun(run, failed.patch, [...events, ...failed.events.filter((e) => e.type === 'run.failed')]);
   }
   if (d.action === 'refine') {

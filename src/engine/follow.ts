@@ -21,7 +21,12 @@ export interface FollowOptions {
   pageSize?: number;
 }
 
-export async function* followRun(store: Store, bus: ChangeBus, runId: string, opts: FollowOptions = {}): AsyncGenerator<RunEvent> {
+export async function* followRun(
+  store: Store,
+  bus: ChangeBus,
+  runId: string,
+  opts: FollowOptions = {},
+): AsyncGenerator<RunEvent> {
   const page = opts.pageSize ?? 500;
   let last = opts.after ?? -1;
   let dirty = true;

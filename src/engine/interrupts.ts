@@ -21,7 +21,9 @@ export function decide(i: InterruptRecord, principalId: string, resumeValue: unk
     throw new EngineError('validation_error', 'resumeValue must be an object');
   }
   const value = resumeValue as Record<string, unknown>;
-  return i.kind === 'approval' ? decideApproval(i, principalId, value, now) : decideClarification(i, principalId, value, now);
+  return i.kind === 'approval'
+    ? decideApproval(i, principalId, value, now)
+    : decideClarification(i, principalId, value, now);
 }
 
 function decideApproval(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
@@ -37,21 +39,38 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
   checkActionFields(action, v);
   const feedback = typeof v.feedback === 'string' ? v.feedback : undefined;
   const base = { interruptId: i.interruptId, decidedBy: principalId, action, decidedAt: now };
-  const received: NewEvent = { type: 'approval.received', nodeId: i.nodeId, payload: { ...base, ...(feedback ? { feedback } : {}) } };
+  const received: NewEvent = {
+    type: 'approval.received',
+    nodeId: i.nodeId,
+    payload: { ...base, ...(feedback ? { feedback } : {}) },
+  };
 
   if (action === 'ask') {
     const question = typeof v.question === 'string' ? v.question : (feedback ?? '');
     const interrupt = { ...i, exchanges: [...i.exchanges, { principalId, question, at: now }] };
-    return { kind: 'ask', interrupt, events: [{ type: 'approval.ask', nodeId: i.nodeId, payload: { ...base, question } }] };
+    return {
+      kind: 'ask',
+      interrupt,
+      events: [{ type: 'approval.ask', nodeId: i.nodeId, payload: { ...base, question } }],
+    };
   }
   if (action === 'accept' || action === 'edit-accept') {
     const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
     const required = Number(i.data.requiredApprovals ?? 1);
     if (votes.length < required) {
-      const events = [{ ...received, payload: { ...received.payload, votes: votes.length, requiredApprovals: required } }];
+      const events = [
+        { ...received, payload: { ...received.payload, votes: votes.length, requiredApprovals: required } },
+      ];
       return { kind: 'vote', interrupt: { ...i, votes }, events };
     }
-    return resolve({ ...i, votes }, action, principalId, now, received, approvalOutput(i, votes, action, principalId, feedback));
+    return resolve(
+      { ...i, votes },
+      action,
+      principalId,
+      now,
+      received,
+      approvalOutput(i, votes, action, principalId, feedback),
+    );
   }
   // reject (single veto) and refine end the gate at once.
   const output = {
@@ -67,7 +86,10 @@ function checkActionFields(action: string, v: Record<string, unknown>): void {
   if (action === 'refine') {
     const rf = v.refineFeedback as Record<string, unknown> | undefined;
     if (!rf || typeof rf !== 'object' || !['whole', 'section', 'items'].includes(String(rf.scope))) {
-      throw new EngineError('validation_error', "refine requires refineFeedback {scope: 'whole'|'section'|'items', text?, tags?}");
+      throw new EngineError(
+        'validation_error',
+        "refine requires refineFeedback {scope: 'whole'|'section'|'items', text?, tags?}",
+      );
     }
   }
   if (action === 'edit-accept' && v.editedArtifactData === undefined) {
@@ -102,7 +124,12 @@ function approvalOutput(
   };
 }
 
-function decideClarification(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
+function decideClarification(
+  i: InterruptRecord,
+  principalId: string,
+  v: Record<string, unknown>,
+  now: string,
+): Decision {
   const questions = (i.data.questions as Array<{ id: string }>) ?? [];
   const answers = normalizeAnswers(v.answers, questions);
   const missing = questions.filter((q) => answers[q.id] === undefined).map((q) => q.id);
@@ -121,7 +148,8 @@ function decideClarification(i: InterruptRecord, principalId: string, v: Record<
 function normalizeAnswers(raw: unknown, questions: Array<{ id: string }>): Record<string, unknown> {
   if (Array.isArray(raw)) {
     const out: Record<string, unknown> = {};
-    for (const a of raw) if (a && typeof a === 'object' && 'id' in a) out[String(a.id)] = (a as { answer?: unknown }).answer;
+    for (const a of raw)
+      if (a && typeof a === 'object' && 'id' in a) out[String(a.id)] = (a as { answer?: unknown }).answer;
     return out;
   }
   if (!raw || typeof raw !== 'object') {

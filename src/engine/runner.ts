@@ -60,7 +60,10 @@ export class Runner {
       });
     });
     this.engine.worker = {
-      reserve: () => (this.stopping || this.active.size >= this.concurrency ? undefined : { owner: this.opts.instanceId, leaseMs: this.leaseMs }),
+      reserve: () =>
+        this.stopping || this.active.size >= this.concurrency
+          ? undefined
+          : { owner: this.opts.instanceId, leaseMs: this.leaseMs },
       adopt: (run) => this.launch(run),
     };
     this.kick();

@@ -26,7 +26,12 @@ export type StepOutcome =
   | { kind: 'idle'; run: RunRecord };
 
 /** Execute the node at the cursor and commit what it did, all through `tx`. */
-export async function step(tx: StoreTx, def: WorkflowDefinition, run: RunRecord, opts: StepOptions = {}): Promise<StepOutcome> {
+export async function step(
+  tx: StoreTx,
+  def: WorkflowDefinition,
+  run: RunRecord,
+  opts: StepOptions = {},
+): Promise<StepOutcome> {
   // A pending run starts in the same commit as its first step.
   let prefix: NewEvent[] = [];
   switch (run.status) {
@@ -60,7 +65,8 @@ async function execute(def: WorkflowDefinition, run: RunRecord): Promise<NodeRes
   const node = findNode(def, run.cursor.nodeId as string);
   const executor = EXECUTORS.get(node.typeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
-  if (!executor) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
+  if (!executor)
+    return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
   try {
     const result = await executor.execute({
       runId: run.runId,
@@ -113,25 +119,50 @@ async function apply(
       const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true };
       const wakeAt = new Date(result.wakeAt).toISOString();
       const events = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal, wakeAt } }];
-      return { kind: 'settled', run: await commit({ status: 'running', cursor, wakeAt: result.wakeAt, ...noLease }, [...prefix, ...events]) };
+      return {
+        kind: 'settled',
+        run: await commit({ status: 'running', cursor, wakeAt: result.wakeAt, ...noLease }, [...prefix, ...events]),
+      };
     }
     case 'interrupt': {
       const { kind, data } = result.interrupt;
       const interruptId = newInterruptId();
-      await tx.insertInterrupt({ interruptId, runId: run.runId, nodeId, kind, status: 'open', data, votes: [], exchanges: [], createdAt: nowIso });
+      await tx.insertInterrupt({
+        interruptId,
+        runId: run.runId,
+        nodeId,
+        kind,
+        status: 'open',
+        data,
+        votes: [],
+        exchanges: [],
+        createdAt: nowIso,
+      });
       const events = [...prefix, ...startEvent, ...suspendEvents(run, kind, data, interruptId)];
       const status = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
-      return { kind: 'settled', run: await commit({ status, cursor: { ...run.cursor, started: true }, ...noLease }, events) };
+      return {
+        kind: 'settled',
+        run: await commit({ status, cursor: { ...run.cursor, started: true }, ...noLease }, events),
+      };
     }
   }
 }
 
-function suspendEvents(run: RunRecord, kind: InterruptKind, data: Record<string, unknown>, interruptId: string): NewEvent[] {
+function suspendEvents(
+  run: RunRecord,
+  kind: InterruptKind,
+  data: Record<string, unknown>,
+  interruptId: string,
+): NewEvent[] {
   const nodeId = run.cursor.nodeId as string;
   const key = `${run.runId}:${nodeId}:${run.cursor.ordinals[nodeId] ?? 0}`;
   return [
     { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
-    { type: kind === 'approval' ? 'approval.requested' : 'clarification.requested', nodeId, payload: { interruptId, ...data } },
+    {
+      type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
+      nodeId,
+      payload: { interruptId, ...data },
+    },
     { type: 'interrupt.requested', nodeId, payload: { interruptId, kind, key } },
   ];
 }
@@ -140,7 +171,12 @@ function suspendEvents(run: RunRecord, kind: InterruptKind, data: Record<string,
  * Drive a run's instantaneous steps inside `tx` (the request's own transaction), up to `maxSteps`.
  * Stops before any node that is not inline-safe, and at sleep, interrupt or the end.
  */
-export async function driveInline(tx: StoreTx, def: WorkflowDefinition, run: RunRecord, maxSteps = 64): Promise<RunRecord> {
+export async function driveInline(
+  tx: StoreTx,
+  def: WorkflowDefinition,
+  run: RunRecord,
+  maxSteps = 64,
+): Promise<RunRecord> {
   let current = run;
   for (let i = 0; i < maxSteps && isInlineStep(def, current); i++) {
     const out = await step(tx, def, current);

@@ -23,7 +23,11 @@ export function findNode(def: WorkflowDefinition, nodeId: string): WorkflowNode 
 }
 
 /** The first outgoing edge whose condition holds decides the next node; none means "done". */
-export async function nextNodeId(def: WorkflowDefinition, fromId: string, scope: EvalScope): Promise<string | undefined> {
+export async function nextNodeId(
+  def: WorkflowDefinition,
+  fromId: string,
+  scope: EvalScope,
+): Promise<string | undefined> {
   for (const edge of def.edges) {
     if (edge.sourceNodeId !== fromId) continue;
     if (await evaluateCondition(edge.condition, scope)) return edge.targetNodeId;
@@ -57,7 +61,11 @@ export async function completeNode(
   if (!c.started) events.push({ type: 'node.started', nodeId: node.id, payload: { ordinal, typeId: node.typeId } });
   events.push({ type: 'node.completed', nodeId: node.id, payload: { ordinal, ...(c.detail ?? {}) } });
   if (node.outputRole === 'artifact') {
-    events.push({ type: 'artifact.created', nodeId: node.id, payload: { artifactId: node.id, name: node.name, data: c.output } });
+    events.push({
+      type: 'artifact.created',
+      nodeId: node.id,
+      payload: { artifactId: node.id, name: node.name, data: c.output },
+    });
   }
   const ordinals = { ...run.cursor.ordinals, [node.id]: ordinal + 1 };
   const next = await nextNodeId(def, node.id, { ...scopeOf(run), vars: state.vars, nodes: state.outputs });
@@ -88,7 +96,14 @@ export function failRun(
   }
   events.push({ type: 'run.failed', payload: { error } });
   return {
-    patch: { status: 'failed', error, cursor: { ordinals: run.cursor.ordinals }, wakeAt: undefined, completedAt: nowIso, ...noLease },
+    patch: {
+      status: 'failed',
+      error,
+      cursor: { ordinals: run.cursor.ordinals },
+      wakeAt: undefined,
+      completedAt: nowIso,
+      ...noLease,
+    },
     events,
   };
 }

@@ -20,21 +20,29 @@ export function authHook(keys: Map<string, ApiKeyIdentity>) {
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     if (entries.length === 0) {
       req.caller = LOCAL_IDENTITY;
-      return done();
+      done();
+      return;
     }
     const identity = lookup(entries, req.headers.authorization);
     if (identity) {
       req.caller = identity;
-      return done();
+      done();
+      return;
     }
     const path = req.url.split('?')[0] ?? '';
-    if (PUBLIC.some((re) => re.test(path))) return done();
+    if (PUBLIC.some((re) => re.test(path))) {
+      done();
+      return;
+    }
     void reply.header('WWW-Authenticate', 'Bearer realm="handoff"');
     done(new HttpError(401, 'unauthenticated', 'a valid API key is required: Authorization: Bearer <key>'));
   };
 }
 
-function lookup(entries: Array<{ key: Buffer; id: ApiKeyIdentity }>, header: string | undefined): ApiKeyIdentity | undefined {
+function lookup(
+  entries: Array<{ key: Buffer; id: ApiKeyIdentity }>,
+  header: string | undefined,
+): ApiKeyIdentity | undefined {
   const m = header?.match(/^Bearer\s+(\S+)\s*$/i);
   if (!m?.[1]) return undefined;
   const given = Buffer.from(m[1]);

@@ -38,7 +38,8 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
 
 function toResponse(err: FastifyError | Error): { status: number; body: ReturnType<typeof envelope> } {
   if (err instanceof HttpError) return { status: err.statusCode, body: envelope(err.code, err.message, err.details) };
-  if (err instanceof EngineError) return { status: ENGINE_STATUS[err.code], body: envelope(err.code, err.message, err.details) };
+  if (err instanceof EngineError)
+    return { status: ENGINE_STATUS[err.code], body: envelope(err.code, err.message, err.details) };
   const fe = err as FastifyError;
   if (fe.validation) {
     // Fastify's message already names the part ("body must have required property 'x'").

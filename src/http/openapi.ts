@@ -96,11 +96,16 @@ function schemas(): Record<string, unknown> {
       properties: {
         error: { type: 'string', description: 'Machine-readable code.' },
         message: { type: 'string', description: 'Human-readable text.' },
-        details: { type: 'object', additionalProperties: true, description: 'Code-specific data (e.g. `errors` of a validation failure).' },
+        details: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'Code-specific data (e.g. `errors` of a validation failure).',
+        },
       },
     },
     RunStatus: {
-      description: 'OpenWOP run status (spec §3.3). Terminal: completed, failed, cancelled. Treat unknown values as terminal-unknown.',
+      description:
+        'OpenWOP run status (spec §3.3). Terminal: completed, failed, cancelled. Treat unknown values as terminal-unknown.',
       type: 'string',
       enum: [...RUN_STATUSES],
     },
@@ -128,13 +133,20 @@ function schemas(): Record<string, unknown> {
         kind: { type: 'string', enum: ['approval', 'clarification'] },
         nodeId: { type: 'string' },
         interruptId: { type: 'string' },
-        payload: { type: 'object', description: 'What the gate asks: the approval artifact and config, or the clarification questions.' },
+        payload: {
+          type: 'object',
+          description: 'What the gate asks: the approval artifact and config, or the clarification questions.',
+        },
         votes: {
           type: 'array',
           items: {
             type: 'object',
             required: ['principal', 'action', 'at'],
-            properties: { principal: { type: 'string' }, action: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+            properties: {
+              principal: { type: 'string' },
+              action: { type: 'string' },
+              at: { type: 'string', format: 'date-time' },
+            },
           },
         },
         exchanges: {
@@ -143,7 +155,11 @@ function schemas(): Record<string, unknown> {
           items: {
             type: 'object',
             required: ['principalId', 'question', 'at'],
-            properties: { principalId: { type: 'string' }, question: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+            properties: {
+              principalId: { type: 'string' },
+              question: { type: 'string' },
+              at: { type: 'string', format: 'date-time' },
+            },
           },
         },
       },
@@ -151,7 +167,19 @@ function schemas(): Record<string, unknown> {
     RunSnapshot: {
       description: 'The run as it is now (spec §3.3). Open: readers ignore fields they do not know.',
       type: 'object',
-      required: ['runId', 'workflowId', 'status', 'owner', 'inputs', 'variables', 'nodeStates', 'tags', 'metadata', 'createdAt', 'updatedAt'],
+      required: [
+        'runId',
+        'workflowId',
+        'status',
+        'owner',
+        'inputs',
+        'variables',
+        'nodeStates',
+        'tags',
+        'metadata',
+        'createdAt',
+        'updatedAt',
+      ],
       properties: {
         runId: { type: 'string', minLength: 1, maxLength: 128 },
         workflowId: { type: 'string' },
@@ -180,7 +208,10 @@ function schemas(): Record<string, unknown> {
       required: ['runId', 'status'],
       properties: {
         runId: { type: 'string' },
-        status: { ...ref('RunStatus'), description: '`cancelled`, or `cancelling` while a worker finishes the step in flight.' },
+        status: {
+          ...ref('RunStatus'),
+          description: '`cancelled`, or `cancelling` while a worker finishes the step in flight.',
+        },
       },
     },
     ResolveInterruptRequest: plain(ResolveBody),
@@ -222,7 +253,10 @@ function schemas(): Record<string, unknown> {
       properties: {
         eventId: { type: 'string' },
         runId: { type: 'string' },
-        type: { type: 'string', description: 'Event type, e.g. run.started, interrupt.requested. Tolerate unknown types.' },
+        type: {
+          type: 'string',
+          description: 'Event type, e.g. run.started, interrupt.requested. Tolerate unknown types.',
+        },
         sequence: { type: 'integer', minimum: 0, description: 'Gap-free per run, from 0.' },
         nodeId: { type: 'string' },
         payload: { type: 'object' },
@@ -244,7 +278,12 @@ function schemas(): Record<string, unknown> {
     WorkflowSummary: {
       type: 'object',
       required: ['id', 'name', 'version'],
-      properties: { id: { type: 'string' }, name: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } },
+      properties: {
+        id: { type: 'string' },
+        name: { type: 'string' },
+        version: { type: 'string' },
+        description: { type: 'string' },
+      },
     },
     WorkflowList: {
       type: 'object',
@@ -286,7 +325,10 @@ function schemas(): Record<string, unknown> {
       description: 'One push delivery: a content-free TaskStatusUpdateEvent owed to one config for one transition.',
       required: ['deliveryId', 'taskId', 'configId', 'state', 'final', 'attempts', 'createdAt'],
       properties: {
-        deliveryId: { type: 'string', description: 'Stable across retries; sent as X-Handoff-Delivery-Id for receiver dedup.' },
+        deliveryId: {
+          type: 'string',
+          description: 'Stable across retries; sent as X-Handoff-Delivery-Id for receiver dedup.',
+        },
         taskId: { type: 'string' },
         configId: { type: 'string' },
         state: { type: 'string', enum: ['pending', 'delivered', 'dead', 'cancelled'] },
@@ -301,9 +343,20 @@ function schemas(): Record<string, unknown> {
       additionalProperties: false,
     },
     AgentCard: {
-      description: 'A2A v0.3 Agent Card. `securitySchemes`/`security` are present only when the host requires API keys.',
+      description:
+        'A2A v0.3 Agent Card. `securitySchemes`/`security` are present only when the host requires API keys.',
       type: 'object',
-      required: ['protocolVersion', 'name', 'description', 'url', 'version', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills'],
+      required: [
+        'protocolVersion',
+        'name',
+        'description',
+        'url',
+        'version',
+        'capabilities',
+        'defaultInputModes',
+        'defaultOutputModes',
+        'skills',
+      ],
       properties: {
         protocolVersion: { type: 'string' },
         name: { type: 'string' },
@@ -313,11 +366,19 @@ function schemas(): Record<string, unknown> {
         preferredTransport: { type: 'string' },
         additionalInterfaces: {
           type: 'array',
-          items: { type: 'object', required: ['url', 'transport'], properties: { url: { type: 'string' }, transport: { type: 'string' } } },
+          items: {
+            type: 'object',
+            required: ['url', 'transport'],
+            properties: { url: { type: 'string' }, transport: { type: 'string' } },
+          },
         },
         capabilities: {
           type: 'object',
-          properties: { streaming: { type: 'boolean' }, pushNotifications: { type: 'boolean' }, stateTransitionHistory: { type: 'boolean' } },
+          properties: {
+            streaming: { type: 'boolean' },
+            pushNotifications: { type: 'boolean' },
+            stateTransitionHistory: { type: 'boolean' },
+          },
         },
         defaultInputModes: { type: 'array', items: { type: 'string' } },
         defaultOutputModes: { type: 'array', items: { type: 'string' } },
@@ -408,18 +469,35 @@ function rpcCodes(): Array<[string, number]> {
     .sort((a, b) => b[1] - a[1]);
 }
 const rpcCodeTable = () =>
-  'JSON-RPC 2.0 / A2A v0.3 error code: ' + rpcCodes().map(([name, code]) => `${code} ${name}`).join(', ') + '.';
+  'JSON-RPC 2.0 / A2A v0.3 error code: ' +
+  rpcCodes()
+    .map(([name, code]) => `${code} ${name}`)
+    .join(', ') +
+  '.';
 
 // ------------------------------------------------------------------ paths
 
 function paths(): Json {
-  const bad = (what: string) => failure(`Invalid request: ${what} (\`validation_error\`).`, 'validation_error', 'body must have required property \'workflowId\'');
+  const bad = (what: string) =>
+    failure(
+      `Invalid request: ${what} (\`validation_error\`).`,
+      'validation_error',
+      "body must have required property 'workflowId'",
+    );
   const notFoundRun = failure('No such run for this tenant (`not_found`).', 'not_found', 'run run_x not found');
   const resolveErrors: Json = {
     '400': bad('path, body, or a resume value that does not fit the gate (e.g. an unknown action, or missing answers)'),
     '401': shared('Unauthorized'),
-    '403': failure('The caller is not an approver of this gate (`forbidden`).', 'forbidden', "principal 'bob' is not an approver of this gate"),
-    '404': failure('No such run, or no open interrupt at this node (`not_found`, `interrupt_not_found`).', 'interrupt_not_found', "run run_x has no open interrupt at node 'review'"),
+    '403': failure(
+      'The caller is not an approver of this gate (`forbidden`).',
+      'forbidden',
+      "principal 'bob' is not an approver of this gate",
+    ),
+    '404': failure(
+      'No such run, or no open interrupt at this node (`not_found`, `interrupt_not_found`).',
+      'interrupt_not_found',
+      "run run_x has no open interrupt at node 'review'",
+    ),
     '409': failure(
       'The interrupt was already resolved (`interrupt_already_resolved`; exactly one of concurrent answers wins), or the run kept changing (`conflict`).',
       'interrupt_already_resolved',
@@ -427,7 +505,11 @@ function paths(): Json {
     ),
     '413': shared('PayloadTooLarge'),
     '415': shared('UnsupportedMediaType'),
-    '422': failure('The interrupt was cancelled with its run (`interrupt_cancelled`).', 'interrupt_cancelled', "the interrupt at node 'review' was cancelled with its run"),
+    '422': failure(
+      'The interrupt was cancelled with its run (`interrupt_cancelled`).',
+      'interrupt_cancelled',
+      "the interrupt at node 'review' was cancelled with its run",
+    ),
   };
   const resolveOk: Json = { description: 'The answer was applied.', content: json(ref('ResolveInterruptResponse')) };
 
@@ -477,17 +559,25 @@ function paths(): Json {
           'JSON-RPC error object. HTTP errors are only those of the transport: authentication, body size, media type. ' +
           '`message/stream` and `tasks/resubscribe` answer `text/event-stream`: each `data:` is one JSON-RPC response, each ' +
           '`id:` the run event sequence; `tasks/resubscribe` resumes after `Last-Event-ID` (header or `params.metadata.lastEventId`).',
-        requestBody: { required: true, content: json(ref('JsonRpcRequest'), { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'run_x' } }) },
+        requestBody: {
+          required: true,
+          content: json(ref('JsonRpcRequest'), { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'run_x' } }),
+        },
         responses: {
           '200': {
             description: 'A JSON-RPC response: a result, or an error object (HTTP status 200 either way).',
             content: {
-              ...json({ oneOf: [ref('JsonRpcSuccessResponse'), ref('JsonRpcErrorResponse')] }, {
-                jsonrpc: '2.0',
-                id: 1,
-                error: { code: rpcErrors.TASK_NOT_FOUND, message: 'Task not found: run_x' },
-              }),
-              'text/event-stream': { schema: { type: 'string', description: 'SSE frames of JSON-RPC responses (streaming methods).' } },
+              ...json(
+                { oneOf: [ref('JsonRpcSuccessResponse'), ref('JsonRpcErrorResponse')] },
+                {
+                  jsonrpc: '2.0',
+                  id: 1,
+                  error: { code: rpcErrors.TASK_NOT_FOUND, message: 'Task not found: run_x' },
+                },
+              ),
+              'text/event-stream': {
+                schema: { type: 'string', description: 'SSE frames of JSON-RPC responses (streaming methods).' },
+              },
             },
           },
           '401': shared('Unauthorized'),
@@ -517,14 +607,24 @@ function paths(): Json {
         summary: 'The caller’s tasks (A2ATaskState records), most recently changed first',
         parameters: [
           { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
-          { name: 'cursor', in: 'query', required: false, description: 'nextCursor of the previous page.', schema: { type: 'string', minLength: 1, maxLength: 512 } },
+          {
+            name: 'cursor',
+            in: 'query',
+            required: false,
+            description: 'nextCursor of the previous page.',
+            schema: { type: 'string', minLength: 1, maxLength: 512 },
+          },
           { name: 'state', in: 'query', required: false, schema: { type: 'string', minLength: 1 } },
           { name: 'contextId', in: 'query', required: false, schema: { type: 'string', minLength: 1 } },
         ],
         responses: {
           '200': {
             description: 'One page of tasks.',
-            content: json({ type: 'object', required: ['tasks'], properties: { tasks: { type: 'array', items: ref('A2ATaskState') }, nextCursor: { type: 'string' } } }),
+            content: json({
+              type: 'object',
+              required: ['tasks'],
+              properties: { tasks: { type: 'array', items: ref('A2ATaskState') }, nextCursor: { type: 'string' } },
+            }),
           },
           '400': bad('query or cursor'),
           '401': shared('Unauthorized'),
@@ -536,14 +636,27 @@ function paths(): Json {
         operationId: 'listPushDeliveries',
         tags: ['a2a'],
         summary: 'Push deliveries of the caller’s tenant (operators)',
-        description: 'The push outbox, newest first: pending (with the next attempt time), delivered, dead-lettered, cancelled.',
+        description:
+          'The push outbox, newest first: pending (with the next attempt time), delivered, dead-lettered, cancelled.',
         parameters: [
           { name: 'taskId', in: 'query', required: false, schema: { type: 'string', minLength: 1 } },
-          { name: 'state', in: 'query', required: false, schema: { type: 'string', enum: ['pending', 'delivered', 'dead', 'cancelled'] } },
+          {
+            name: 'state',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', enum: ['pending', 'delivered', 'dead', 'cancelled'] },
+          },
           { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
         ],
         responses: {
-          '200': { description: 'The deliveries.', content: json({ type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: ref('PushDelivery') } } }) },
+          '200': {
+            description: 'The deliveries.',
+            content: json({
+              type: 'object',
+              required: ['deliveries'],
+              properties: { deliveries: { type: 'array', items: ref('PushDelivery') } },
+            }),
+          },
           '400': bad('query'),
           '401': shared('Unauthorized'),
         },
@@ -556,10 +669,17 @@ function paths(): Json {
         summary: 'Retry a dead-lettered push delivery',
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
         responses: {
-          '200': { description: 'The delivery, pending again with its attempts reset.', content: json(ref('PushDelivery')) },
+          '200': {
+            description: 'The delivery, pending again with its attempts reset.',
+            content: json(ref('PushDelivery')),
+          },
           '401': shared('Unauthorized'),
           '404': failure('No such delivery for this tenant (`not_found`).', 'not_found', 'delivery dlv_x not found'),
-          '409': failure('Only dead-lettered deliveries can be retried (`delivery_not_dead`).', 'delivery_not_dead', 'delivery dlv_x is delivered; only dead-lettered deliveries can be retried'),
+          '409': failure(
+            'Only dead-lettered deliveries can be retried (`delivery_not_dead`).',
+            'delivery_not_dead',
+            'delivery dlv_x is delivered; only dead-lettered deliveries can be retried',
+          ),
         },
       },
     },
@@ -579,21 +699,36 @@ function paths(): Json {
             schema: { type: 'string', pattern: '^[A-Za-z0-9._~:-]{1,255}$' },
           },
         ],
-        requestBody: { required: true, content: json(ref('CreateRunRequest'), { workflowId: 'approval', inputs: { prompt: 'launch plan' } }) },
+        requestBody: {
+          required: true,
+          content: json(ref('CreateRunRequest'), { workflowId: 'approval', inputs: { prompt: 'launch plan' } }),
+        },
         responses: {
           '201': {
             description: 'The run was created (or, with a known Idempotency-Key, the original run is returned).',
             headers: {
               'openwop-Idempotent-Replay': {
-                description: '`true` when the response is a replay of an earlier request with the same Idempotency-Key.',
+                description:
+                  '`true` when the response is a replay of an earlier request with the same Idempotency-Key.',
                 schema: { type: 'string', enum: ['true'] },
               },
             },
-            content: json(ref('CreateRunResponse'), { runId: 'run_x', status: 'pending', statusUrl: '/v1/runs/run_x', eventsUrl: '/v1/runs/run_x/events' }),
+            content: json(ref('CreateRunResponse'), {
+              runId: 'run_x',
+              status: 'pending',
+              statusUrl: '/v1/runs/run_x',
+              eventsUrl: '/v1/runs/run_x/events',
+            }),
           },
-          '400': bad('body, unknown workflow, inputs that fail the workflow’s inputSchema, or a malformed Idempotency-Key'),
+          '400': bad(
+            'body, unknown workflow, inputs that fail the workflow’s inputSchema, or a malformed Idempotency-Key',
+          ),
           '401': shared('Unauthorized'),
-          '403': failure('`tenantId` differs from the authenticated tenant (`forbidden`).', 'forbidden', 'tenantId does not match the authenticated tenant'),
+          '403': failure(
+            '`tenantId` differs from the authenticated tenant (`forbidden`).',
+            'forbidden',
+            'tenantId does not match the authenticated tenant',
+          ),
           '409': failure(
             'The Idempotency-Key was used with a different body (`idempotency_key_mismatch`), or a concurrent change won (`conflict`).',
             'idempotency_key_mismatch',
@@ -624,15 +759,27 @@ function paths(): Json {
         operationId: 'cancelRun',
         tags: ['runs'],
         summary: 'Cancel a run',
-        description: 'Cancels a run in any non-terminal state; a run a worker is executing passes through `cancelling`.',
+        description:
+          'Cancels a run in any non-terminal state; a run a worker is executing passes through `cancelling`.',
         parameters: [runIdParam],
-        requestBody: { required: false, description: 'Optional: a bare POST cancels without a reason.', content: json(ref('CancelRunRequest'), { reason: 'no longer needed' }) },
+        requestBody: {
+          required: false,
+          description: 'Optional: a bare POST cancels without a reason.',
+          content: json(ref('CancelRunRequest'), { reason: 'no longer needed' }),
+        },
         responses: {
-          '200': { description: 'The cancel was accepted.', content: json(ref('CancelRunResponse'), { runId: 'run_x', status: 'cancelled' }) },
+          '200': {
+            description: 'The cancel was accepted.',
+            content: json(ref('CancelRunResponse'), { runId: 'run_x', status: 'cancelled' }),
+          },
           '400': bad('path or body'),
           '401': shared('Unauthorized'),
           '404': notFoundRun,
-          '409': failure('The run is already terminal (`run_terminal`, `details.status`), or kept changing (`conflict`).', 'run_terminal', 'run run_x is already completed'),
+          '409': failure(
+            'The run is already terminal (`run_terminal`, `details.status`), or kept changing (`conflict`).',
+            'run_terminal',
+            'run run_x is already completed',
+          ),
           '413': shared('PayloadTooLarge'),
           '415': shared('UnsupportedMediaType'),
         },
@@ -647,7 +794,10 @@ function paths(): Json {
           'Approval: `{resumeValue: {action: accept|reject|refine|edit-accept|ask, feedback?, refineFeedback?, editedArtifactData?}}`. ' +
           'Clarification: `{resumeValue: {answers}}`.',
         parameters: [runIdParam, nodeIdParam],
-        requestBody: { required: true, content: json(ref('ResolveInterruptRequest'), { resumeValue: { action: 'accept' } }) },
+        requestBody: {
+          required: true,
+          content: json(ref('ResolveInterruptRequest'), { resumeValue: { action: 'accept' } }),
+        },
         responses: { '200': resolveOk, ...resolveErrors },
       },
     },
@@ -656,7 +806,8 @@ function paths(): Json {
         operationId: 'resolveApprovalLegacy',
         tags: ['interrupts'],
         summary: 'Answer an approval (legacy alias)',
-        description: 'The OpenWOP examples’ alias of `POST /v1/runs/{id}/interrupts/{nodeId}`: the body is the resume value itself.',
+        description:
+          'The OpenWOP examples’ alias of `POST /v1/runs/{id}/interrupts/{nodeId}`: the body is the resume value itself.',
         deprecated: true,
         parameters: [runIdParam, nodeIdParam],
         requestBody: { required: true, content: json(ref('LegacyApprovalRequest'), { action: 'accept' }) },
@@ -674,7 +825,13 @@ function paths(): Json {
           'least every 15 s. A client that stops reading is disconnected and may resume by id.',
         parameters: [
           runIdParam,
-          { name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this event sequence.', schema: { type: 'integer', minimum: -1 } },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'Resume after this event sequence.',
+            schema: { type: 'integer', minimum: -1 },
+          },
         ],
         responses: {
           '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
@@ -691,7 +848,10 @@ function paths(): Json {
         summary: 'Long-poll the run’s event log',
         parameters: [runIdParam, ...pollParams()],
         responses: {
-          '200': { description: 'The events after `lastSequence` (possibly none after the timeout).', content: json(ref('PollEventsResponse')) },
+          '200': {
+            description: 'The events after `lastSequence` (possibly none after the timeout).',
+            content: json(ref('PollEventsResponse')),
+          },
           '400': bad('path or query'),
           '401': shared('Unauthorized'),
           '404': notFoundRun,
@@ -703,7 +863,10 @@ function paths(): Json {
         operationId: 'listWorkflows',
         tags: ['workflows'],
         summary: 'Loaded workflow definitions',
-        responses: { '200': { description: 'Every loaded workflow.', content: json(ref('WorkflowList')) }, '401': shared('Unauthorized') },
+        responses: {
+          '200': { description: 'Every loaded workflow.', content: json(ref('WorkflowList')) },
+          '401': shared('Unauthorized'),
+        },
       },
     },
     '/v1/workflows/{id}': {
@@ -711,7 +874,15 @@ function paths(): Json {
         operationId: 'getWorkflow',
         tags: ['workflows'],
         summary: 'One workflow definition',
-        parameters: [{ name: 'id', in: 'path', required: true, description: 'The workflow id.', schema: { type: 'string', minLength: 1 } }],
+        parameters: [
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: 'The workflow id.',
+            schema: { type: 'string', minLength: 1 },
+          },
+        ],
         responses: {
           '200': { description: 'The definition as loaded.', content: json(ref('WorkflowDefinition')) },
           '401': shared('Unauthorized'),
@@ -726,7 +897,10 @@ function paths(): Json {
         summary: 'Health check',
         security: PUBLIC,
         responses: {
-          '200': { description: 'The database answers.', content: json(ref('Health'), { status: 'ok', database: 'sqlite' }) },
+          '200': {
+            description: 'The database answers.',
+            content: json(ref('Health'), { status: 'ok', database: 'sqlite' }),
+          },
           '503': { description: 'The database does not answer.', content: json(ref('Health')) },
         },
       },
@@ -771,7 +945,9 @@ export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
         'as an A2A v0.3 agent (JSON-RPC). Errors of the REST routes are `{error, message, details?}`.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    servers: [{ url: opts.serverUrl ?? '/', description: opts.serverUrl ? 'This host' : 'The origin serving this document' }],
+    servers: [
+      { url: opts.serverUrl ?? '/', description: opts.serverUrl ? 'This host' : 'The origin serving this document' },
+    ],
     security: [{ bearer: [] }],
     tags: [
       { name: 'discovery', description: 'What the host is and what it serves.' },
@@ -796,15 +972,22 @@ export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
         Unauthorized: {
           description: 'Missing or unknown API key (`unauthenticated`).',
           headers: { 'WWW-Authenticate': { description: '`Bearer realm="handoff"`', schema: { type: 'string' } } },
-          content: json(ref('ErrorEnvelope'), { error: 'unauthenticated', message: 'a valid API key is required: Authorization: Bearer <key>' }),
+          content: json(ref('ErrorEnvelope'), {
+            error: 'unauthenticated',
+            message: 'a valid API key is required: Authorization: Bearer <key>',
+          }),
         },
         PayloadTooLarge: {
-          description: 'The body exceeds the host’s limit (`payload_too_large`; HANDOFF_BODY_LIMIT, discovery `limits.maxRequestBodyBytes`).',
+          description:
+            'The body exceeds the host’s limit (`payload_too_large`; HANDOFF_BODY_LIMIT, discovery `limits.maxRequestBodyBytes`).',
           content: json(ref('ErrorEnvelope'), { error: 'payload_too_large', message: 'Request body is too large' }),
         },
         UnsupportedMediaType: {
           description: 'The body is not `application/json` (`unsupported_media_type`).',
-          content: json(ref('ErrorEnvelope'), { error: 'unsupported_media_type', message: 'Content-Type must be application/json' }),
+          content: json(ref('ErrorEnvelope'), {
+            error: 'unsupported_media_type',
+            message: 'Content-Type must be application/json',
+          }),
         },
       },
       schemas: schemas(),

@@ -115,7 +115,9 @@ export class SseStream {
 }
 
 /** Open streams of one app, closed together when the server drains (streams are resumable). */
-export function streamRegistry(app: { addHook: (name: 'preClose', fn: () => Promise<void>) => unknown }): Set<SseStream> {
+export function streamRegistry(app: {
+  addHook: (name: 'preClose', fn: () => Promise<void>) => unknown;
+}): Set<SseStream> {
   const streams = new Set<SseStream>();
   app.addHook('preClose', async () => {
     for (const s of [...streams]) s.close();
@@ -134,6 +136,7 @@ export function parseLastEventId(raw: unknown): number | undefined {
   const text = raw.trim();
   if (text === '') return undefined;
   // Decimal digits only: no hex, exponent or sign forms that Number() would accept.
-  if (!/^(-1|\d{1,15})$/.test(text)) throw new RangeError(`Last-Event-ID must be an integer >= -1, got '${raw.slice(0, 40)}'`);
+  if (!/^(-1|\d{1,15})$/.test(text))
+    throw new RangeError(`Last-Event-ID must be an integer >= -1, got '${raw.slice(0, 40)}'`);
   return Number(text);
 }

@@ -4,8 +4,20 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifySchema } from 'fastify';
 
-const strict = new Ajv2020({ removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, strict: false });
-const coercing = new Ajv2020({ removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
+const strict = new Ajv2020({
+  removeAdditional: false,
+  coerceTypes: false,
+  useDefaults: true,
+  allErrors: false,
+  strict: false,
+});
+const coercing = new Ajv2020({
+  removeAdditional: false,
+  coerceTypes: true,
+  useDefaults: true,
+  allErrors: false,
+  strict: false,
+});
 
 export function compileValidator(schema: FastifySchema | object, httpPart?: string) {
   const ajv = httpPart === 'body' ? strict : coercing;

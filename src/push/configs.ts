@@ -22,9 +22,20 @@ export interface PushConfigView {
 }
 
 /** Insert or replace (same task and id) a config; the replaced config's secrets are deleted. */
-export async function putConfig(db: Kysely<Database>, vault: Vault, taskId: string, tenantId: string, input: PushConfigInput): Promise<PushConfigView> {
+export async function putConfig(
+  db: Kysely<Database>,
+  vault: Vault,
+  taskId: string,
+  tenantId: string,
+  input: PushConfigInput,
+): Promise<PushConfigView> {
   const configId = input.id ?? taskId;
-  const old = await db.selectFrom('push_configs').selectAll().where('task_id', '=', taskId).where('config_id', '=', configId).executeTakeFirst();
+  const old = await db
+    .selectFrom('push_configs')
+    .selectAll()
+    .where('task_id', '=', taskId)
+    .where('config_id', '=', configId)
+    .executeTakeFirst();
   if (old) await removeConfig(db, vault, old);
   const row: PushConfigsTable = {
     task_id: taskId,
@@ -33,7 +44,9 @@ export async function putConfig(db: Kysely<Database>, vault: Vault, taskId: stri
     url: input.url,
     auth_schemes: input.authentication ? JSON.stringify(input.authentication.schemes) : null,
     token_secret: input.token ? await vault.put(db, input.token) : null,
-    credentials_secret: input.authentication?.credentials ? await vault.put(db, input.authentication.credentials) : null,
+    credentials_secret: input.authentication?.credentials
+      ? await vault.put(db, input.authentication.credentials)
+      : null,
     token_fingerprint: input.token ? vault.fingerprint(input.token) : null,
     created_at: new Date().toISOString(),
   };
@@ -41,8 +54,17 @@ export async function putConfig(db: Kysely<Database>, vault: Vault, taskId: stri
   return view(row);
 }
 
-export async function getConfig(db: Kysely<Database>, taskId: string, configId: string): Promise<PushConfigsTable | undefined> {
-  return db.selectFrom('push_configs').selectAll().where('task_id', '=', taskId).where('config_id', '=', configId).executeTakeFirst();
+export async function getConfig(
+  db: Kysely<Database>,
+  taskId: string,
+  configId: string,
+): Promise<PushConfigsTable | undefined> {
+  return db
+    .selectFrom('push_configs')
+    .selectAll()
+    .where('task_id', '=', taskId)
+    .where('config_id', '=', configId)
+    .executeTakeFirst();
 }
 
 /** A task's configs, oldest first. Runs in every A2A transition (fixed SQL: store/statements.ts). */
@@ -53,7 +75,12 @@ export async function listConfigs(db: Kysely<Database>, taskId: string, dialect:
 const LIST_CONFIGS = statement('select * from "push_configs" where "task_id" = ? order by "created_at", "config_id"');
 
 /** Delete a config, its secrets, and the deliveries it still owes (idempotent). */
-export async function deleteConfig(db: Kysely<Database>, vault: Vault, taskId: string, configId: string): Promise<void> {
+export async function deleteConfig(
+  db: Kysely<Database>,
+  vault: Vault,
+  taskId: string,
+  configId: string,
+): Promise<void> {
   const row = await getConfig(db, taskId, configId);
   if (row) await removeConfig(db, vault, row);
 }
@@ -67,7 +94,11 @@ async function removeConfig(db: Kysely<Database>, vault: Vault, row: PushConfigs
     .where('config_id', '=', row.config_id)
     .where('state', '=', 'pending')
     .execute();
-  await db.deleteFrom('push_configs').where('task_id', '=', row.task_id).where('config_id', '=', row.config_id).execute();
+  await db
+    .deleteFrom('push_configs')
+    .where('task_id', '=', row.task_id)
+    .where('config_id', '=', row.config_id)
+    .execute();
 }
 
 /** Discard a config's secrets once its task's final push is done (RFC 0214). */

@@ -15,9 +15,7 @@ export type PushUrlCode =
   | 'insecure_scheme'
   | 'denied_host'
   | 'userinfo_not_allowed';
-export type PushUrlVerdict =
-  | { ok: true; url: URL }
-  | { ok: false; arm: PushUrlArm; reason: string; code: PushUrlCode };
+export type PushUrlVerdict = { ok: true; url: URL } | { ok: false; arm: PushUrlArm; reason: string; code: PushUrlCode };
 
 export interface EgressPolicy {
   /** True when the address is in an operator-allowlisted CIDR, or is globally routable. */
@@ -73,8 +71,13 @@ const STRICT_POLICY = createEgressPolicy();
 
 // OpenWOP §4.1/§4.3 names, plus the loopback aliases common /etc/hosts files ship with.
 const DENIED_NAMES = new Set([
-  'localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback',
-  'metadata', 'metadata.google.internal', 'instance-data',
+  'localhost',
+  'localhost.localdomain',
+  'ip6-localhost',
+  'ip6-loopback',
+  'metadata',
+  'metadata.google.internal',
+  'instance-data',
 ]);
 const DENIED_SUFFIXES = ['.localhost', '.internal', '.local'];
 
@@ -90,8 +93,7 @@ export function ipLiteralOf(hostname: string): string | null {
   return isIP(bare) === 0 ? null : bare;
 }
 
-const deny = (arm: PushUrlArm, code: PushUrlCode, reason: string): PushUrlVerdict =>
-  ({ ok: false, arm, code, reason });
+const deny = (arm: PushUrlArm, code: PushUrlCode, reason: string): PushUrlVerdict => ({ ok: false, arm, code, reason });
 
 /**
  * Registration arm (OpenWOP §4.3 order): parse → http(s) → https → userinfo → host.

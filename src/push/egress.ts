@@ -51,8 +51,17 @@ function pinnedLookup(addrs: ResolvedAddress[]) {
   return (_host: string, opts: { all?: boolean; family?: number }, cb: LookupCb): void => {
     const fam = opts.family === 4 || opts.family === 6 ? opts.family : 0;
     const usable = addrs.filter((a) => fam === 0 || a.family === fam);
-    if (usable.length === 0) return cb(new EgressDeniedError('no checked address of the requested family'), []);
-    if (opts.all) return cb(null, usable.map((a) => ({ address: a.address, family: a.family })));
+    if (usable.length === 0) {
+      cb(new EgressDeniedError('no checked address of the requested family'), []);
+      return;
+    }
+    if (opts.all) {
+      cb(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
+      return;
+    }
     const first = usable[0]!;
     cb(null, first.address, first.family);
   };
@@ -112,7 +121,13 @@ export interface DeliverOptions {
   maxResponseBytes: number;
 }
 
-export type DeliveryErrorCode = 'egress_denied' | 'insecure_scheme' | 'redirect' | 'http_status' | 'timeout' | 'network';
+export type DeliveryErrorCode =
+  | 'egress_denied'
+  | 'insecure_scheme'
+  | 'redirect'
+  | 'http_status'
+  | 'timeout'
+  | 'network';
 
 export interface DeliveryResult {
   ok: boolean;
@@ -156,7 +171,12 @@ export async function deliver(dispatcher: Agent, url: string | URL, opts: Delive
   const target = new URL(url);
   // Registration already checked; re-check the scheme so a stored http:// row can't slip out.
   if (target.protocol !== 'https:' || target.username || target.password) {
-    return { ok: false, error: 'insecure_scheme', detail: 'push URLs must be https without credentials', permanent: true };
+    return {
+      ok: false,
+      error: 'insecure_scheme',
+      detail: 'push URLs must be https without credentials',
+      permanent: true,
+    };
   }
   try {
     const res = await request(target, {

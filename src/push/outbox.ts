@@ -62,7 +62,14 @@ const firstInLine = ({ not, exists, selectFrom }: ExpressionBuilder<Database & {
  * Lease due deliveries. Only the oldest undelivered row of each (task, config) is eligible, so
  * a config receives its task's transitions in order even across retries.
  */
-export async function claimDue(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', owner: string, leaseMs: number, limit: number, now = Date.now()): Promise<PushOutboxTable[]> {
+export async function claimDue(
+  db: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+  owner: string,
+  leaseMs: number,
+  limit: number,
+  now = Date.now(),
+): Promise<PushOutboxTable[]> {
   let candidates = db
     .selectFrom('push_outbox as o')
     .select('o.delivery_id')
@@ -110,7 +117,12 @@ export async function settle(db: Kysely<Database>, deliveryId: string, owner: st
 }
 
 /** An operator's retry of a dead-lettered delivery: back to pending, attempts from zero. */
-export async function retryDead(db: Kysely<Database>, tenantId: string, deliveryId: string, now = Date.now()): Promise<PushOutboxTable | undefined> {
+export async function retryDead(
+  db: Kysely<Database>,
+  tenantId: string,
+  deliveryId: string,
+  now = Date.now(),
+): Promise<PushOutboxTable | undefined> {
   return db
     .updateTable('push_outbox')
     .set({ state: 'pending', attempts: 0, next_attempt_at: now, lease_owner: null, lease_expires_at: null })
@@ -129,11 +141,24 @@ export async function listDeliveries(
   let q = db.selectFrom('push_outbox').selectAll().where('tenant_id', '=', tenantId);
   if (filter.taskId) q = q.where('task_id', '=', filter.taskId);
   if (filter.state) q = q.where('state', '=', filter.state);
-  return q.orderBy('created_at', 'desc').orderBy('delivery_id', 'desc').limit(filter.limit ?? 100).execute();
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('delivery_id', 'desc')
+    .limit(filter.limit ?? 100)
+    .execute();
 }
 
-export async function getDelivery(db: Kysely<Database>, tenantId: string, deliveryId: string): Promise<PushOutboxTable | undefined> {
-  return db.selectFrom('push_outbox').selectAll().where('delivery_id', '=', deliveryId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function getDelivery(
+  db: Kysely<Database>,
+  tenantId: string,
+  deliveryId: string,
+): Promise<PushOutboxTable | undefined> {
+  return db
+    .selectFrom('push_outbox')
+    .selectAll()
+    .where('delivery_id', '=', deliveryId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
 }
 
 /**
@@ -157,7 +182,11 @@ export async function nextDueAt(db: Kysely<Database>, dialect: 'sqlite' | 'postg
 
 /** Age in ms of the oldest pending delivery (outbox lag), or 0. */
 export async function oldestPendingAgeMs(db: Kysely<Database>, now = Date.now()): Promise<number> {
-  const row = await db.selectFrom('push_outbox').select((eb) => eb.fn.min('created_at').as('oldest')).where('state', '=', 'pending').executeTakeFirst();
+  const row = await db
+    .selectFrom('push_outbox')
+    .select((eb) => eb.fn.min('created_at').as('oldest'))
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
   return row?.oldest ? Math.max(0, now - Date.parse(String(row.oldest))) : 0;
 }
 

@@ -19,12 +19,19 @@ export class Vault {
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     const blob = Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
     const secretId = `sec_${uuidv7()}`;
-    await db.insertInto('secrets').values({ secret_id: secretId, ciphertext: blob, created_at: new Date().toISOString() }).execute();
+    await db
+      .insertInto('secrets')
+      .values({ secret_id: secretId, ciphertext: blob, created_at: new Date().toISOString() })
+      .execute();
     return secretId;
   }
 
   async get(db: Kysely<Database>, secretId: string): Promise<string | undefined> {
-    const row = await db.selectFrom('secrets').select('ciphertext').where('secret_id', '=', secretId).executeTakeFirst();
+    const row = await db
+      .selectFrom('secrets')
+      .select('ciphertext')
+      .where('secret_id', '=', secretId)
+      .executeTakeFirst();
     if (!row) return undefined;
     const raw = Buffer.from(row.ciphertext, 'base64');
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
@@ -62,7 +69,8 @@ export function loadHostKey(envKey: string | undefined, keyFile: string): Buffer
     return key;
   } catch (err) {
     // Another process made it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      return Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
     throw err;
   }
 }

@@ -9,7 +9,16 @@ import type { PushOutboxTable } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { discardSecrets, getConfig } from './configs.js';
 import { deliver } from './egress.js';
-import { backoffMs, claimDue, hasPending, nextDueAt, oldestPendingAgeMs, type Outcome, releaseLeases, settle } from './outbox.js';
+import {
+  backoffMs,
+  claimDue,
+  hasPending,
+  nextDueAt,
+  oldestPendingAgeMs,
+  type Outcome,
+  releaseLeases,
+  settle,
+} from './outbox.js';
 import type { Vault } from './vault.js';
 
 const attemptsTotal = new Counter({
@@ -89,7 +98,13 @@ export class PushWorker {
     const room = (this.opts.concurrency ?? 32) - this.inflight.size;
     // Every slot busy: each finishing attempt kicks the next pass; the poll is only a backstop.
     if (room <= 0) return this.schedule(this.opts.pollMs ?? 1000);
-    const rows = await claimDue(this.store.db, this.store.dialect, this.opts.instanceId, this.opts.leaseMs ?? 60_000, room);
+    const rows = await claimDue(
+      this.store.db,
+      this.store.dialect,
+      this.opts.instanceId,
+      this.opts.leaseMs ?? 60_000,
+      room,
+    );
     for (const row of rows) this.track(this.attempt(row));
     const next = await nextDueAt(this.store.db, this.store.dialect);
     const poll = this.opts.pollMs ?? 1000;
@@ -117,7 +132,10 @@ export class PushWorker {
   private async attempt(row: PushOutboxTable): Promise<void> {
     const config = await getConfig(this.store.db, row.task_id, row.config_id);
     if (!config) {
-      await settle(this.store.db, row.delivery_id, this.opts.instanceId, { state: 'cancelled', attempts: row.attempts });
+      await settle(this.store.db, row.delivery_id, this.opts.instanceId, {
+        state: 'cancelled',
+        attempts: row.attempts,
+      });
       return;
     }
     const headers = await this.headers(row, config);
@@ -137,23 +155,36 @@ export class PushWorker {
       outcome = {
         state: exhausted ? 'dead' : 'pending',
         attempts,
-        ...(exhausted ? {} : { nextAttemptAt: Date.now() + (result.retryAfterMs ?? backoffMs(this.opts.schedule, attempts)) }),
+        ...(exhausted
+          ? {}
+          : { nextAttemptAt: Date.now() + (result.retryAfterMs ?? backoffMs(this.opts.schedule, attempts)) }),
         ...(result.status ? { lastStatus: result.status } : {}),
         lastError: `${result.error ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}`.slice(0, 500),
       };
-      if (exhausted) this.opts.logger.warn({ deliveryId: row.delivery_id, taskId: row.task_id, error: outcome.lastError }, 'push dead-lettered');
+      if (exhausted)
+        this.opts.logger.warn(
+          { deliveryId: row.delivery_id, taskId: row.task_id, error: outcome.lastError },
+          'push dead-lettered',
+        );
     }
     attemptsTotal.inc({ outcome: outcome.state === 'pending' ? 'retry' : outcome.state });
     if (!(await settle(this.store.db, row.delivery_id, this.opts.instanceId, outcome))) return;
     // The task's final push is delivered: the config's credentials are no longer needed. (A
     // dead-lettered one keeps them, so an operator's retry still authenticates.)
-    if (outcome.state === 'delivered' && row.final === 1 && !(await hasPending(this.store.db, row.task_id, row.config_id))) {
+    if (
+      outcome.state === 'delivered' &&
+      row.final === 1 &&
+      !(await hasPending(this.store.db, row.task_id, row.config_id))
+    ) {
       await discardSecrets(this.store.db, this.opts.vault, config);
     }
   }
 
   /** Token and credentials go only to the registered URL, in the headers RFC 0214 and a2a-js use. */
-  private async headers(row: PushOutboxTable, config: NonNullable<Awaited<ReturnType<typeof getConfig>>>): Promise<Record<string, string>> {
+  private async headers(
+    row: PushOutboxTable,
+    config: NonNullable<Awaited<ReturnType<typeof getConfig>>>,
+  ): Promise<Record<string, string>> {
     const h: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'handoff-push/0.1',
@@ -161,7 +192,9 @@ export class PushWorker {
       'x-a2a-task-id': row.task_id,
     };
     const token = config.token_secret ? await this.opts.vault.get(this.store.db, config.token_secret) : undefined;
-    const credentials = config.credentials_secret ? await this.opts.vault.get(this.store.db, config.credentials_secret) : undefined;
+    const credentials = config.credentials_secret
+      ? await this.opts.vault.get(this.store.db, config.credentials_secret)
+      : undefined;
     const schemes = config.auth_schemes ? (JSON.parse(config.auth_schemes) as string[]) : [];
     if (token) h['x-a2a-notification-token'] = token;
     if (credentials && schemes[0]) h.authorization = `${schemes[0]} ${credentials}`;
@@ -180,6 +213,8 @@ export class PushWorker {
     this.stopping = true;
     clearTimeout(this.timer);
     await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-    await releaseLeases(this.store.db, this.opts.instanceId).catch((err) => this.opts.logger.warn({ err }, 'could not hand back push leases; they expire after HANDOFF_PUSH_LEASE_MS'));
+    await releaseLeases(this.store.db, this.opts.instanceId).catch((err) =>
+      this.opts.logger.warn({ err }, 'could not hand back push leases; they expire after HANDOFF_PUSH_LEASE_MS'),
+    );
   }
 }

@@ -2,7 +2,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { type DatabaseIntrospector, Kysely, Migrator, PostgresDialect, type PostgresDialectConfig, SqliteDialect, type SqliteDatabase, sql, type TableMetadata } from 'kysely';
+import {
+  type DatabaseIntrospector,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  type PostgresDialectConfig,
+  SqliteDialect,
+  type SqliteDatabase,
+  sql,
+  type TableMetadata,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
@@ -147,7 +157,8 @@ function withStatementCache(database: BetterSqlite3.Database, max = 500): Sqlite
 
 async function openPostgres(opts: OpenStoreOptions): Promise<{ store: Store }> {
   const schema = opts.pgSchema;
-  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema))
+    throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   if (schema) {
     const client = new pg.Client({ connectionString: opts.databaseUrl });
     await client.connect();
@@ -167,7 +178,9 @@ async function openPostgres(opts: OpenStoreOptions): Promise<{ store: Store }> {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public') });
-  return { store: new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() }) };
+  return {
+    store: new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() }),
+  };
 }
 
 async function migrate(store: Store, lock: MigrationLock | undefined, pgSchema: string | undefined): Promise<void> {

@@ -1,7 +1,7 @@
 // Versioned schema migrations, supplied in code so they ship inside dist/ and run at start.
 // Kysely's Migrator keeps the applied list and a lock table on both dialects, so several
 // instances starting together migrate once (one holds the lock, the rest wait).
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
 
 type Dialect = 'sqlite' | 'postgres';
 
@@ -166,7 +166,11 @@ function push(d: Dialect): Migration {
         .execute();
       // The worker's claim (due pending rows) and the per-config ordering check.
       await db.schema.createIndex('push_outbox_due').on('push_outbox').columns(['state', 'next_attempt_at']).execute();
-      await db.schema.createIndex('push_outbox_order').on('push_outbox').columns(['task_id', 'config_id', 'seq']).execute();
+      await db.schema
+        .createIndex('push_outbox_order')
+        .on('push_outbox')
+        .columns(['task_id', 'config_id', 'seq'])
+        .execute();
     },
   };
 }
@@ -175,7 +179,11 @@ function taskListIndex(): Migration {
   return {
     async up(db: Kysely<unknown>) {
       // GET /v1/a2a/tasks: a tenant's tasks, most recently changed first.
-      await db.schema.createIndex('a2a_tasks_tenant_updated').on('a2a_tasks').columns(['tenant_id', 'updated_at', 'task_id']).execute();
+      await db.schema
+        .createIndex('a2a_tasks_tenant_updated')
+        .on('a2a_tasks')
+        .columns(['tenant_id', 'updated_at', 'task_id'])
+        .execute();
     },
   };
 }
@@ -189,11 +197,4 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0005_task_list': taskListIndex(),
   };
   return { getMigrations: async () => migrations };
-}
-
-/** Used by tests that need a clean PostgreSQL schema. */
-export async function dropAll(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['push_outbox', 'push_configs', 'secrets', 'a2a_messages', 'a2a_tasks', 'events', 'interrupts', 'idempotency', 'runs', 'kysely_migration', 'kysely_migration_lock']) {
-    await sql`drop table if exists ${sql.table(t)}`.execute(db);
-  }
 }

@@ -19,7 +19,8 @@ export function statement(text: string): Statement {
   let n = 0;
   const pgText = text.replace(/\?/g, () => `$${++n}`);
   return {
-    with: <R>(dialect: Dialect, params: readonly unknown[]) => CompiledQuery.raw(dialect === 'postgres' ? pgText : text, [...params]) as CompiledQuery<R>,
+    with: <R>(dialect: Dialect, params: readonly unknown[]) =>
+      CompiledQuery.raw(dialect === 'postgres' ? pgText : text, [...params]) as CompiledQuery<R>,
   };
 }
 

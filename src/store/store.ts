@@ -12,14 +12,7 @@
 import { CompiledQuery, type Kysely, type Transaction, sql } from 'kysely';
 import type { Database, EventsTable, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
-import type {
-  IdempotencyRecord,
-  InterruptRecord,
-  NewEvent,
-  RunEvent,
-  RunRecord,
-  RunStatus,
-} from './model.js';
+import type { IdempotencyRecord, InterruptRecord, NewEvent, RunEvent, RunRecord, RunStatus } from './model.js';
 import { eventFromRow, interruptFromRow, interruptToRow, runFromRow, runToRow } from './rows.js';
 import { type Statement, statement, statementPerCount } from './statements.js';
 
@@ -85,26 +78,62 @@ const ROLLBACK_TO = CompiledQuery.raw('rollback to handoff_group');
 
 // The statements of every state change and task read, as fixed SQL (see statements.ts).
 const RUN_COLUMNS = [
-  'run_id', 'tenant_id', 'principal_id', 'workflow_id', 'status', 'inputs', 'state', 'cursor', 'error', 'tags',
-  'metadata', 'next_seq', 'version', 'lease_owner', 'lease_expires_at', 'wake_at', 'created_at', 'updated_at', 'completed_at',
+  'run_id',
+  'tenant_id',
+  'principal_id',
+  'workflow_id',
+  'status',
+  'inputs',
+  'state',
+  'cursor',
+  'error',
+  'tags',
+  'metadata',
+  'next_seq',
+  'version',
+  'lease_owner',
+  'lease_expires_at',
+  'wake_at',
+  'created_at',
+  'updated_at',
+  'completed_at',
 ] as const satisfies ReadonlyArray<keyof RunsTable>;
 // Every column of runs is written on insert: a column added to RunsTable must be added here.
 const allRunColumns: [Exclude<keyof RunsTable, (typeof RUN_COLUMNS)[number]>] extends [never] ? true : never = true;
 void allRunColumns;
 const GET_RUN = statement('select * from "runs" where "run_id" = ?');
 const GET_RUN_FOR_UPDATE = statement('select * from "runs" where "run_id" = ? for update');
-const INSERT_RUN = statement(`insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`);
+const INSERT_RUN = statement(
+  `insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`,
+);
 /** What a commit may change (RunPatch) plus the bookkeeping; identity, inputs and tags never change. */
-const COMMIT_COLUMNS = ['status', 'state', 'cursor', 'error', 'metadata', 'next_seq', 'version', 'wake_at', 'completed_at', 'updated_at'] as const;
+const COMMIT_COLUMNS = [
+  'status',
+  'state',
+  'cursor',
+  'error',
+  'metadata',
+  'next_seq',
+  'version',
+  'wake_at',
+  'completed_at',
+  'updated_at',
+] as const;
 const LEASE_COLUMNS = ['lease_owner', 'lease_expires_at'] as const;
 const commitStatement = (withLease: boolean, fenced: boolean): Statement =>
   statement(
     `update "runs" set ${[...COMMIT_COLUMNS, ...(withLease ? LEASE_COLUMNS : [])].map((c) => `"${c}" = ?`).join(', ')}` +
       ` where "run_id" = ? and "version" = ?${fenced ? ' and "lease_owner" = ?' : ''} returning *`,
   );
-const COMMIT_RUN = [commitStatement(false, false), commitStatement(false, true), commitStatement(true, false), commitStatement(true, true)];
+const COMMIT_RUN = [
+  commitStatement(false, false),
+  commitStatement(false, true),
+  commitStatement(true, false),
+  commitStatement(true, true),
+];
 const INSERT_EVENTS = statementPerCount(
-  (n) => `insert into "events" ("run_id", "seq", "type", "node_id", "payload", "created_at") values ${Array(n).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
+  (n) =>
+    `insert into "events" ("run_id", "seq", "type", "node_id", "payload", "created_at") values ${Array(n).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
 );
 const LIST_EVENTS = statement('select * from "events" where "run_id" = ? and "seq" > ? order by "seq" limit ?');
 const EVENTS_OF_TYPES = statementPerCount(
@@ -155,7 +184,12 @@ export class StoreTx {
   /** Insert a run's row and its events as they are, then run the transition hooks. */
   private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
     const row = runToRow(run);
-    await this.db.executeQuery(INSERT_RUN.with(this.dialect, RUN_COLUMNS.map((c) => row[c])));
+    await this.db.executeQuery(
+      INSERT_RUN.with(
+        this.dialect,
+        RUN_COLUMNS.map((c) => row[c]),
+      ),
+    );
     await this.writeEvents(events);
     return this.record({ run, events });
   }
@@ -166,12 +200,26 @@ export class StoreTx {
    * background; writing `before`'s stale expiry back would shorten it). With `owner`, the commit
    * also requires that this worker still holds the lease (fencing a worker that lost it).
    */
-  async commitRun(before: RunRecord, patch: RunPatch, events: NewEvent[], opts: { owner?: string } = {}): Promise<RunChange> {
+  async commitRun(
+    before: RunRecord,
+    patch: RunPatch,
+    events: NewEvent[],
+    opts: { owner?: string } = {},
+  ): Promise<RunChange> {
     const at = this.now().toISOString();
-    const merged: RunRecord = { ...before, ...patch, nextSeq: before.nextSeq + events.length, version: before.version + 1, updatedAt: at };
+    const merged: RunRecord = {
+      ...before,
+      ...patch,
+      nextSeq: before.nextSeq + events.length,
+      version: before.version + 1,
+      updatedAt: at,
+    };
     const pending = this.deferred.get(before.runId);
     if (pending) {
-      if (pending.run.version !== before.version || (opts.owner !== undefined && pending.run.leaseOwner !== opts.owner)) {
+      if (
+        pending.run.version !== before.version ||
+        (opts.owner !== undefined && pending.run.leaseOwner !== opts.owner)
+      ) {
         throw new ConflictError(`run ${before.runId} changed concurrently`);
       }
       const appended = numberEvents(before.runId, before.nextSeq, events, at);
@@ -219,7 +267,14 @@ export class StoreTx {
 
   private async writeEvents(out: RunEvent[]): Promise<void> {
     if (out.length === 0) return;
-    const params = out.flatMap((e) => [e.runId, e.sequence, e.type, e.nodeId ?? null, JSON.stringify(e.payload), e.timestamp]);
+    const params = out.flatMap((e) => [
+      e.runId,
+      e.sequence,
+      e.type,
+      e.nodeId ?? null,
+      JSON.stringify(e.payload),
+      e.timestamp,
+    ]);
     await this.db.executeQuery(INSERT_EVENTS(out.length).with(this.dialect, params));
   }
 
@@ -422,7 +477,10 @@ export class Store {
       return this.transactionAlone(only.fn).then(only.resolve, only.reject);
     }
     const started = performance.now();
-    const open = (members: number) => this.pending.length > 0 && members < GROUP_MAX && (members === 0 || performance.now() - started < GROUP_BUDGET_MS);
+    const open = (members: number) =>
+      this.pending.length > 0 &&
+      members < GROUP_MAX &&
+      (members === 0 || performance.now() - started < GROUP_BUDGET_MS);
     const done: Array<{ item: PendingTx; tx: StoreTx; result: unknown }> = [];
     const failed: Array<{ item: PendingTx; err: unknown }> = [];
     try {
@@ -486,7 +544,9 @@ export class Store {
   /** Events of any of `types`, in sequence order (one read for several kinds). */
   async listEventsOfTypes(runId: string, types: string[]): Promise<RunEvent[]> {
     if (types.length === 0) return [];
-    const { rows } = await this.db.executeQuery(EVENTS_OF_TYPES(types.length).with<EventsTable>(this.dialect, [runId, ...types]));
+    const { rows } = await this.db.executeQuery(
+      EVENTS_OF_TYPES(types.length).with<EventsTable>(this.dialect, [runId, ...types]),
+    );
     return rows.map(eventFromRow);
   }
 

@@ -69,7 +69,9 @@ class BearerAuth implements CallInterceptor {
 /** A fresh SDK client for `baseUrl`, found through the public agent card, as `key` (or anonymous). */
 function sdkClient(baseUrl: string, key?: string): Promise<Client> {
   const options = key
-    ? ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { clientConfig: { interceptors: [new BearerAuth(key)] } })
+    ? ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        clientConfig: { interceptors: [new BearerAuth(key)] },
+      })
     : ClientFactoryOptions.default;
   return new ClientFactory(options).createFromUrl(baseUrl);
 }
@@ -126,7 +128,11 @@ function assertInputRequired(task: Task, kind: 'approval' | 'clarification'): vo
 }
 
 /** The SDK error of a failed JSON-RPC call: a typed class with the wire response attached. */
-async function rejectsWithCode(p: Promise<unknown>, cls: abstract new (...a: any[]) => Error, code: number): Promise<void> {
+async function rejectsWithCode(
+  p: Promise<unknown>,
+  cls: abstract new (...a: any[]) => Error,
+  code: number,
+): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
     assert.ok(err instanceof cls, `expected ${cls.name}, got ${String(err)}`);
     const wire = (err as { errorResponse?: { error?: { code?: number } } }).errorResponse;
@@ -145,9 +151,18 @@ interface RpcReply {
   body: Rec;
   id: number;
 }
-async function rawRpc(baseUrl: string, method: string, params: unknown, key: string | undefined = ALICE): Promise<RpcReply> {
+async function rawRpc(
+  baseUrl: string,
+  method: string,
+  params: unknown,
+  key: string | undefined = ALICE,
+): Promise<RpcReply> {
   const id = rpcId++;
-  const res = await postJson(`${baseUrl}/v1/a2a`, { jsonrpc: '2.0', id, method, params }, { ...(key ? { token: key } : {}), timeoutMs: CALL_TIMEOUT_MS });
+  const res = await postJson(
+    `${baseUrl}/v1/a2a`,
+    { jsonrpc: '2.0', id, method, params },
+    { ...(key ? { token: key } : {}), timeoutMs: CALL_TIMEOUT_MS },
+  );
   return { status: res.status, contentType: String(res.headers['content-type'] ?? ''), body: res.body as Rec, id };
 }
 
@@ -173,7 +188,17 @@ function assertRpcError(r: RpcReply, code: number): Rec {
 }
 
 /** v0.3 states are lowercase, hyphenated strings (never TASK_STATE_* or "INPUT_REQUIRED"). */
-const V03_STATES = ['submitted', 'working', 'input-required', 'completed', 'canceled', 'failed', 'rejected', 'auth-required', 'unknown'];
+const V03_STATES = [
+  'submitted',
+  'working',
+  'input-required',
+  'completed',
+  'canceled',
+  'failed',
+  'rejected',
+  'auth-required',
+  'unknown',
+];
 
 // ---------------------------------------------------------------------------------------------
 
@@ -188,22 +213,32 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     bob = await sdkClient(srv.url, BOB);
   });
 
-  it('the public card leads the SDK to the JSON-RPC endpoint; without the key the SDK gets 401', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('the public card leads the SDK to the JSON-RPC endpoint; without the key the SDK gets 401', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const card = await getJson(`${srv.url}/.well-known/agent-card.json`);
     assert.equal(card.status, 200);
     assert.equal(card.body.url, `${srv.url}/v1/a2a`);
     assert.deepEqual(card.body.security, [{ bearer: [] }]);
     for (const skill of ['echo', 'approval', 'clarify']) {
-      assert.ok(card.body.skills.some((s: Rec) => s.id === skill), `skill ${skill} missing from the card`);
+      assert.ok(
+        card.body.skills.some((s: Rec) => s.id === skill),
+        `skill ${skill} missing from the card`,
+      );
     }
     // Negative control: the same SDK client minus the interceptor is refused at the HTTP layer,
     // so every passing SDK call below really carried the key.
     const anonymous = await sdkClient(srv.url);
-    await assert.rejects(anonymous.getTask({ id: 'run_whatever' }, { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }), /401/);
+    await assert.rejects(
+      anonymous.getTask({ id: 'run_whatever' }, { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }),
+      /401/,
+    );
   });
 
   it('1. sendMessage echo → a completed Task with the echoed artifact', { timeout: TEST_TIMEOUT_MS }, async () => {
-    const task = await send(alice, { message: userMessage([text('hello, handoff')], { metadata: { skillId: 'echo' } }) });
+    const task = await send(alice, {
+      message: userMessage([text('hello, handoff')], { metadata: { skillId: 'echo' } }),
+    });
     assert.equal(task.kind, 'task');
     assert.equal(task.status.state, 'completed');
     assert.match(task.id, /^run_/);
@@ -232,7 +267,9 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.deepEqual(artifactData(done), { text: 'Draft: accept me', approvedBy: 'alice' });
   });
 
-  it('3b. reject → failed with metadata.openwop.error.code interrupt_rejected', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('3b. reject → failed with metadata.openwop.error.code interrupt_rejected', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'approval', 'reject me');
     assertInputRequired(t, 'approval');
     const done = await reply(alice, t, [data({ action: 'reject', feedback: 'no thanks' })]);
@@ -245,10 +282,14 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.equal((await alice.getTask({ id: t.id })).status.state, 'failed');
   });
 
-  it('3c. refine → input-required again, then accept → completed with the revised text', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('3c. refine → input-required again, then accept → completed with the revised text', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'approval', 'refine me');
     assertInputRequired(t, 'approval');
-    const refined = await reply(alice, t, [data({ action: 'refine', refineFeedback: { scope: 'whole', text: 'shorter please' } })]);
+    const refined = await reply(alice, t, [
+      data({ action: 'refine', refineFeedback: { scope: 'whole', text: 'shorter please' } }),
+    ]);
     assert.equal(refined.id, t.id);
     assertInputRequired(refined, 'approval');
     assert.equal(openwop(refined).runStatus, 'waiting-approval');
@@ -260,12 +301,16 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
   it('3d. edit-accept → completed with the edited data', { timeout: TEST_TIMEOUT_MS }, async () => {
     const t = await startSkill(alice, 'approval', 'edit me');
     assertInputRequired(t, 'approval');
-    const done = await reply(alice, t, [data({ action: 'edit-accept', editedArtifactData: { text: 'Edited by hand' } })]);
+    const done = await reply(alice, t, [
+      data({ action: 'edit-accept', editedArtifactData: { text: 'Edited by hand' } }),
+    ]);
     assert.equal(done.status.state, 'completed', JSON.stringify(done));
     assert.deepEqual(artifactData(done), { text: 'Edited by hand', approvedBy: 'alice' });
   });
 
-  it('3e. ask (text only) → still input-required; the gate still takes a decision afterwards', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('3e. ask (text only) → still input-required; the gate still takes a decision afterwards', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'approval', 'ask about me');
     assertInputRequired(t, 'approval');
     const asked = await reply(alice, t, [text('Why this wording?')]);
@@ -274,14 +319,19 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.equal(openwop(asked).runStatus, 'waiting-approval');
     assert.equal(asked.artifacts, undefined);
     // The question is in the task history, after the opening message.
-    const said = (asked.history ?? []).flatMap((m) => m.parts).filter((p) => p.kind === 'text').map((p) => (p as { text: string }).text);
+    const said = (asked.history ?? [])
+      .flatMap((m) => m.parts)
+      .filter((p) => p.kind === 'text')
+      .map((p) => (p as { text: string }).text);
     assert.deepEqual(said, ['ask about me', 'Why this wording?']);
     const done = await reply(alice, asked, [data({ action: 'accept' })]);
     assert.equal(done.status.state, 'completed', JSON.stringify(done));
     assert.deepEqual(artifactData(done), { text: 'Draft: ask about me', approvedBy: 'alice' });
   });
 
-  it('3f. accept and reject racing on one task: exactly one wins, the other is refused', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('3f. accept and reject racing on one task: exactly one wins, the other is refused', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'approval', 'race me');
     assertInputRequired(t, 'approval');
     const [a, r] = await Promise.allSettled([
@@ -298,12 +348,18 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.equal((await alice.getTask({ id: t.id })).status.state, winner.status.state);
   });
 
-  it('3g. malformed replies are refused (-32602) and leave the task as it was', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('3g. malformed replies are refused (-32602) and leave the task as it was', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'approval', 'leave me');
     assertInputRequired(t, 'approval');
     const refused = async (parts: Part[], extra: Partial<Message> = {}) => {
       await assert.rejects(send(alice, { message: userMessage(parts, { taskId: t.id, ...extra }) }), (err: unknown) => {
-        assert.equal((err as { errorResponse?: { error?: { code?: number } } }).errorResponse?.error?.code, -32602, String(err));
+        assert.equal(
+          (err as { errorResponse?: { error?: { code?: number } } }).errorResponse?.error?.code,
+          -32602,
+          String(err),
+        );
         return true;
       });
     };
@@ -317,7 +373,9 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.equal(still.history?.length, 1, 'refused replies are not recorded');
   });
 
-  it('4. cancelTask → canceled; unknown id and another tenant both give task-not-found (-32001)', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('4. cancelTask → canceled; unknown id and another tenant both give task-not-found (-32001)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'approval', 'cancel me');
     assertInputRequired(t, 'approval');
 
@@ -340,10 +398,16 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     // Unknown ids: through the card-built client and through the bare transport.
     await rejectsWithCode(alice.getTask({ id: 'run_does-not-exist' }), TaskNotFoundError, -32001);
     await rejectsWithCode(alice.cancelTask({ id: 'run_does-not-exist' }), TaskNotFoundError, -32001);
-    await rejectsWithCode(bareTransport(srv.url, ALICE).getTask({ id: 'run_does-not-exist' }), TaskNotFoundError, -32001);
+    await rejectsWithCode(
+      bareTransport(srv.url, ALICE).getTask({ id: 'run_does-not-exist' }),
+      TaskNotFoundError,
+      -32001,
+    );
   });
 
-  it('5. clarification round trip: input-required kind clarification, reply "Ada" → completed', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('5. clarification round trip: input-required kind clarification, reply "Ada" → completed', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const t = await startSkill(alice, 'clarify', 'greet someone');
     assertInputRequired(t, 'clarification');
     assert.equal(openwop(t).runStatus, 'waiting-input');
@@ -355,8 +419,16 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.deepEqual(artifactData(done), { answer: 'Ada' });
   });
 
-  it('6. idempotent send over the wire: the same messageId twice → the same task', { timeout: TEST_TIMEOUT_MS }, async () => {
-    const message = { kind: 'message', role: 'user', messageId: `idem-${randomUUID()}`, parts: [{ kind: 'text', text: 'once' }], metadata: { skillId: 'approval' } };
+  it('6. idempotent send over the wire: the same messageId twice → the same task', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const message = {
+      kind: 'message',
+      role: 'user',
+      messageId: `idem-${randomUUID()}`,
+      parts: [{ kind: 'text', text: 'once' }],
+      metadata: { skillId: 'approval' },
+    };
     const first = assertRpcResult(await rawRpc(srv.url, 'message/send', { message }));
     const second = assertRpcResult(await rawRpc(srv.url, 'message/send', { message }));
     assert.equal(first.kind, 'task');
@@ -377,32 +449,36 @@ describe('A2A end to end with @a2a-js/sdk 0.3.14 against the real server', { tim
     assert.notEqual(bobs.id, first.id);
   });
 
-  it(
-    '6b. a retried reply (same messageId) is applied once and answers with the same task',
-    { timeout: TEST_TIMEOUT_MS },
-    async () => {
-      const t = await startSkill(alice, 'approval', 'retry me');
-      assertInputRequired(t, 'approval');
-      const refine = userMessage([data({ action: 'refine', refineFeedback: { scope: 'whole', text: 'once' } })], { taskId: t.id });
-      const first = await send(alice, { message: refine });
-      const retried = await send(alice, { message: refine }); // e.g. the response to the first was lost
-      assert.equal(retried.id, first.id);
-      assertInputRequired(retried, 'approval');
-      const ids = (retried.history ?? []).map((m) => m.messageId);
-      assert.deepEqual(ids, [...new Set(ids)], `a message was applied twice: ${ids.join(', ')}`);
+  it('6b. a retried reply (same messageId) is applied once and answers with the same task', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const t = await startSkill(alice, 'approval', 'retry me');
+    assertInputRequired(t, 'approval');
+    const refine = userMessage([data({ action: 'refine', refineFeedback: { scope: 'whole', text: 'once' } })], {
+      taskId: t.id,
+    });
+    const first = await send(alice, { message: refine });
+    const retried = await send(alice, { message: refine }); // e.g. the response to the first was lost
+    assert.equal(retried.id, first.id);
+    assertInputRequired(retried, 'approval');
+    const ids = (retried.history ?? []).map((m) => m.messageId);
+    assert.deepEqual(ids, [...new Set(ids)], `a message was applied twice: ${ids.join(', ')}`);
 
-      const accept = userMessage([data({ action: 'accept' })], { taskId: t.id });
-      const done = await send(alice, { message: accept });
-      assert.equal(done.status.state, 'completed');
-      const again = await send(alice, { message: accept });
-      assert.equal(again.id, done.id);
-      assert.equal(again.status.state, 'completed');
-    },
-  );
+    const accept = userMessage([data({ action: 'accept' })], { taskId: t.id });
+    const done = await send(alice, { message: accept });
+    assert.equal(done.status.state, 'completed');
+    const again = await send(alice, { message: accept });
+    assert.equal(again.id, done.id);
+    assert.equal(again.status.state, 'completed');
+  });
 });
 
-describe('A2A durability: SIGKILL and restart between the pause and the approval', { timeout: 4 * TEST_TIMEOUT_MS }, () => {
-  it('2. a paused approval task survives a crash; a NEW SDK client approves it as alice', { timeout: 3 * TEST_TIMEOUT_MS }, async () => {
+describe('A2A durability: SIGKILL and restart between the pause and the approval', {
+  timeout: 4 * TEST_TIMEOUT_MS,
+}, () => {
+  it('2. a paused approval task survives a crash; a NEW SDK client approves it as alice', {
+    timeout: 3 * TEST_TIMEOUT_MS,
+  }, async () => {
     const dataDir = freshDir();
     let srv = await startServer({ dataDir, env: ENV });
 

@@ -14,7 +14,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startSdkSampleServer, SAMPLE_QUESTION, type SdkSampleServer } from '../support/sdk-sample-server.js';
-import { cliPath, killAllServers, postJson, repoRoot, type ServerProcess, sleep, startServer } from '../support/server-process.js';
+import {
+  cliPath,
+  killAllServers,
+  postJson,
+  repoRoot,
+  type ServerProcess,
+  sleep,
+  startServer,
+} from '../support/server-process.js';
 
 const KEY = 'key-cli-alice-123';
 const ENV = { HANDOFF_API_KEYS: `${KEY}=acme:alice` };
@@ -71,7 +79,11 @@ function spawnCli(args: string[], opts: CliOptions = {}): CliProcess {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('HANDOFF_')) env[k] = v;
   const key = opts.apiKey === undefined ? KEY : opts.apiKey;
   if (key !== null) env.HANDOFF_API_KEY = key;
-  const child = spawn(process.execPath, [cliPath(), ...args], { cwd: repoRoot(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliPath(), ...args], {
+    cwd: repoRoot(),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let out = '';
   let err = '';
@@ -90,7 +102,8 @@ function spawnCli(args: string[], opts: CliOptions = {}): CliProcess {
 
 const cli = (args: string[], opts?: CliOptions): Promise<CliResult> => spawnCli(args, opts).done;
 
-const show = (r: CliResult): string => `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+const show = (r: CliResult): string =>
+  `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 function expectExit(r: CliResult, code: number): void {
   assert.equal(r.code, code, show(r));
@@ -157,7 +170,10 @@ describe('handoff client commands', { concurrency: true }, () => {
           jsonrpc: '2.0',
           id: 1,
           method: 'message/send',
-          params: { message: { kind: 'message', role: 'user', messageId: randomUUID(), parts, metadata: { skillId } }, configuration: { blocking } },
+          params: {
+            message: { kind: 'message', role: 'user', messageId: randomUUID(), parts, metadata: { skillId } },
+            configuration: { blocking },
+          },
         },
         { token: KEY, timeoutMs: CLI_TIMEOUT_MS },
       );
@@ -166,12 +182,19 @@ describe('handoff client commands', { concurrency: true }, () => {
     }
 
     it('send echo: exit 0 with the echo artifact (human and --json)', { timeout: TEST_TIMEOUT_MS }, async () => {
-      const [human, machine] = await Promise.all([cli(['send', url, 'hello cli', '--skill', 'echo']), cli(['send', url, 'hello json', '--skill', 'echo', '--json'])]);
+      const [human, machine] = await Promise.all([
+        cli(['send', url, 'hello cli', '--skill', 'echo']),
+        cli(['send', url, 'hello json', '--skill', 'echo', '--json']),
+      ]);
       expectExit(human, 0);
       assert.match(human.stdout, /state\s+completed/);
       assert.match(human.stdout, /\{"echo":"hello cli"\}/);
       assert.match(human.stdout, /task\s+run_/);
-      assert.doesNotMatch(human.stdout, /\x1b\[/, 'no colour when stdout is not a TTY');
+      assert.doesNotMatch(
+        human.stdout,
+        new RegExp(`${String.fromCharCode(27)}\\[`),
+        'no colour when stdout is not a TTY',
+      );
       expectExit(machine, 0);
       const task = json(machine);
       assert.equal(task.kind, 'task');
@@ -179,7 +202,9 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.deepEqual(dataOf(task), { echo: 'hello json' });
     });
 
-    it('approval: send --no-wait exits 3, get shows input-required, approve accept completes (exit 0)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('approval: send --no-wait exits 3, get shows input-required, approve accept completes (exit 0)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const sent = await cli(['send', url, 'launch plan', '--skill', 'approval', '--no-wait', '--json']);
       expectExit(sent, 3);
       const task = json(sent);
@@ -210,7 +235,9 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.deepEqual(dataOf(done), { text: 'Draft: launch plan', approvedBy: 'alice' });
     });
 
-    it('approve refine keeps the task waiting (exit 3); reject ends it failed (exit 1)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('approve refine keeps the task waiting (exit 3); reject ends it failed (exit 1)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = await startTask('approval', [{ kind: 'text', text: 'draft' }]);
       assert.equal(task.status.state, 'input-required');
       const refined = await cli(['approve', url, task.id, '--action', 'refine', '--feedback', 'shorter', '--json']);
@@ -228,7 +255,9 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(bad.stderr, /edit-accept needs --data/);
     });
 
-    it('answer a clarification: the task completes with the answer (exit 0)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('answer a clarification: the task completes with the answer (exit 0)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const sent = await cli(['send', url, 'hi', '--skill', 'clarify', '--json']);
       expectExit(sent, 3);
       const task = json(sent);
@@ -240,7 +269,9 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.deepEqual(dataOf(done), { answer: 'Ada' });
     });
 
-    it('cancel: the task ends canceled (exit 1); a second cancel is JSON-RPC -32002 (exit 1)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('cancel: the task ends canceled (exit 1); a second cancel is JSON-RPC -32002 (exit 1)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = await startTask('steps', [{ kind: 'data', data: { steps: 100, stepMs: 1000 } }], false);
       const canceled = await cli(['cancel', url, task.id, '--json']);
       expectExit(canceled, 1);
@@ -251,10 +282,23 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(again.stderr, /JSON-RPC error -32002: /);
     });
 
-    it('push set/list/delete; a refused webhook URL exits 1 with the guard reason', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('push set/list/delete; a refused webhook URL exits 1 with the guard reason', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = await startTask('approval', [{ kind: 'text', text: 'p' }]);
       const hook = 'https://caller.example.com/hook';
-      const set = await cli(['push', 'set', url, task.id, hook, '--id', 'hook-1', '--token', 'secret-token-1', '--json']);
+      const set = await cli([
+        'push',
+        'set',
+        url,
+        task.id,
+        hook,
+        '--id',
+        'hook-1',
+        '--token',
+        'secret-token-1',
+        '--json',
+      ]);
       expectExit(set, 0);
       const saved = json(set);
       assert.equal(saved[0].taskId, task.id);
@@ -267,7 +311,10 @@ describe('handoff client commands', { concurrency: true }, () => {
         cli(['push', 'set', url, task.id, 'https://169.254.169.254/latest/meta-data']),
       ]);
       expectExit(refusedScheme, 1);
-      assert.match(refusedScheme.stderr, /JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): push URLs must use https/);
+      assert.match(
+        refusedScheme.stderr,
+        /JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): push URLs must use https/,
+      );
       expectExit(refusedHost, 1);
       assert.match(refusedHost.stderr, /JSON-RPC error -32602: pushNotificationConfig\.url refused/);
 
@@ -283,7 +330,7 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.deepEqual(json(empty), []);
     });
 
-    it('tasks lists the caller\'s tasks from GET /v1/a2a/tasks', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it("tasks lists the caller's tasks from GET /v1/a2a/tasks", { timeout: TEST_TIMEOUT_MS }, async () => {
       const task = await startTask('echo', [{ kind: 'text', text: 'listed' }]);
       const machine = await cli(['tasks', url, '--json', '--limit', '100']);
       expectExit(machine, 0);
@@ -294,7 +341,9 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(human.stdout, new RegExp(`^${task.id}\\s+completed`, 'm'));
     });
 
-    it('errors: unknown task (-32001), no API key (401), unreachable host, bad URL — all exit 1 on stderr', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('errors: unknown task (-32001), no API key (401), unreachable host, bad URL — all exit 1 on stderr', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const [unknown, anonymous, unreachable, badUrl] = await Promise.all([
         cli(['get', url, 'run_does-not-exist']),
         cli(['get', url, 'run_x'], { apiKey: null }),
@@ -321,7 +370,9 @@ describe('handoff client commands', { concurrency: true }, () => {
       await srv?.kill();
     });
 
-    it('reconnects with Last-Event-ID, shows every event once in order, and exits 0 at completed', { timeout: 2 * TEST_TIMEOUT_MS }, async () => {
+    it('reconnects with Last-Event-ID, shows every event once in order, and exits 0 at completed', {
+      timeout: 2 * TEST_TIMEOUT_MS,
+    }, async () => {
       const dataDir = freshDir();
       let server = await startServer({ dataDir, env: ENV, readyTimeoutMs: READY_TIMEOUT_MS });
       srv = server;
@@ -339,7 +390,13 @@ describe('handoff client commands', { concurrency: true }, () => {
             id: 1,
             method: 'message/send',
             params: {
-              message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'data', data: { steps: 6, stepMs } }], metadata: { skillId: 'steps' } },
+              message: {
+                kind: 'message',
+                role: 'user',
+                messageId: randomUUID(),
+                parts: [{ kind: 'data', data: { steps: 6, stepMs } }],
+                metadata: { skillId: 'steps' },
+              },
               configuration: { blocking: false },
             },
           },
@@ -367,16 +424,26 @@ describe('handoff client commands', { concurrency: true }, () => {
 
       const result = await watch.done;
       expectExit(result, 0);
-      const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Rec);
+      const lines = result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Rec);
       const ids = lines.map((l) => l.id as number);
-      assert.ok(ids.every((id) => Number.isSafeInteger(id)), `every event carries its sequence: ${ids}`);
-      for (let i = 1; i < ids.length; i++) assert.ok(ids[i]! > ids[i - 1]!, `event ids strictly increase, no duplicate: ${ids}`);
+      assert.ok(
+        ids.every((id) => Number.isSafeInteger(id)),
+        `every event carries its sequence: ${ids}`,
+      );
+      for (let i = 1; i < ids.length; i++)
+        assert.ok(ids[i]! > ids[i - 1]!, `event ids strictly increase, no duplicate: ${ids}`);
       assert.equal(new Set(ids).size, ids.length);
       const last = lines.at(-1)!.result as Rec;
       assert.equal(last.kind, 'status-update');
       assert.equal(last.status.state, 'completed');
       assert.equal(last.final, true);
-      assert.ok(lines.some((l) => l.result.kind === 'artifact-update' && l.result.artifact.parts[0].data.steps === 6), result.stdout);
+      assert.ok(
+        lines.some((l) => l.result.kind === 'artifact-update' && l.result.artifact.parts[0].data.steps === 6),
+        result.stdout,
+      );
       // It really lost the connection, and resumed after an event it had shown.
       assert.match(result.stderr, /connection lost/);
       const resumedAfter = /reconnected, resuming after event (\d+)/.exec(result.stderr)?.[1];
@@ -385,14 +452,21 @@ describe('handoff client commands', { concurrency: true }, () => {
 
       // The restarted server agrees.
       const taskId = snapshot.result.id as string;
-      const got = await postJson(`${url}/v1/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: taskId } }, { token: KEY });
+      const got = await postJson(
+        `${url}/v1/a2a`,
+        { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: taskId } },
+        { token: KEY },
+      );
       assert.equal(got.body.result.status.state, 'completed', JSON.stringify(got.body));
     });
   });
 
   // ---------------------------------------------------------------------------------------------
 
-  describe('handoff CLI against a plain @a2a-js/sdk 0.3.14 agent', { timeout: 2 * TEST_TIMEOUT_MS, concurrency: true }, () => {
+  describe('handoff CLI against a plain @a2a-js/sdk 0.3.14 agent', {
+    timeout: 2 * TEST_TIMEOUT_MS,
+    concurrency: true,
+  }, () => {
     let sdk: SdkSampleServer;
 
     before(async () => {
@@ -409,7 +483,10 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.equal(task.status.state, 'completed');
       assert.equal(textOf(task), 'hello sdk');
 
-      const [got, human] = await Promise.all([cli(['get', sdk.url, task.id, '--json'], { apiKey: null }), cli(['get', sdk.url, task.id], { apiKey: null })]);
+      const [got, human] = await Promise.all([
+        cli(['get', sdk.url, task.id, '--json'], { apiKey: null }),
+        cli(['get', sdk.url, task.id], { apiKey: null }),
+      ]);
       expectExit(got, 0);
       assert.equal(json(got).id, task.id);
       assert.equal(json(got).status.state, 'completed');
@@ -440,7 +517,10 @@ describe('handoff client commands', { concurrency: true }, () => {
     });
 
     it('Handoff-only features fail cleanly: no task list, no push (exit 1)', { timeout: TEST_TIMEOUT_MS }, async () => {
-      const [tasks, push] = await Promise.all([cli(['tasks', sdk.url], { apiKey: null }), cli(['push', 'list', sdk.url, 'some-task'], { apiKey: null })]);
+      const [tasks, push] = await Promise.all([
+        cli(['tasks', sdk.url], { apiKey: null }),
+        cli(['push', 'list', sdk.url, 'some-task'], { apiKey: null }),
+      ]);
       expectExit(tasks, 1);
       assert.match(tasks.stderr, /this host offers no task list/);
       expectExit(push, 1);

@@ -54,14 +54,22 @@ function runCli(args: string[]): Promise<CliRun> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('HANDOFF_')) env[k] = v;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath(), 'conformance', ...args], { cwd: repoRoot(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath(), 'conformance', ...args], {
+      cwd: repoRoot(),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`handoff conformance ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS} ms\n${stdout}\n${stderr}`));
+      reject(
+        new Error(
+          `handoff conformance ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS} ms\n${stdout}\n${stderr}`,
+        ),
+      );
     }, CLI_TIMEOUT_MS);
     child.once('error', (err) => {
       clearTimeout(timer);
@@ -96,7 +104,12 @@ const check = (l: LegResult, name: RegExp): Check => {
   assert.ok(c, `leg ${l.id} has no check matching ${name}: ${l.checks.map((x) => x.name).join(' | ')}`);
   return c;
 };
-const show = (r: ConformanceReport): string => JSON.stringify(r.legs.map((l) => ({ id: l.id, status: l.status, reason: l.reason, failed: failedChecks(l) })), null, 2);
+const show = (r: ConformanceReport): string =>
+  JSON.stringify(
+    r.legs.map((l) => ({ id: l.id, status: l.status, reason: l.reason, failed: failedChecks(l) })),
+    null,
+    2,
+  );
 
 /** Exactly `failing` failed; every other leg passed. */
 function assertOnlyFailing(r: ConformanceReport, failing: LegId): void {
@@ -122,10 +135,15 @@ async function closeFixture(h: BrokenHost): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('handoff conformance against a real Handoff server (seams on, API key)', { timeout: TEST_TIMEOUT_MS * 3 }, () => {
+describe('handoff conformance against a real Handoff server (seams on, API key)', {
+  timeout: TEST_TIMEOUT_MS * 3,
+}, () => {
   let srv: ServerProcess;
   before(async () => {
-    srv = await startServer({ dataDir: freshDir(), env: { HANDOFF_TEST_SEAMS: '1', HANDOFF_API_KEYS: `${KEY}=acme:alice` } });
+    srv = await startServer({
+      dataDir: freshDir(),
+      env: { HANDOFF_TEST_SEAMS: '1', HANDOFF_API_KEYS: `${KEY}=acme:alice` },
+    });
   });
 
   it('--strict --json: exit 0, every leg PASS with every check held', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -136,7 +154,10 @@ describe('handoff conformance against a real Handoff server (seams on, API key)'
     assert.equal(report.strict, true);
     assert.equal(report.apiKey, true);
     assert.equal(report.baseUrl, srv.url);
-    assert.deepEqual(report.legs.map((l) => l.id), LEG_IDS);
+    assert.deepEqual(
+      report.legs.map((l) => l.id),
+      LEG_IDS,
+    );
     assert.deepEqual(report.summary, { total: 5, pass: 5, fail: 0, skip: 0 });
     for (const l of report.legs) {
       assert.equal(l.status, 'pass', `${l.id}: ${show(report)}`);
@@ -153,13 +174,22 @@ describe('handoff conformance against a real Handoff server (seams on, API key)'
     assert.ok(check(leg(report, 'push-ssrf'), /^positive control/).ok);
     assert.ok(check(leg(report, 'resubscribe'), /first sends the current Task/).ok);
     assert.ok(check(leg(report, 'resubscribe'), /task id is unchanged/).ok);
-    assert.ok(check(leg(report, 'resubscribe'), /exactly one run\.started/).ok, 'the event-log check must have run against Handoff');
+    assert.ok(
+      check(leg(report, 'resubscribe'), /exactly one run\.started/).ok,
+      'the event-log check must have run against Handoff',
+    );
   });
 
   it('--strict text report: a PASS line per leg and the summary, exit 0', { timeout: TEST_TIMEOUT_MS }, async () => {
     const run = await runCli([srv.url, '--api-key', KEY, '--strict']);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    for (const title of ['1. discovery shape', '2. A2ATaskState shape', '3. durable tasks/get', '4. push SSRF', '5. tasks/resubscribe']) {
+    for (const title of [
+      '1. discovery shape',
+      '2. A2ATaskState shape',
+      '3. durable tasks/get',
+      '4. push SSRF',
+      '5. tasks/resubscribe',
+    ]) {
       assert.match(run.stdout, new RegExp(`^PASS  ${title.replace(/[./]/g, (c) => `\\${c}`)}`, 'm'));
     }
     assert.match(run.stdout, /5 passed, 0 failed, 0 skipped of 5 legs .* → OK \(exit 0\)/);
@@ -173,16 +203,22 @@ describe('handoff conformance against Handoff without the seams', { timeout: TES
     srv = await startServer({ dataDir: freshDir(), env: { HANDOFF_API_KEYS: `${KEY}=acme:alice` } });
   });
 
-  it('default mode: the seam legs SKIP as "seam absent", the rest PASS, exit 0', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('default mode: the seam legs SKIP as "seam absent", the rest PASS, exit 0', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const { run, report } = await runJson([srv.url, '--api-key', KEY]);
     assert.equal(run.code, 0, show(report));
     for (const id of ['durable-tasks-get', 'push-ssrf'] as const) {
       const l = leg(report, id);
       assert.equal(l.status, 'skip', show(report));
       assert.equal(l.skipKind, 'seam-absent');
-      assert.match(l.reason ?? '', /^seam absent: POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/(start|push-config) .* answered 404/);
+      assert.match(
+        l.reason ?? '',
+        /^seam absent: POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/(start|push-config) .* answered 404/,
+      );
     }
-    for (const id of ['discovery', 'task-state-shape', 'resubscribe'] as const) assert.equal(leg(report, id).status, 'pass', show(report));
+    for (const id of ['discovery', 'task-state-shape', 'resubscribe'] as const)
+      assert.equal(leg(report, id).status, 'pass', show(report));
     assert.deepEqual(report.summary, { total: 5, pass: 3, fail: 0, skip: 2 });
   });
 
@@ -199,7 +235,9 @@ describe('handoff conformance against Handoff without the seams', { timeout: TES
 });
 
 describe('handoff conformance against deliberately broken hosts', { timeout: TEST_TIMEOUT_MS * 8 }, () => {
-  it('the fixture without a defect passes every leg under --strict (the control)', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('the fixture without a defect passes every leg under --strict (the control)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('ok');
     try {
       const { run, report } = await runJson([h.url, '--strict']);
@@ -210,7 +248,9 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
     }
   });
 
-  it("A: a stale 'working' record for the paused task → durable tasks/get FAILs with the state as evidence", { timeout: TEST_TIMEOUT_MS }, async () => {
+  it("A: a stale 'working' record for the paused task → durable tasks/get FAILs with the state as evidence", {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('A');
     try {
       const { run, report } = await runJson([h.url, '--strict']);
@@ -223,7 +263,10 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
       assert.equal(stale.evidence?.field, 'state');
       assert.equal(stale.evidence?.expected, 'input-required');
       assert.equal(stale.evidence?.actual, 'working');
-      assert.match(stale.evidence?.request ?? '', /^GET http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/task-\d+$/);
+      assert.match(
+        stale.evidence?.request ?? '',
+        /^GET http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/task-\d+$/,
+      );
       assert.match(stale.evidence?.note ?? '', /stale/);
       const kind = check(l, /^record\.interruptKind/);
       assert.equal(kind.ok, false);
@@ -240,13 +283,18 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
     }
   });
 
-  it('A, text report: the failing leg, the offending field and value are readable', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('A, text report: the failing leg, the offending field and value are readable', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('A');
     try {
       const run = await runCli([h.url, '--strict']);
       assert.equal(run.code, 1, run.stdout);
       assert.match(run.stdout, /^FAIL {2}3\. durable tasks\/get \(a2a\.durableTasks\)$/m);
-      assert.match(run.stdout, /✗ record\.state is 'input-required' \(live, not a stale 'working'\)\n {10}request: {2}GET http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/task-\d+\n {10}status: {3}200\n {10}field: {4}state\n {10}expected: "input-required"\n {10}actual: {3}"working"/);
+      assert.match(
+        run.stdout,
+        /✗ record\.state is 'input-required' \(live, not a stale 'working'\)\n {10}request: {2}GET http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/task-\d+\n {10}status: {3}200\n {10}field: {4}state\n {10}expected: "input-required"\n {10}actual: {3}"working"/,
+      );
       assert.match(run.stdout, /^PASS {2}4\. push SSRF/m);
       assert.match(run.stdout, /4 passed, 1 failed, 0 skipped of 5 legs .* → NOT CONFORMANT \(exit 1\)/);
     } finally {
@@ -254,7 +302,9 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
     }
   });
 
-  it('B: http:// push URLs accepted (200) → push SSRF FAILs on the SCHEME arm only', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('B: http:// push URLs accepted (200) → push SSRF FAILs on the SCHEME arm only', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('B');
     try {
       const { run, report } = await runJson([h.url, '--strict']);
@@ -267,7 +317,10 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
       assert.equal(scheme.evidence?.status, 200);
       assert.equal(scheme.evidence?.field, 'url');
       assert.equal(scheme.evidence?.actual, 'HTTP 200');
-      assert.match(scheme.evidence?.request ?? '', /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/push-config \{"taskId":"run_x","url":"http:\/\/push\.example\.com\/push"\}$/);
+      assert.match(
+        scheme.evidence?.request ?? '',
+        /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/push-config \{"taskId":"run_x","url":"http:\/\/push\.example\.com\/push"\}$/,
+      );
       assert.match(scheme.evidence?.note ?? '', /ACCEPTED http:\/\/push\.example\.com\/push/);
       assert.ok(check(l, /^ADDRESS arm/).ok);
       assert.ok(check(l, /^positive control/).ok);
@@ -276,14 +329,20 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
     }
   });
 
-  it('C: tasks/resubscribe under a new task id → resubscribe FAILs naming both ids', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('C: tasks/resubscribe under a new task id → resubscribe FAILs naming both ids', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('C');
     try {
       const { run, report } = await runJson([h.url, '--strict']);
       assert.equal(run.code, 1);
       assertOnlyFailing(report, 'resubscribe');
       const l = leg(report, 'resubscribe');
-      assert.deepEqual(failedChecks(l).map((c) => c.name), ['the task id is unchanged in every event of both streams'], show(report));
+      assert.deepEqual(
+        failedChecks(l).map((c) => c.name),
+        ['the task id is unchanged in every event of both streams'],
+        show(report),
+      );
       const ids = check(l, /task id is unchanged/);
       assert.equal(ids.evidence?.field, 'result.id');
       assert.match(String(ids.evidence?.expected), /^task-\d+$/);
@@ -296,7 +355,9 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
     }
   });
 
-  it('D: resubscribing restarts the run → a second run.started in the event log FAILs the leg', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('D: resubscribing restarts the run → a second run.started in the event log FAILs the leg', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('D');
     try {
       const { run, report } = await runJson([h.url, '--strict']);
@@ -312,7 +373,9 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
     }
   });
 
-  it('a host advertising no durable/push/streaming flags: those legs SKIP (exit 0), FAIL under --strict (exit 1)', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('a host advertising no durable/push/streaming flags: those legs SKIP (exit 0), FAIL under --strict (exit 1)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const h = await brokenHost('sync');
     try {
       const lenient = await runJson([h.url]);
@@ -332,7 +395,10 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
       assert.deepEqual(strict.report.summary, { total: 5, pass: 2, fail: 3, skip: 0 });
       assert.match(leg(strict.report, 'resubscribe').reason ?? '', /^--strict: a2a\.streaming is not advertised/);
       // Nothing beyond discovery and the card was asked of a host that advertises nothing.
-      assert.deepEqual(h.requests.filter((r) => !r.startsWith('GET /.well-known/')), []);
+      assert.deepEqual(
+        h.requests.filter((r) => !r.startsWith('GET /.well-known/')),
+        [],
+      );
     } finally {
       await closeFixture(h);
     }

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, describe, it, type TestContext } from 'node:test';
 import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
-import { getJson, killAllServers, postJson, type ServerProcess, sleep, startServer } from '../support/server-process.js';
+import {
+  getJson,
+  killAllServers,
+  postJson,
+  type ServerProcess,
+  sleep,
+  startServer,
+} from '../support/server-process.js';
 
 const PG_URL = pgTestUrl();
 const pgSchemas = PG_URL ? pgTestSchemas(PG_URL, 'crash') : undefined;
@@ -91,7 +98,9 @@ async function waitFor<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastSeen: unknown;
-  const note = (seen: unknown) => void (lastSeen = seen);
+  const note = (seen: unknown) => {
+    lastSeen = seen;
+  };
   for (let i = 1; ; i++) {
     if (srv.child.exitCode !== null || srv.child.signalCode !== null) {
       throw new Error(`server exited while waiting for ${what}:\n${srv.logs().slice(-4000)}`);
@@ -99,7 +108,9 @@ async function waitFor<T>(
     const v = await probe(note);
     if (v !== undefined) return v;
     if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms (${i} polls) waiting for ${what}; last seen: ${JSON.stringify(lastSeen)}\n${srv.logs().slice(-4000)}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms (${i} polls) waiting for ${what}; last seen: ${JSON.stringify(lastSeen)}\n${srv.logs().slice(-4000)}`,
+      );
     }
     await sleep(intervalMs);
   }
@@ -138,14 +149,22 @@ const ordinals = (events: RunEventDoc[], nodeId: string): number[] =>
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /** The `step` timer's node.started (it carries the recorded wakeAt), once committed. */
-async function sleepingStep(srv: ServerProcess, runId: string): Promise<{ wakeAt: number; wakeAtIso: string } | undefined> {
+async function sleepingStep(
+  srv: ServerProcess,
+  runId: string,
+): Promise<{ wakeAt: number; wakeAtIso: string } | undefined> {
   const started = ofType(await allEvents(srv, runId), 'node.started', 'step')[0];
   if (!started || typeof started.payload.wakeAt !== 'string') return undefined;
   return { wakeAtIso: started.payload.wakeAt, wakeAt: Date.parse(started.payload.wakeAt) };
 }
 
 /** After the timer: the step ran once, not before its recorded wakeAt, and woke on the same timer. */
-async function assertTimerHonoured(srv: ServerProcess, runId: string, wake: { wakeAt: number; wakeAtIso: string }, notBefore: number) {
+async function assertTimerHonoured(
+  srv: ServerProcess,
+  runId: string,
+  wake: { wakeAt: number; wakeAtIso: string },
+  notBefore: number,
+) {
   const run = await getRun(srv, runId);
   assert.equal(run.status, 'completed');
   const events = await allEvents(srv, runId);
@@ -157,7 +176,10 @@ async function assertTimerHonoured(srv: ServerProcess, runId: string, wake: { wa
     Date.parse(stepDone.timestamp) >= wake.wakeAt,
     `step completed at ${stepDone.timestamp}, before its wakeAt ${wake.wakeAtIso}`,
   );
-  assert.ok(Date.parse(stepDone.timestamp) >= notBefore, 'the step completed in the second incarnation, after the first one exited');
+  assert.ok(
+    Date.parse(stepDone.timestamp) >= notBefore,
+    'the step completed in the second incarnation, after the first one exited',
+  );
   assert.equal(run.nodeStates.step?.wokeAt, wake.wakeAtIso, 'woke on the timer recorded before the restart');
   assert.equal(ofType(events, 'run.completed').length, 1);
   assert.equal(Number(run.nodeStates.done?.steps), 1);
@@ -219,12 +241,21 @@ for (const dialect of DIALECTS) {
       srv = await startServer({ dataDir: db.dataDir, env: db.env });
       const restartedAt = Date.now();
       t.diagnostic(`restart ready ${restartedAt - killedAt} ms after the kill`);
-      await waitFor('every steps run completed after the restart', srv, async (note) => {
-        const runs = await Promise.all(stepRuns.map((id) => getRun(srv, id)));
-        note(runs.map((r) => [r.status, r.variables?.i]));
-        for (const r of runs) assert.ok(r.status !== 'failed' && r.status !== 'cancelled', `${r.runId} ended ${r.status}: ${JSON.stringify(r.error)}`);
-        return runs.every((r) => r.status === 'completed') ? true : undefined;
-      }, 30_000);
+      await waitFor(
+        'every steps run completed after the restart',
+        srv,
+        async (note) => {
+          const runs = await Promise.all(stepRuns.map((id) => getRun(srv, id)));
+          note(runs.map((r) => [r.status, r.variables?.i]));
+          for (const r of runs)
+            assert.ok(
+              r.status !== 'failed' && r.status !== 'cancelled',
+              `${r.runId} ended ${r.status}: ${JSON.stringify(r.error)}`,
+            );
+          return runs.every((r) => r.status === 'completed') ? true : undefined;
+        },
+        30_000,
+      );
       t.diagnostic(`all steps runs completed ${Date.now() - restartedAt} ms after the restart`);
 
       // 3. The event logs tell one uninterrupted story.
@@ -249,31 +280,48 @@ for (const dialect of DIALECTS) {
         assert.equal(completed.length, 1, `${runId}: exactly one run.completed`);
         assert.equal(events.at(-1)?.type, 'run.completed', `${runId}: nothing after run.completed`);
         assert.equal(Number(completed[0]!.payload.outputs?.done?.steps), STEPS);
-        const countsBefore = ofType(events, 'node.completed', 'count').filter((e) => Date.parse(e.timestamp) < killedAt).length;
-        if (Date.parse(completed[0]!.timestamp) > killedAt) resumed.push(`${runId.slice(-6)}: ${countsBefore} counts before the kill`);
+        const countsBefore = ofType(events, 'node.completed', 'count').filter(
+          (e) => Date.parse(e.timestamp) < killedAt,
+        ).length;
+        if (Date.parse(completed[0]!.timestamp) > killedAt)
+          resumed.push(`${runId.slice(-6)}: ${countsBefore} counts before the kill`);
       }
       t.diagnostic(`finished by the restarted host: ${JSON.stringify(resumed)}`);
-      assert.ok(resumed.length > 0, 'the crash must hit runs in flight (all had completed before it: machine too slow?)');
+      assert.ok(
+        resumed.length > 0,
+        'the crash must hit runs in flight (all had completed before it: machine too slow?)',
+      );
 
       // 4. The approval run still waits at the same interrupt, untouched by the restart.
       const approval = await getRun(srv, approvalRun);
       assert.equal(approval.status, 'waiting-approval');
-      assert.equal(approval.interrupt?.interruptId, interruptBefore.interruptId, 'the same interrupt after the restart');
+      assert.equal(
+        approval.interrupt?.interruptId,
+        interruptBefore.interruptId,
+        'the same interrupt after the restart',
+      );
       assert.equal(approval.interrupt?.nodeId, 'review');
       let events = await allEvents(srv, approvalRun);
       assertLogIntegrity(approvalRun, events);
       assert.equal(ofType(events, 'interrupt.requested').length, 1, 'the gate did not open a second interrupt');
       assert.equal(ofType(events, 'approval.requested').length, 1);
 
-      const resolved = await postJson(`${srv.url}/v1/runs/${approvalRun}/interrupts/review`, { resumeValue: { action: 'accept' } });
+      const resolved = await postJson(`${srv.url}/v1/runs/${approvalRun}/interrupts/review`, {
+        resumeValue: { action: 'accept' },
+      });
       assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
       assert.equal(resolved.body.interrupt?.interruptId, interruptBefore.interruptId);
       assert.equal(resolved.body.interrupt?.outcome, 'resolved');
-      const done = await waitFor('the approval run completed', srv, async () => {
-        const r = await getRun(srv, approvalRun);
-        assert.notEqual(r.status, 'failed', JSON.stringify(r.error));
-        return r.status === 'completed' ? r : undefined;
-      }, 10_000);
+      const done = await waitFor(
+        'the approval run completed',
+        srv,
+        async () => {
+          const r = await getRun(srv, approvalRun);
+          assert.notEqual(r.status, 'failed', JSON.stringify(r.error));
+          return r.status === 'completed' ? r : undefined;
+        },
+        10_000,
+      );
       assert.equal(done.nodeStates.final?.text, 'Draft: crash test');
       events = await allEvents(srv, approvalRun);
       assertLogIntegrity(approvalRun, events);
@@ -304,11 +352,16 @@ for (const dialect of DIALECTS) {
         assert.equal(r.status, 'running', 'before wakeAt the run still sleeps');
         assert.equal(r.nodeStates.step, undefined, 'before wakeAt the step has not completed');
       }
-      await waitFor('the run completed after the restart', srv, async () => {
-        const r = await getRun(srv, runId);
-        assert.notEqual(r.status, 'failed', JSON.stringify(r.error));
-        return r.status === 'completed' ? true : undefined;
-      }, 30_000);
+      await waitFor(
+        'the run completed after the restart',
+        srv,
+        async () => {
+          const r = await getRun(srv, runId);
+          assert.notEqual(r.status, 'failed', JSON.stringify(r.error));
+          return r.status === 'completed' ? true : undefined;
+        },
+        30_000,
+      );
       const completedAt = Date.parse((await getRun(srv, runId)).completedAt);
       t.diagnostic(`completed ${completedAt - wake.wakeAt} ms after wakeAt`);
       await assertTimerHonoured(srv, runId, wake, killedAt);
@@ -331,36 +384,41 @@ for (const dialect of DIALECTS) {
       const stoppedAt = Date.now();
       assert.deepEqual(exit, { code: 0, signal: null }, srv.logs().slice(-4000));
       srv = await startServer({ dataDir: db.dataDir, env: db.env });
-      await waitFor('the run completed after the restart', srv, async () => {
-        const r = await getRun(srv, runId);
-        assert.notEqual(r.status, 'failed', JSON.stringify(r.error));
-        return r.status === 'completed' ? true : undefined;
-      }, 30_000);
+      await waitFor(
+        'the run completed after the restart',
+        srv,
+        async () => {
+          const r = await getRun(srv, runId);
+          assert.notEqual(r.status, 'failed', JSON.stringify(r.error));
+          return r.status === 'completed' ? true : undefined;
+        },
+        30_000,
+      );
       await assertTimerHonoured(srv, runId, wake, stoppedAt);
       assert.deepEqual(await srv.stop('SIGTERM'), { code: 0, signal: null });
     });
 
-    it(
-      'SIGTERM with a client long-polling: the host drains promptly and exits 0',
-      async (t: TestContext) => {
-        const db = freshDb(dialect);
-        const srv = await startServer({ dataDir: db.dataDir, env: db.env });
-        const runId = await startRun(srv, 'steps', { steps: 1, stepMs: 60_000 });
-        await waitFor('the step timer', srv, () => sleepingStep(srv, runId), 10_000);
-        const { lastEventSeq } = (await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=-1&timeout=0`)).body;
-        // Nothing happens to the run for a minute: this long-poll would wait its full 30 s.
-        const poll = getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${lastEventSeq}&timeout=30`, { timeoutMs: 40_000 }).then(
-          (res) => ({ status: res.status }),
-          (err: Error) => ({ error: err.message }),
-        );
-        await sleep(300); // the request is parked in the server
-        const stopStarted = Date.now();
-        const exit = await srv.stop('SIGTERM', 8_000).catch((err: Error) => err);
-        t.diagnostic(`SIGTERM → ${exit instanceof Error ? 'no exit' : 'exit'} after ${Date.now() - stopStarted} ms`);
-        assert.ok(!(exit instanceof Error), 'the host must not wait out a long-poll (8 s bound) before it exits');
-        assert.deepEqual(exit, { code: 0, signal: null });
-        assert.ok('status' in (await poll), 'the parked long-poll gets an answer, not a reset');
-      },
-    );
+    it('SIGTERM with a client long-polling: the host drains promptly and exits 0', async (t: TestContext) => {
+      const db = freshDb(dialect);
+      const srv = await startServer({ dataDir: db.dataDir, env: db.env });
+      const runId = await startRun(srv, 'steps', { steps: 1, stepMs: 60_000 });
+      await waitFor('the step timer', srv, () => sleepingStep(srv, runId), 10_000);
+      const { lastEventSeq } = (await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=-1&timeout=0`))
+        .body;
+      // Nothing happens to the run for a minute: this long-poll would wait its full 30 s.
+      const poll = getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${lastEventSeq}&timeout=30`, {
+        timeoutMs: 40_000,
+      }).then(
+        (res) => ({ status: res.status }),
+        (err: Error) => ({ error: err.message }),
+      );
+      await sleep(300); // the request is parked in the server
+      const stopStarted = Date.now();
+      const exit = await srv.stop('SIGTERM', 8_000).catch((err: Error) => err);
+      t.diagnostic(`SIGTERM → ${exit instanceof Error ? 'no exit' : 'exit'} after ${Date.now() - stopStarted} ms`);
+      assert.ok(!(exit instanceof Error), 'the host must not wait out a long-poll (8 s bound) before it exits');
+      assert.deepEqual(exit, { code: 0, signal: null });
+      assert.ok('status' in (await poll), 'the parked long-poll gets an answer, not a reset');
+    });
   });
 }

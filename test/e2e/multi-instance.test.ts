@@ -51,7 +51,12 @@ import {
   until,
   userMessage,
 } from '../support/cluster.js';
-import { type Behaviour, type HttpsReceiver, type ReceivedRequest, startHttpsReceiver } from '../support/https-receiver.js';
+import {
+  type Behaviour,
+  type HttpsReceiver,
+  type ReceivedRequest,
+  startHttpsReceiver,
+} from '../support/https-receiver.js';
 import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
 import { killAllServers } from '../support/server-process.js';
 import { expectedA2AUpdates, openA2AStream, type SseConnection } from '../support/sse-client.js';
@@ -83,7 +88,10 @@ class Hooks {
     });
   }
   /** A fresh path; `answer` decides each response (default 200 at once). */
-  endpoint(name: string, answer?: (req: ReceivedRequest, nth: number) => Behaviour): { url: string; hits: () => ReceivedRequest[] } {
+  endpoint(
+    name: string,
+    answer?: (req: ReceivedRequest, nth: number) => Behaviour,
+  ): { url: string; hits: () => ReceivedRequest[] } {
     const path = `/hook/${name}-${randomUUID().slice(0, 8)}`;
     if (answer) this.answers.set(path, answer);
     return { url: this.rx.urlFor('127.0.0.1', path), hits: () => this.hits.get(path) ?? [] };
@@ -110,12 +118,24 @@ function seenOf(s: SseConnection): Seen[] {
  * The updates of `seen` (after any leading Task snapshot) are exactly those the log maps to,
  * in order, once each, with strictly increasing ids, ending in `completed` with `final: true`.
  */
-function assertStreamMatchesLog(seen: Seen[], log: RunEventDoc[], opts: { after: number; initialState: string }, label: string): void {
+function assertStreamMatchesLog(
+  seen: Seen[],
+  log: RunEventDoc[],
+  opts: { after: number; initialState: string },
+  label: string,
+): void {
   const updates = seen.filter((s) => s.result.kind !== 'task');
   const ids = updates.map((u) => u.id);
-  assert.ok(ids.every((id) => typeof id === 'number' && Number.isInteger(id)), `${label}: every update has a numeric SSE id: ${JSON.stringify(ids)}`);
-  for (let i = 1; i < ids.length; i++) assert.ok(ids[i]! > ids[i - 1]!, `${label}: SSE ids strictly increasing: ${JSON.stringify(ids)}`);
-  const expected = expectedA2AUpdates(log.filter((e) => e.sequence > opts.after), opts.initialState);
+  assert.ok(
+    ids.every((id) => typeof id === 'number' && Number.isInteger(id)),
+    `${label}: every update has a numeric SSE id: ${JSON.stringify(ids)}`,
+  );
+  for (let i = 1; i < ids.length; i++)
+    assert.ok(ids[i]! > ids[i - 1]!, `${label}: SSE ids strictly increasing: ${JSON.stringify(ids)}`);
+  const expected = expectedA2AUpdates(
+    log.filter((e) => e.sequence > opts.after),
+    opts.initialState,
+  );
   const got = updates.map((u) => ({
     seq: u.id,
     kind: u.result.kind,
@@ -126,12 +146,17 @@ function assertStreamMatchesLog(seen: Seen[], log: RunEventDoc[], opts: { after:
   assert.equal(last?.kind, 'status-update', `${label}: ends with a status update`);
   assert.equal(last.status.state, 'completed', `${label}: ends completed`);
   assert.equal(last.final, true, `${label}: the last update is final`);
-  assert.ok(updates.slice(0, -1).every((u) => u.result.final !== true), `${label}: only the last update is final`);
+  assert.ok(
+    updates.slice(0, -1).every((u) => u.result.final !== true),
+    `${label}: only the last update is final`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 
-describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set (three servers on one PostgreSQL)' }, () => {
+describe('many Handoff instances on one PostgreSQL', {
+  skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set (three servers on one PostgreSQL)',
+}, () => {
   let cluster: Cluster;
   let a: ClusterNode;
   let b: ClusterNode;
@@ -169,22 +194,33 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     await schemas?.dropAll();
   });
 
-  it('runs started through all three instances all complete; their timers fire on more than one instance', { timeout: CASE_TIMEOUT_MS }, async (t) => {
+  it('runs started through all three instances all complete; their timers fire on more than one instance', {
+    timeout: CASE_TIMEOUT_MS,
+  }, async (t) => {
     const N = 30;
     const STEPS = 3;
     const nodes = [a, b, c];
     const wakeups = () =>
       Promise.all(
         nodes.map(async (n) => {
-          const samples = await metricSamples(n, 'handoff_node_executions_total', { type: 'core.delay', outcome: 'completed' });
+          const samples = await metricSamples(n, 'handoff_node_executions_total', {
+            type: 'core.delay',
+            outcome: 'completed',
+          });
           // Where the host labels its samples with its instance id, each process names itself.
-          for (const s of samples) assert.ok(s.labels.instance === undefined || s.labels.instance === n.name, `${n.name}'s /metrics: ${JSON.stringify(s.labels)}`);
+          for (const s of samples)
+            assert.ok(
+              s.labels.instance === undefined || s.labels.instance === n.name,
+              `${n.name}'s /metrics: ${JSON.stringify(s.labels)}`,
+            );
           return samples.reduce((sum, s) => sum + s.value, 0);
         }),
       );
     const before = await wakeups();
 
-    const ids = await Promise.all(Array.from({ length: N }, (_, i) => startRun(nodes[i % 3]!, 'steps', { steps: STEPS, stepMs: 100 })));
+    const ids = await Promise.all(
+      Array.from({ length: N }, (_, i) => startRun(nodes[i % 3]!, 'steps', { steps: STEPS, stepMs: 100 })),
+    );
     assert.equal(new Set(ids).size, N);
 
     // Each run is watched through an instance other than the one that started it.
@@ -194,7 +230,10 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
       async () => {
         for (const i of [...open]) {
           const run = await getRun(nodes[(i + 1) % 3]!, ids[i]!);
-          assert.ok(!['failed', 'cancelled'].includes(run.status), `run ${ids[i]} ended ${run.status}: ${JSON.stringify(run.error)}`);
+          assert.ok(
+            !['failed', 'cancelled'].includes(run.status),
+            `run ${ids[i]} ended ${run.status}: ${JSON.stringify(run.error)}`,
+          );
           if (run.status === 'completed') open.delete(i);
         }
         return open.size === 0;
@@ -206,7 +245,11 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     for (const [i, id] of ids.entries()) {
       const log = await runEvents(nodes[(i + 2) % 3]!, id);
       const completed = assertCleanLog(log, id);
-      assert.deepEqual(Object.fromEntries(completed), { init: 1, step: STEPS, count: STEPS, done: 1 }, `${id}: node completions`);
+      assert.deepEqual(
+        Object.fromEntries(completed),
+        { init: 1, step: STEPS, count: STEPS, done: 1 },
+        `${id}: node completions`,
+      );
       assert.deepEqual(log.at(-1)?.payload?.outputs, { done: { steps: STEPS } }, `${id}: output`);
     }
 
@@ -216,11 +259,18 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
       delta.reduce((x, y) => x + y, 0) >= N * STEPS,
       `every one of the ${N * STEPS} timers fired somewhere: ${delta.join(', ')}`,
     );
-    assert.ok(delta.filter((d) => d > 0).length >= 2, `the timers fired on more than one instance: ${delta.join(', ')}`);
+    assert.ok(
+      delta.filter((d) => d > 0).length >= 2,
+      `the timers fired on more than one instance: ${delta.join(', ')}`,
+    );
   });
 
-  it('a task started on A is read on B, streamed on C, approved through B: C sees the completion once, in order', { timeout: CASE_TIMEOUT_MS }, async () => {
-    const task = await rpcOk(a, 'message/send', { message: userMessage([{ kind: 'text', text: 'draft me on A' }], { metadata: { skillId: 'approval' } }) });
+  it('a task started on A is read on B, streamed on C, approved through B: C sees the completion once, in order', {
+    timeout: CASE_TIMEOUT_MS,
+  }, async () => {
+    const task = await rpcOk(a, 'message/send', {
+      message: userMessage([{ kind: 'text', text: 'draft me on A' }], { metadata: { skillId: 'approval' } }),
+    });
     assert.equal(task.kind, 'task');
     assert.equal(task.status.state, 'input-required');
 
@@ -230,7 +280,12 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     assert.deepEqual(onB.status, task.status, 'B says what A said');
     assert.equal(onB.metadata?.openwop?.interrupt?.kind, 'approval');
 
-    const stream = await openA2AStream(c.url, 'tasks/resubscribe', { id: task.id }, { token: CLUSTER_KEY, deadlineMs: WAIT_MS });
+    const stream = await openA2AStream(
+      c.url,
+      'tasks/resubscribe',
+      { id: task.id },
+      { token: CLUSTER_KEY, deadlineMs: WAIT_MS },
+    );
     assert.ok(stream.isSse, `resubscribe on C: ${stream.status} ${stream.text ?? ''}`);
     const [first] = await stream.waitForCount(1);
     const snapshot = first!.json.result;
@@ -248,15 +303,27 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     const log = await runEvents(c, task.id);
     assert.equal(log.at(-1)?.type, 'run.completed');
     assert.ok(snapshotId < log.length);
-    assertStreamMatchesLog(seenOf(stream), log, { after: snapshotId, initialState: 'input-required' }, 'resubscribe on C');
+    assertStreamMatchesLog(
+      seenOf(stream),
+      log,
+      { after: snapshotId, initialState: 'input-required' },
+      'resubscribe on C',
+    );
 
     // Any instance replays the whole task from the log, from the first event.
-    const replay = await openA2AStream(a.url, 'tasks/resubscribe', { id: task.id }, { token: CLUSTER_KEY, lastEventId: -1, deadlineMs: WAIT_MS });
+    const replay = await openA2AStream(
+      a.url,
+      'tasks/resubscribe',
+      { id: task.id },
+      { token: CLUSTER_KEY, lastEventId: -1, deadlineMs: WAIT_MS },
+    );
     await replay.waitForEnd(WAIT_MS);
     assertStreamMatchesLog(seenOf(replay), log, { after: -1, initialState: 'submitted' }, 'replay on A');
   });
 
-  it('SIGKILL of A while it holds a run: B and C finish every run once, push each transition once, streams see every update once', { timeout: CASE_TIMEOUT_MS }, async (t) => {
+  it('SIGKILL of A while it holds a run: B and C finish every run once, push each transition once, streams see every update once', {
+    timeout: CASE_TIMEOUT_MS,
+  }, async (t) => {
     const t0 = Date.now();
     const mark = (what: string) => t.diagnostic(`${what} at ${Date.now() - t0} ms`);
     const K = 6;
@@ -278,7 +345,17 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
 
     // C follows every task from its first event (Last-Event-ID: -1), across the failover; so does
     // A, whose streams die with it and are re-attached on B from the last id they delivered.
-    const follow = (n: ClusterNode) => Promise.all(ids.map((id) => openA2AStream(n.url, 'tasks/resubscribe', { id }, { token: CLUSTER_KEY, lastEventId: -1, deadlineMs: 90_000 })));
+    const follow = (n: ClusterNode) =>
+      Promise.all(
+        ids.map((id) =>
+          openA2AStream(
+            n.url,
+            'tasks/resubscribe',
+            { id },
+            { token: CLUSTER_KEY, lastEventId: -1, deadlineMs: 90_000 },
+          ),
+        ),
+      );
     const [streams, onA] = await Promise.all([follow(c), follow(a)]);
     for (const s of [...streams, ...onA]) assert.ok(s.isSse, `resubscribe: ${s.status} ${s.text ?? ''}`);
 
@@ -286,11 +363,18 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     // through C afterwards, and its completed push comes from B or C.
     const gateEp = hooks.endpoint('failover-gate');
     const gate = await rpcOk(a, 'message/send', {
-      message: userMessage([{ kind: 'text', text: 'approve me after the failover' }], { metadata: { skillId: 'approval' } }),
+      message: userMessage([{ kind: 'text', text: 'approve me after the failover' }], {
+        metadata: { skillId: 'approval' },
+      }),
       configuration: { pushNotificationConfig: { url: gateEp.url, token: 'tok-failover-gate' } },
     });
     assert.equal(gate.status.state, 'input-required');
-    await until('the input-required push delivered', async () => (await deliveries(b, gate.id)).some((d) => d.state === 'delivered'), WAIT_MS, 50);
+    await until(
+      'the input-required push delivered',
+      async () => (await deliveries(b, gate.id)).some((d) => d.state === 'delivered'),
+      WAIT_MS,
+      50,
+    );
 
     // Mid-run: every run has counted at least one step.
     await until(
@@ -325,10 +409,14 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     const killed = await a.kill();
     assert.equal(killed.signal, 'SIGKILL');
     mark(`A killed holding ${held.length} run lease(s) after ${freezes} freeze(s)`);
-    for (const h of held) assert.ok(['pending', 'running', 'cancelling'].includes(h.status), `A held ${h.runId} mid-run: ${h.status}`);
+    for (const h of held)
+      assert.ok(['pending', 'running', 'cancelling'].includes(h.status), `A held ${h.runId} mid-run: ${h.status}`);
     const pushesHeld = await cluster.pushLeasesHeldBy('a', ids);
-    if (pushesHeld.length > 0) t.diagnostic(`A died holding push deliveries ${JSON.stringify(pushesHeld)} (their lease outlives it)`);
-    const unfinished = (await Promise.all(ids.map((id) => getRun(b, id)))).filter((r) => r.status !== 'completed').length;
+    if (pushesHeld.length > 0)
+      t.diagnostic(`A died holding push deliveries ${JSON.stringify(pushesHeld)} (their lease outlives it)`);
+    const unfinished = (await Promise.all(ids.map((id) => getRun(b, id)))).filter(
+      (r) => r.status !== 'completed',
+    ).length;
     t.diagnostic(`${unfinished} of ${K} runs unfinished when A died`);
 
     // A's streams are cut; their clients re-attach on B after the last id each one received.
@@ -337,7 +425,15 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
         await s.waitForEnd(WAIT_MS);
         const seen = seenOf(s);
         const last = seen.at(-1)?.id ?? -1;
-        return { seen, again: await openA2AStream(b.url, 'tasks/resubscribe', { id: ids[i] }, { token: CLUSTER_KEY, lastEventId: last, deadlineMs: 90_000 }) };
+        return {
+          seen,
+          again: await openA2AStream(
+            b.url,
+            'tasks/resubscribe',
+            { id: ids[i] },
+            { token: CLUSTER_KEY, lastEventId: last, deadlineMs: 90_000 },
+          ),
+        };
       }),
     );
     t.diagnostic(`updates A's streams delivered before it died: ${reattached.map((r) => r.seen.length).join(', ')}`);
@@ -367,7 +463,11 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
       const log = await runEvents(c, id);
       logs.set(id, log);
       const completed = assertCleanLog(log, id);
-      assert.deepEqual(Object.fromEntries(completed), { init: 1, step: STEPS, count: STEPS, done: 1 }, `${id}: node completions`);
+      assert.deepEqual(
+        Object.fromEntries(completed),
+        { init: 1, step: STEPS, count: STEPS, done: 1 },
+        `${id}: node completions`,
+      );
       assert.deepEqual(log.at(-1)?.payload?.outputs, { done: { steps: STEPS } }, `${id}: output`);
     }
 
@@ -375,13 +475,23 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     for (const [i, s] of streams.entries()) {
       const end = await s.waitForEnd(WAIT_MS);
       assert.equal(end.reason, 'end', `stream ${i} on C ended by the server: ${s.describe()}`);
-      assertStreamMatchesLog(seenOf(s), logs.get(ids[i]!)!, { after: -1, initialState: 'submitted' }, `stream of ${ids[i]} on C`);
+      assertStreamMatchesLog(
+        seenOf(s),
+        logs.get(ids[i]!)!,
+        { after: -1, initialState: 'submitted' },
+        `stream of ${ids[i]} on C`,
+      );
     }
     for (const [i, r] of reattached.entries()) {
       const end = await r.again.waitForEnd(WAIT_MS);
       assert.equal(end.reason, 'end', `re-attached stream ${i} on B ended by the server: ${r.again.describe()}`);
       const union = [...r.seen, ...seenOf(r.again)];
-      assertStreamMatchesLog(union, logs.get(ids[i]!)!, { after: -1, initialState: 'submitted' }, `stream of ${ids[i]} on A, then re-attached on B`);
+      assertStreamMatchesLog(
+        union,
+        logs.get(ids[i]!)!,
+        { after: -1, initialState: 'submitted' },
+        `stream of ${ids[i]} on A, then re-attached on B`,
+      );
     }
     mark('streams checked');
 
@@ -407,7 +517,11 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
     mark('pushes delivered');
     const gateHits = gateEp.hits();
     assert.deepEqual(
-      gateHits.map((h) => [h.headers['x-handoff-delivery-id'], JSON.parse(h.body).status.state, h.headers['x-a2a-notification-token']]),
+      gateHits.map((h) => [
+        h.headers['x-handoff-delivery-id'],
+        JSON.parse(h.body).status.state,
+        h.headers['x-a2a-notification-token'],
+      ]),
       [
         [gateDs[0].deliveryId, 'input-required', 'tok-failover-gate'],
         [gateDs[1].deliveryId, 'completed', 'tok-failover-gate'],
@@ -418,13 +532,25 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
       const ds = await deliveries(c, id);
       assert.equal(ds.length, 1, `${id}: one delivery (the completed transition): ${JSON.stringify(ds)}`);
       const [d] = ds;
-      assert.deepEqual([d.state, d.final, d.attempts, d.lastStatus], ['delivered', true, 1, 200], `${id}: ${JSON.stringify(d)}`);
+      assert.deepEqual(
+        [d.state, d.final, d.attempts, d.lastStatus],
+        ['delivered', true, 1, 200],
+        `${id}: ${JSON.stringify(d)}`,
+      );
       const hits = eps[i]!.hits();
-      assert.equal(hits.length, 1, `${id}: the receiver got exactly one request: ${JSON.stringify(hits.map((h) => h.body))}`);
+      assert.equal(
+        hits.length,
+        1,
+        `${id}: the receiver got exactly one request: ${JSON.stringify(hits.map((h) => h.body))}`,
+      );
       const [hit] = hits;
       assert.equal(hit!.headers['x-handoff-delivery-id'], d.deliveryId);
       assert.equal(hit!.headers['x-a2a-task-id'], id);
-      assert.equal(hit!.headers['x-a2a-notification-token'], `tok-failover-${i}`, 'the token A stored, decrypted by B or C');
+      assert.equal(
+        hit!.headers['x-a2a-notification-token'],
+        `tok-failover-${i}`,
+        'the token A stored, decrypted by B or C',
+      );
       assert.equal(hit!.headers.authorization, `Bearer tok-failover-${i}`);
       const body = JSON.parse(hit!.body);
       assert.equal(body.kind, 'status-update');
@@ -439,47 +565,55 @@ describe('many Handoff instances on one PostgreSQL', { skip: PG_URL ? false : 'H
   // instance sends it again (same delivery id: at-least-once, the receiver dedups) once that lease
   // expires, HANDOFF_PUSH_LEASE_MS (6 s here; the default 60 s would hold it, and every later push
   // of the task queued behind it, for a minute).
-  it(
-    'a push in flight on an instance that dies is sent again by another one after the push lease, with the same delivery id',
-    { timeout: CASE_TIMEOUT_MS },
-    async (t) => {
-      const alive = [b, c];
-      // The first request hangs (the instance dies before the answer); later ones succeed at once.
-      const ep = hooks.endpoint('in-flight', (_req, nth) => (nth === 0 ? { status: 200, delayMs: 4_000 } : { status: 200 }));
-      const task = await rpcOk(b, 'message/send', {
-        message: userMessage([{ kind: 'text', text: 'push me' }], { metadata: { skillId: 'approval' } }),
-        configuration: { pushNotificationConfig: { url: ep.url, token: 'tok-in-flight' } },
-      });
-      assert.equal(task.status.state, 'input-required');
-      await until('the input-required push in flight', () => ep.hits().length >= 1, WAIT_MS, 5);
-      const holders = await Promise.all(alive.map(async (n) => ({ n, rows: await cluster.pushLeasesHeldBy(n.name, [task.id]) })));
-      const victim = holders.find((h) => h.rows.length > 0)?.n;
-      assert.ok(victim, `an instance holds the delivery in flight: ${JSON.stringify(holders.map((h) => [h.n.name, h.rows]))}`);
-      const survivor = alive.find((n) => n !== victim)!;
-      await victim.kill();
-      const killedAt = Date.now();
-      t.diagnostic(`${victim.name} killed with the push in flight; ${survivor.name} remains`);
+  it('a push in flight on an instance that dies is sent again by another one after the push lease, with the same delivery id', {
+    timeout: CASE_TIMEOUT_MS,
+  }, async (t) => {
+    const alive = [b, c];
+    // The first request hangs (the instance dies before the answer); later ones succeed at once.
+    const ep = hooks.endpoint('in-flight', (_req, nth) =>
+      nth === 0 ? { status: 200, delayMs: 4_000 } : { status: 200 },
+    );
+    const task = await rpcOk(b, 'message/send', {
+      message: userMessage([{ kind: 'text', text: 'push me' }], { metadata: { skillId: 'approval' } }),
+      configuration: { pushNotificationConfig: { url: ep.url, token: 'tok-in-flight' } },
+    });
+    assert.equal(task.status.state, 'input-required');
+    await until('the input-required push in flight', () => ep.hits().length >= 1, WAIT_MS, 5);
+    const holders = await Promise.all(
+      alive.map(async (n) => ({ n, rows: await cluster.pushLeasesHeldBy(n.name, [task.id]) })),
+    );
+    const victim = holders.find((h) => h.rows.length > 0)?.n;
+    assert.ok(
+      victim,
+      `an instance holds the delivery in flight: ${JSON.stringify(holders.map((h) => [h.n.name, h.rows]))}`,
+    );
+    const survivor = alive.find((n) => n !== victim)!;
+    await victim.kill();
+    const killedAt = Date.now();
+    t.diagnostic(`${victim.name} killed with the push in flight; ${survivor.name} remains`);
 
-      const done = await rpcOk(survivor, 'message/send', { message: reply(task, { action: 'accept' }) });
-      assert.equal(done.status.state, 'completed');
-      const ds = await until(
-        'both pushes delivered by the survivor',
-        async () => {
-          const rows = (await deliveries(survivor, task.id)).reverse();
-          return rows.length === 2 && rows.every((d) => d.state === 'delivered') && rows;
-        },
-        30_000,
-        100,
-      );
-      t.diagnostic(`redelivered ${Date.now() - killedAt} ms after the kill`);
-      const [ir, cd] = ds as [Json, Json];
-      const hits = ep.hits();
-      const ids = hits.map((h) => String(h.headers['x-handoff-delivery-id']));
-      // The dead instance's attempt, then the same delivery again (a receiver dedups by the id),
-      // then the completed push, once, after it.
-      assert.deepEqual(ids, [ir.deliveryId, ir.deliveryId, cd.deliveryId], JSON.stringify(hits.map((h) => h.body)));
-      assert.deepEqual(hits.map((h) => JSON.parse(h.body).status.state), ['input-required', 'input-required', 'completed']);
-      for (const h of hits) assert.equal(h.headers['x-a2a-notification-token'], 'tok-in-flight');
-    },
-  );
+    const done = await rpcOk(survivor, 'message/send', { message: reply(task, { action: 'accept' }) });
+    assert.equal(done.status.state, 'completed');
+    const ds = await until(
+      'both pushes delivered by the survivor',
+      async () => {
+        const rows = (await deliveries(survivor, task.id)).reverse();
+        return rows.length === 2 && rows.every((d) => d.state === 'delivered') && rows;
+      },
+      30_000,
+      100,
+    );
+    t.diagnostic(`redelivered ${Date.now() - killedAt} ms after the kill`);
+    const [ir, cd] = ds as [Json, Json];
+    const hits = ep.hits();
+    const ids = hits.map((h) => String(h.headers['x-handoff-delivery-id']));
+    // The dead instance's attempt, then the same delivery again (a receiver dedups by the id),
+    // then the completed push, once, after it.
+    assert.deepEqual(ids, [ir.deliveryId, ir.deliveryId, cd.deliveryId], JSON.stringify(hits.map((h) => h.body)));
+    assert.deepEqual(
+      hits.map((h) => JSON.parse(h.body).status.state),
+      ['input-required', 'input-required', 'completed'],
+    );
+    for (const h of hits) assert.equal(h.headers['x-a2a-notification-token'], 'tok-in-flight');
+  });
 });

@@ -12,12 +12,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Behaviour, type HttpsReceiver, type ReceivedRequest, startHttpsReceiver } from '../support/https-receiver.js';
+import {
+  type Behaviour,
+  type HttpsReceiver,
+  type ReceivedRequest,
+  startHttpsReceiver,
+} from '../support/https-receiver.js';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
 import { until as untilDeadline } from '../support/until.js';
 
 /** Poll until truthy, within this file's deadline. */
-const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> => untilDeadline(what, probe, deadlineMs);
+const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> =>
+  untilDeadline(what, probe, deadlineMs);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -100,9 +106,16 @@ async function rpcOk(srv: ServerProcess, method: string, params: unknown): Promi
   assert.ok(!body.error, `${method}: ${JSON.stringify(body.error)}`);
   return body.result;
 }
-const userMessage = (parts: Json[], extra: Record<string, unknown> = {}): Json => ({ kind: 'message', role: 'user', messageId: `m-${randomUUID()}`, parts, ...extra });
+const userMessage = (parts: Json[], extra: Record<string, unknown> = {}): Json => ({
+  kind: 'message',
+  role: 'user',
+  messageId: `m-${randomUUID()}`,
+  parts,
+  ...extra,
+});
 const startMsg = (skillId: string, text: string) => userMessage([{ kind: 'text', text }], { metadata: { skillId } });
-const decision = (task: Json, data: Record<string, unknown>) => userMessage([{ kind: 'data', data }], { taskId: task.id, contextId: task.contextId });
+const decision = (task: Json, data: Record<string, unknown>) =>
+  userMessage([{ kind: 'data', data }], { taskId: task.id, contextId: task.contextId });
 const pushConfig = (url: string, token?: string) => ({ pushNotificationConfig: { url, ...(token ? { token } : {}) } });
 
 async function send(srv: ServerProcess, msg: Json, configuration?: Record<string, unknown>): Promise<Json> {
@@ -117,7 +130,13 @@ async function deliveries(srv: ServerProcess, query: string): Promise<Json[]> {
   return res.body.deliveries as Json[];
 }
 /** The task's deliveries, oldest first, once `pred` holds. */
-const waitDeliveries = (srv: ServerProcess, taskId: string, what: string, pred: (ds: Json[]) => boolean, deadlineMs?: number): Promise<Json[]> =>
+const waitDeliveries = (
+  srv: ServerProcess,
+  taskId: string,
+  what: string,
+  pred: (ds: Json[]) => boolean,
+  deadlineMs?: number,
+): Promise<Json[]> =>
   until(
     what,
     async () => {
@@ -130,7 +149,12 @@ const allDelivered = (n: number) => (ds: Json[]) => ds.length === n && ds.every(
 const retry = (srv: ServerProcess, id: string) => postJson(`${srv.url}/v1/a2a/deliveries/${id}/retry`, {});
 
 /** The status-update body of a push: exactly the content-free fields, nothing else. */
-function assertStatusUpdate(hit: Hit, task: Json, state: string, opts: { final: boolean; interruptKind?: string }): Json {
+function assertStatusUpdate(
+  hit: Hit,
+  task: Json,
+  state: string,
+  opts: { final: boolean; interruptKind?: string },
+): Json {
   assert.match(String(hit.headers['content-type']), /^application\/json/);
   const body = JSON.parse(hit.body);
   assert.deepEqual(Object.keys(body).sort(), ['contextId', 'final', 'kind', 'metadata', 'status', 'taskId']);
@@ -143,7 +167,8 @@ function assertStatusUpdate(hit: Hit, task: Json, state: string, opts: { final: 
   assert.ok(!Number.isNaN(Date.parse(body.status.timestamp)), body.status.timestamp);
   assert.deepEqual(Object.keys(body.metadata), ['openwop']);
   const openwop = body.metadata.openwop;
-  for (const k of Object.keys(openwop)) assert.ok(['runId', 'interrupt'].includes(k), `unexpected metadata.openwop.${k}`);
+  for (const k of Object.keys(openwop))
+    assert.ok(['runId', 'interrupt'].includes(k), `unexpected metadata.openwop.${k}`);
   if (opts.interruptKind) assert.deepEqual(openwop.interrupt, { kind: opts.interruptKind });
   else assert.equal(openwop.interrupt, undefined);
   assert.equal(hit.headers['x-a2a-task-id'], task.id);
@@ -216,8 +241,17 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     assertTokenHeaders(b, 'tok-1');
     assertStatusUpdate(b, task, 'completed', { final: true });
     assert.notEqual(a.deliveryId, b.deliveryId, 'each transition has its own delivery id');
-    assert.deepEqual(ds.map((d) => d.deliveryId), [a.deliveryId, b.deliveryId]);
-    assert.deepEqual(ds.map((d) => [d.attempts, d.lastStatus, d.final]), [[1, 200, false], [1, 200, true]]);
+    assert.deepEqual(
+      ds.map((d) => d.deliveryId),
+      [a.deliveryId, b.deliveryId],
+    );
+    assert.deepEqual(
+      ds.map((d) => [d.attempts, d.lastStatus, d.final]),
+      [
+        [1, 200, false],
+        [1, 200, true],
+      ],
+    );
     assert.ok(Date.parse(JSON.parse(a.body).status.timestamp) <= Date.parse(JSON.parse(b.body).status.timestamp));
     // The push says what tasks/get says.
     const got = await rpcOk(srv, 'tasks/get', { id: task.id });
@@ -237,7 +271,10 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     const prompt = `set-prompt-${randomUUID()}`;
     const task = await send(srv, startMsg('approval', prompt));
     assert.equal(task.status.state, 'input-required');
-    const set = await rpcOk(srv, 'tasks/pushNotificationConfig/set', { taskId: task.id, ...pushConfig(ep.url, 'tok-1') });
+    const set = await rpcOk(srv, 'tasks/pushNotificationConfig/set', {
+      taskId: task.id,
+      ...pushConfig(ep.url, 'tok-1'),
+    });
     assert.deepEqual(set, { taskId: task.id, pushNotificationConfig: { id: task.id, url: ep.url } });
 
     // A refinement goes back to work and to the gate again: input-required is entered anew.
@@ -251,7 +288,10 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     assert.equal((await send(srv, decision(task, { action: 'accept' }))).status.state, 'completed');
     await waitDeliveries(srv, task.id, 'both pushes delivered', allDelivered(2));
     const hits = ep.log();
-    assert.deepEqual(hits.map((h) => JSON.parse(h.body).status.state), ['input-required', 'completed']);
+    assert.deepEqual(
+      hits.map((h) => JSON.parse(h.body).status.state),
+      ['input-required', 'completed'],
+    );
     assertTokenHeaders(hits[1]!, 'tok-1');
     assertStatusUpdate(hits[1]!, task, 'completed', { final: true });
     for (const h of hits) assert.ok(!h.body.includes(prompt) && !h.body.includes(feedback), h.body);
@@ -264,7 +304,10 @@ describe('push notifications end to end (real server, https receiver)', { timeou
       'input-required': [{ status: 500 }, { status: 500, delayMs: 6500 }, { reset: true }],
       completed: [{ reset: true }, { status: 503 }],
     };
-    const ep = router.endpoint('flaky', (req, nth) => script[JSON.parse(req.body).status.state]?.[nth] ?? { status: 200 });
+    const ep = router.endpoint(
+      'flaky',
+      (req, nth) => script[JSON.parse(req.body).status.state]?.[nth] ?? { status: 200 },
+    );
     const task = await send(srv, startMsg('approval', 'flaky receiver'), pushConfig(ep.url, 'tok-1'));
     // Approve at once, while the first push is still failing: the task never waits for pushes.
     const done = await send(srv, decision(task, { action: 'accept' }));
@@ -281,7 +324,10 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     // Order: no attempt of `completed` before `input-required` was delivered.
     const irDone = hits.findIndex((h) => h.deliveryId === ir.deliveryId && h.answer === 200);
     const cdFirst = hits.findIndex((h) => h.deliveryId === cd.deliveryId);
-    assert.ok(irDone >= 0 && cdFirst > irDone, `completed was attempted before input-required was delivered: ${JSON.stringify(hits.map((h) => [h.deliveryId.slice(-4), h.answer]))}`);
+    assert.ok(
+      irDone >= 0 && cdFirst > irDone,
+      `completed was attempted before input-required was delivered: ${JSON.stringify(hits.map((h) => [h.deliveryId.slice(-4), h.answer]))}`,
+    );
     assert.deepEqual(exactlyOnce(ep), [ir.deliveryId, cd.deliveryId]);
     // A retry is the same request: same body, same token.
     for (const id of [ir.deliveryId, cd.deliveryId]) {
@@ -295,10 +341,17 @@ describe('push notifications end to end (real server, https receiver)', { timeou
   });
 
   it('429 with Retry-After is honoured: the next attempt comes no sooner', async () => {
-    const ep = router.endpoint('429', (_req, nth) => (nth === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 }));
+    const ep = router.endpoint('429', (_req, nth) =>
+      nth === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 },
+    );
     const task = await send(srv, startMsg('echo', 'rate limited'), pushConfig(ep.url, 'tok-1'));
     assert.equal(task.status.state, 'completed');
-    const pending = await waitDeliveries(srv, task.id, 'the 429 recorded', (ds) => ds.length === 1 && ds[0].attempts >= 1);
+    const pending = await waitDeliveries(
+      srv,
+      task.id,
+      'the 429 recorded',
+      (ds) => ds.length === 1 && ds[0].attempts >= 1,
+    );
     if (pending[0].state === 'pending') {
       // Without Retry-After the schedule would retry within 25–50 ms.
       const due = Date.parse(pending[0].nextAttemptAt) - ep.log()[0]!.at;
@@ -316,7 +369,12 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     for (const status of [400, 401, 403, 404, 410, 422]) {
       const ep = router.endpoint(`perm-${status}`, () => ({ status }));
       const task = await send(srv, startMsg('echo', `perm ${status}`), pushConfig(ep.url, 'tok-1'));
-      const [d] = await waitDeliveries(srv, task.id, `dead on ${status}`, (ds) => ds.length === 1 && ds[0].state === 'dead');
+      const [d] = await waitDeliveries(
+        srv,
+        task.id,
+        `dead on ${status}`,
+        (ds) => ds.length === 1 && ds[0].state === 'dead',
+      );
       assert.equal(d.attempts, 1, `${status}`);
       assert.equal(d.lastStatus, status);
       assert.match(d.lastError, /http_status/);
@@ -326,7 +384,10 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     const task = await send(srv, startMsg('echo', '408'), pushConfig(ep.url, 'tok-1'));
     const [d] = await waitDeliveries(srv, task.id, 'delivered after a 408', allDelivered(1));
     assert.equal(d.attempts, 2);
-    assert.deepEqual(ep.log().map((h) => h.answer), [408, 200]);
+    assert.deepEqual(
+      ep.log().map((h) => h.answer),
+      [408, 200],
+    );
   });
 
   it('a receiver that never answers 2xx ends dead-lettered; the task is not delayed or changed; operator retry delivers it', async () => {
@@ -334,7 +395,9 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     // The first attempt takes 4 s (under the host's 5 s bound), so the delivery is visibly
     // pending after the task completed, and a send that waited for it would take as long.
     const FIRST_ATTEMPT_MS = 4000;
-    const ep = router.endpoint('dead', (_req, nth) => (fixed ? { status: 200 } : nth === 0 ? { status: 500, delayMs: FIRST_ATTEMPT_MS } : { status: 500 }));
+    const ep = router.endpoint('dead', (_req, nth) =>
+      fixed ? { status: 200 } : nth === 0 ? { status: 500, delayMs: FIRST_ATTEMPT_MS } : { status: 500 },
+    );
     const sentAt = Date.now();
     const task = await send(srv, startMsg('echo', 'never 2xx'), pushConfig(ep.url, 'tok-1'));
     assert.equal(task.status.state, 'completed');
@@ -346,7 +409,12 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     assert.equal(pending.length, 1, 'the push should still be pending');
     const runBefore = (await getJson(`${srv.url}/v1/runs/${task.id}`)).body;
 
-    const [dead] = await waitDeliveries(srv, task.id, 'the dead letter', (ds) => ds.length === 1 && ds[0].state === 'dead');
+    const [dead] = await waitDeliveries(
+      srv,
+      task.id,
+      'the dead letter',
+      (ds) => ds.length === 1 && ds[0].state === 'dead',
+    );
     const schedule = FAST_SCHEDULE.split(',').length;
     assert.equal(dead.attempts, schedule + 1);
     assert.equal(dead.lastStatus, 500);
@@ -383,7 +451,12 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     const landing = `${elsewhere.url}landing`;
     const ep = router.endpoint('redirect', () => ({ status: 302, location: landing }));
     const task = await send(srv, startMsg('echo', 'redirect'), pushConfig(ep.url, 'tok-1'));
-    const [d] = await waitDeliveries(srv, task.id, 'the redirected push dead', (ds) => ds.length === 1 && ds[0].state === 'dead');
+    const [d] = await waitDeliveries(
+      srv,
+      task.id,
+      'the redirected push dead',
+      (ds) => ds.length === 1 && ds[0].state === 'dead',
+    );
     const attempts = FAST_SCHEDULE.split(',').length + 1;
     assert.equal(d.attempts, attempts);
     assert.equal(d.lastStatus, 302);
@@ -422,7 +495,12 @@ describe('pending pushes survive a SIGKILL of the host', { timeout: 180_000 }, (
     await until('a failed attempt of the input-required push', () => ep.log().length >= 1);
     const done = await send(srv, decision(task, { action: 'accept' }));
     assert.equal(done.status.state, 'completed');
-    const before = await waitDeliveries(srv, task.id, 'two pending deliveries', (ds) => ds.length === 2 && ds.every((d) => d.state === 'pending'));
+    const before = await waitDeliveries(
+      srv,
+      task.id,
+      'two pending deliveries',
+      (ds) => ds.length === 2 && ds.every((d) => d.state === 'pending'),
+    );
     assert.equal(before[1].attempts, 0, 'the completed push went out before the input-required one');
 
     mark('pending');
@@ -436,11 +514,22 @@ describe('pending pushes survive a SIGKILL of the host', { timeout: 180_000 }, (
     srv = await startServer({ dataDir, env });
     mark('restarted');
     const after = await waitDeliveries(srv, task.id, 'both delivered after the restart', allDelivered(2));
-    assert.deepEqual(after.map((d) => d.deliveryId), before.map((d) => d.deliveryId), 'the same deliveries, not new ones');
+    assert.deepEqual(
+      after.map((d) => d.deliveryId),
+      before.map((d) => d.deliveryId),
+      'the same deliveries, not new ones',
+    );
     mark('delivered');
     const ok = ep.ok();
-    assert.deepEqual(exactlyOnce(ep), before.map((d) => d.deliveryId), 'delivered once each, input-required first');
-    assert.deepEqual(ok.map((h) => JSON.parse(h.body).status.state), ['input-required', 'completed']);
+    assert.deepEqual(
+      exactlyOnce(ep),
+      before.map((d) => d.deliveryId),
+      'delivered once each, input-required first',
+    );
+    assert.deepEqual(
+      ok.map((h) => JSON.parse(h.body).status.state),
+      ['input-required', 'completed'],
+    );
     // Only the input-required push was tried before the crash; the completed one never jumped it.
     const firstCompleted = ep.log().findIndex((h) => h.deliveryId === before[1].deliveryId);
     assert.ok(firstCompleted >= failedBefore);

@@ -32,7 +32,14 @@ import {
 } from '@a2a-js/sdk/client';
 import { createParser } from 'eventsource-parser';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
-import { type ExpectedUpdate, expectedA2AUpdates, type Json, openA2AStream, SSE_WAIT_MS, type SseConnection } from '../support/sse-client.js';
+import {
+  type ExpectedUpdate,
+  expectedA2AUpdates,
+  type Json,
+  openA2AStream,
+  SSE_WAIT_MS,
+  type SseConnection,
+} from '../support/sse-client.js';
 
 const ALICE = 'key-alice-123';
 const BOB = 'key-bob-4567';
@@ -74,7 +81,12 @@ const describeSeen = (s: Seen[]): string =>
   s
     .map((x) => {
       const r = x.result;
-      const what = r.kind === 'task' ? `task(${r.status.state})` : r.kind === 'status-update' ? `status(${r.status.state}${r.final ? ',final' : ''})` : r.kind;
+      const what =
+        r.kind === 'task'
+          ? `task(${r.status.state})`
+          : r.kind === 'status-update'
+            ? `status(${r.status.state}${r.final ? ',final' : ''})`
+            : r.kind;
       return `${x.id ?? '-'}:${what}`;
     })
     .join(', ');
@@ -211,7 +223,9 @@ class SdkStream {
         } else if (this.finished) {
           clearTimeout(timer);
           this.waiters.delete(poll);
-          reject(new Error(`SDK stream ended before ${what}: [${describeSeen(this.seen)}] ${String(this.error ?? '')}`));
+          reject(
+            new Error(`SDK stream ended before ${what}: [${describeSeen(this.seen)}] ${String(this.error ?? '')}`),
+          );
         }
       };
       timer = setTimeout(() => {
@@ -255,7 +269,9 @@ const userMessage = (parts: Part[], extra: Partial<Message> = {}): Message => ({
   ...extra,
 });
 
-const stepsParams = (): MessageSendParams => ({ message: userMessage([{ kind: 'data', data: { ...STEPS } }], { metadata: { skillId: 'steps' } }) });
+const stepsParams = (): MessageSendParams => ({
+  message: userMessage([{ kind: 'data', data: { ...STEPS } }], { metadata: { skillId: 'steps' } }),
+});
 const approvalParams = (prompt: string): MessageSendParams => ({
   message: userMessage([{ kind: 'text', text: prompt }], { metadata: { skillId: 'approval' } }),
 });
@@ -272,16 +288,23 @@ interface RunEventDoc {
 
 /** The run's whole event log (GET …/events/poll?lastSequence=-1&timeout=0&limit=1000). */
 async function eventLog(srv: ServerProcess, runId: string): Promise<RunEventDoc[]> {
-  const res = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=-1&timeout=0&limit=1000`, { token: ALICE });
+  const res = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=-1&timeout=0&limit=1000`, {
+    token: ALICE,
+  });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   const events = res.body.events as RunEventDoc[];
   assert.ok(events.length < 1000, 'the log is longer than one page');
-  events.forEach((e, i) => assert.equal(e.sequence, i, 'the event log is not gap-free'));
+  for (const [i, e] of events.entries()) assert.equal(e.sequence, i, 'the event log is not gap-free');
   return events;
 }
 
 /** Poll the run snapshot until `done(status)` (long-polls the log between reads: no fixed sleeps). */
-async function waitForRun(srv: ServerProcess, runId: string, done: (status: string) => boolean, deadlineMs = SSE_WAIT_MS): Promise<Json> {
+async function waitForRun(
+  srv: ServerProcess,
+  runId: string,
+  done: (status: string) => boolean,
+  deadlineMs = SSE_WAIT_MS,
+): Promise<Json> {
   const deadline = Date.now() + deadlineMs;
   let last = -1;
   for (;;) {
@@ -289,21 +312,31 @@ async function waitForRun(srv: ServerProcess, runId: string, done: (status: stri
     assert.equal(run.status, 200, JSON.stringify(run.body));
     if (done(run.body.status)) return run.body;
     if (Date.now() > deadline) assert.fail(`run ${runId} stuck at ${run.body.status}`);
-    const poll = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=1`, { token: ALICE });
+    const poll = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=1`, {
+      token: ALICE,
+    });
     last = poll.body.lastEventSeq ?? last;
   }
 }
 
 async function rawRpc(srv: ServerProcess, method: string, params: unknown, key = ALICE): Promise<Json> {
   const id = `r-${randomUUID()}`;
-  const res = await postJson(`${srv.url}/v1/a2a`, { jsonrpc: '2.0', id, method, params }, { token: key, timeoutMs: CALL_TIMEOUT_MS });
+  const res = await postJson(
+    `${srv.url}/v1/a2a`,
+    { jsonrpc: '2.0', id, method, params },
+    { token: key, timeoutMs: CALL_TIMEOUT_MS },
+  );
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.id, id);
   return res.body;
 }
 
 async function approveViaRest(srv: ServerProcess, runId: string): Promise<void> {
-  const res = await postJson(`${srv.url}/v1/runs/${runId}/interrupts/review`, { resumeValue: { action: 'accept' } }, { token: ALICE });
+  const res = await postJson(
+    `${srv.url}/v1/runs/${runId}/interrupts/review`,
+    { resumeValue: { action: 'accept' } },
+    { token: ALICE },
+  );
   assert.equal(res.status, 200, JSON.stringify(res.body));
 }
 
@@ -323,7 +356,11 @@ function assertOneTask(seen: Seen[], taskId: string, contextId: string): void {
 
 /** An update matches the log event it was made from. */
 function assertMatches(s: Seen, exp: ExpectedUpdate, log: RunEventDoc[]): void {
-  assert.equal(s.result.kind, exp.kind, `id ${s.id}: expected ${exp.kind} for ${log[exp.seq]?.type}, got ${JSON.stringify(s.result)}`);
+  assert.equal(
+    s.result.kind,
+    exp.kind,
+    `id ${s.id}: expected ${exp.kind} for ${log[exp.seq]?.type}, got ${JSON.stringify(s.result)}`,
+  );
   if (exp.state !== undefined) assert.equal(s.result.status.state, exp.state, `id ${s.id}: state`);
 }
 
@@ -338,11 +375,19 @@ function assertResumedExactly(log: RunEventDoc[], beforeDrop: Seen[], afterDrop:
   const updates = [...beforeDrop, ...afterDrop].filter((s) => s.result.kind !== 'task');
   const ids = updates.map((s) => s.id);
   const detail = `before [${describeSeen(beforeDrop)}] after [${describeSeen(afterDrop)}]; log updates ${JSON.stringify(expected)}`;
-  assert.ok(ids.every((id) => id !== undefined), `an update without an SSE id: ${detail}`);
+  assert.ok(
+    ids.every((id) => id !== undefined),
+    `an update without an SSE id: ${detail}`,
+  );
   assert.equal(new Set(ids).size, ids.length, `a duplicate SSE id: ${detail}`);
-  assert.deepEqual(ids, expected.map((e) => e.seq), `gap or extra update: ${detail}`);
-  updates.forEach((s, i) => assertMatches(s, expected[i] as ExpectedUpdate, log));
-  for (const s of afterDrop) assert.ok(s.id !== undefined && s.id > cursor, `replayed an event at or before the cursor ${cursor}: ${detail}`);
+  assert.deepEqual(
+    ids,
+    expected.map((e) => e.seq),
+    `gap or extra update: ${detail}`,
+  );
+  for (const [i, s] of updates.entries()) assertMatches(s, expected[i] as ExpectedUpdate, log);
+  for (const s of afterDrop)
+    assert.ok(s.id !== undefined && s.id > cursor, `replayed an event at or before the cursor ${cursor}: ${detail}`);
   const last = updates.at(-1)?.result;
   assert.equal(last?.kind, 'status-update', detail);
   assert.equal(last.status.state, 'completed', detail);
@@ -374,7 +419,9 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
   });
 
   for (const via of ['header', 'metadata'] as const) {
-    it(`raw SSE: message/stream steps, drop after 2 events, resubscribe with the last id (${via}) → exactly the rest`, { timeout: TEST_TIMEOUT_MS }, async () => {
+    it(`raw SSE: message/stream steps, drop after 2 events, resubscribe with the last id (${via}) → exactly the rest`, {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const stream = await openA2AStream(srv.url, 'message/stream', stepsParams(), { token: ALICE });
       assert.equal(stream.status, 200);
       assert.match(stream.contentType, /^text\/event-stream/);
@@ -382,7 +429,10 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
       stream.abort();
       const beforeDrop = seenOf(stream);
       const { taskId, contextId } = assertSubmittedFirst(beforeDrop[0]);
-      assert.ok(beforeDrop.every((s) => s.result.final !== true), `the stream ended before the drop: ${describeSeen(beforeDrop)}`);
+      assert.ok(
+        beforeDrop.every((s) => s.result.final !== true),
+        `the stream ended before the drop: ${describeSeen(beforeDrop)}`,
+      );
       const cursor = Number(stream.lastEventId);
       assert.ok(Number.isInteger(cursor), `no SSE id before the drop: ${stream.describe()}`);
 
@@ -403,7 +453,9 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
       assertResumedExactly(await eventLog(srv, taskId), beforeDrop, afterDrop, cursor);
     });
 
-    it(`@a2a-js/sdk: sendMessageStream steps, drop after 2 events, resubscribeTask with the last id (${via}) → exactly the rest`, { timeout: TEST_TIMEOUT_MS }, async () => {
+    it(`@a2a-js/sdk: sendMessageStream steps, drop after 2 events, resubscribeTask with the last id (${via}) → exactly the rest`, {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const tc = await sdkClient(srv.url, ALICE);
       const first = new SdkStream(tc, (o) => tc.client.sendMessageStream(stepsParams(), o));
       await first.until(() => first.seen.length >= 2, '2 events');
@@ -414,13 +466,18 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
       const { taskId, contextId } = assertSubmittedFirst(beforeDrop[0]);
       const cursor = beforeDrop.at(-1)?.id;
       assert.ok(cursor !== undefined, `no SSE id before the drop: ${describeSeen(beforeDrop)}`);
-      assert.ok(beforeDrop.every((s) => s.result.final !== true), `the stream ended before the drop: ${describeSeen(beforeDrop)}`);
+      assert.ok(
+        beforeDrop.every((s) => s.result.final !== true),
+        `the stream ended before the drop: ${describeSeen(beforeDrop)}`,
+      );
 
       // A second client (a new process, say) re-attaches with only the ids it kept.
       const tc2 = await sdkClient(srv.url, ALICE);
       const resub =
         via === 'header'
-          ? new SdkStream(tc2, (o) => tc2.client.resubscribeTask({ id: taskId }, o), { 'Last-Event-ID': String(cursor) })
+          ? new SdkStream(tc2, (o) => tc2.client.resubscribeTask({ id: taskId }, o), {
+              'Last-Event-ID': String(cursor),
+            })
           : new SdkStream(tc2, (o) => tc2.client.resubscribeTask({ id: taskId, metadata: { lastEventId: cursor } }, o));
       const afterDrop = await resub.ended();
       assert.ok(afterDrop.length > 0, 'nothing after the resubscribe');
@@ -430,7 +487,9 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     });
   }
 
-  it('missed, then live: a dropped approval stream resumed after its input-required gets that backlog, stays open, then follows to completed', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('missed, then live: a dropped approval stream resumed after its input-required gets that backlog, stays open, then follows to completed', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     // message/stream, drop after the Task and `working`: the input-required happens while away.
     const stream = await openA2AStream(srv.url, 'message/stream', approvalParams('missed then live'), { token: ALICE });
     await stream.waitForCount(2);
@@ -441,8 +500,16 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     const cursor = beforeDrop[1]?.id as number;
     await waitForRun(srv, taskId, (s) => s === 'waiting-approval');
 
-    const resub = await openA2AStream(srv.url, 'tasks/resubscribe', { id: taskId }, { token: ALICE, lastEventId: cursor });
-    const missed = await resub.waitFor((e) => e.json?.result?.status?.state === 'input-required', 'the missed input-required');
+    const resub = await openA2AStream(
+      srv.url,
+      'tasks/resubscribe',
+      { id: taskId },
+      { token: ALICE, lastEventId: cursor },
+    );
+    const missed = await resub.waitFor(
+      (e) => e.json?.result?.status?.state === 'input-required',
+      'the missed input-required',
+    );
     assert.equal(missed.json.result.final, false, 'a resubscribed stream stays open across input-required');
     assert.equal(missed.json.result.metadata.openwop.interrupt.kind, 'approval');
     const comments = resub.comments.length;
@@ -453,14 +520,18 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     assert.equal((await resub.waitForEnd()).reason, 'end');
     const afterDrop = seenOf(resub);
     assert.deepEqual(
-      afterDrop.map((s) => (s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind)),
+      afterDrop.map((s) =>
+        s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind,
+      ),
       ['input-required', 'working', 'artifact-update', 'completed!'],
     );
     assertOneTask([...beforeDrop, ...afterDrop], taskId, contextId);
     assertResumedExactly(await eventLog(srv, taskId), beforeDrop, afterDrop, cursor);
   });
 
-  it('raw SSE: resubscribe (no cursor) to an approval task at its gate → Task input-required, stays open, then working → artifact → completed final', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('raw SSE: resubscribe (no cursor) to an approval task at its gate → Task input-required, stays open, then working → artifact → completed final', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const sent = await rawRpc(srv, 'message/send', approvalParams('approve me live'));
     const task = sent.result;
     assert.equal(task.status.state, 'input-required', JSON.stringify(sent));
@@ -478,7 +549,12 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     // While waiting, the stream stays open: keepalives arrive and no final:true is sent.
     const c0 = resub.comments.length;
     await resub.waitForComment((c) => c === 'keepalive', 'a keepalive while waiting', SSE_WAIT_MS, c0);
-    await resub.waitForComment((c) => c === 'keepalive', 'a second keepalive while waiting', SSE_WAIT_MS, resub.comments.length);
+    await resub.waitForComment(
+      (c) => c === 'keepalive',
+      'a second keepalive while waiting',
+      SSE_WAIT_MS,
+      resub.comments.length,
+    );
     assert.equal(resub.events.length, 1, `unexpected events while waiting: ${resub.describe()}`);
     assert.equal(resub.end, undefined);
 
@@ -487,18 +563,30 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     assert.equal((await resub.waitForEnd()).reason, 'end');
     const rest = seenOf(resub).slice(1);
     assert.deepEqual(
-      rest.map((s) => (s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind)),
+      rest.map((s) =>
+        s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind,
+      ),
       ['working', 'artifact-update', 'completed!'],
       describeSeen(rest),
     );
     assert.deepEqual(rest[1]?.result.artifact.parts[0].data, { text: 'Draft: approve me live', approvedBy: 'alice' });
     const ids = rest.map((s) => s.id as number);
-    assert.ok(ids.every((id, i) => id > (i === 0 ? firstId : (ids[i - 1] as number))), `ids not increasing after the snapshot: ${ids}`);
+    assert.ok(
+      ids.every((id, i) => id > (i === 0 ? firstId : (ids[i - 1] as number))),
+      `ids not increasing after the snapshot: ${ids}`,
+    );
     const log = await eventLog(srv, task.id);
-    assert.deepEqual(ids, expectedA2AUpdates(log).filter((e) => e.seq > firstId).map((e) => e.seq));
+    assert.deepEqual(
+      ids,
+      expectedA2AUpdates(log)
+        .filter((e) => e.seq > firstId)
+        .map((e) => e.seq),
+    );
   });
 
-  it('@a2a-js/sdk: resubscribeTask (no cursor) at the gate stays open; an A2A approval from another client completes it on the same stream', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('@a2a-js/sdk: resubscribeTask (no cursor) at the gate stays open; an A2A approval from another client completes it on the same stream', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const tc = await sdkClient(srv.url, ALICE);
     const task = (await tc.client.sendMessage(approvalParams('approve me via A2A'))) as Json;
     assert.equal(task.kind, 'task');
@@ -515,20 +603,29 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
 
     const other = await sdkClient(srv.url, ALICE);
     const done = (await other.client.sendMessage({
-      message: userMessage([{ kind: 'data', data: { action: 'accept' } }], { taskId: task.id, contextId: task.contextId }),
+      message: userMessage([{ kind: 'data', data: { action: 'accept' } }], {
+        taskId: task.id,
+        contextId: task.contextId,
+      }),
     })) as Json;
     assert.equal(done.status.state, 'completed');
 
     const seen = await resub.ended();
     assert.deepEqual(
-      seen.slice(1).map((s) => (s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind)),
+      seen
+        .slice(1)
+        .map((s) =>
+          s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind,
+        ),
       ['working', 'artifact-update', 'completed!'],
       describeSeen(seen),
     );
     assertOneTask(seen, task.id, task.contextId);
   });
 
-  it('message/stream of a new approval task ends with input-required final:true (raw SSE and SDK)', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('message/stream of a new approval task ends with input-required final:true (raw SSE and SDK)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const raw = await openA2AStream(srv.url, 'message/stream', approvalParams('stream me'), { token: ALICE });
     assert.equal((await raw.waitForEnd()).reason, 'end');
     const seen = seenOf(raw);
@@ -541,7 +638,10 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     assert.equal(seen.at(-1)?.result.metadata.openwop.interrupt.kind, 'approval');
     assertOneTask(seen, taskId, contextId);
     const log = await eventLog(srv, taskId);
-    assert.deepEqual(seen.slice(1).map((s) => s.id), expectedA2AUpdates(log).map((e) => e.seq));
+    assert.deepEqual(
+      seen.slice(1).map((s) => s.id),
+      expectedA2AUpdates(log).map((e) => e.seq),
+    );
 
     const tc = await sdkClient(srv.url, ALICE);
     const sdk = await new SdkStream(tc, (o) => tc.client.sendMessageStream(approvalParams('stream me too'), o)).ended();
@@ -554,7 +654,9 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     );
   });
 
-  it('tasks/resubscribe of an unknown or foreign task is a plain JSON-RPC -32001 (no SSE)', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('tasks/resubscribe of an unknown or foreign task is a plain JSON-RPC -32001 (no SSE)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const sent = await rawRpc(srv, 'message/send', approvalParams('alice only'));
     for (const [id, key] of [
       ['run_does-not-exist', ALICE],
@@ -574,7 +676,9 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
 // ---------------------------------------------------------------------------------------------
 
 describe('A2A streams across a SIGKILL and restart (same data dir and port)', { timeout: 4 * TEST_TIMEOUT_MS }, () => {
-  it('raw SSE and SDK streams dropped mid-run, server killed and restarted, resubscribed with their last ids → exactly the rest; one run.started, same runId', { timeout: 3 * TEST_TIMEOUT_MS }, async () => {
+  it('raw SSE and SDK streams dropped mid-run, server killed and restarted, resubscribed with their last ids → exactly the rest; one run.started, same runId', {
+    timeout: 3 * TEST_TIMEOUT_MS,
+  }, async () => {
     const dataDir = freshDir();
     let srv = await startServer({ dataDir, env: ENV });
 
@@ -604,9 +708,14 @@ describe('A2A streams across a SIGKILL and restart (same data dir and port)', { 
     assert.ok(Number.isInteger(rawCursor) && Number.isInteger(sdkCursor));
 
     // Both runs are mid-run when the server dies.
-    const runs = await Promise.all([rawTask, sdkTask].map((t) => getJson(`${srv.url}/v1/runs/${t.taskId}`, { token: ALICE })));
+    const runs = await Promise.all(
+      [rawTask, sdkTask].map((t) => getJson(`${srv.url}/v1/runs/${t.taskId}`, { token: ALICE })),
+    );
     for (const run of runs) {
-      assert.ok(['running', 'pending'].includes(run.body.status), `run already ${run.body.status} before the kill: steps too fast for this machine`);
+      assert.ok(
+        ['running', 'pending'].includes(run.body.status),
+        `run already ${run.body.status} before the kill: steps too fast for this machine`,
+      );
     }
     const exit = await srv.kill();
     assert.equal(exit.signal, 'SIGKILL');
@@ -615,8 +724,15 @@ describe('A2A streams across a SIGKILL and restart (same data dir and port)', { 
     assert.equal(srv.port, port);
 
     // Re-attach: raw with the Last-Event-ID header, the SDK (same client, same card URL) via metadata.
-    const rawResub = await openA2AStream(srv.url, 'tasks/resubscribe', { id: rawTask.taskId }, { token: ALICE, lastEventId: rawCursor });
-    const sdkResub = new SdkStream(tc, (o) => tc.client.resubscribeTask({ id: sdkTask.taskId, metadata: { lastEventId: sdkCursor } }, o));
+    const rawResub = await openA2AStream(
+      srv.url,
+      'tasks/resubscribe',
+      { id: rawTask.taskId },
+      { token: ALICE, lastEventId: rawCursor },
+    );
+    const sdkResub = new SdkStream(tc, (o) =>
+      tc.client.resubscribeTask({ id: sdkTask.taskId, metadata: { lastEventId: sdkCursor } }, o),
+    );
     assert.equal((await rawResub.waitForEnd(60_000)).reason, 'end');
     const rawAfter = seenOf(rawResub);
     const sdkAfter = await sdkResub.ended(60_000);
@@ -643,13 +759,24 @@ describe('A2A streams across a SIGKILL and restart (same data dir and port)', { 
         assert.equal(s[0]?.result.status.state, 'completed');
         assert.equal(s[0]?.result.metadata.openwop.runId, t.taskId);
       }
-      const replay = await openA2AStream(srv.url, 'tasks/resubscribe', { id: t.taskId, metadata: { lastEventId: -1 } }, { token: ALICE });
+      const replay = await openA2AStream(
+        srv.url,
+        'tasks/resubscribe',
+        { id: t.taskId, metadata: { lastEventId: -1 } },
+        { token: ALICE },
+      );
       assert.equal((await replay.waitForEnd()).reason, 'end');
       const log = await eventLog(srv, t.taskId);
-      assert.deepEqual(seenOf(replay).map((s) => s.id), expectedA2AUpdates(log).map((e) => e.seq));
+      assert.deepEqual(
+        seenOf(replay).map((s) => s.id),
+        expectedA2AUpdates(log).map((e) => e.seq),
+      );
       assertOneTask(seenOf(replay), t.taskId, t.contextId);
       assert.equal(log.filter((e) => e.type === 'run.started').length, 1, 'exactly one run.started');
-      assert.ok(log.every((e) => e.runId === t.taskId), 'every event belongs to the original run');
+      assert.ok(
+        log.every((e) => e.runId === t.taskId),
+        'every event belongs to the original run',
+      );
       const got = await rawRpc(srv, 'tasks/get', { id: t.taskId });
       assert.equal(got.result.id, t.taskId);
       assert.equal(got.result.metadata.openwop.runId, t.taskId);

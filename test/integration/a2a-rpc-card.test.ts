@@ -6,14 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import {
-  a2aClient,
-  assertRpcError,
-  assertSchema,
-  rpcRaw,
-  textMessage,
-  validateA2ABlock,
-} from '../support/a2a.js';
+import { a2aClient, assertRpcError, assertSchema, rpcRaw, textMessage, validateA2ABlock } from '../support/a2a.js';
 import { type Headers, type Json, type TestHost, bearer, startTestHost } from '../support/host.js';
 
 const KEY_ALICE = 'key-alice-0001';
@@ -86,7 +79,12 @@ describe('A2A card, discovery and auth (API keys configured)', () => {
   it('POST /v1/a2a without or with a wrong Authorization → HTTP 401 + WWW-Authenticate, nothing started', async () => {
     const before = await t.host.store.countRuns();
     const body = { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: textMessage('x') } };
-    for (const headers of [{}, bearer('key-not-configured'), { authorization: 'Basic a2V5LWFsaWNlLTAwMDE6' }, bearer(`${KEY_ALICE}x`)]) {
+    for (const headers of [
+      {},
+      bearer('key-not-configured'),
+      { authorization: 'Basic a2V5LWFsaWNlLTAwMDE6' },
+      bearer(`${KEY_ALICE}x`),
+    ]) {
       const res = await rpcRaw(t, body, headers);
       assert.equal(res.status, 401, res.text);
       assert.match(String(res.headers['www-authenticate']), /^Bearer/);
@@ -117,7 +115,10 @@ describe('A2A card, discovery and auth (API keys configured)', () => {
     assert.deepEqual(card.securitySchemes, { bearer: { type: 'http', scheme: 'bearer' } });
     assert.deepEqual(card.security, [{ bearer: [] }]);
     for (const [name] of Object.entries(card.securitySchemes)) {
-      assert.ok(card.security.some((s: Json) => name in s), `security does not use ${name}`);
+      assert.ok(
+        card.security.some((s: Json) => name in s),
+        `security does not use ${name}`,
+      );
     }
     // No secret in the public card.
     assert.ok(!JSON.stringify(card).includes(KEY_ALICE));
@@ -185,7 +186,10 @@ describe('A2A card and discovery with a public URL', () => {
 
   it('--public-url (flags.publicUrl) becomes config.publicUrl, trailing slash trimmed, and wins over the environment', () => {
     const env = { HANDOFF_PUBLIC_URL: 'https://env.example.com' };
-    assert.equal(loadConfig({ port: '0', publicUrl: 'https://flag.example.com/' }, env).publicUrl, 'https://flag.example.com');
+    assert.equal(
+      loadConfig({ port: '0', publicUrl: 'https://flag.example.com/' }, env).publicUrl,
+      'https://flag.example.com',
+    );
     assert.equal(loadConfig({ port: '0' }, env).publicUrl, 'https://env.example.com');
     assert.equal(loadConfig({ port: '0' }, {}).publicUrl, undefined);
     assert.equal(t.config.publicUrl, PUBLIC);

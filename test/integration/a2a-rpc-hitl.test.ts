@@ -18,7 +18,6 @@ import {
 } from '../support/a2a.js';
 import { DIALECTS, type Json, type TestHost } from '../support/host.js';
 
-
 const FIVE = ['accept', 'reject', 'refine', 'edit-accept', 'ask'];
 
 for (const dialect of DIALECTS) {
@@ -126,7 +125,9 @@ for (const dialect of DIALECTS) {
       it('refine → input-required again at a new interrupt; then accept → completed with the revised text', async () => {
         const task = await atGate('hello');
         const first = (await alice.run(task.id)).interrupt.interruptId;
-        const again = await alice.sendOk(decide(task, { action: 'refine', refineFeedback: { scope: 'whole', text: 'x' } }));
+        const again = await alice.sendOk(
+          decide(task, { action: 'refine', refineFeedback: { scope: 'whole', text: 'x' } }),
+        );
         assert.equal(again.status.state, 'input-required');
         assert.equal(again.metadata.openwop.interrupt.kind, 'approval');
         const snap = await alice.run(task.id);
@@ -140,9 +141,13 @@ for (const dialect of DIALECTS) {
 
       it('refine with feedback text only is promoted to refineFeedback {scope: whole}', async () => {
         const task = await atGate('hello');
-        const again = await alice.sendOk(reply(task, [textPart('shorter'), { kind: 'data', data: { action: 'refine' } }]));
+        const again = await alice.sendOk(
+          reply(task, [textPart('shorter'), { kind: 'data', data: { action: 'refine' } }]),
+        );
         assert.equal(again.status.state, 'input-required');
-        assert.deepEqual((await alice.run(task.id)).interrupt.payload.artifact, { text: 'Draft: hello [revised: shorter]' });
+        assert.deepEqual((await alice.run(task.id)).interrupt.payload.artifact, {
+          text: 'Draft: hello [revised: shorter]',
+        });
         assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id }));
       });
 
@@ -220,7 +225,10 @@ for (const dialect of DIALECTS) {
 
       it('the contextId of the reply must match the task (-32602), taskId alone is enough', async () => {
         const task = await atGate('ctx', { contextId: `ctx-${randomUUID()}` });
-        const wrong = message([{ kind: 'data', data: { action: 'accept' } }], { taskId: task.id, contextId: 'ctx-someone-else' });
+        const wrong = message([{ kind: 'data', data: { action: 'accept' } }], {
+          taskId: task.id,
+          contextId: 'ctx-someone-else',
+        });
         const res = await untouched(task.id, () => alice.send(wrong));
         const err = assertRpcError(res, -32602, res.body.id);
         assert.match(err.message, /contextId/);
@@ -251,9 +259,11 @@ for (const dialect of DIALECTS) {
         assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id }));
       });
 
-      it("another tenant cannot decide (-32001) and the gate stays open", async () => {
+      it('another tenant cannot decide (-32001) and the gate stays open', async () => {
         const task = await atGate('mine');
-        const res = await untouched(task.id, () => eve.send(message([{ kind: 'data', data: { action: 'accept' } }], { taskId: task.id })));
+        const res = await untouched(task.id, () =>
+          eve.send(message([{ kind: 'data', data: { action: 'accept' } }], { taskId: task.id })),
+        );
         assertRpcError(res, -32001, res.body.id);
         assert.equal((await alice.getTask(task.id)).status.state, 'input-required');
         assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id }));
@@ -276,24 +286,19 @@ for (const dialect of DIALECTS) {
         assert.equal(events.filter((e) => e.type === 'a2a.message').length, 3);
       });
 
-      it(
-        '5 parallel copies of one reply → one decision, every caller gets the task',
-        {
-        },
-        async () => {
-          const task = await atGate('parallel');
-          const accept = decide(task, { action: 'accept' });
-          const results = await Promise.all(Array.from({ length: 5 }, () => alice.send(accept)));
-          for (const r of results) {
-            const got = assertRpcResult(r);
-            assert.equal(got.id, task.id);
-            assert.equal(got.status.state, 'completed');
-          }
-          const events = await t.events(task.id, alice.headers);
-          assert.equal(events.filter((e) => e.type === 'approval.received').length, 1);
-          assert.equal(events.filter((e) => e.type === 'run.completed').length, 1);
-        },
-      );
+      it('5 parallel copies of one reply → one decision, every caller gets the task', {}, async () => {
+        const task = await atGate('parallel');
+        const accept = decide(task, { action: 'accept' });
+        const results = await Promise.all(Array.from({ length: 5 }, () => alice.send(accept)));
+        for (const r of results) {
+          const got = assertRpcResult(r);
+          assert.equal(got.id, task.id);
+          assert.equal(got.status.state, 'completed');
+        }
+        const events = await t.events(task.id, alice.headers);
+        assert.equal(events.filter((e) => e.type === 'approval.received').length, 1);
+        assert.equal(events.filter((e) => e.type === 'run.completed').length, 1);
+      });
 
       it('the same messageId from another principal is a new reply, not a retry', async () => {
         const task = await atGate('two voices');
@@ -301,28 +306,26 @@ for (const dialect of DIALECTS) {
         await alice.sendOk(message([textPart('question from alice')], { taskId: task.id, messageId: id }));
         await bob.sendOk(message([textPart('question from bob')], { taskId: task.id, messageId: id }));
         const ex = (await alice.run(task.id)).interrupt.exchanges;
-        assert.deepEqual(ex.map((e: Json) => e.principalId), ['alice', 'bob']);
+        assert.deepEqual(
+          ex.map((e: Json) => e.principalId),
+          ['alice', 'bob'],
+        );
         assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id }));
       });
 
-      it(
-        'a reply reusing a messageId already applied to another task is a client error, not -32603',
-        {
-        },
-        async () => {
-          const a = await atGate('a');
-          const b = await atGate('b');
-          const id = `msg-${randomUUID()}`;
-          await alice.sendOk(message([textPart('on a')], { taskId: a.id, messageId: id }));
-          const res = await alice.send(message([textPart('on b')], { taskId: b.id, messageId: id }));
-          if (res.body.error) {
-            assert.notEqual(res.body.error.code, -32603, res.text);
-            assertRpcError(res, -32602, res.body.id);
-          } else {
-            assert.equal((await alice.run(b.id)).interrupt.exchanges.length, 1);
-          }
-        },
-      );
+      it('a reply reusing a messageId already applied to another task is a client error, not -32603', {}, async () => {
+        const a = await atGate('a');
+        const b = await atGate('b');
+        const id = `msg-${randomUUID()}`;
+        await alice.sendOk(message([textPart('on a')], { taskId: a.id, messageId: id }));
+        const res = await alice.send(message([textPart('on b')], { taskId: b.id, messageId: id }));
+        if (res.body.error) {
+          assert.notEqual(res.body.error.code, -32603, res.text);
+          assertRpcError(res, -32602, res.body.id);
+        } else {
+          assert.equal((await alice.run(b.id)).interrupt.exchanges.length, 1);
+        }
+      });
 
       it('a run started over REST is decided over A2A, and an A2A task over REST', async () => {
         const runId = await t.createRun('approval', { prompt: 'rest' }, alice.headers);
@@ -330,12 +333,18 @@ for (const dialect of DIALECTS) {
         const viaRest = await alice.getTask(runId);
         assert.equal(viaRest.status.state, 'input-required');
         assert.equal(viaRest.metadata.openwop.interrupt.kind, 'approval');
-        const done = await alice.sendOk(message([{ kind: 'data', data: { action: 'accept' } }], { taskId: runId, contextId: viaRest.contextId }));
+        const done = await alice.sendOk(
+          message([{ kind: 'data', data: { action: 'accept' } }], { taskId: runId, contextId: viaRest.contextId }),
+        );
         assert.equal(done.status.state, 'completed');
         assert.deepEqual(artifactData(done), { text: 'Draft: rest', approvedBy: 'alice' });
 
         const task = await atGate('a2a');
-        const res = await t.post(`/v1/runs/${task.id}/interrupts/review`, { resumeValue: { action: 'accept' } }, bob.headers);
+        const res = await t.post(
+          `/v1/runs/${task.id}/interrupts/review`,
+          { resumeValue: { action: 'accept' } },
+          bob.headers,
+        );
         assert.equal(res.status, 200, res.text);
         await t.waitForStatus(task.id, ['completed'], alice.headers);
         const got = await alice.getTask(task.id);
@@ -353,7 +362,10 @@ for (const dialect of DIALECTS) {
         const it = task.metadata.openwop.interrupt;
         assert.equal(it.kind, 'clarification');
         assert.equal(it.nodeId, 'ask');
-        assert.deepEqual(it.questions.map((q: Json) => q.id), ['name']);
+        assert.deepEqual(
+          it.questions.map((q: Json) => q.id),
+          ['name'],
+        );
         assert.equal(task.metadata.openwop.runStatus, 'waiting-input');
         return task;
       }

@@ -25,7 +25,6 @@ import {
 } from '../support/a2a.js';
 import { DIALECTS, type Json, type TestHost, bearer, startTestHost, waitForEvent } from '../support/host.js';
 
-
 const RECORD_KEYS = new Set(['taskId', 'runId', 'contextId', 'state', 'interruptKind', 'updatedAt', 'pushConfig']);
 
 /**
@@ -136,9 +135,12 @@ for (const dialect of DIALECTS) {
     });
 
     it('running (steps, timer pending) → working; then cancelled → canceled', async () => {
-      const task = await alice.sendOk(dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } }), {
-        configuration: { blocking: false },
-      });
+      const task = await alice.sendOk(
+        dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } }),
+        {
+          configuration: { blocking: false },
+        },
+      );
       await waitForEvent(t.app, task.id, (e) => e.type === 'node.started' && e.nodeId === 'step', alice.headers);
       const rec = await checkedRecord(alice, task.id, 'running');
       assert.equal(rec.state, 'working');
@@ -150,7 +152,8 @@ for (const dialect of DIALECTS) {
       const task = await alice.sendOk(dataMessage({ steps: 1000, stepMs: 10 }, { metadata: { skillId: 'steps' } }), {
         configuration: { blocking: false },
       });
-      const counted = (n: number) => (e: Json) => e.type === 'node.completed' && e.nodeId === 'count' && e.payload.ordinal === n;
+      const counted = (n: number) => (e: Json) =>
+        e.type === 'node.completed' && e.nodeId === 'count' && e.payload.ordinal === n;
       await waitForEvent(t.app, task.id, counted(0), alice.headers);
       const first = await checkedRecord(alice, task.id);
       assert.equal(first.state, 'working');
@@ -250,7 +253,12 @@ for (const dialect of DIALECTS) {
 
     it('any other scenario (or none) → 400, and no run is started', async () => {
       const before = await t.host.store.countRuns();
-      for (const body of [{ scenario: 'paused-at-input' }, { scenario: '' }, {}, { scenario: ['paused-at-approval'] }]) {
+      for (const body of [
+        { scenario: 'paused-at-input' },
+        { scenario: '' },
+        {},
+        { scenario: ['paused-at-approval'] },
+      ]) {
         const res = await t.post('/v1/host/sample/a2a/tasks/start', body, alice.headers);
         assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       }
@@ -279,7 +287,11 @@ for (const dialect of DIALECTS) {
 
     it('are absent (404) and start nothing', async () => {
       const before = await t.host.store.countRuns();
-      const start = await t.post('/v1/host/sample/a2a/tasks/start', { scenario: 'paused-at-approval' }, bearer(KEY_ALICE));
+      const start = await t.post(
+        '/v1/host/sample/a2a/tasks/start',
+        { scenario: 'paused-at-approval' },
+        bearer(KEY_ALICE),
+      );
       assert.equal(start.status, 404, start.text);
       const task = await a2aClient(t, bearer(KEY_ALICE)).sendOk(textMessage('x'));
       assert.equal((await t.get(`/v1/host/sample/a2a/tasks/${task.id}`, bearer(KEY_ALICE))).status, 404);

@@ -26,8 +26,7 @@ import {
   assertSchema,
   validateTaskState,
 } from '../support/a2a.js';
-import { DIALECTS, type Json, type TestHost, bearer,  waitForEvent } from '../support/host.js';
-
+import { DIALECTS, type Json, type TestHost, bearer, waitForEvent } from '../support/host.js';
 
 const SKILLS = ['approval', 'clarify', 'echo', 'fail', 'steps'];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -85,9 +84,12 @@ for (const dialect of DIALECTS) {
 
     /** A steps task of alice's that sleeps for an hour in `running` (A2A `working`), lease released. */
     async function sleepingTask(): Promise<Json> {
-      const task = await alice.sendOk(dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } }), {
-        configuration: { blocking: false },
-      });
+      const task = await alice.sendOk(
+        dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } }),
+        {
+          configuration: { blocking: false },
+        },
+      );
       // Settled once the step node's timer is committed (its node.started carries wakeAt).
       await waitForEvent(t.app, task.id, (e) => e.type === 'node.started' && e.nodeId === 'step', alice.headers);
       return task;
@@ -104,13 +106,17 @@ for (const dialect of DIALECTS) {
       });
 
       it('-32700 also for malformed JSON sent as application/json; charset=utf-8', async () => {
-        const res = await noNewRuns(() => rpcRaw(t, '{"jsonrpc":', { ...alice.headers, 'content-type': 'application/json; charset=utf-8' }));
+        const res = await noNewRuns(() =>
+          rpcRaw(t, '{"jsonrpc":', { ...alice.headers, 'content-type': 'application/json; charset=utf-8' }),
+        );
         assertRpcError(res, -32700, null);
       });
 
       it('-32600: jsonrpc other than "2.0" (id echoed)', async () => {
         for (const jsonrpc of ['1.0', 'aaa', 2, null]) {
-          const res = await noNewRuns(() => rpcRaw(t, { jsonrpc, id: 'v1', method: 'tasks/get', params: { id: 'x' } }, alice.headers));
+          const res = await noNewRuns(() =>
+            rpcRaw(t, { jsonrpc, id: 'v1', method: 'tasks/get', params: { id: 'x' } }, alice.headers),
+          );
           assertRpcError(res, -32600, 'v1');
         }
         const missing = await rpcRaw(t, { id: 11, method: 'tasks/get', params: { id: 'x' } }, alice.headers);
@@ -118,14 +124,28 @@ for (const dialect of DIALECTS) {
       });
 
       it('-32600: a message/send with jsonrpc "1.0" starts nothing', async () => {
-        const res = await noNewRuns(() => rpcRaw(t, { ...sendBody('m1', textMessage('x')), jsonrpc: '1.0' }, alice.headers));
+        const res = await noNewRuns(() =>
+          rpcRaw(t, { ...sendBody('m1', textMessage('x')), jsonrpc: '1.0' }, alice.headers),
+        );
         assertRpcError(res, -32600, 'm1');
       });
 
       it('-32600: missing, empty or non-string method (id echoed)', async () => {
-        assertRpcError(await noNewRuns(() => rpcRaw(t, { jsonrpc: '2.0', id: 2, params: {} }, alice.headers)), -32600, 2);
-        assertRpcError(await noNewRuns(() => rpcRaw(t, { jsonrpc: '2.0', id: 3, method: '' }, alice.headers)), -32600, 3);
-        assertRpcError(await noNewRuns(() => rpcRaw(t, { jsonrpc: '2.0', id: 4, method: 42 }, alice.headers)), -32600, 4);
+        assertRpcError(
+          await noNewRuns(() => rpcRaw(t, { jsonrpc: '2.0', id: 2, params: {} }, alice.headers)),
+          -32600,
+          2,
+        );
+        assertRpcError(
+          await noNewRuns(() => rpcRaw(t, { jsonrpc: '2.0', id: 3, method: '' }, alice.headers)),
+          -32600,
+          3,
+        );
+        assertRpcError(
+          await noNewRuns(() => rpcRaw(t, { jsonrpc: '2.0', id: 4, method: 42 }, alice.headers)),
+          -32600,
+          4,
+        );
       });
 
       it('-32600: an id of the wrong type (object, array, fraction, boolean) answers with id null', async () => {
@@ -199,7 +219,11 @@ for (const dialect of DIALECTS) {
       });
 
       it('TCK: {"message":{"kind":"message"}} and missing params', async () => {
-        assertRpcError(await noNewRuns(() => alice.rpc('message/send', { message: { kind: 'message' } }, 't1')), -32602, 't1');
+        assertRpcError(
+          await noNewRuns(() => alice.rpc('message/send', { message: { kind: 'message' } }, 't1')),
+          -32602,
+          't1',
+        );
         assertRpcError(await noNewRuns(() => alice.rpc('message/send', undefined, 't2')), -32602, 't2');
         assertRpcError(await noNewRuns(() => alice.rpc('message/send', {}, 't3')), -32602, 't3');
         assertRpcError(await noNewRuns(() => alice.rpc('tasks/get', {}, 't4')), -32602, 't4');
@@ -214,10 +238,16 @@ for (const dialect of DIALECTS) {
         const res1 = await noNewRuns(() => alice.rpc('message/send', { message: textMessage('x'), '': 1 }, 'e1'));
         assertRpcError(res1, -32602, 'e1');
         const res2 = await noNewRuns(() =>
-          alice.rpc('message/send', { message: { ...textMessage('x'), metadata: { skillId: 'echo', nested: { '': 'v' } } } }, 'e2'),
+          alice.rpc(
+            'message/send',
+            { message: { ...textMessage('x'), metadata: { skillId: 'echo', nested: { '': 'v' } } } },
+            'e2',
+          ),
         );
         assertRpcError(res2, -32602, 'e2');
-        const res3 = await noNewRuns(() => alice.rpc('message/send', { message: message([{ kind: 'data', data: { '': 1 } }]) }, 'e3'));
+        const res3 = await noNewRuns(() =>
+          alice.rpc('message/send', { message: message([{ kind: 'data', data: { '': 1 } }]) }, 'e3'),
+        );
         assertRpcError(res3, -32602, 'e3');
       });
 
@@ -271,7 +301,8 @@ for (const dialect of DIALECTS) {
         const task = await alice.sendOk(skillMessage('approval', 'secret draft'));
         assert.equal(task.status.state, 'input-required');
         const unknown = `run_${randomUUID()}`;
-        const same = (a: string, b: string) => assert.equal(a.replaceAll(task.id, '<ID>'), b.replaceAll(unknown, '<ID>'));
+        const same = (a: string, b: string) =>
+          assert.equal(a.replaceAll(task.id, '<ID>'), b.replaceAll(unknown, '<ID>'));
 
         await untouched(task.id, async () => {
           for (const method of ['tasks/get', 'tasks/cancel'] as const) {
@@ -310,14 +341,30 @@ for (const dialect of DIALECTS) {
         ] as const;
         await untouched(task.id, async () => {
           for (const [url, arm] of refused) {
-            const err = assertRpcError(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: 'run_nope', pushNotificationConfig: { url } }, 'p'), -32602, 'p');
+            const err = assertRpcError(
+              await alice.rpc(
+                'tasks/pushNotificationConfig/set',
+                { taskId: 'run_nope', pushNotificationConfig: { url } },
+                'p',
+              ),
+              -32602,
+              'p',
+            );
             assert.equal((err.data as Json).arm, arm, url);
           }
         });
         assert.deepEqual(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })), []);
         const ok = { url: 'https://caller.example.com/push' };
-        assertRpcError(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: 'run_nope', pushNotificationConfig: ok }, 'u'), -32001, 'u');
-        assertRpcError(await eve.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: ok }, 'e'), -32001, 'e');
+        assertRpcError(
+          await alice.rpc('tasks/pushNotificationConfig/set', { taskId: 'run_nope', pushNotificationConfig: ok }, 'u'),
+          -32001,
+          'u',
+        );
+        assertRpcError(
+          await eve.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: ok }, 'e'),
+          -32001,
+          'e',
+        );
         assertRpcError(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id }, 'g'), -32001, 'g');
       });
 
@@ -326,19 +373,51 @@ for (const dialect of DIALECTS) {
         const set = assertRpcResult(
           await alice.rpc('tasks/pushNotificationConfig/set', {
             taskId: task.id,
-            pushNotificationConfig: { url: 'https://caller.example.com/push', token: 'secret-token', authentication: { schemes: ['Bearer'], credentials: 'cred' } },
+            pushNotificationConfig: {
+              url: 'https://caller.example.com/push',
+              token: 'secret-token',
+              authentication: { schemes: ['Bearer'], credentials: 'cred' },
+            },
           }),
         );
-        assert.deepEqual(set, { taskId: task.id, pushNotificationConfig: { id: task.id, url: 'https://caller.example.com/push', authentication: { schemes: ['Bearer'] } } });
-        assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { id: 'second', url: 'https://other.example.com/hook' } }));
-        const got = assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: null }));
+        assert.deepEqual(set, {
+          taskId: task.id,
+          pushNotificationConfig: {
+            id: task.id,
+            url: 'https://caller.example.com/push',
+            authentication: { schemes: ['Bearer'] },
+          },
+        });
+        assertRpcResult(
+          await alice.rpc('tasks/pushNotificationConfig/set', {
+            taskId: task.id,
+            pushNotificationConfig: { id: 'second', url: 'https://other.example.com/hook' },
+          }),
+        );
+        const got = assertRpcResult(
+          await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: null }),
+        );
         assert.equal((got.pushNotificationConfig as Json).id, task.id);
         const list = assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })) as Json[];
         assert.deepEqual(list.map((c) => (c.pushNotificationConfig as Json).id).sort(), [task.id, 'second'].sort());
         assert.ok(!JSON.stringify(list).includes('secret-token') && !JSON.stringify(list).includes('cred"'));
-        assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'second' })), null);
-        assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'second' })), null);
-        assertRpcError(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'second' }, 'x'), -32001, 'x');
+        assert.equal(
+          assertRpcResult(
+            await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'second' }),
+          ),
+          null,
+        );
+        assert.equal(
+          assertRpcResult(
+            await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'second' }),
+          ),
+          null,
+        );
+        assertRpcError(
+          await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'second' }, 'x'),
+          -32001,
+          'x',
+        );
         const record = await getRecord(t, task.id, bearer(KEY_ALICE));
         assertSchema(validateTaskState, record, 'record with pushConfig');
         assert.equal((record.pushConfig as Json).url, 'https://caller.example.com/push');
@@ -347,7 +426,11 @@ for (const dialect of DIALECTS) {
       });
 
       it('push configs: an inline config on message/send is refused by the guard before any run starts', async () => {
-        const res = await noNewRuns(() => alice.send(textMessage('x'), { configuration: { pushNotificationConfig: { url: 'https://127.0.0.1/push' } } }));
+        const res = await noNewRuns(() =>
+          alice.send(textMessage('x'), {
+            configuration: { pushNotificationConfig: { url: 'https://127.0.0.1/push' } },
+          }),
+        );
         assertRpcError(res, -32602, res.body.id);
       });
 
@@ -355,7 +438,9 @@ for (const dialect of DIALECTS) {
         const unknown = await alice.rpc('tasks/resubscribe', { id: 'run_nope' }, 's2');
         assertRpcError(unknown, -32001, 's2');
         assert.match(String(unknown.headers['content-type']), /^application\/json/);
-        const bad = await noNewRuns(() => alice.rpc('message/stream', { message: { kind: 'message', role: 'user', parts: [] } }, 's1'));
+        const bad = await noNewRuns(() =>
+          alice.rpc('message/stream', { message: { kind: 'message', role: 'user', parts: [] } }, 's1'),
+        );
         assertRpcError(bad, -32602, 's1');
         const task = await echoTask();
         const cursor = await alice.rpc('tasks/resubscribe', { id: task.id, metadata: { lastEventId: 'abc' } }, 's3');
@@ -364,11 +449,15 @@ for (const dialect of DIALECTS) {
 
       it('-32004: a message into a terminal task', async () => {
         const done = await echoTask();
-        const res = await untouched(done.id, () => alice.send(textMessage('more', { taskId: done.id, contextId: done.contextId })));
+        const res = await untouched(done.id, () =>
+          alice.send(textMessage('more', { taskId: done.id, contextId: done.contextId })),
+        );
         assertRpcError(res, -32004, res.body.id);
         const failed = await alice.sendOk(skillMessage('fail', 'x'));
         assert.equal(failed.status.state, 'failed');
-        const res2 = await untouched(failed.id, () => alice.send(dataMessage({ action: 'accept' }, { taskId: failed.id })));
+        const res2 = await untouched(failed.id, () =>
+          alice.send(dataMessage({ action: 'accept' }, { taskId: failed.id })),
+        );
         assertRpcError(res2, -32004, res2.body.id);
       });
 
@@ -383,7 +472,11 @@ for (const dialect of DIALECTS) {
       });
 
       it('-32007: agent/getAuthenticatedExtendedCard', async () => {
-        assertRpcError(await noNewRuns(() => alice.rpc('agent/getAuthenticatedExtendedCard', undefined, 'x1')), -32007, 'x1');
+        assertRpcError(
+          await noNewRuns(() => alice.rpc('agent/getAuthenticatedExtendedCard', undefined, 'x1')),
+          -32007,
+          'x1',
+        );
         assertRpcError(await noNewRuns(() => alice.rpc('agent/getAuthenticatedExtendedCard', {}, 'x2')), -32007, 'x2');
       });
     });
@@ -424,7 +517,11 @@ for (const dialect of DIALECTS) {
         for (const [msg, historyLength] of cases) {
           const sent = await alice.sendOk(msg, historyLength === undefined ? {} : { configuration: { historyLength } });
           assert.ok(['completed', 'failed'].includes(sent.status.state), JSON.stringify(sent.status));
-          assert.deepEqual(await alice.getTask(sent.id, historyLength), sent, `tasks/get differs from the send answer for ${JSON.stringify(msg.parts)}`);
+          assert.deepEqual(
+            await alice.getTask(sent.id, historyLength),
+            sent,
+            `tasks/get differs from the send answer for ${JSON.stringify(msg.parts)}`,
+          );
           const record = await alice.record(sent.id);
           assert.equal(record.contextId, sent.contextId, 'the stored record keeps the context the answer named');
         }
@@ -468,9 +565,12 @@ for (const dialect of DIALECTS) {
       });
 
       it('blocking:false on a long run returns a non-terminal state without waiting', async () => {
-        const task = await alice.sendOk(dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } }), {
-          configuration: { blocking: false },
-        });
+        const task = await alice.sendOk(
+          dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } }),
+          {
+            configuration: { blocking: false },
+          },
+        );
         assert.ok(['submitted', 'working'].includes(task.status.state), task.status.state);
         assert.equal(task.artifacts, undefined);
         assert.equal(assertRpcResult(await alice.rpc('tasks/cancel', { id: task.id })).status.state, 'canceled');
@@ -485,7 +585,10 @@ for (const dialect of DIALECTS) {
         assert.equal(all.history.length, 1);
         assert.ok(!('history' in (await alice.getTask(none.id, 0))));
         const one = await alice.getTask(none.id, 1);
-        assert.deepEqual(one.history.map((m: Json) => m.messageId), [msg.messageId]);
+        assert.deepEqual(
+          one.history.map((m: Json) => m.messageId),
+          [msg.messageId],
+        );
         const many = await alice.getTask(none.id, 50);
         assert.deepEqual(many.history, all.history);
       });
@@ -529,7 +632,9 @@ for (const dialect of DIALECTS) {
       it('5 parallel non-blocking sends of one messageId → one task, one run', async () => {
         const msg = dataMessage({ steps: 1, stepMs: 3_600_000 }, { metadata: { skillId: 'steps' } });
         const before = await countRuns();
-        const results = await Promise.all(Array.from({ length: 5 }, () => alice.send(msg, { configuration: { blocking: false } })));
+        const results = await Promise.all(
+          Array.from({ length: 5 }, () => alice.send(msg, { configuration: { blocking: false } })),
+        );
         const ids = results.map((r) => assertRpcResult(r).id as string);
         assert.equal(new Set(ids).size, 1, `ids: ${ids.join(', ')}`);
         assert.equal(await countRuns(), before + 1);
@@ -595,21 +700,24 @@ for (const dialect of DIALECTS) {
         assert.ok(!JSON.stringify(snap).includes(bytes));
       });
 
-      it(
-        'inline file bytes are not written to the run event log',
-        {
-        },
-        async () => {
-          const bytes = Buffer.from('TOP-SECRET-FILE-CONTENT').toString('base64');
-          const task = await alice.sendOk(message([textPart('x'), { kind: 'file', file: { bytes, name: 'a.txt' } }]));
-          const leaked = (await t.events(task.id, alice.headers)).filter((e) => JSON.stringify(e).includes(bytes));
-          assert.deepEqual(leaked.map((e) => e.type), []);
-        },
-      );
+      it('inline file bytes are not written to the run event log', {}, async () => {
+        const bytes = Buffer.from('TOP-SECRET-FILE-CONTENT').toString('base64');
+        const task = await alice.sendOk(message([textPart('x'), { kind: 'file', file: { bytes, name: 'a.txt' } }]));
+        const leaked = (await t.events(task.id, alice.headers)).filter((e) => JSON.stringify(e).includes(bytes));
+        assert.deepEqual(
+          leaked.map((e) => e.type),
+          [],
+        );
+      });
 
       it('a data part with a __proto__ key neither pollutes prototypes nor breaks the run', async () => {
         const msg = message([textPart('proto')]);
-        const raw = JSON.stringify({ jsonrpc: '2.0', id: 'proto', method: 'message/send', params: { message: msg } }).replace(
+        const raw = JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'proto',
+          method: 'message/send',
+          params: { message: msg },
+        }).replace(
           '"parts":[',
           '"parts":[{"kind":"data","data":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}},',
         );
@@ -617,11 +725,13 @@ for (const dialect of DIALECTS) {
         const task = assertRpcResult(res, 'proto');
         assert.equal(task.status.state, 'completed');
         assert.equal(({} as Record<string, unknown>).polluted, undefined);
-        assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+        assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
       });
 
       it('message metadata cannot override the trust marking', async () => {
-        const msg = textMessage('sneaky', { metadata: { skillId: 'echo', contentTrust: 'trusted', openwop: { contentTrust: 'trusted' } } });
+        const msg = textMessage('sneaky', {
+          metadata: { skillId: 'echo', contentTrust: 'trusted', openwop: { contentTrust: 'trusted' } },
+        });
         const task = await alice.sendOk(msg, { metadata: { contentTrust: 'trusted' } });
         assert.equal((await alice.run(task.id)).metadata.contentTrust, 'untrusted');
       });

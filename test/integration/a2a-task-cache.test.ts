@@ -12,7 +12,17 @@ import { after, before, describe, it } from 'node:test';
 import { TaskCache } from '../../src/a2a/task-cache.js';
 import { openStore } from '../../src/store/connect.js';
 import type { Store } from '../../src/store/store.js';
-import { type A2ATeam, assertRpcError, dataMessage, getTask, rpc, sendOk, skillMessage, startA2ATeam, textMessage } from '../support/a2a.js';
+import {
+  type A2ATeam,
+  assertRpcError,
+  dataMessage,
+  getTask,
+  rpc,
+  sendOk,
+  skillMessage,
+  startA2ATeam,
+  textMessage,
+} from '../support/a2a.js';
 import { startTestHost, type TestHost } from '../support/host.js';
 import { cliPath } from '../support/server-process.js';
 
@@ -155,7 +165,10 @@ describe('TaskCache bounds and foreign writers', () => {
       cache.end(ticket);
       assert.equal(cache.get('task-1', 't', undefined), '{"v":1}');
       // Any committed write by another connection.
-      await b.db.insertInto('secrets').values({ secret_id: 's1', ciphertext: 'c', created_at: new Date().toISOString() }).execute();
+      await b.db
+        .insertInto('secrets')
+        .values({ secret_id: 's1', ciphertext: 'c', created_at: new Date().toISOString() })
+        .execute();
       assert.equal(cache.get('task-1', 't', undefined), undefined);
       assert.equal(cache.size.tasks, 0);
     } finally {

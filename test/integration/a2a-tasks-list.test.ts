@@ -1,7 +1,16 @@
 // GET /v1/a2a/tasks: a tenant's tasks, newest change first, by keyset pagination.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type A2ATeam, assertSchema, KEY_ALICE, KEY_EVE, skillMessage, startA2ATeam, textMessage, validateTaskState } from '../support/a2a.js';
+import {
+  type A2ATeam,
+  assertSchema,
+  KEY_ALICE,
+  KEY_EVE,
+  skillMessage,
+  startA2ATeam,
+  textMessage,
+  validateTaskState,
+} from '../support/a2a.js';
 import { bearer, DIALECTS, type Json } from '../support/host.js';
 
 for (const dialect of DIALECTS) {
@@ -19,7 +28,8 @@ for (const dialect of DIALECTS) {
       await team?.t.close();
     });
 
-    const list = async (query: string, key = KEY_ALICE) => team.t.app.inject({ method: 'GET', url: `/v1/a2a/tasks${query}`, headers: bearer(key) });
+    const list = async (query: string, key = KEY_ALICE) =>
+      team.t.app.inject({ method: 'GET', url: `/v1/a2a/tasks${query}`, headers: bearer(key) });
 
     it('pages through every task of the tenant once, most recently changed first', async () => {
       const seen: Json[] = [];
@@ -41,7 +51,10 @@ for (const dialect of DIALECTS) {
 
     it('filters by state and never shows another tenant’s tasks', async () => {
       const waiting = (await list('?state=input-required')).json();
-      assert.deepEqual(waiting.tasks.map((r: Json) => r.taskId), [mine[5]]);
+      assert.deepEqual(
+        waiting.tasks.map((r: Json) => r.taskId),
+        [mine[5]],
+      );
       const eves = (await list('', KEY_EVE)).json();
       assert.equal(eves.tasks.length, 1);
       assert.ok(!mine.includes(eves.tasks[0].taskId));

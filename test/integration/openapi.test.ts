@@ -68,7 +68,10 @@ function scopeIdRefs(doc: Json): { doc: Json; rewritten: number } {
   const copy = plain(doc);
   let rewritten = 0;
   const walk = (node: unknown, base: string, root: boolean): void => {
-    if (Array.isArray(node)) return node.forEach((n) => walk(n, base, false));
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n, base, false);
+      return;
+    }
     if (typeof node !== 'object' || node === null) return;
     const obj = node as Json;
     if (!root && typeof obj.$id === 'string') return; // another resource: its own scope (none today)
@@ -103,7 +106,14 @@ const ALLOWED: Array<{ rule: string; under: string }> = [
  * cards, this document, health, metrics) take no input and no credentials, so they have no 4xx to
  * declare. The test's own check below is stricter for every other operation.
  */
-const REDOCLY_CONFIG = ['extends:', '  - recommended', 'telemetry: off', 'rules:', '  operation-4xx-response: off', ''].join('\n');
+const REDOCLY_CONFIG = [
+  'extends:',
+  '  - recommended',
+  'telemetry: off',
+  'rules:',
+  '  operation-4xx-response: off',
+  '',
+].join('\n');
 
 interface LintProblem {
   ruleId: string;
@@ -120,12 +130,16 @@ async function redoclyLint(doc: Json): Promise<{ totals: Json; problems: LintPro
     const cli = join(REPO_ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
     const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
     // Exit code 1 means "problems found": read the JSON report either way.
-    const out = await run(process.execPath, [cli, 'lint', 'openapi.json', '--config', 'redocly.yaml', '--format', 'json'], {
-      cwd: dir,
-      env,
-      timeout: 120_000,
-      maxBuffer: 64 * 1024 * 1024,
-    }).catch((err: { stdout?: string; stderr?: string; code?: number }) => {
+    const out = await run(
+      process.execPath,
+      [cli, 'lint', 'openapi.json', '--config', 'redocly.yaml', '--format', 'json'],
+      {
+        cwd: dir,
+        env,
+        timeout: 120_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    ).catch((err: { stdout?: string; stderr?: string; code?: number }) => {
       if (err.code === 1 && err.stdout) return { stdout: err.stdout, stderr: err.stderr ?? '' };
       throw new Error(`redocly lint failed to run (${String(err.code)}): ${err.stderr ?? ''}`);
     });
@@ -164,7 +178,10 @@ describe('OpenAPI document', () => {
     assert.deepEqual(served, buildOpenApi() as Json);
     assert.equal(served.openapi, '3.1.0');
     assert.equal(served.jsonSchemaDialect, 'https://json-schema.org/draft/2020-12/schema');
-    assert.equal((buildOpenApi({ serverUrl: 'https://h.example.com' }) as Json).servers[0].url, 'https://h.example.com');
+    assert.equal(
+      (buildOpenApi({ serverUrl: 'https://h.example.com' }) as Json).servers[0].url,
+      'https://h.example.com',
+    );
     assert.equal(served.servers[0].url, '/');
   });
 
@@ -190,8 +207,24 @@ describe('OpenAPI document', () => {
     const get = componentValidators(served);
     const state = get('A2ATaskState');
     // pushConfig goes through the schema's own `#/$defs/PushConfig`, resolved against its $id.
-    assert.ok(state({ taskId: 't', runId: 't', state: 'working', updatedAt: '2026-01-01T00:00:00Z', pushConfig: { url: 'https://a.example/p' } }));
-    assert.ok(!state({ taskId: 't', runId: 't', state: 'working', updatedAt: '2026-01-01T00:00:00Z', pushConfig: { url: 'https://a.example/p', x: 1 } }));
+    assert.ok(
+      state({
+        taskId: 't',
+        runId: 't',
+        state: 'working',
+        updatedAt: '2026-01-01T00:00:00Z',
+        pushConfig: { url: 'https://a.example/p' },
+      }),
+    );
+    assert.ok(
+      !state({
+        taskId: 't',
+        runId: 't',
+        state: 'working',
+        updatedAt: '2026-01-01T00:00:00Z',
+        pushConfig: { url: 'https://a.example/p', x: 1 },
+      }),
+    );
     assert.deepEqual(served.paths['/v1/a2a/tasks/{taskId}'].get.responses['200'].content['application/json'].schema, {
       $ref: '#/components/schemas/A2ATaskState',
     });
@@ -213,7 +246,8 @@ describe('OpenAPI document', () => {
     const rpc = served.paths['/v1/a2a'].post;
     const variants = served.components.schemas.JsonRpcRequest.oneOf as Json[];
     const methods = variants.map((v) => v.properties.method.const);
-    for (const m of ['message/send', 'tasks/get', 'tasks/cancel', 'agent/getAuthenticatedExtendedCard']) assert.ok(methods.includes(m), m);
+    for (const m of ['message/send', 'tasks/get', 'tasks/cancel', 'agent/getAuthenticatedExtendedCard'])
+      assert.ok(methods.includes(m), m);
     assert.equal(new Set(methods).size, methods.length);
     assert.deepEqual(rpc.responses['200'].content['application/json'].schema.oneOf, [
       { $ref: '#/components/schemas/JsonRpcSuccessResponse' },
@@ -270,7 +304,10 @@ describe('OpenAPI document against the real host', () => {
 
   it('lists exactly the routes the host registers', () => {
     const registered = registeredRoutes(t.app);
-    assert.ok(registered.includes('POST /v1/runs') && registered.includes('GET /v1/runs/{id}/events/poll'), registered.join('\n'));
+    assert.ok(
+      registered.includes('POST /v1/runs') && registered.includes('GET /v1/runs/{id}/events/poll'),
+      registered.join('\n'),
+    );
     assert.deepEqual(operations(doc), registered);
     for (const key of operations(doc)) {
       const [method, path] = key.split(' ') as [string, string];
@@ -317,10 +354,18 @@ describe('OpenAPI document against the real host', () => {
   });
 
   it('describes a run from creation through its approval gate', async () => {
-    const created = await t.post('/v1/runs', { workflowId: 'approval', inputs: { prompt: 'openapi' } }, { ...auth, 'idempotency-key': 'openapi-1' });
+    const created = await t.post(
+      '/v1/runs',
+      { workflowId: 'approval', inputs: { prompt: 'openapi' } },
+      { ...auth, 'idempotency-key': 'openapi-1' },
+    );
     assert.equal(created.status, 201, created.text);
     fits(schemaOf('POST /v1/runs', '201'), created.body);
-    const replay = await t.post('/v1/runs', { workflowId: 'approval', inputs: { prompt: 'openapi' } }, { ...auth, 'idempotency-key': 'openapi-1' });
+    const replay = await t.post(
+      '/v1/runs',
+      { workflowId: 'approval', inputs: { prompt: 'openapi' } },
+      { ...auth, 'idempotency-key': 'openapi-1' },
+    );
     assert.equal(replay.headers['openwop-idempotent-replay'], 'true');
     assert.ok(opOf(doc, 'POST /v1/runs').responses['201'].headers['openwop-Idempotent-Replay']);
     const mismatch = await t.post('/v1/runs', { workflowId: 'echo' }, { ...auth, 'idempotency-key': 'openapi-1' });
@@ -334,11 +379,22 @@ describe('OpenAPI document against the real host', () => {
     const poll = await t.get(`/v1/runs/${runId}/events/poll?lastSequence=-1&timeout=0`, auth);
     fits(schemaOf('GET /v1/runs/{id}/events/poll', '200'), poll.body);
 
-    const resolved = await t.post(`/v1/runs/${runId}/interrupts/${waiting.currentNodeId}`, { resumeValue: { action: 'accept' } }, auth);
+    const resolved = await t.post(
+      `/v1/runs/${runId}/interrupts/${waiting.currentNodeId}`,
+      { resumeValue: { action: 'accept' } },
+      auth,
+    );
     assert.equal(resolved.status, 200, resolved.text);
     fits(schemaOf('POST /v1/runs/{id}/interrupts/{nodeId}', '200'), resolved.body);
-    const again = await t.post(`/v1/runs/${runId}/interrupts/${waiting.currentNodeId}`, { resumeValue: { action: 'accept' } }, auth);
-    assert.ok(Object.keys(opOf(doc, 'POST /v1/runs/{id}/interrupts/{nodeId}').responses).includes(String(again.status)), `${again.status}`);
+    const again = await t.post(
+      `/v1/runs/${runId}/interrupts/${waiting.currentNodeId}`,
+      { resumeValue: { action: 'accept' } },
+      auth,
+    );
+    assert.ok(
+      Object.keys(opOf(doc, 'POST /v1/runs/{id}/interrupts/{nodeId}').responses).includes(String(again.status)),
+      `${again.status}`,
+    );
     fits('ErrorEnvelope', again.body);
   });
 
@@ -364,7 +420,12 @@ describe('OpenAPI document against the real host', () => {
       id: 'oa-1',
       method: 'message/send',
       params: {
-        message: { kind: 'message', messageId: 'openapi-msg-1', role: 'user', parts: [{ kind: 'text', text: 'hello' }] },
+        message: {
+          kind: 'message',
+          messageId: 'openapi-msg-1',
+          role: 'user',
+          parts: [{ kind: 'text', text: 'hello' }],
+        },
         configuration: { blocking: false },
       },
     };
@@ -382,7 +443,11 @@ describe('OpenAPI document against the real host', () => {
     fits('ErrorEnvelope', none.body);
 
     // JSON-RPC errors are HTTP 200 with an error object.
-    for (const body of [{ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: 'run_unknown' } }, { jsonrpc: '2.0', id: 3, method: 'no/such' }, '{not json']) {
+    for (const body of [
+      { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: 'run_unknown' } },
+      { jsonrpc: '2.0', id: 3, method: 'no/such' },
+      '{not json',
+    ]) {
       const res = await t.request('POST', '/v1/a2a', body, { ...auth, 'content-type': 'application/json' });
       assert.equal(res.status, 200, res.text);
       fits('JsonRpcErrorResponse', res.body);

@@ -30,7 +30,12 @@ describe('PostgreSQL change bus across instances', { skip: PG_URL ? false : 'HAN
     dirs.push(dir);
     const config = loadConfig(
       { port: '0', data: dir },
-      { HANDOFF_DATABASE_URL: PG_URL!, HANDOFF_PG_SCHEMA: schema, HANDOFF_INSTANCE_ID: `bus-${name}`, HANDOFF_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') },
+      {
+        HANDOFF_DATABASE_URL: PG_URL!,
+        HANDOFF_PG_SCHEMA: schema,
+        HANDOFF_INSTANCE_ID: `bus-${name}`,
+        HANDOFF_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+      },
     );
     config.workflowDirs = [join(REPO_ROOT, 'workflows')];
     const host = await createHost(config, pino({ level: 'silent' }));
@@ -63,11 +68,20 @@ describe('PostgreSQL change bus across instances', { skip: PG_URL ? false : 'HAN
   }
 
   const startSteps = async (steps: number) =>
-    (await a.engine.startRun({ tenantId: 'default', principalId: 'local' }, { workflowId: 'steps', inputs: { steps, stepMs: 150 } })).run.runId;
+    (
+      await a.engine.startRun(
+        { tenantId: 'default', principalId: 'local' },
+        { workflowId: 'steps', inputs: { steps, stepMs: 150 } },
+      )
+    ).run.runId;
 
   const assertComplete = async (runId: string, seen: RunEvent[]) => {
     const log = await a.store.listEvents(runId, -1, 10_000);
-    assert.deepEqual(seen.map((e) => e.sequence), log.map((e) => e.sequence), 'B saw exactly the log, in order, once each');
+    assert.deepEqual(
+      seen.map((e) => e.sequence),
+      log.map((e) => e.sequence),
+      'B saw exactly the log, in order, once each',
+    );
     assert.equal(seen.at(-1)?.type, 'run.completed');
   };
 
@@ -99,12 +113,19 @@ describe('PostgreSQL change bus across instances', { skip: PG_URL ? false : 'HAN
   });
 });
 
-describe('PostgreSQL change bus: closing while the LISTEN connection opens', { skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set' }, () => {
+describe('PostgreSQL change bus: closing while the LISTEN connection opens', {
+  skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set',
+}, () => {
   // Regression: a bus closed while its LISTEN connection was being opened (at start, or during a
   // reconnect) kept that connection once it came up, and the process never exited.
   it('leaves no LISTEN connection behind', async () => {
     const schema = schemas!.fresh();
-    const bus = new PgBus({ databaseUrl: PG_URL!, instanceId: 'bus-closing', logger: pino({ level: 'silent' }), schema });
+    const bus = new PgBus({
+      databaseUrl: PG_URL!,
+      instanceId: 'bus-closing',
+      logger: pino({ level: 'silent' }),
+      schema,
+    });
     const starting = bus.start().catch(() => undefined);
     await bus.close();
     await starting;
@@ -112,7 +133,9 @@ describe('PostgreSQL change bus: closing while the LISTEN connection opens', { s
       const admin = new pg.Client({ connectionString: PG_URL });
       await admin.connect();
       try {
-        const res = await admin.query(`select count(*)::int as n from pg_stat_activity where query = $1`, [`listen handoff_runs_${schema}`]);
+        const res = await admin.query(`select count(*)::int as n from pg_stat_activity where query = $1`, [
+          `listen handoff_runs_${schema}`,
+        ]);
         return res.rows[0].n as number;
       } finally {
         await admin.end();

@@ -28,7 +28,11 @@ const DEADLINE_MS = 30_000;
 const LOCAL = { tenantId: 'default', principalId: 'local' };
 
 /** Poll `probe` until it returns a truthy value; fail naming `what` at the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, deadlineMs = DEADLINE_MS): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  deadlineMs = DEADLINE_MS,
+): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const v = await probe();
@@ -42,7 +46,10 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | null 
 async function within<T>(what: string, p: Promise<T>, deadlineMs = DEADLINE_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new assert.AssertionError({ message: `timed out after ${deadlineMs} ms waiting for ${what}` })), deadlineMs);
+    timer = setTimeout(
+      () => reject(new assert.AssertionError({ message: `timed out after ${deadlineMs} ms waiting for ${what}` })),
+      deadlineMs,
+    );
   });
   try {
     return await Promise.race([p, late]);
@@ -53,10 +60,14 @@ async function within<T>(what: string, p: Promise<T>, deadlineMs = DEADLINE_MS):
 
 /** Every (node, ordinal) completion in the log, in order; a repeated one would be a double execution. */
 function completions(events: RunEvent[]): string[] {
-  return events.filter((e) => e.type === 'node.completed').map((e) => `${e.nodeId}#${String((e.payload as { ordinal?: number }).ordinal)}`);
+  return events
+    .filter((e) => e.type === 'node.completed')
+    .map((e) => `${e.nodeId}#${String((e.payload as { ordinal?: number }).ordinal)}`);
 }
 
-describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set' }, () => {
+describe('many instances on one PostgreSQL: drain, migrations, metrics', {
+  skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set',
+}, () => {
   const hosts: Host[] = [];
   const dirs: string[] = [];
   const closed = new Set<Host>();
@@ -142,11 +153,14 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip:
     // Handed back: free, or already claimed by B (B may be that quick), never still A's.
     const drained = (await b.store.getRun(runId))!;
     assert.notEqual(drained.leaseOwner, 'ops-drain-a', 'A handed the lease back while draining');
-    assert.ok(completions(await b.store.listEvents(runId, -1, 10_000)).length > before, 'the step in flight at the drain committed');
+    assert.ok(
+      completions(await b.store.listEvents(runId, -1, 10_000)).length > before,
+      'the step in flight at the drain committed',
+    );
 
     const done = await waitForStatus(b.app, runId, ['completed', 'failed']);
     assert.equal(done.status, 'completed');
-    assert.ok(Date.now() < leaseEnd, 'B finished the run before A\'s lease would have expired');
+    assert.ok(Date.now() < leaseEnd, "B finished the run before A's lease would have expired");
     const events = await b.store.listEvents(runId, -1, 10_000);
     const seen = completions(events);
     assert.equal(new Set(seen).size, seen.length, `no node completion repeated: ${seen.join(', ')}`);
@@ -178,7 +192,13 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip:
           id: 1,
           method: 'message/send',
           params: {
-            message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'push me' }], metadata: { skillId: 'echo' } },
+            message: {
+              kind: 'message',
+              messageId: randomUUID(),
+              role: 'user',
+              parts: [{ kind: 'text', text: 'push me' }],
+              metadata: { skillId: 'echo' },
+            },
             configuration: { pushNotificationConfig: { url: rx.urlFor('127.0.0.1', '/hook'), token: 'tok-ops' } },
           },
         },
@@ -186,7 +206,8 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip:
       const taskId = (sent.json() as Json).result?.id as string;
       assert.ok(taskId, `message/send: ${sent.body}`);
       await until('A to send its first attempt', async () => rx.requests.length >= 1);
-      const row = () => b.store.db.selectFrom('push_outbox').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
+      const row = () =>
+        b.store.db.selectFrom('push_outbox').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
       assert.equal((await row()).lease_owner, 'ops-push-a');
 
       await a.pushWorker.stop(50); // the attempt is still in flight
@@ -200,9 +221,15 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip:
         const r = await row();
         return r.state === 'delivered' ? r : undefined;
       });
-      assert.ok(Date.now() < Date.parse(delivered.created_at) + LEASE_MS, 'delivered before A\'s lease would have expired');
+      assert.ok(
+        Date.now() < Date.parse(delivered.created_at) + LEASE_MS,
+        "delivered before A's lease would have expired",
+      );
       const ids = rx.requests.map((r) => r.headers['x-handoff-delivery-id']);
-      assert.ok(ids.length >= 2 && ids.every((id) => id === delivered.delivery_id), 'the same delivery, sent again with its id (receivers dedup)');
+      assert.ok(
+        ids.length >= 2 && ids.every((id) => id === delivered.delivery_id),
+        'the same delivery, sent again with its id (receivers dedup)',
+      );
       await close(a); // waits for A's straggling attempt, whose late settle must not undo B's
       assert.equal((await row()).state, 'delivered');
     } finally {
@@ -213,13 +240,20 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip:
   it('four instances started together on an empty schema migrate it once, and all of them work', async () => {
     const schema = schemas!.fresh();
     const four = await Promise.all([1, 2, 3, 4].map((n) => start(schema, `ops-mig-${n}`)));
-    const applied = await withPg(async (c) => (await c.query<{ name: string }>(`select name from ${schema}.kysely_migration order by name`)).rows.map((r) => r.name));
+    const applied = await withPg(async (c) =>
+      (await c.query<{ name: string }>(`select name from ${schema}.kysely_migration order by name`)).rows.map(
+        (r) => r.name,
+      ),
+    );
     const all = Object.keys(await migrationProvider('postgres').getMigrations()).sort();
     assert.deepEqual(applied, all, 'each migration recorded exactly once');
 
     for (const h of four) h.runner.start();
     const runIds = await Promise.all(
-      four.map(async (h) => (await h.engine.startRun(LOCAL, { workflowId: 'steps', inputs: { steps: 2, stepMs: 50 } })).run.runId),
+      four.map(
+        async (h) =>
+          (await h.engine.startRun(LOCAL, { workflowId: 'steps', inputs: { steps: 2, stepMs: 50 } })).run.runId,
+      ),
     );
     for (const [i, runId] of runIds.entries()) {
       // Read each run through another instance than the one that started it.
@@ -235,7 +269,10 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', { skip:
     const res = await h.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(res.statusCode, 200);
     const samples = res.body.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    assert.ok(samples.some((l) => l.startsWith('handoff_')), 'Handoff metrics are exported');
+    assert.ok(
+      samples.some((l) => l.startsWith('handoff_')),
+      'Handoff metrics are exported',
+    );
     const unlabelled = samples.filter((l) => !l.includes('instance="ops-metrics-1"'));
     assert.deepEqual(unlabelled, [], 'samples without the instance label');
   });

@@ -9,7 +9,9 @@ import { pgTestSchemas, pgTestUrl, uniqueSchemaName } from '../support/pg.js';
 
 const url = pgTestUrl();
 
-describe('PostgreSQL start while other schemas come and go', { skip: url ? false : 'HANDOFF_TEST_PG_URL is not set' }, () => {
+describe('PostgreSQL start while other schemas come and go', {
+  skip: url ? false : 'HANDOFF_TEST_PG_URL is not set',
+}, () => {
   const schemas = url ? pgTestSchemas(url, 'race') : undefined;
   after(async () => schemas?.dropAll());
 
@@ -24,7 +26,8 @@ describe('PostgreSQL start while other schemas come and go', { skip: url ? false
         while (!stop) {
           const other = uniqueSchemaName('other');
           await client.query(`create schema ${other}`);
-          for (let i = 0; i < 5; i++) await client.query(`create table ${other}.t${i} (id serial primary key, a text, b text)`);
+          for (let i = 0; i < 5; i++)
+            await client.query(`create table ${other}.t${i} (id serial primary key, a text, b text)`);
           await client.query(`drop schema ${other} cascade`);
           churned++;
         }

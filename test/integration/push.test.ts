@@ -25,11 +25,17 @@ import {
 } from '../support/a2a.js';
 import { loadHostKey, Vault } from '../../src/push/vault.js';
 import { DIALECTS, type Json, type TestHost } from '../support/host.js';
-import { type Behaviour, type HttpsReceiver, type ReceivedRequest, startHttpsReceiver } from '../support/https-receiver.js';
+import {
+  type Behaviour,
+  type HttpsReceiver,
+  type ReceivedRequest,
+  startHttpsReceiver,
+} from '../support/https-receiver.js';
 import { until as untilDeadline } from '../support/until.js';
 
 /** Poll until truthy, within this file's deadline. */
-const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> => untilDeadline(what, probe, deadlineMs);
+const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> =>
+  untilDeadline(what, probe, deadlineMs);
 
 const DEADLINE_MS = 20_000;
 
@@ -50,7 +56,13 @@ class Router {
       const log = this.hits.get(req.path) ?? [];
       this.hits.set(req.path, log);
       const b = route ? route(req, log.length) : { status: 404 };
-      log.push({ at: Date.now(), deliveryId: String(req.headers['x-handoff-delivery-id']), headers: req.headers, body: req.body, status: b.reset ? 'reset' : (b.status ?? 200) });
+      log.push({
+        at: Date.now(),
+        deliveryId: String(req.headers['x-handoff-delivery-id']),
+        headers: req.headers,
+        body: req.body,
+        status: b.reset ? 'reset' : (b.status ?? 200),
+      });
       return b;
     });
   }
@@ -113,8 +125,14 @@ for (const dialect of DIALECTS) {
       });
     }
     const configRow = (taskId: string, configId = taskId) =>
-      t.host.store.db.selectFrom('push_configs').selectAll().where('task_id', '=', taskId).where('config_id', '=', configId).executeTakeFirst();
-    const secretRow = (secretId: string) => t.host.store.db.selectFrom('secrets').selectAll().where('secret_id', '=', secretId).executeTakeFirst();
+      t.host.store.db
+        .selectFrom('push_configs')
+        .selectAll()
+        .where('task_id', '=', taskId)
+        .where('config_id', '=', configId)
+        .executeTakeFirst();
+    const secretRow = (secretId: string) =>
+      t.host.store.db.selectFrom('secrets').selectAll().where('secret_id', '=', secretId).executeTakeFirst();
     const decide = (task: Json, action: string, extra: Record<string, unknown> = {}) =>
       dataMessage({ action, ...extra }, { taskId: task.id, contextId: task.contextId });
 
@@ -141,7 +159,20 @@ for (const dialect of DIALECTS) {
       }
       assert.equal(await t.host.store.countRuns(), runs, 'a run was started');
       assert.equal((await t.get('/v1/a2a/tasks', alice.headers)).body.tasks.length, tasks);
-      assert.equal((await t.host.store.db.selectFrom('push_configs').select('task_id').where('url', 'in', refused.map(([u]) => u)).execute()).length, 0);
+      assert.equal(
+        (
+          await t.host.store.db
+            .selectFrom('push_configs')
+            .select('task_id')
+            .where(
+              'url',
+              'in',
+              refused.map(([u]) => u),
+            )
+            .execute()
+        ).length,
+        0,
+      );
       assert.equal(ep.log().length, 0);
     });
 
@@ -151,7 +182,11 @@ for (const dialect of DIALECTS) {
       assert.equal(task.status.state, 'completed');
       // echo completes inside the creating transaction: the completed push exists only if the
       // config was already registered there.
-      const [d] = await waitDeliveries(task.id, 'the completed push', (ds) => ds.length === 1 && ds[0].state === 'delivered');
+      const [d] = await waitDeliveries(
+        task.id,
+        'the completed push',
+        (ds) => ds.length === 1 && ds[0].state === 'delivered',
+      );
       assert.equal(d.final, true);
       const [hit] = ep.log();
       assert.equal(JSON.parse(hit!.body).status.state, 'completed');
@@ -161,7 +196,10 @@ for (const dialect of DIALECTS) {
       const ep = router.endpoint('foreign');
       const task = await alice.sendOk(skillMessage('approval', 'alice only'), inline(ep.url, 'tok-alice'));
       const calls: Array<[string, (id: string) => unknown]> = [
-        ['tasks/pushNotificationConfig/set', (id) => ({ taskId: id, pushNotificationConfig: { url: ep.url, token: 'tok-eve' } })],
+        [
+          'tasks/pushNotificationConfig/set',
+          (id) => ({ taskId: id, pushNotificationConfig: { url: ep.url, token: 'tok-eve' } }),
+        ],
         ['tasks/pushNotificationConfig/get', (id) => ({ id })],
         ['tasks/pushNotificationConfig/get', (id) => ({ id, pushNotificationConfigId: id })],
         ['tasks/pushNotificationConfig/list', (id) => ({ id })],
@@ -187,13 +225,28 @@ for (const dialect of DIALECTS) {
     it('delete is idempotent: an existing config twice, and a config that never existed', async () => {
       const ep = router.endpoint('delete');
       const task = await alice.sendOk(skillMessage('approval', 'delete me'));
-      assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { id: 'c1', url: ep.url, token: 'tok-del' } }));
+      assertRpcResult(
+        await alice.rpc('tasks/pushNotificationConfig/set', {
+          taskId: task.id,
+          pushNotificationConfig: { id: 'c1', url: ep.url, token: 'tok-del' },
+        }),
+      );
       const secret = (await configRow(task.id, 'c1'))!.token_secret!;
       assert.ok(await secretRow(secret));
       for (let i = 0; i < 2; i++) {
-        assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'c1' })), null);
+        assert.equal(
+          assertRpcResult(
+            await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'c1' }),
+          ),
+          null,
+        );
       }
-      assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'never' })), null);
+      assert.equal(
+        assertRpcResult(
+          await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: 'never' }),
+        ),
+        null,
+      );
       assert.deepEqual(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })), []);
       assert.equal(await configRow(task.id, 'c1'), undefined);
       assert.equal(await secretRow(secret), undefined, 'the deleted config left its token behind');
@@ -207,14 +260,28 @@ for (const dialect of DIALECTS) {
       assertRpcResult(
         await alice.rpc('tasks/pushNotificationConfig/set', {
           taskId: task.id,
-          pushNotificationConfig: { id: 'second', url: b.url, authentication: { schemes: ['Basic'], credentials: 'dXNlcjpwdw==' } },
+          pushNotificationConfig: {
+            id: 'second',
+            url: b.url,
+            authentication: { schemes: ['Basic'], credentials: 'dXNlcjpwdw==' },
+          },
         }),
       );
       await alice.sendOk(decide(task, 'accept'));
-      const ds = await waitDeliveries(task.id, 'input-required to a, completed to both', (x) => x.length === 3 && x.every((d) => d.state === 'delivered'));
+      const ds = await waitDeliveries(
+        task.id,
+        'input-required to a, completed to both',
+        (x) => x.length === 3 && x.every((d) => d.state === 'delivered'),
+      );
       assert.deepEqual(ds.map((d) => d.configId).sort(), [task.id, task.id, 'second'].sort());
-      assert.deepEqual(a.log().map((h) => JSON.parse(h.body).status.state), ['input-required', 'completed']);
-      assert.deepEqual(b.log().map((h) => JSON.parse(h.body).status.state), ['completed']);
+      assert.deepEqual(
+        a.log().map((h) => JSON.parse(h.body).status.state),
+        ['input-required', 'completed'],
+      );
+      assert.deepEqual(
+        b.log().map((h) => JSON.parse(h.body).status.state),
+        ['completed'],
+      );
       for (const h of a.log()) {
         assert.equal(h.headers['x-a2a-notification-token'], 'tok-a');
         assert.equal(h.headers.authorization, 'Bearer tok-a');
@@ -230,7 +297,13 @@ for (const dialect of DIALECTS) {
       const ep = router.endpoint('failed');
       const reason = `reason-${randomUUID()}`;
       const task = await alice.sendOk(
-        { kind: 'message', role: 'user', messageId: `m-${randomUUID()}`, parts: [{ kind: 'data', data: { reason } }], metadata: { skillId: 'fail' } },
+        {
+          kind: 'message',
+          role: 'user',
+          messageId: `m-${randomUUID()}`,
+          parts: [{ kind: 'data', data: { reason } }],
+          metadata: { skillId: 'fail' },
+        },
         inline(ep.url, 'tok-f'),
       );
       assert.equal(task.status.state, 'failed');
@@ -242,18 +315,15 @@ for (const dialect of DIALECTS) {
       assert.ok(!hit!.body.includes(reason) && !hit!.body.includes('on purpose'), hit!.body);
     });
 
-    it(
-      'an inline config on a reply that is refused registers nothing',
-      async () => {
-        const ep = router.endpoint('refused-reply');
-        const task = await alice.sendOk(skillMessage('echo', 'done'));
-        assert.equal(task.status.state, 'completed');
-        const res = await alice.send(decide(task, 'accept'), inline(ep.url, 'tok-refused'));
-        assert.ok(res.body.error, res.text);
-        assert.deepEqual(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })), []);
-        assert.equal(await configRow(task.id), undefined);
-      },
-    );
+    it('an inline config on a reply that is refused registers nothing', async () => {
+      const ep = router.endpoint('refused-reply');
+      const task = await alice.sendOk(skillMessage('echo', 'done'));
+      assert.equal(task.status.state, 'completed');
+      const res = await alice.send(decide(task, 'accept'), inline(ep.url, 'tok-refused'));
+      assert.ok(res.body.error, res.text);
+      assert.deepEqual(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: task.id })), []);
+      assert.equal(await configRow(task.id), undefined);
+    });
 
     // ---------------------------------------------------------------- what is stored
 
@@ -296,14 +366,18 @@ for (const dialect of DIALECTS) {
       // …and it is the token, encrypted under the host key (the key file in the data dir).
       const vault = new Vault(loadHostKey(undefined, join(t.config.dataDir, 'secret.key')));
       assert.equal(await vault.get(t.host.store.db, row.token_secret!), token);
-      assert.notEqual(await new Vault(Buffer.alloc(32, 7)).get(t.host.store.db, row.token_secret!).catch(() => 'refused'), token);
+      assert.notEqual(
+        await new Vault(Buffer.alloc(32, 7)).get(t.host.store.db, row.token_secret!).catch(() => 'refused'),
+        token,
+      );
       const events = JSON.stringify(await t.events(task.id, alice.headers));
       assert.ok(!events.includes(token), 'the token is in the event log');
       if (dialect === 'sqlite') {
         // Nowhere in the database files at all (main file and WAL).
         const files = readdirSync(t.config.dataDir).filter((f) => f.startsWith('handoff.db'));
         assert.ok(files.length > 0);
-        for (const f of files) assert.ok(!readFileSync(join(t.config.dataDir, f)).includes(Buffer.from(token)), `${f} contains the token`);
+        for (const f of files)
+          assert.ok(!readFileSync(join(t.config.dataDir, f)).includes(Buffer.from(token)), `${f} contains the token`);
       }
       await alice.sendOk(decide(task, 'accept'));
     });
@@ -311,7 +385,11 @@ for (const dialect of DIALECTS) {
     it('set with the same id replaces the config and deletes the old secret', async () => {
       const ep = router.endpoint('replace');
       const task = await alice.sendOk(skillMessage('approval', 'replace'));
-      const set = (token: string) => alice.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { url: ep.url, token } });
+      const set = (token: string) =>
+        alice.rpc('tasks/pushNotificationConfig/set', {
+          taskId: task.id,
+          pushNotificationConfig: { url: ep.url, token },
+        });
       assertRpcResult(await set('tok-one'));
       const first = (await configRow(task.id))!;
       assertRpcResult(await set('tok-two'));
@@ -335,7 +413,11 @@ for (const dialect of DIALECTS) {
       assert.ok(await secretRow(secret));
 
       await alice.sendOk(decide(task, 'accept'));
-      await waitDeliveries(task.id, 'the completed push', (ds) => ds.length === 2 && ds.every((d) => d.state === 'delivered'));
+      await waitDeliveries(
+        task.id,
+        'the completed push',
+        (ds) => ds.length === 2 && ds.every((d) => d.state === 'delivered'),
+      );
       const row = await until('the secrets to be discarded', async () => {
         const r = await configRow(task.id);
         return r && r.token_secret === null ? r : undefined;
@@ -343,41 +425,61 @@ for (const dialect of DIALECTS) {
       assert.equal(row.credentials_secret, null);
       assert.equal(await secretRow(secret), undefined);
       // The completed push still carried the token; the record still names the config.
-      assert.deepEqual(ep.log().map((h) => h.headers['x-a2a-notification-token']), ['tok-discard', 'tok-discard']);
+      assert.deepEqual(
+        ep.log().map((h) => h.headers['x-a2a-notification-token']),
+        ['tok-discard', 'tok-discard'],
+      );
       assert.equal((await alice.record(task.id)).pushConfig.url, ep.url);
     });
 
-    it(
-      'a config set on an already-terminal task (no push will ever be owed) keeps no secret',
-      async () => {
-        const ep = router.endpoint('terminal');
-        const task = await alice.sendOk(skillMessage('echo', 'done already'));
-        assert.equal(task.status.state, 'completed');
-        assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { url: ep.url, token: 'tok-late' } }));
-        assert.equal((await deliveries(alice, `taskId=${task.id}`)).length, 0);
-        const row = (await configRow(task.id))!;
-        assert.equal(row.token_secret, null, 'the token of a config that can never be used is kept');
-      },
-    );
+    it('a config set on an already-terminal task (no push will ever be owed) keeps no secret', async () => {
+      const ep = router.endpoint('terminal');
+      const task = await alice.sendOk(skillMessage('echo', 'done already'));
+      assert.equal(task.status.state, 'completed');
+      assertRpcResult(
+        await alice.rpc('tasks/pushNotificationConfig/set', {
+          taskId: task.id,
+          pushNotificationConfig: { url: ep.url, token: 'tok-late' },
+        }),
+      );
+      assert.equal((await deliveries(alice, `taskId=${task.id}`)).length, 0);
+      const row = (await configRow(task.id))!;
+      assert.equal(row.token_secret, null, 'the token of a config that can never be used is kept');
+    });
 
     it('deleting a config cancels its pending deliveries (and the task goes on without it)', async () => {
       const ep = router.endpoint('cancel', () => ({ status: 503 }));
       const task = await alice.sendOk(skillMessage('approval', 'cancel'), inline(ep.url, 'tok-cancel'));
       // The first attempt failed (503): the delivery waits ~15–30 s for its retry.
-      const [pending] = await waitDeliveries(task.id, 'a failed first attempt', (ds) => ds.length === 1 && ds[0].attempts === 1 && ds[0].state === 'pending');
+      const [pending] = await waitDeliveries(
+        task.id,
+        'a failed first attempt',
+        (ds) => ds.length === 1 && ds[0].attempts === 1 && ds[0].state === 'pending',
+      );
       assert.equal(pending.lastStatus, 503);
       assert.equal(ep.log().length, 1);
 
-      assert.equal(assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: task.id })), null);
+      assert.equal(
+        assertRpcResult(
+          await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: task.id }),
+        ),
+        null,
+      );
       const after = await deliveries(alice, `taskId=${task.id}`);
-      assert.deepEqual(after.map((d) => [d.deliveryId, d.state]), [[pending.deliveryId, 'cancelled']]);
+      assert.deepEqual(
+        after.map((d) => [d.deliveryId, d.state]),
+        [[pending.deliveryId, 'cancelled']],
+      );
       assert.equal((await deliveries(alice, `taskId=${task.id}&state=cancelled`)).length, 1);
       assert.equal((await deliveries(alice, `taskId=${task.id}&state=pending`)).length, 0);
 
       // The task completes; with no config, its completion owes no delivery.
       const done = await alice.sendOk(decide(task, 'accept'));
       assert.equal(done.status.state, 'completed');
-      assert.deepEqual((await deliveries(alice, `taskId=${task.id}`)).map((d) => d.state), ['cancelled']);
+      assert.deepEqual(
+        (await deliveries(alice, `taskId=${task.id}`)).map((d) => d.state),
+        ['cancelled'],
+      );
       assert.equal((await alice.record(task.id)).pushConfig, undefined);
     });
 
@@ -386,7 +488,11 @@ for (const dialect of DIALECTS) {
     it('a permanent refusal (400) is dead at once; retry → pending → delivered with the same id; 409 after; 404 unknown and foreign', async () => {
       const ep = router.endpoint('dead', () => ({ status: 400 }));
       const task = await alice.sendOk(skillMessage('echo', 'dead'), inline(ep.url));
-      const [dead] = await waitDeliveries(task.id, 'a dead delivery', (ds) => ds.length === 1 && ds[0].state === 'dead');
+      const [dead] = await waitDeliveries(
+        task.id,
+        'a dead delivery',
+        (ds) => ds.length === 1 && ds[0].state === 'dead',
+      );
       assert.equal(dead.attempts, 1);
       assert.equal(dead.lastStatus, 400);
       assert.match(dead.lastError, /http_status/);
@@ -396,7 +502,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await alice.getTask(task.id)).status.state, 'completed');
 
       const listed = await deliveries(alice, `state=dead&taskId=${task.id}`);
-      assert.deepEqual(listed.map((d) => d.deliveryId), [dead.deliveryId]);
+      assert.deepEqual(
+        listed.map((d) => d.deliveryId),
+        [dead.deliveryId],
+      );
       assert.ok((await deliveries(alice, 'state=dead')).some((d) => d.deliveryId === dead.deliveryId));
       // Another tenant neither sees nor retries it; an unknown id is the same 404.
       assert.ok(!(await deliveries(eve, 'state=dead')).some((d) => d.deliveryId === dead.deliveryId));
@@ -417,7 +526,13 @@ for (const dialect of DIALECTS) {
       const [done] = await waitDeliveries(task.id, 'the retried delivery', (ds) => ds[0]?.state === 'delivered');
       assert.equal(done.attempts, 1);
       assert.equal(done.lastStatus, 204);
-      assert.deepEqual(ep.log().map((h) => [h.deliveryId, h.status]), [[dead.deliveryId, 400], [dead.deliveryId, 204]]);
+      assert.deepEqual(
+        ep.log().map((h) => [h.deliveryId, h.status]),
+        [
+          [dead.deliveryId, 400],
+          [dead.deliveryId, 204],
+        ],
+      );
       assert.equal(ep.log()[0]!.body, ep.log()[1]!.body, 'a retry sends the same body');
 
       const again = await t.post(`/v1/a2a/deliveries/${dead.deliveryId}/retry`, undefined, alice.headers);
@@ -425,75 +540,74 @@ for (const dialect of DIALECTS) {
       assert.equal(again.body.error, 'delivery_not_dead');
     });
 
-    it(
-      'an operator retry of a dead-lettered final push still carries the token',
-      async () => {
-        const ep = router.endpoint('dead-token', () => ({ status: 404 }));
-        const task = await alice.sendOk(skillMessage('echo', 'dead token'), inline(ep.url, 'tok-dead'));
-        const [dead] = await waitDeliveries(task.id, 'a dead delivery', (ds) => ds.length === 1 && ds[0].state === 'dead');
-        assert.equal(ep.log()[0]!.headers['x-a2a-notification-token'], 'tok-dead');
-        ep.answer(() => ({ status: 200 }));
-        const retried = await t.post(`/v1/a2a/deliveries/${dead.deliveryId}/retry`, undefined, alice.headers);
-        assert.equal(retried.status, 200, retried.text);
-        await waitDeliveries(task.id, 'the retried delivery', (ds) => ds[0]?.state === 'delivered');
-        const hit = ep.log()[1]!;
-        assert.equal(hit.headers['x-a2a-notification-token'], 'tok-dead');
-        assert.equal(hit.headers.authorization, 'Bearer tok-dead');
-      },
-    );
+    it('an operator retry of a dead-lettered final push still carries the token', async () => {
+      const ep = router.endpoint('dead-token', () => ({ status: 404 }));
+      const task = await alice.sendOk(skillMessage('echo', 'dead token'), inline(ep.url, 'tok-dead'));
+      const [dead] = await waitDeliveries(
+        task.id,
+        'a dead delivery',
+        (ds) => ds.length === 1 && ds[0].state === 'dead',
+      );
+      assert.equal(ep.log()[0]!.headers['x-a2a-notification-token'], 'tok-dead');
+      ep.answer(() => ({ status: 200 }));
+      const retried = await t.post(`/v1/a2a/deliveries/${dead.deliveryId}/retry`, undefined, alice.headers);
+      assert.equal(retried.status, 200, retried.text);
+      await waitDeliveries(task.id, 'the retried delivery', (ds) => ds[0]?.state === 'delivered');
+      const hit = ep.log()[1]!;
+      assert.equal(hit.headers['x-a2a-notification-token'], 'tok-dead');
+      assert.equal(hit.headers.authorization, 'Bearer tok-dead');
+    });
 
-    it(
-      'the worker does not spin while the only due row is in flight',
-      async () => {
-        // Count the worker's passes while one attempt is held open by the receiver for 1.5 s.
-        const worker = t.host.pushWorker as unknown as { pass: () => Promise<void> };
-        const original = worker.pass;
-        let passes = 0;
-        let counting = false;
-        worker.pass = function (this: unknown) {
-          if (counting) passes++;
-          return original.call(this);
-        };
-        try {
-          const ep = router.endpoint('spin', () => ({ status: 200, delayMs: 1500 }));
-          const task = await alice.sendOk(skillMessage('echo', 'spin'), inline(ep.url));
-          await until('the attempt to reach the receiver', () => ep.log().length >= 1);
-          counting = true;
-          await waitDeliveries(task.id, 'the held attempt to finish', (ds) => ds[0]?.state === 'delivered');
-          counting = false;
-          // pollMs is 1 s: an idle-but-waiting worker needs at most a few passes in 1.5 s.
-          assert.ok(passes <= 5, `${passes} worker passes during one 1.5 s attempt`);
-        } finally {
-          worker.pass = original;
-        }
-      },
-    );
+    it('the worker does not spin while the only due row is in flight', async () => {
+      // Count the worker's passes while one attempt is held open by the receiver for 1.5 s.
+      const worker = t.host.pushWorker as unknown as { pass: () => Promise<void> };
+      const original = worker.pass;
+      let passes = 0;
+      let counting = false;
+      worker.pass = function (this: unknown) {
+        if (counting) passes++;
+        return original.call(this);
+      };
+      try {
+        const ep = router.endpoint('spin', () => ({ status: 200, delayMs: 1500 }));
+        const task = await alice.sendOk(skillMessage('echo', 'spin'), inline(ep.url));
+        await until('the attempt to reach the receiver', () => ep.log().length >= 1);
+        counting = true;
+        await waitDeliveries(task.id, 'the held attempt to finish', (ds) => ds[0]?.state === 'delivered');
+        counting = false;
+        // pollMs is 1 s: an idle-but-waiting worker needs at most a few passes in 1.5 s.
+        assert.ok(passes <= 5, `${passes} worker passes during one 1.5 s attempt`);
+      } finally {
+        worker.pass = original;
+      }
+    });
 
-    it(
-      'the worker does not spin while a due row is blocked behind its predecessor’s backoff',
-      async () => {
-        const ep = router.endpoint('blocked', () => ({ status: 503 }));
-        const task = await alice.sendOk(skillMessage('approval', 'blocked'), inline(ep.url));
-        await waitDeliveries(task.id, 'the first attempt to fail', (ds) => ds.length === 1 && ds[0].attempts === 1 && ds[0].state === 'pending');
-        await alice.sendOk(decide(task, 'accept'));
-        await waitDeliveries(task.id, 'the completed row, blocked', (ds) => ds.length === 2);
-        const worker = t.host.pushWorker as unknown as { pass: () => Promise<void> };
-        const original = worker.pass;
-        let passes = 0;
-        worker.pass = function (this: unknown) {
-          passes++;
-          return original.call(this);
-        };
-        try {
-          // A rate, measured over a fixed window (nothing is synchronised by this wait).
-          await new Promise((r) => setTimeout(r, 1000));
-        } finally {
-          worker.pass = original;
-          await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: task.id });
-        }
-        assert.ok(passes <= 3, `${passes} worker passes in 1 s with nothing claimable (pollMs is 1 s)`);
-      },
-    );
+    it('the worker does not spin while a due row is blocked behind its predecessor’s backoff', async () => {
+      const ep = router.endpoint('blocked', () => ({ status: 503 }));
+      const task = await alice.sendOk(skillMessage('approval', 'blocked'), inline(ep.url));
+      await waitDeliveries(
+        task.id,
+        'the first attempt to fail',
+        (ds) => ds.length === 1 && ds[0].attempts === 1 && ds[0].state === 'pending',
+      );
+      await alice.sendOk(decide(task, 'accept'));
+      await waitDeliveries(task.id, 'the completed row, blocked', (ds) => ds.length === 2);
+      const worker = t.host.pushWorker as unknown as { pass: () => Promise<void> };
+      const original = worker.pass;
+      let passes = 0;
+      worker.pass = function (this: unknown) {
+        passes++;
+        return original.call(this);
+      };
+      try {
+        // A rate, measured over a fixed window (nothing is synchronised by this wait).
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        worker.pass = original;
+        await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: task.id });
+      }
+      assert.ok(passes <= 3, `${passes} worker passes in 1 s with nothing claimable (pollMs is 1 s)`);
+    });
 
     it('GET /v1/a2a/deliveries validates its query', async () => {
       assert.equal((await t.get('/v1/a2a/deliveries?state=bogus', alice.headers)).status, 400);
@@ -505,8 +619,14 @@ for (const dialect of DIALECTS) {
 
     it('seam push-config: denied URL → 400 before any task lookup; allowed + unknown → 404; existing → 200 with the record', async () => {
       const ep = router.endpoint('seam');
-      const seam = (body: unknown, client: A2AClient = alice) => t.post('/v1/host/sample/a2a/tasks/push-config', body, client.headers);
-      for (const url of ['https://10.1.2.3/push', 'http://push.example.com/x', `https://localhost:${rx.port}/x`, 'https://169.254.169.254/latest']) {
+      const seam = (body: unknown, client: A2AClient = alice) =>
+        t.post('/v1/host/sample/a2a/tasks/push-config', body, client.headers);
+      for (const url of [
+        'https://10.1.2.3/push',
+        'http://push.example.com/x',
+        `https://localhost:${rx.port}/x`,
+        'https://169.254.169.254/latest',
+      ]) {
         const res = await seam({ taskId: 'run_x', url });
         assert.equal(res.status, 400, `${url}: ${res.text}`);
         assert.equal(res.body.error, 'a2a_push_egress_denied');
@@ -515,7 +635,11 @@ for (const dialect of DIALECTS) {
       const unknown = await seam({ taskId: 'run_x', url: ep.url });
       assert.equal(unknown.status, 404, unknown.text);
 
-      const started = await t.post('/v1/host/sample/a2a/tasks/start', { scenario: 'paused-at-approval' }, alice.headers);
+      const started = await t.post(
+        '/v1/host/sample/a2a/tasks/start',
+        { scenario: 'paused-at-approval' },
+        alice.headers,
+      );
       assert.equal(started.status, 201, started.text);
       const taskId = started.body.taskId as string;
       assert.equal((await seam({ taskId, url: ep.url }, eve)).status, 404, 'a foreign task is unknown');
@@ -527,7 +651,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(ok.body.pushConfig, { url: ep.url });
       assert.deepEqual((await alice.record(taskId)).pushConfig, { url: ep.url });
       const list = assertRpcResult(await alice.rpc('tasks/pushNotificationConfig/list', { id: taskId })) as Json[];
-      assert.deepEqual(list.map((c) => c.pushNotificationConfig.url), [ep.url]);
+      assert.deepEqual(
+        list.map((c) => c.pushNotificationConfig.url),
+        [ep.url],
+      );
       // The seam registered a real config: cancelling the task pushes `canceled` to it.
       assertRpcResult(await alice.rpc('tasks/cancel', { id: taskId }));
       const [hit] = await until('the canceled push', () => ep.log().length >= 1 && ep.log());

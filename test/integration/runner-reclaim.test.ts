@@ -26,7 +26,13 @@ describe('worker: a run re-claimed while its drive ends', () => {
     store.transaction = (async (fn: Parameters<typeof real>[0]) => {
       const out = (await real(fn)) as { kind?: string; run?: RunRecord } | undefined;
       const run = out?.run;
-      if (!reclaimed && run !== undefined && run.runId === target && out?.kind === 'settled' && run.wakeAt !== undefined) {
+      if (
+        !reclaimed &&
+        run !== undefined &&
+        run.runId === target &&
+        out?.kind === 'settled' &&
+        run.wakeAt !== undefined
+      ) {
         // The sleep is committed and its lease handed back; the drive has not returned yet.
         const due = run.wakeAt;
         while (Date.now() <= due) await new Promise((r) => setTimeout(r, 2));

@@ -43,7 +43,8 @@ for (const dialect of DIALECTS) {
       return { snap: res.body, events: (await t.events(runId)).length };
     }
 
-    const review = (runId: string, resumeValue: unknown) => t.post(`/v1/runs/${runId}/interrupts/review`, { resumeValue });
+    const review = (runId: string, resumeValue: unknown) =>
+      t.post(`/v1/runs/${runId}/interrupts/review`, { resumeValue });
 
     describe('echo', () => {
       it('201 → completed, with a gap-free event log from 0', async () => {
@@ -147,7 +148,11 @@ for (const dialect of DIALECTS) {
         assert.equal(res.body.interrupt.outcome, 'resolved');
 
         // The new gate opens once the draft ran again: wait for the second approval.requested.
-        await waitForEvent(t.app, runId, (e) => e.type === 'approval.requested' && e.payload.interruptId !== firstInterrupt);
+        await waitForEvent(
+          t.app,
+          runId,
+          (e) => e.type === 'approval.requested' && e.payload.interruptId !== firstInterrupt,
+        );
         const again = await t.waitForStatus(runId, ['waiting-approval']);
         assert.notEqual(again.interrupt.interruptId, firstInterrupt);
         const revised = again.interrupt.payload.artifact.text as string;
@@ -228,7 +233,12 @@ for (const dialect of DIALECTS) {
       it('unknown action, missing action, non-object resumeValue → 400, nothing changes', async () => {
         const { runId } = await atGate();
         const before = await observe(runId);
-        for (const body of [{ resumeValue: { action: 'approve-all' } }, { resumeValue: {} }, { resumeValue: 'accept' }, {}]) {
+        for (const body of [
+          { resumeValue: { action: 'approve-all' } },
+          { resumeValue: {} },
+          { resumeValue: 'accept' },
+          {},
+        ]) {
           const res = await t.post(`/v1/runs/${runId}/interrupts/review`, body);
           assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
           assert.equal(res.body.error, 'validation_error');
@@ -275,7 +285,9 @@ for (const dialect of DIALECTS) {
       it('the [{id, answer}] form works', async () => {
         const runId = await t.createRun('clarify');
         await t.waitForStatus(runId, ['waiting-input']);
-        const res = await t.post(`/v1/runs/${runId}/interrupts/ask`, { resumeValue: { answers: [{ id: 'name', answer: 'Bo' }] } });
+        const res = await t.post(`/v1/runs/${runId}/interrupts/ask`, {
+          resumeValue: { answers: [{ id: 'name', answer: 'Bo' }] },
+        });
         assert.equal(res.status, 200, res.text);
         const done = await t.waitForStatus(runId, ['completed', 'failed', 'cancelled']);
         assert.deepEqual(done.nodeStates.answer, { answer: 'Bo' });
@@ -321,7 +333,11 @@ for (const dialect of DIALECTS) {
 
       it('a run sleeping on a durable timer → cancelled at once', async () => {
         const runId = await t.createRun('steps', { steps: 2, stepMs: 60_000 });
-        await waitForEvent(t.app, runId, (e) => e.type === 'node.started' && e.nodeId === 'step' && e.payload.wakeAt !== undefined);
+        await waitForEvent(
+          t.app,
+          runId,
+          (e) => e.type === 'node.started' && e.nodeId === 'step' && e.payload.wakeAt !== undefined,
+        );
         const res = await t.post(`/v1/runs/${runId}/cancel`, {});
         assert.equal(res.status, 200, res.text);
         assert.equal(res.body.status, 'cancelled');
@@ -382,7 +398,11 @@ for (const dialect of DIALECTS) {
       /** Start a long busy run (no sleeps) and wait until the worker is inside its loop. */
       async function busyRun(): Promise<string> {
         const runId = await t.createRun('steps', { steps: 2_000, stepMs: 0 });
-        await waitForEvent(t.app, runId, (e) => e.type === 'node.completed' && e.nodeId === 'count' && e.payload.ordinal >= 2);
+        await waitForEvent(
+          t.app,
+          runId,
+          (e) => e.type === 'node.completed' && e.nodeId === 'count' && e.payload.ordinal >= 2,
+        );
         return runId;
       }
 
@@ -408,30 +428,24 @@ for (const dialect of DIALECTS) {
         assert.equal((await t.get(`/v1/runs/${runId}`)).body.status, 'cancelled');
       }
 
-      it(
-        'a run being executed → the cancel is accepted (cancelling), then cancelled, nothing runs after',
-        async () => {
-          const runId = await busyRun();
-          const res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
-          assert.equal(res.status, 200, res.text);
-          assert.ok(['cancelling', 'cancelled'].includes(res.body.status), res.body.status);
-          await assertCancelledForGood(runId, res.body.status);
-        },
-      );
+      it('a run being executed → the cancel is accepted (cancelling), then cancelled, nothing runs after', async () => {
+        const runId = await busyRun();
+        const res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
+        assert.equal(res.status, 200, res.text);
+        assert.ok(['cancelling', 'cancelled'].includes(res.body.status), res.body.status);
+        await assertCancelledForGood(runId, res.body.status);
+      });
 
-      it(
-        'a run being executed, cancel retried on 409 conflict → cancelled, nothing runs after',
-        async () => {
-          const runId = await busyRun();
-          let res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
-          for (let tries = 1; res.status === 409 && res.body.error === 'conflict' && tries < 50; tries++) {
-            res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
-          }
-          assert.equal(res.status, 200, res.text);
-          assert.ok(['cancelling', 'cancelled'].includes(res.body.status), res.body.status);
-          await assertCancelledForGood(runId, res.body.status);
-        },
-      );
+      it('a run being executed, cancel retried on 409 conflict → cancelled, nothing runs after', async () => {
+        const runId = await busyRun();
+        let res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
+        for (let tries = 1; res.status === 409 && res.body.error === 'conflict' && tries < 50; tries++) {
+          res = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' });
+        }
+        assert.equal(res.status, 200, res.text);
+        assert.ok(['cancelling', 'cancelled'].includes(res.body.status), res.body.status);
+        await assertCancelledForGood(runId, res.body.status);
+      });
     });
 
     describe('concurrent resolution', () => {

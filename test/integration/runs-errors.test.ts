@@ -10,7 +10,8 @@ function assertEnvelope(res: Reply, status: number, code: string): void {
   assert.equal(res.status, status, res.text);
   assert.equal(res.body?.error, code, res.text);
   assert.equal(typeof res.body.message, 'string');
-  for (const k of Object.keys(res.body)) assert.ok(['error', 'message', 'details'].includes(k), `extra top-level field ${k}`);
+  for (const k of Object.keys(res.body))
+    assert.ok(['error', 'message', 'details'].includes(k), `extra top-level field ${k}`);
 }
 
 const UNKNOWN_RUN = 'run_01a2367c-0000-7000-8000-000000000000';
@@ -40,15 +41,27 @@ for (const dialect of DIALECTS) {
     }
 
     it('malformed JSON → 400 validation_error', async () => {
-      await refusedCreate(() => t.request('POST', '/v1/runs', '{"workflowId": "echo",', { 'content-type': 'application/json' }), 400, 'validation_error');
+      await refusedCreate(
+        () => t.request('POST', '/v1/runs', '{"workflowId": "echo",', { 'content-type': 'application/json' }),
+        400,
+        'validation_error',
+      );
     });
 
     it('an empty JSON body → 400 validation_error', async () => {
-      await refusedCreate(() => t.request('POST', '/v1/runs', '', { 'content-type': 'application/json' }), 400, 'validation_error');
+      await refusedCreate(
+        () => t.request('POST', '/v1/runs', '', { 'content-type': 'application/json' }),
+        400,
+        'validation_error',
+      );
     });
 
     it('a body that is not an object → 400 validation_error', async () => {
-      await refusedCreate(() => t.request('POST', '/v1/runs', '[1,2]', { 'content-type': 'application/json' }), 400, 'validation_error');
+      await refusedCreate(
+        () => t.request('POST', '/v1/runs', '[1,2]', { 'content-type': 'application/json' }),
+        400,
+        'validation_error',
+      );
     });
 
     it('wrong content-type → 415', async () => {
@@ -59,30 +72,48 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it(
-      'text/plain content-type → 415',
-      async () => {
-        await refusedCreate(() => t.request('POST', '/v1/runs', '{"workflowId":"echo"}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
-      },
-    );
+    it('text/plain content-type → 415', async () => {
+      await refusedCreate(
+        () => t.request('POST', '/v1/runs', '{"workflowId":"echo"}', { 'content-type': 'text/plain' }),
+        415,
+        'unsupported_media_type',
+      );
+    });
 
     it('unknown workflow → 400 validation_error with details.available', async () => {
-      const res = await refusedCreate(() => t.post('/v1/runs', { workflowId: 'no-such-flow' }), 400, 'validation_error');
+      const res = await refusedCreate(
+        () => t.post('/v1/runs', { workflowId: 'no-such-flow' }),
+        400,
+        'validation_error',
+      );
       assert.ok(Array.isArray(res.body.details.available));
-      for (const id of ['echo', 'approval', 'clarify', 'steps', 'fail']) assert.ok(res.body.details.available.includes(id), id);
+      for (const id of ['echo', 'approval', 'clarify', 'steps', 'fail'])
+        assert.ok(res.body.details.available.includes(id), id);
     });
 
     it('invalid inputs (steps: "x") → 400 validation_error naming the field', async () => {
-      const res = await refusedCreate(() => t.post('/v1/runs', { workflowId: 'steps', inputs: { steps: 'x' } }), 400, 'validation_error');
+      const res = await refusedCreate(
+        () => t.post('/v1/runs', { workflowId: 'steps', inputs: { steps: 'x' } }),
+        400,
+        'validation_error',
+      );
       assert.match(JSON.stringify(res.body), /steps/);
-      await refusedCreate(() => t.post('/v1/runs', { workflowId: 'steps', inputs: { steps: -1 } }), 400, 'validation_error');
+      await refusedCreate(
+        () => t.post('/v1/runs', { workflowId: 'steps', inputs: { steps: -1 } }),
+        400,
+        'validation_error',
+      );
     });
 
     it('missing workflowId, inputs not an object, unknown top-level field → 400', async () => {
       await refusedCreate(() => t.post('/v1/runs', { inputs: {} }), 400, 'validation_error');
       await refusedCreate(() => t.post('/v1/runs', { workflowId: 'echo', inputs: 'hi' }), 400, 'validation_error');
       await refusedCreate(() => t.post('/v1/runs', { workflowId: 'echo', surprise: true }), 400, 'validation_error');
-      await refusedCreate(() => t.post('/v1/runs', { workflowId: 'echo', tags: 'not-a-list' }), 400, 'validation_error');
+      await refusedCreate(
+        () => t.post('/v1/runs', { workflowId: 'echo', tags: 'not-a-list' }),
+        400,
+        'validation_error',
+      );
     });
 
     it('oversized body → 413 payload_too_large', async () => {
@@ -104,7 +135,11 @@ for (const dialect of DIALECTS) {
       const runs = await t.host.store.countRuns();
       assertEnvelope(await t.get(`/v1/runs/${UNKNOWN_RUN}`), 404, 'not_found');
       assertEnvelope(await t.post(`/v1/runs/${UNKNOWN_RUN}/cancel`), 404, 'not_found');
-      assertEnvelope(await t.post(`/v1/runs/${UNKNOWN_RUN}/interrupts/review`, { resumeValue: { action: 'accept' } }), 404, 'not_found');
+      assertEnvelope(
+        await t.post(`/v1/runs/${UNKNOWN_RUN}/interrupts/review`, { resumeValue: { action: 'accept' } }),
+        404,
+        'not_found',
+      );
       assertEnvelope(await t.post(`/v1/runs/${UNKNOWN_RUN}/approvals/review`, { action: 'accept' }), 404, 'not_found');
       assertEnvelope(await t.get(`/v1/runs/${UNKNOWN_RUN}/events/poll?lastSequence=-1&timeout=1`), 404, 'not_found');
       assert.equal(await t.host.store.countRuns(), runs);
@@ -112,16 +147,28 @@ for (const dialect of DIALECTS) {
 
     it('unknown node id on interrupts → 404 interrupt_not_found, nothing changes', async () => {
       const before = (await t.events(approvalRun)).length;
-      assertEnvelope(await t.post(`/v1/runs/${approvalRun}/interrupts/nope`, { resumeValue: { action: 'accept' } }), 404, 'interrupt_not_found');
+      assertEnvelope(
+        await t.post(`/v1/runs/${approvalRun}/interrupts/nope`, { resumeValue: { action: 'accept' } }),
+        404,
+        'interrupt_not_found',
+      );
       // The draft node exists but never opened an interrupt.
-      assertEnvelope(await t.post(`/v1/runs/${approvalRun}/interrupts/draft`, { resumeValue: { action: 'accept' } }), 404, 'interrupt_not_found');
+      assertEnvelope(
+        await t.post(`/v1/runs/${approvalRun}/interrupts/draft`, { resumeValue: { action: 'accept' } }),
+        404,
+        'interrupt_not_found',
+      );
       assert.equal((await t.events(approvalRun)).length, before);
       assert.equal((await t.get(`/v1/runs/${approvalRun}`)).body.status, 'waiting-approval');
     });
 
     it('a resolve body without resumeValue, or with extra fields → 400', async () => {
       const before = (await t.events(approvalRun)).length;
-      assertEnvelope(await t.post(`/v1/runs/${approvalRun}/interrupts/review`, { action: 'accept' }), 400, 'validation_error');
+      assertEnvelope(
+        await t.post(`/v1/runs/${approvalRun}/interrupts/review`, { action: 'accept' }),
+        400,
+        'validation_error',
+      );
       assertEnvelope(
         await t.post(`/v1/runs/${approvalRun}/interrupts/review`, { resumeValue: { action: 'accept' }, extra: 1 }),
         400,
@@ -132,7 +179,11 @@ for (const dialect of DIALECTS) {
 
     it('poll with lastSequence=abc, timeout out of range, unknown query field → 400', async () => {
       assertEnvelope(await t.get(`/v1/runs/${approvalRun}/events/poll?lastSequence=abc`), 400, 'validation_error');
-      assertEnvelope(await t.get(`/v1/runs/${approvalRun}/events/poll?lastSequence=0&timeout=61`), 400, 'validation_error');
+      assertEnvelope(
+        await t.get(`/v1/runs/${approvalRun}/events/poll?lastSequence=0&timeout=61`),
+        400,
+        'validation_error',
+      );
       assertEnvelope(await t.get(`/v1/runs/${approvalRun}/events/poll?cursor=3`), 400, 'validation_error');
     });
 
@@ -171,7 +222,13 @@ for (const dialect of DIALECTS) {
     });
 
     it('a wrong key, a near miss, a non-Bearer scheme → 401', async () => {
-      for (const authorization of ['Bearer key-cccccccc', `Bearer ${ALICE}x`, `Bearer ${ALICE.slice(0, -1)}`, `Basic ${ALICE}`, ALICE]) {
+      for (const authorization of [
+        'Bearer key-cccccccc',
+        `Bearer ${ALICE}x`,
+        `Bearer ${ALICE.slice(0, -1)}`,
+        `Basic ${ALICE}`,
+        ALICE,
+      ]) {
         const res = await t.get(`/v1/runs/${aliceRun}`, { authorization });
         assertEnvelope(res, 401, 'unauthenticated');
         assert.ok(res.headers['www-authenticate']);
@@ -193,7 +250,10 @@ for (const dialect of DIALECTS) {
       const probes: Array<[string, (id: string) => Promise<Reply>]> = [
         ['GET run', (id) => t.get(`/v1/runs/${id}`, bearer(BOB))],
         ['cancel', (id) => t.post(`/v1/runs/${id}/cancel`, {}, bearer(BOB))],
-        ['resolve', (id) => t.post(`/v1/runs/${id}/interrupts/review`, { resumeValue: { action: 'accept' } }, bearer(BOB))],
+        [
+          'resolve',
+          (id) => t.post(`/v1/runs/${id}/interrupts/review`, { resumeValue: { action: 'accept' } }, bearer(BOB)),
+        ],
         ['legacy approve', (id) => t.post(`/v1/runs/${id}/approvals/review`, { action: 'reject' }, bearer(BOB))],
         ['poll', (id) => t.get(`/v1/runs/${id}/events/poll?lastSequence=-1&timeout=1`, bearer(BOB))],
       ];
@@ -279,7 +339,10 @@ for (const dialect of DIALECTS) {
       const res = await t.get('/metrics');
       assert.equal(res.status, 200);
       assert.match(String(res.headers['content-type']), /text\/plain/);
-      assert.match(res.text, /^handoff_runs_started_total\{(?=[^}]*workflow="echo")(?=[^}]*instance="[^"]+")[^}]*\} \d+/m);
+      assert.match(
+        res.text,
+        /^handoff_runs_started_total\{(?=[^}]*workflow="echo")(?=[^}]*instance="[^"]+")[^}]*\} \d+/m,
+      );
     });
   });
 

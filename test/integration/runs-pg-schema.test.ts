@@ -12,8 +12,12 @@ describe('PostgreSQL schema isolation', { skip: PG_URL ? false : 'HANDOFF_TEST_P
     // Another schema that already holds Kysely's migration bookkeeping, as any migrated one does.
     await withPg(async (c) => {
       await c.query(`create schema ${decoy}`);
-      await c.query(`create table ${decoy}.kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`);
-      await c.query(`create table ${decoy}.kysely_migration_lock (id varchar(255) not null primary key, is_locked integer not null default 0)`);
+      await c.query(
+        `create table ${decoy}.kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`,
+      );
+      await c.query(
+        `create table ${decoy}.kysely_migration_lock (id varchar(255) not null primary key, is_locked integer not null default 0)`,
+      );
     });
   });
   after(async () => {
@@ -23,16 +27,13 @@ describe('PostgreSQL schema isolation', { skip: PG_URL ? false : 'HANDOFF_TEST_P
   // Regression: migrate() once built Kysely's Migrator without `migrationTableSchema`; Kysely then
   // looked for its tables in every schema and failed with 'relation "kysely_migration_lock" does
   // not exist' whenever another schema already held them.
-  it(
-    'a host migrates its fresh schema while another schema holds kysely_migration tables',
-    async () => {
-      const t = await startTestHost({ pg: true });
-      try {
-        const runId = await t.createRun('echo', { prompt: 'isolated' });
-        assert.equal((await t.waitForStatus(runId, ['completed'])).status, 'completed');
-      } finally {
-        await t.close();
-      }
-    },
-  );
+  it('a host migrates its fresh schema while another schema holds kysely_migration tables', async () => {
+    const t = await startTestHost({ pg: true });
+    try {
+      const runId = await t.createRun('echo', { prompt: 'isolated' });
+      assert.equal((await t.waitForStatus(runId, ['completed'])).status, 'completed');
+    } finally {
+      await t.close();
+    }
+  });
 });

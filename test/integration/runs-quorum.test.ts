@@ -28,7 +28,12 @@ const QUORUM_WORKFLOW = {
       typeId: 'core.approvalGate',
       name: 'Review',
       position: { x: 200, y: 0 },
-      config: { title: 'Two of us must agree', artifactFrom: 'draft', requiredApprovals: 2, approversList: ['alice', 'bob'] },
+      config: {
+        title: 'Two of us must agree',
+        artifactFrom: 'draft',
+        requiredApprovals: 2,
+        approversList: ['alice', 'bob'],
+      },
       inputs: {},
     },
     {
@@ -73,7 +78,8 @@ for (const dialect of DIALECTS) {
 
     const review = (runId: string, who: keyof typeof KEYS, resumeValue: unknown) =>
       t.post(`/v1/runs/${runId}/interrupts/review`, { resumeValue }, bearer(KEYS[who]));
-    const snapshot = async (runId: string): Promise<Json> => (await t.get(`/v1/runs/${runId}`, bearer(KEYS.alice))).body;
+    const snapshot = async (runId: string): Promise<Json> =>
+      (await t.get(`/v1/runs/${runId}`, bearer(KEYS.alice))).body;
     const eventCount = async (runId: string): Promise<number> => (await t.events(runId, bearer(KEYS.alice))).length;
 
     async function atGate(): Promise<string> {
@@ -143,7 +149,10 @@ for (const dialect of DIALECTS) {
     it('alice and bob accept at the same time → both votes count, the run completes once (×5)', async () => {
       for (let i = 0; i < 5; i++) {
         const runId = await atGate();
-        const [a, b] = await Promise.all([review(runId, 'alice', { action: 'accept' }), review(runId, 'bob', { action: 'accept' })]);
+        const [a, b] = await Promise.all([
+          review(runId, 'alice', { action: 'accept' }),
+          review(runId, 'bob', { action: 'accept' }),
+        ]);
         assert.equal(a.status, 200, a.text);
         assert.equal(b.status, 200, b.text);
         assert.deepEqual([a.body.interrupt.outcome, b.body.interrupt.outcome].sort(), ['resolved', 'vote-recorded']);

@@ -58,7 +58,8 @@ class Clock {
 }
 
 let counter = 0;
-const uid = (prefix: string): string => `${prefix}_${String(++counter).padStart(4, '0')}_${randomBytes(3).toString('hex')}`;
+const uid = (prefix: string): string =>
+  `${prefix}_${String(++counter).padStart(4, '0')}_${randomBytes(3).toString('hex')}`;
 const range = (n: number, from = 0): number[] => Array.from({ length: n }, (_, i) => from + i);
 const seqs = (events: RunEvent[]): number[] => events.map((e) => e.sequence);
 const ids = (runs: Array<{ runId: string }>): string[] => runs.map((r) => r.runId).sort();
@@ -118,7 +119,8 @@ async function assertGapFree(store: Store, runId: string, expected: number): Pro
 }
 
 /** A copy without own keys whose value is undefined (the shape a record read from the database has). */
-const withoutUndefined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const withoutUndefined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /**
  * `n` processes that open stores on command, each round on one database for all of them at
@@ -144,7 +146,9 @@ async function openTogether(rounds: OpenStoreOptions[], n: number): Promise<stri
     process.exit(0);`;
   const execArgv = process.execArgv.filter((a) => !a.startsWith('--test'));
   const procs = range(n).map(() =>
-    spawn(process.execPath, [...execArgv, '--input-type=module', '-e', child, connect], { stdio: ['pipe', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [...execArgv, '--input-type=module', '-e', child, connect], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
   );
   try {
     const lines = procs.map((p) => {
@@ -178,7 +182,8 @@ async function openTogether(rounds: OpenStoreOptions[], n: number): Promise<stri
   }
 }
 
-const isConflict = (r: PromiseSettledResult<unknown>): boolean => r.status === 'rejected' && r.reason instanceof ConflictError;
+const isConflict = (r: PromiseSettledResult<unknown>): boolean =>
+  r.status === 'rejected' && r.reason instanceof ConflictError;
 
 interface ContractEnv {
   /** The openStore options that reach the database named `at` (as `open({ at })` does), for other processes. */
@@ -236,7 +241,9 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const expectedMigrations = async (store: Store): Promise<string[]> =>
         Object.keys(await migrationProvider(store.dialect).getMigrations()).sort();
       const applied = async (store: Store): Promise<string[]> =>
-        (await sql<{ name: string }>`select name from kysely_migration`.execute(store.db)).rows.map((r) => r.name).sort();
+        (await sql<{ name: string }>`select name from kysely_migration`.execute(store.db)).rows
+          .map((r) => r.name)
+          .sort();
 
       it('opening the same database again is a no-op that keeps the data', async () => {
         const clock = new Clock();
@@ -245,12 +252,25 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const run = await insert(first, newRun(clock, { inputs: { n: 1 } }), [{ type: 'run.created' }]);
         const interrupt = newInterrupt(clock, run.runId);
         await first.transaction((tx) => tx.insertInterrupt(interrupt));
-        await first.transaction((tx) => tx.putIdempotency({ tenantId: 't', scope: 's', key: 'k', bodyHash: 'h', statusCode: 201, response: { ok: true } }));
+        await first.transaction((tx) =>
+          tx.putIdempotency({
+            tenantId: 't',
+            scope: 's',
+            key: 'k',
+            bodyHash: 'h',
+            statusCode: 201,
+            response: { ok: true },
+          }),
+        );
         await close(first);
 
         for (let i = 0; i < 2; i++) {
           const again = await openTracked({ at, now: clock.now });
-          assert.deepEqual(await applied(again), await expectedMigrations(again), 'each migration recorded exactly once');
+          assert.deepEqual(
+            await applied(again),
+            await expectedMigrations(again),
+            'each migration recorded exactly once',
+          );
           assert.deepEqual(await again.getRun(run.runId), run);
           assert.deepEqual(seqs(await again.listEvents(run.runId)), [0]);
           assert.deepEqual(await again.listInterrupts(run.runId), [interrupt]);
@@ -259,25 +279,25 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         }
       });
 
-      it(
-        'several processes opening one new database at once all start, and migrate it exactly once',
-        {
-          timeout: 120_000,
-        },
-        async () => {
-          const names = range(5).map(() => uid('db'));
-          const rounds = await openTogether(await Promise.all(names.map((at) => locate(at))), 4);
-          assert.deepEqual(rounds, rounds.map((r) => r.map(() => 'ok')), 'every process opened the store, every round');
-          for (const at of names) {
-            const store = await openTracked({ at });
-            try {
-              assert.deepEqual(await applied(store), await expectedMigrations(store));
-            } finally {
-              await close(store);
-            }
+      it('several processes opening one new database at once all start, and migrate it exactly once', {
+        timeout: 120_000,
+      }, async () => {
+        const names = range(5).map(() => uid('db'));
+        const rounds = await openTogether(await Promise.all(names.map((at) => locate(at))), 4);
+        assert.deepEqual(
+          rounds,
+          rounds.map((r) => r.map(() => 'ok')),
+          'every process opened the store, every round',
+        );
+        for (const at of names) {
+          const store = await openTracked({ at });
+          try {
+            assert.deepEqual(await applied(store), await expectedMigrations(store));
+          } finally {
+            await close(store);
           }
-        },
-      );
+        }
+      });
     });
 
     describe('insertRun / getRun', () => {
@@ -290,9 +310,21 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           principalId: 'user:alice@example.com',
           workflowId: 'wf.review/v2',
           status: 'running',
-          inputs: { text: 'line1\nline2 "q" \\ ✓ \u0000 end', n: 42.5, flag: false, nothing: null, list: [1, 'two', { three: [3] }] },
+          inputs: {
+            text: 'line1\nline2 "q" \\ ✓ \u0000 end',
+            n: 42.5,
+            flag: false,
+            nothing: null,
+            list: [1, 'two', { three: [3] }],
+          },
           state: { outputs: { draft: { text: 'hello', tokens: 12 } }, vars: { round: 2, approved: null } },
-          cursor: { nodeId: 'review', wakeAt: T0 + 90 * DAY, ordinals: { draft: 2, review: 1 }, carry: { feedback: 'shorter' }, started: true },
+          cursor: {
+            nodeId: 'review',
+            wakeAt: T0 + 90 * DAY,
+            ordinals: { draft: 2, review: 1 },
+            carry: { feedback: 'shorter' },
+            started: true,
+          },
           error: { code: 'node_execution_error', message: 'boom', details: { attempt: 3, cause: { status: 503 } } },
           tags: ['urgent', 'finance', ''],
           metadata: { source: 'a2a', contextId: 'ctx-1', nested: { deep: { deeper: [true] } } },
@@ -301,13 +333,16 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           wakeAt: T0 + 90 * DAY, // > 2^32: a real 64-bit epoch-ms value
           completedAt: new Date(T0 + 5).toISOString(),
         });
-        const change = await store().transaction((tx) => tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]));
+        const change = await store().transaction((tx) =>
+          tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]),
+        );
         const expected: RunRecord = { ...run, nextSeq: 2, version: 1, updatedAt: clock.iso() };
         assert.deepEqual(change.run, expected);
         assert.equal(change.before, undefined);
         const read = await mustGet(store(), run.runId);
         assert.deepEqual(read, expected);
-        for (const n of [read.wakeAt, read.leaseExpiresAt, read.nextSeq, read.version, read.cursor.wakeAt]) assert.equal(typeof n, 'number');
+        for (const n of [read.wakeAt, read.leaseExpiresAt, read.nextSeq, read.version, read.cursor.wakeAt])
+          assert.equal(typeof n, 'number');
       });
 
       it('keeps absent optional fields absent', async () => {
@@ -331,8 +366,21 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const change = await store().transaction((tx) => tx.insertRun(run, events));
         const stored = await store().listEvents(run.runId);
         assert.deepEqual(stored, [
-          { runId: run.runId, sequence: 0, type: 'run.created', payload: { workflowId: 'wf-approve' }, timestamp: clock.iso() },
-          { runId: run.runId, sequence: 1, type: 'node.started', nodeId: 'start', payload: { ordinal: 0 }, timestamp: clock.iso() },
+          {
+            runId: run.runId,
+            sequence: 0,
+            type: 'run.created',
+            payload: { workflowId: 'wf-approve' },
+            timestamp: clock.iso(),
+          },
+          {
+            runId: run.runId,
+            sequence: 1,
+            type: 'node.started',
+            nodeId: 'start',
+            payload: { ordinal: 0 },
+            timestamp: clock.iso(),
+          },
           { runId: run.runId, sequence: 2, type: 'run.note', payload: {}, timestamp: clock.iso() },
         ]);
         assert.deepEqual(change.events, stored);
@@ -351,7 +399,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('a second insert of the same runId fails and changes nothing', async () => {
         const run = newRun(clock, { inputs: { first: true } });
         const original = await insert(store(), run, [{ type: 'run.created' }]);
-        await assert.rejects(store().transaction((tx) => tx.insertRun({ ...run, inputs: { first: false } }, [{ type: 'x' }, { type: 'y' }])));
+        await assert.rejects(
+          store().transaction((tx) =>
+            tx.insertRun({ ...run, inputs: { first: false } }, [{ type: 'x' }, { type: 'y' }]),
+          ),
+        );
         assert.deepEqual(await store().getRun(run.runId), original);
         assert.deepEqual(seqs(await store().listEvents(run.runId)), [0]);
       });
@@ -364,7 +416,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('appends gap-free sequences across commits, bumps version, returns the new record', async () => {
         let run = await insert(store(), newRun(clock), [{ type: 'run.created' }, { type: 'run.queued' }]);
         const batches: NewEvent[][] = [
-          [{ type: 'run.started' }, { type: 'node.started', nodeId: 'a' }, { type: 'node.completed', nodeId: 'a', payload: { out: 1 } }],
+          [
+            { type: 'run.started' },
+            { type: 'node.started', nodeId: 'a' },
+            { type: 'node.completed', nodeId: 'a', payload: { out: 1 } },
+          ],
           [],
           [{ type: 'node.started', nodeId: 'b' }],
         ];
@@ -372,7 +428,9 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         for (const [i, batch] of batches.entries()) {
           clock.advance(1000);
           const before = run;
-          const change = await store().transaction((tx) => tx.commitRun(before, { status: 'running', metadata: { step: i } }, batch));
+          const change = await store().transaction((tx) =>
+            tx.commitRun(before, { status: 'running', metadata: { step: i } }, batch),
+          );
           assert.deepEqual(change.before, before);
           assert.equal(change.run.version, before.version + 1);
           assert.equal(change.run.nextSeq, next + batch.length);
@@ -394,7 +452,12 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('applies the patch, and an explicit undefined clears an optional field', async () => {
         const run = await insert(
           store(),
-          newRun(clock, { wakeAt: T0 + DAY, error: { code: 'x', message: 'old' }, leaseOwner: 'w', leaseExpiresAt: T0 + 1 }),
+          newRun(clock, {
+            wakeAt: T0 + DAY,
+            error: { code: 'x', message: 'old' },
+            leaseOwner: 'w',
+            leaseExpiresAt: T0 + 1,
+          }),
         );
         const after = await commit(store(), run, {
           status: 'completed',
@@ -414,19 +477,19 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.deepEqual(read.cursor, { ordinals: { a: 1 } });
         assert.deepEqual(read.metadata, { finished: true });
         assert.equal(read.completedAt, clock.iso());
-        for (const key of ['wakeAt', 'error', 'leaseOwner', 'leaseExpiresAt'] as const) assert.equal(key in read, false, `${key} cleared`);
+        for (const key of ['wakeAt', 'error', 'leaseOwner', 'leaseExpiresAt'] as const)
+          assert.equal(key in read, false, `${key} cleared`);
       });
 
-      it(
-        'the record commitRun returns has exactly the shape getRun reads back, also when the patch clears a field',
-        {
-        },
-        async () => {
-          const run = await insert(store(), newRun(clock, { wakeAt: T0 + DAY, leaseOwner: 'w', leaseExpiresAt: T0 + 1 }));
-          const after = await commit(store(), run, { wakeAt: undefined, leaseOwner: undefined, leaseExpiresAt: undefined });
-          assert.deepEqual(after, await store().getRun(run.runId));
-        },
-      );
+      it('the record commitRun returns has exactly the shape getRun reads back, also when the patch clears a field', {}, async () => {
+        const run = await insert(store(), newRun(clock, { wakeAt: T0 + DAY, leaseOwner: 'w', leaseExpiresAt: T0 + 1 }));
+        const after = await commit(store(), run, {
+          wakeAt: undefined,
+          leaseOwner: undefined,
+          leaseExpiresAt: undefined,
+        });
+        assert.deepEqual(after, await store().getRun(run.runId));
+      });
 
       it('chains: the record a commit returns is the `before` of the next, in one transaction', async () => {
         const run = await insert(store(), newRun(clock), [{ type: 'a' }]);
@@ -437,7 +500,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
         assert.equal(last.version, 3);
         const events = await assertGapFree(store(), run.runId, 4);
-        assert.deepEqual(events.map((e) => e.type), ['a', 'b', 'c', 'd']);
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['a', 'b', 'c', 'd'],
+        );
       });
 
       it('a stale `before` throws ConflictError and writes nothing', async () => {
@@ -447,20 +513,34 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         await assert.rejects(
           store().transaction(async (tx) => {
             await tx.insertInterrupt(newInterrupt(clock, run.runId));
-            await tx.putIdempotency({ tenantId: 't', scope: 'stale', key: run.runId, bodyHash: 'h', statusCode: 200, response: {} });
+            await tx.putIdempotency({
+              tenantId: 't',
+              scope: 'stale',
+              key: run.runId,
+              bodyHash: 'h',
+              statusCode: 200,
+              response: {},
+            });
             return tx.commitRun(stale, { status: 'failed' }, [{ type: 'run.failed' }, { type: 'extra' }]);
           }),
           ConflictError,
         );
         assert.deepEqual(await store().getRun(run.runId), current);
         await assertGapFree(store(), run.runId, 2);
-        assert.deepEqual(await store().listInterrupts(run.runId), [], 'writes earlier in the transaction are rolled back too');
+        assert.deepEqual(
+          await store().listInterrupts(run.runId),
+          [],
+          'writes earlier in the transaction are rolled back too',
+        );
         assert.equal(await store().transaction((tx) => tx.getIdempotency('t', 'stale', run.runId)), undefined);
       });
 
       it('commitRun on a run that does not exist throws ConflictError', async () => {
         const ghost: RunRecord = { ...newRun(clock), nextSeq: 0, version: 1, updatedAt: clock.iso() };
-        await assert.rejects(store().transaction((tx) => tx.commitRun(ghost, {}, [{ type: 'x' }])), ConflictError);
+        await assert.rejects(
+          store().transaction((tx) => tx.commitRun(ghost, {}, [{ type: 'x' }])),
+          ConflictError,
+        );
         assert.equal(await store().getRun(ghost.runId), undefined);
         assert.deepEqual(await store().listEvents(ghost.runId), []);
       });
@@ -536,8 +616,16 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           off();
         }
         const succeeded = runs.filter((_, i) => i % 4 === 0 || i % 4 === 3).map((r) => r.runId);
-        assert.deepEqual([...heard].sort(), [...succeeded].sort(), 'one notification per committed transaction, none for failed ones');
-        assert.equal((await mustGet(store(), taken.runId)).version, 1, 'the run the violations collided with is untouched');
+        assert.deepEqual(
+          [...heard].sort(),
+          [...succeeded].sort(),
+          'one notification per committed transaction, none for failed ones',
+        );
+        assert.equal(
+          (await mustGet(store(), taken.runId)).version,
+          1,
+          'the run the violations collided with is untouched',
+        );
       });
 
       it('a later transaction of the same group sees what an earlier one committed', async (t) => {
@@ -545,14 +633,19 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         if (store().dialect !== 'sqlite') return t.skip('SQLite only: PostgreSQL transactions are concurrent');
         const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
         const results = await Promise.all([
-          store().transaction(async (tx) => (await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }])).run),
+          store().transaction(
+            async (tx) => (await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }])).run,
+          ),
           store().transaction(async (tx) => {
             const current = await tx.getRun(run.runId);
             assert.ok(current);
             return (await tx.commitRun(current, { status: 'completed' }, [{ type: 'run.completed' }])).run;
           }),
         ]);
-        assert.deepEqual(results.map((r) => r.version), [2, 3]);
+        assert.deepEqual(
+          results.map((r) => r.version),
+          [2, 3],
+        );
         assert.equal((await mustGet(store(), run.runId)).status, 'completed');
         await assertGapFree(store(), run.runId, 3);
       });
@@ -575,8 +668,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             const { run } = await tx.insertRun(fresh, [{ type: 'run.created' }], { defer: true });
             assert.deepEqual(await tx.getRun(fresh.runId), run, 'the transaction reads its own deferred copy');
             const { run: mid } = await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
-            await assert.rejects(tx.commitRun(run, { status: 'failed' }, []), ConflictError, 'a stale before is refused as for a written row');
-            const { run: end } = await tx.commitRun(mid, { status: 'completed', completedAt: clock.iso() }, [{ type: 'run.completed' }]);
+            await assert.rejects(
+              tx.commitRun(run, { status: 'failed' }, []),
+              ConflictError,
+              'a stale before is refused as for a written row',
+            );
+            const { run: end } = await tx.commitRun(mid, { status: 'completed', completedAt: clock.iso() }, [
+              { type: 'run.completed' },
+            ]);
             return end;
           });
           assert.deepEqual(await store().getRun(fresh.runId), final, 'the row is the final state, exactly as returned');
@@ -587,7 +686,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           assert.equal(mine[0]?.before, undefined);
           assert.deepEqual(seqs(mine[0]?.events ?? []), [0, 1, 2]);
           assert.equal(heard.length, 1);
-          assert.deepEqual(heard[0]?.map((c) => c.run.status), ['completed']);
+          assert.deepEqual(
+            heard[0]?.map((c) => c.run.status),
+            ['completed'],
+          );
         } finally {
           off();
         }
@@ -625,7 +727,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         try {
           await store().transaction(async (tx) => {
             await tx.insertRun(fresh, [{ type: 'run.created' }]);
-            await tx.commitRun(other, { status: 'running' }, [{ type: 'run.started' }, { type: 'node.started', nodeId: 'n' }]);
+            await tx.commitRun(other, { status: 'running' }, [
+              { type: 'run.started' },
+              { type: 'node.started', nodeId: 'n' },
+            ]);
             assert.equal(calls.length, 0, 'not called before commit');
           });
         } finally {
@@ -664,9 +769,19 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           );
           await commit(store(), run, {}, []);
           assert.equal(calls.length, 2);
-          await assert.rejects(store().transaction((tx) => tx.commitRun(run, {}, [{ type: 'stale' }])), ConflictError);
+          await assert.rejects(
+            store().transaction((tx) => tx.commitRun(run, {}, [{ type: 'stale' }])),
+            ConflictError,
+          );
           await store().transaction((tx) =>
-            tx.putIdempotency({ tenantId: 't', scope: 'listeners', key: run.runId, bodyHash: 'h', statusCode: 200, response: null }),
+            tx.putIdempotency({
+              tenantId: 't',
+              scope: 'listeners',
+              key: run.runId,
+              bodyHash: 'h',
+              statusCode: 200,
+              response: null,
+            }),
           );
           assert.equal(calls.length, 2);
         } finally {
@@ -704,12 +819,17 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const store = sharedStore(clock);
       const seen: Array<{ runId: string; version: number; readInside: number | undefined }> = [];
       /** A derived record written by the hook, keyed by the run version it was derived from. */
-      const derived = (run: RunRecord) => store().transaction((tx) => tx.getIdempotency(run.tenantId, 'derived', `${run.runId}@${run.version}`));
+      const derived = (run: RunRecord) =>
+        store().transaction((tx) => tx.getIdempotency(run.tenantId, 'derived', `${run.runId}@${run.version}`));
 
       before(() => {
         store().addTransitionHook(async (tx, change) => {
           if (change.run.metadata.explode === true) throw new Error('hook refused the transition');
-          seen.push({ runId: change.run.runId, version: change.run.version, readInside: (await tx.getRun(change.run.runId))?.version });
+          seen.push({
+            runId: change.run.runId,
+            version: change.run.version,
+            readInside: (await tx.getRun(change.run.runId))?.version,
+          });
           await tx.putIdempotency({
             tenantId: change.run.tenantId,
             scope: 'derived',
@@ -723,7 +843,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       it('run inside the transaction of every insert and commit, and their writes commit with it', async () => {
         const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
-        const next = await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }, { type: 'node.started' }]);
+        const next = await commit(store(), run, { status: 'running' }, [
+          { type: 'run.started' },
+          { type: 'node.started' },
+        ]);
         assert.deepEqual(
           seen.filter((s) => s.runId === run.runId),
           [
@@ -754,7 +877,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const off = store().onCommit((c) => calls.push(c));
         try {
           const doomed = newRun(clock, { metadata: { explode: true } });
-          await assert.rejects(store().transaction((tx) => tx.insertRun(doomed, [{ type: 'run.created' }])), /hook refused/);
+          await assert.rejects(
+            store().transaction((tx) => tx.insertRun(doomed, [{ type: 'run.created' }])),
+            /hook refused/,
+          );
           assert.equal(await store().getRun(doomed.runId), undefined);
           assert.deepEqual(await store().listEvents(doomed.runId), []);
 
@@ -860,7 +986,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
         // An `ask` exchange keeps it open.
         clock.advance(1000);
-        const asked: InterruptRecord = { ...rec, exchanges: [{ principalId: 'bob', question: 'Why?', at: clock.iso() }] };
+        const asked: InterruptRecord = {
+          ...rec,
+          exchanges: [{ principalId: 'bob', question: 'Why?', at: clock.iso() }],
+        };
         assert.equal(await store().transaction((tx) => tx.updateInterrupt(asked, 'open')), true);
         assert.deepEqual(await store().getOpenInterrupt(run.runId), asked);
 
@@ -874,11 +1003,24 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           resolvedAt: clock.iso(),
         };
         assert.equal(await store().transaction((tx) => tx.updateInterrupt(resolved, 'open')), true);
-        const rejected: InterruptRecord = { ...asked, status: 'resolved', resolution: { action: 'reject' }, resolvedBy: 'carol', resolvedAt: clock.iso() };
-        assert.equal(await store().transaction((tx) => tx.updateInterrupt(rejected, 'open')), false, 'the loser is told');
+        const rejected: InterruptRecord = {
+          ...asked,
+          status: 'resolved',
+          resolution: { action: 'reject' },
+          resolvedBy: 'carol',
+          resolvedAt: clock.iso(),
+        };
+        assert.equal(
+          await store().transaction((tx) => tx.updateInterrupt(rejected, 'open')),
+          false,
+          'the loser is told',
+        );
         assert.deepEqual(await store().listInterrupts(run.runId), [resolved], 'and changes nothing');
         assert.equal(await store().getOpenInterrupt(run.runId), undefined);
-        assert.equal(await store().transaction((tx) => tx.updateInterrupt({ ...rec, interruptId: 'int_unknown' }, 'open')), false);
+        assert.equal(
+          await store().transaction((tx) => tx.updateInterrupt({ ...rec, interruptId: 'int_unknown' }, 'open')),
+          false,
+        );
       });
 
       it('two concurrent resolutions: exactly one wins', async () => {
@@ -891,7 +1033,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             store().transaction(async (tx) => {
               const open = await tx.getOpenInterrupt(run.runId);
               if (!open) return false;
-              return tx.updateInterrupt({ ...open, status: 'resolved', resolvedBy: who, resolvedAt: clock.iso(), resolution: { by: who } }, 'open');
+              return tx.updateInterrupt(
+                { ...open, status: 'resolved', resolvedBy: who, resolvedAt: clock.iso(), resolution: { by: who } },
+                'open',
+              );
             }),
           ),
         );
@@ -908,9 +1053,19 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         await store().transaction((tx) => tx.insertInterrupt(first));
         clock.advance(1000);
         const second = newInterrupt(clock, run.runId, { nodeId: 'gate', data: { round: 2 } });
-        const elsewhere = newInterrupt(clock, run.runId, { nodeId: 'ask', kind: 'clarification', data: { questions: ['Which region?'] } });
+        const elsewhere = newInterrupt(clock, run.runId, {
+          nodeId: 'ask',
+          kind: 'clarification',
+          data: { questions: ['Which region?'] },
+        });
         await store().transaction(async (tx) => {
-          assert.equal(await tx.updateInterrupt({ ...first, status: 'resolved', resolvedAt: clock.iso(), resolution: { action: 'refine' } }, 'open'), true);
+          assert.equal(
+            await tx.updateInterrupt(
+              { ...first, status: 'resolved', resolvedAt: clock.iso(), resolution: { action: 'refine' } },
+              'open',
+            ),
+            true,
+          );
           await tx.insertInterrupt(second);
           await tx.insertInterrupt(elsewhere);
         });
@@ -921,7 +1076,9 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           assert.equal((await tx.getOpenInterrupt(run.runId, 'gate'))?.interruptId, second.interruptId);
         });
         clock.advance(1000);
-        await store().transaction((tx) => tx.updateInterrupt({ ...second, status: 'resolved', resolvedAt: clock.iso() }, 'open'));
+        await store().transaction((tx) =>
+          tx.updateInterrupt({ ...second, status: 'resolved', resolvedAt: clock.iso() }, 'open'),
+        );
         const latest = await store().transaction((tx) => tx.getLatestInterrupt(run.runId, 'gate'));
         assert.equal(latest?.interruptId, second.interruptId);
         assert.equal(latest?.status, 'resolved');
@@ -935,7 +1092,13 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const other = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
         const openA = newInterrupt(clock, run.runId, { nodeId: 'a' });
         const openB = newInterrupt(clock, run.runId, { nodeId: 'b', kind: 'clarification' });
-        const done = newInterrupt(clock, run.runId, { nodeId: 'c', status: 'resolved', resolvedBy: 'bob', resolvedAt: clock.iso(), resolution: { x: 1 } });
+        const done = newInterrupt(clock, run.runId, {
+          nodeId: 'c',
+          status: 'resolved',
+          resolvedBy: 'bob',
+          resolvedAt: clock.iso(),
+          resolution: { x: 1 },
+        });
         const foreign = newInterrupt(clock, other.runId);
         await store().transaction(async (tx) => {
           for (const r of [openA, openB, done, foreign]) await tx.insertInterrupt(r);
@@ -954,7 +1117,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
     describe('idempotency', () => {
       const clock = new Clock();
       const store = sharedStore(clock);
-      const rec = (key: string, over: Partial<{ tenantId: string; scope: string; response: unknown; statusCode: number }> = {}) => ({
+      const rec = (
+        key: string,
+        over: Partial<{ tenantId: string; scope: string; response: unknown; statusCode: number }> = {},
+      ) => ({
         tenantId: 'tenant-a',
         scope: 'POST /v1/runs',
         key,
@@ -970,7 +1136,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         await store().transaction((tx) => tx.putIdempotency(rec(key, { tenantId: 'tenant-b', response: 'b' })));
         await store().transaction((tx) => tx.putIdempotency(rec(key, { scope: 'message/send', response: ['s'] })));
         await store().transaction(async (tx) => {
-          assert.deepEqual(await tx.getIdempotency('tenant-a', 'POST /v1/runs', key), { ...rec(key), createdAt: clock.iso() });
+          assert.deepEqual(await tx.getIdempotency('tenant-a', 'POST /v1/runs', key), {
+            ...rec(key),
+            createdAt: clock.iso(),
+          });
           assert.equal((await tx.getIdempotency('tenant-b', 'POST /v1/runs', key))?.response, 'b');
           assert.deepEqual((await tx.getIdempotency('tenant-a', 'message/send', key))?.response, ['s']);
           assert.equal(await tx.getIdempotency('tenant-c', 'POST /v1/runs', key), undefined);
@@ -981,7 +1150,9 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('a duplicate put of the same (tenant, scope, key) fails and keeps the first', async () => {
         const key = uid('key');
         await store().transaction((tx) => tx.putIdempotency(rec(key)));
-        await assert.rejects(store().transaction((tx) => tx.putIdempotency(rec(key, { statusCode: 500, response: 'second' }))));
+        await assert.rejects(
+          store().transaction((tx) => tx.putIdempotency(rec(key, { statusCode: 500, response: 'second' }))),
+        );
         const stored = await store().transaction((tx) => tx.getIdempotency('tenant-a', 'POST /v1/runs', key));
         assert.equal(stored?.statusCode, 201);
         assert.deepEqual(stored?.response, rec(key).response);
@@ -1006,7 +1177,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           const r = results[i]!;
           return r.status === 'fulfilled' && r.value === 'created';
         });
-        assert.equal(created.length, 1, `exactly one creator wins: ${JSON.stringify(results.map((r) => r.status === 'fulfilled' ? r.value : 'rejected'))}`);
+        assert.equal(
+          created.length,
+          1,
+          `exactly one creator wins: ${JSON.stringify(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')))}`,
+        );
         const winner = `${key}-run-${created[0]}`;
         const stored = await store().transaction((tx) => tx.getIdempotency('tenant-a', 'POST /v1/runs', key));
         assert.deepEqual(stored?.response, { runId: winner });
@@ -1042,12 +1217,28 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           const duePast = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms - 10_000 }));
           const dueNow = await insert(store, newRun(clock, { status: 'pending', wakeAt: clock.ms }));
           const notDue = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms + 1 }));
-          const notDueWaiting = await insert(store, newRun(clock, { status: 'waiting-approval', wakeAt: clock.ms - 1 }));
-          const leased = await insert(store, newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms + 1 }));
-          const expired = await insert(store, newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms - 1 }));
+          const notDueWaiting = await insert(
+            store,
+            newRun(clock, { status: 'waiting-approval', wakeAt: clock.ms - 1 }),
+          );
+          const leased = await insert(
+            store,
+            newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms + 1 }),
+          );
+          const expired = await insert(
+            store,
+            newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms - 1 }),
+          );
 
           const claimed = await store.claimRuns('w1', 1000, 100);
-          const want = [byStatus.get('pending')!, byStatus.get('running')!, byStatus.get('cancelling')!, duePast, dueNow, expired];
+          const want = [
+            byStatus.get('pending')!,
+            byStatus.get('running')!,
+            byStatus.get('cancelling')!,
+            duePast,
+            dueNow,
+            expired,
+          ];
           assert.deepEqual(ids(claimed), ids(want));
           for (const run of claimed) {
             assert.equal(run.leaseOwner, 'w1');
@@ -1065,11 +1256,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('claiming changes only the lease', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
-          const run = await insert(store, newRun(clock, { inputs: { a: 1 }, metadata: { m: true } }), [{ type: 'run.created' }]);
+          const run = await insert(store, newRun(clock, { inputs: { a: 1 }, metadata: { m: true } }), [
+            { type: 'run.created' },
+          ]);
           clock.advance(10);
           const [claimed] = await store.claimRuns('w1', 500, 10);
           assert.ok(claimed);
-          const strip = ({ leaseOwner: _o, leaseExpiresAt: _e, version: _v, updatedAt: _u, ...rest }: RunRecord) => rest;
+          const strip = ({ leaseOwner: _o, leaseExpiresAt: _e, version: _v, updatedAt: _u, ...rest }: RunRecord) =>
+            rest;
           assert.deepEqual(strip(claimed), strip(run));
           await assertGapFree(store, run.runId, 1);
         });
@@ -1193,57 +1387,52 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             // Retire this round's runs so the next round starts from exactly 20 runnable ones.
             for (const r of runs) {
               const cur = await mustGet(store, r.runId);
-              await commit(store, cur, { status: 'completed', completedAt: clock.iso(), leaseOwner: undefined, leaseExpiresAt: undefined });
+              await commit(store, cur, {
+                status: 'completed',
+                completedAt: clock.iso(),
+                leaseOwner: undefined,
+                leaseExpiresAt: undefined,
+              });
             }
           }
         });
       });
 
-      it(
-        'commitRun keeps a lease renewed after its `before` was read',
-        {
-        },
-        async () => {
-          const clock = new Clock();
-          await withStore(clock, async (store) => {
-            await insert(store, newRun(clock));
-            const [claimed] = await store.claimRuns('w1', 1000, 10); // lease until T0+1000
-            assert.ok(claimed);
-            clock.advance(800);
-            assert.equal(await store.renewLease(claimed.runId, 'w1', 1000), true); // until T0+1800
-            const after = await commit(store, claimed, { status: 'running' }, [{ type: 'run.started' }]);
-            assert.equal(after.leaseExpiresAt, T0 + 1800, 'returned record');
-            assert.equal((await mustGet(store, claimed.runId)).leaseExpiresAt, T0 + 1800, 'stored record');
-            clock.advance(400); // T0+1200: past the stale expiry, inside the renewed one
-            assert.deepEqual(await store.claimRuns('w2', 1000, 10), [], 'no second worker while w1 holds a live lease');
-          });
-        },
-      );
+      it('commitRun keeps a lease renewed after its `before` was read', {}, async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          await insert(store, newRun(clock));
+          const [claimed] = await store.claimRuns('w1', 1000, 10); // lease until T0+1000
+          assert.ok(claimed);
+          clock.advance(800);
+          assert.equal(await store.renewLease(claimed.runId, 'w1', 1000), true); // until T0+1800
+          const after = await commit(store, claimed, { status: 'running' }, [{ type: 'run.started' }]);
+          assert.equal(after.leaseExpiresAt, T0 + 1800, 'returned record');
+          assert.equal((await mustGet(store, claimed.runId)).leaseExpiresAt, T0 + 1800, 'stored record');
+          clock.advance(400); // T0+1200: past the stale expiry, inside the renewed one
+          assert.deepEqual(await store.claimRuns('w2', 1000, 10), [], 'no second worker while w1 holds a live lease');
+        });
+      });
 
-      it(
-        'a commit from a worker whose lease was taken over does not hand the lease back to it',
-        {
-        },
-        async () => {
-          const clock = new Clock();
-          await withStore(clock, async (store) => {
-            await insert(store, newRun(clock));
-            const [mine] = await store.claimRuns('w1', 1000, 10);
-            assert.ok(mine);
-            clock.advance(1001);
-            const [theirs] = await store.claimRuns('w2', 1000, 10);
-            assert.equal(theirs?.runId, mine.runId);
-            // w1 still believes it holds the run and commits from its old snapshot.
-            await commit(store, mine, { status: 'running' }, [{ type: 'run.started' }]).catch((err: unknown) => {
-              if (!(err instanceof ConflictError)) throw err; // rejecting the stale holder is fine too
-            });
-            const now = await mustGet(store, mine.runId);
-            assert.equal(now.leaseOwner, 'w2');
-            assert.equal(now.leaseExpiresAt, clock.ms + 1000);
-            assert.equal(await store.renewLease(mine.runId, 'w1', 1000), false);
+      it('a commit from a worker whose lease was taken over does not hand the lease back to it', {}, async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          await insert(store, newRun(clock));
+          const [mine] = await store.claimRuns('w1', 1000, 10);
+          assert.ok(mine);
+          clock.advance(1001);
+          const [theirs] = await store.claimRuns('w2', 1000, 10);
+          assert.equal(theirs?.runId, mine.runId);
+          // w1 still believes it holds the run and commits from its old snapshot.
+          await commit(store, mine, { status: 'running' }, [{ type: 'run.started' }]).catch((err: unknown) => {
+            if (!(err instanceof ConflictError)) throw err; // rejecting the stale holder is fine too
           });
-        },
-      );
+          const now = await mustGet(store, mine.runId);
+          assert.equal(now.leaseOwner, 'w2');
+          assert.equal(now.leaseExpiresAt, clock.ms + 1000);
+          assert.equal(await store.renewLease(mine.runId, 'w1', 1000), false);
+        });
+      });
     });
 
     describe('nextWakeAt', () => {
@@ -1325,11 +1514,15 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             batches.push(runIds.length);
           });
           const old: RunRecord[] = [];
-          for (let i = 0; i < 5; i++) old.push(await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }));
+          for (let i = 0; i < 5; i++)
+            old.push(await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }));
           const young = await seed(store, clock, { status: 'completed', completedAt: clock.iso() });
           assert.equal(await store.purgeTerminalBefore(new Date(T0 - 1), 2), 5);
           assert.ok(batches.every((n) => n <= 2));
-          assert.equal(batches.reduce((a, b) => a + b, 0), 5);
+          assert.equal(
+            batches.reduce((a, b) => a + b, 0),
+            5,
+          );
           for (const run of old) await gone(store, run.runId);
           await kept(store, young);
         });
@@ -1351,19 +1544,17 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
       });
 
-      it(
-        'purgeTerminalBefore never deletes a non-terminal run, even one carrying a completedAt',
-        {
-        },
-        async () => {
-          const clock = new Clock();
-          await withStore(clock, async (store) => {
-            const odd = await seed(store, clock, { status: 'running', completedAt: new Date(T0 - 3 * DAY).toISOString() });
-            assert.equal(await store.purgeTerminalBefore(new Date(T0)), 0);
-            await kept(store, odd);
+      it('purgeTerminalBefore never deletes a non-terminal run, even one carrying a completedAt', {}, async () => {
+        const clock = new Clock();
+        await withStore(clock, async (store) => {
+          const odd = await seed(store, clock, {
+            status: 'running',
+            completedAt: new Date(T0 - 3 * DAY).toISOString(),
           });
-        },
-      );
+          assert.equal(await store.purgeTerminalBefore(new Date(T0)), 0);
+          await kept(store, odd);
+        });
+      });
     });
 
     describe('concurrency on one run', () => {
@@ -1390,10 +1581,13 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.equal(stored.version, 2);
         assert.deepEqual(stored.metadata, { writer: won[0] });
         const events = await assertGapFree(store(), run.runId, 3);
-        assert.deepEqual(events.slice(1).map((e) => e.payload), [
-          { writer: won[0], part: 0 },
-          { writer: won[0], part: 1 },
-        ]);
+        assert.deepEqual(
+          events.slice(1).map((e) => e.payload),
+          [
+            { writer: won[0], part: 0 },
+            { writer: won[0], part: 1 },
+          ],
+        );
       });
 
       it(`${N} writers each reading inside their own transaction: one success per version, gap-free log`, async () => {
@@ -1403,17 +1597,24 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             store().transaction(async (tx) => {
               const cur = await tx.getRun(run.runId);
               assert.ok(cur);
-              return (await tx.commitRun(cur, { metadata: { writer: w } }, [
-                { type: 'step', payload: { writer: w, part: 0 } },
-                { type: 'step', payload: { writer: w, part: 1 } },
-              ])).run;
+              return (
+                await tx.commitRun(cur, { metadata: { writer: w } }, [
+                  { type: 'step', payload: { writer: w, part: 0 } },
+                  { type: 'step', payload: { writer: w, part: 1 } },
+                ])
+              ).run;
             }),
           ),
         );
-        for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `unexpected ${String(r.reason)}`);
+        for (const r of results)
+          if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `unexpected ${String(r.reason)}`);
         const wins = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         assert.ok(wins.length >= 1);
-        assert.deepEqual(wins.map((w) => w.version).sort((x, y) => x - y), range(wins.length, 2), 'one success per version');
+        assert.deepEqual(
+          wins.map((w) => w.version).sort((x, y) => x - y),
+          range(wins.length, 2),
+          'one success per version',
+        );
         const stored = await mustGet(store(), run.runId);
         assert.equal(stored.version, 1 + wins.length);
         const events = await assertGapFree(store(), run.runId, 1 + 2 * wins.length);
@@ -1424,7 +1625,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           assert.deepEqual([p0.part, p1.part], [0, 1]);
         }
         assert.deepEqual(
-          events.slice(1).filter((_, i) => i % 2 === 0).map((e) => e.payload.writer).sort(),
+          events
+            .slice(1)
+            .filter((_, i) => i % 2 === 0)
+            .map((e) => e.payload.writer)
+            .sort(),
           wins.map((w) => w.metadata.writer).sort(),
         );
       });
@@ -1460,7 +1665,13 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const stored = await mustGet(store(), run.runId);
         assert.equal(stored.version, 1 + N);
         const events = await assertGapFree(store(), run.runId, 1 + N);
-        assert.deepEqual(events.slice(1).map((e) => e.payload.writer).sort(), range(N).sort());
+        assert.deepEqual(
+          events
+            .slice(1)
+            .map((e) => e.payload.writer)
+            .sort(),
+          range(N).sort(),
+        );
         assert.equal(notified, N, `one notification per landed commit (${conflicts} conflicts retried)`);
       });
     });
@@ -1480,11 +1691,15 @@ function sqliteBackend(): { open: Open } & ContractEnv {
   const fileFor = (at?: string): Promise<string> => {
     if (at === undefined) return newFile();
     let file = named.get(at);
-    if (!file) named.set(at, (file = newFile()));
+    if (!file) {
+      file = newFile();
+      named.set(at, file);
+    }
     return file;
   };
   return {
-    open: async (opts = {}) => openStore({ sqliteFile: await fileFor(opts.at), ...(opts.now ? { now: opts.now } : {}) }),
+    open: async (opts = {}) =>
+      openStore({ sqliteFile: await fileFor(opts.at), ...(opts.now ? { now: opts.now } : {}) }),
     locate: async (at) => ({ sqliteFile: await fileFor(at) }),
     teardown: async () => {
       for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
@@ -1506,7 +1721,10 @@ function postgresBackend(url: string): { open: Open } & ContractEnv {
   const free: string[] = [];
   const locate = (at: string): Promise<OpenStoreOptions> => {
     let loc = named.get(at);
-    if (!loc) named.set(at, (loc = databases.fresh().then((databaseUrl) => ({ databaseUrl, pgSchema: uniqueSchemaName() }))));
+    if (!loc) {
+      loc = databases.fresh().then((databaseUrl) => ({ databaseUrl, pgSchema: uniqueSchemaName() }));
+      named.set(at, loc);
+    }
     return loc;
   };
   return {
@@ -1546,30 +1764,28 @@ if (pgUrl) {
       await databases.dropAll();
     });
 
-    it(
-      'two stores in two schemas of one database both open, each seeing only its own runs',
-      {
-        timeout: 120_000,
-      },
-      async () => {
-        const databaseUrl = await databases.fresh();
-        const clock = new Clock();
-        const [first, second] = [uniqueSchemaName(), uniqueSchemaName()];
-        const a = await openStore({ databaseUrl, pgSchema: first });
-        stores.push(a);
-        const run = await insert(a, newRun(clock));
-        // The second open runs in its own process: a failed openStore leaves its pool open.
-        assert.deepEqual(await openTogether([{ databaseUrl, pgSchema: second }], 1), [['ok']]);
-        const b = await openStore({ databaseUrl, pgSchema: second });
-        stores.push(b);
-        assert.deepEqual(await a.getRun(run.runId), run);
-        assert.equal(await b.getRun(run.runId), undefined);
-        assert.equal(await b.countRuns(), 0);
-      },
-    );
+    it('two stores in two schemas of one database both open, each seeing only its own runs', {
+      timeout: 120_000,
+    }, async () => {
+      const databaseUrl = await databases.fresh();
+      const clock = new Clock();
+      const [first, second] = [uniqueSchemaName(), uniqueSchemaName()];
+      const a = await openStore({ databaseUrl, pgSchema: first });
+      stores.push(a);
+      const run = await insert(a, newRun(clock));
+      // The second open runs in its own process: a failed openStore leaves its pool open.
+      assert.deepEqual(await openTogether([{ databaseUrl, pgSchema: second }], 1), [['ok']]);
+      const b = await openStore({ databaseUrl, pgSchema: second });
+      stores.push(b);
+      assert.deepEqual(await a.getRun(run.runId), run);
+      assert.equal(await b.getRun(run.runId), undefined);
+      assert.equal(await b.countRuns(), 0);
+    });
   });
 } else {
-  describe('store contract: postgres', { skip: 'HANDOFF_TEST_PG_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)' }, () => {
+  describe('store contract: postgres', {
+    skip: 'HANDOFF_TEST_PG_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)',
+  }, () => {
     it('runs the same contract against PostgreSQL', () => {});
   });
 }

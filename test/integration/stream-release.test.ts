@@ -20,7 +20,11 @@ describe('streams release their resources when the client disconnects', () => {
   });
 
   const rpc = (method: string, params: unknown) =>
-    request(`${url}/v1/a2a`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    request(`${url}/v1/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
 
   /** Open a stream, read until its first event, then drop the connection. */
   async function openAndDrop(open: () => Promise<Awaited<ReturnType<typeof request>>>): Promise<void> {
@@ -31,7 +35,17 @@ describe('streams release their resources when the client disconnects', () => {
   }
 
   it('100 resubscribers and 100 REST followers of a waiting task leave no subscription behind', async () => {
-    const sent = await (await rpc('message/send', { message: { kind: 'message', messageId: 'm-release', role: 'user', parts: [{ kind: 'text', text: 'x' }], metadata: { skillId: 'approval' } } })).body.json();
+    const sent = await (
+      await rpc('message/send', {
+        message: {
+          kind: 'message',
+          messageId: 'm-release',
+          role: 'user',
+          parts: [{ kind: 'text', text: 'x' }],
+          metadata: { skillId: 'approval' },
+        },
+      })
+    ).body.json();
     const taskId = (sent as { result: { id: string; status: { state: string } } }).result.id;
     const bus = t.host.bus as InProcessBus;
     await Promise.all([

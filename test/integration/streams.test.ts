@@ -29,8 +29,15 @@ async function listen(t: TestHost): Promise<string> {
   return `http://127.0.0.1:${addr.port}`;
 }
 
-const msg = (parts: Json[], metadata: Record<string, unknown>): Json => ({ kind: 'message', role: 'user', messageId: `m-${randomUUID()}`, parts, metadata });
-const stepsMessage = (steps: number, stepMs: number): Json => msg([{ kind: 'data', data: { steps, stepMs } }], { skillId: 'steps' });
+const msg = (parts: Json[], metadata: Record<string, unknown>): Json => ({
+  kind: 'message',
+  role: 'user',
+  messageId: `m-${randomUUID()}`,
+  parts,
+  metadata,
+});
+const stepsMessage = (steps: number, stepMs: number): Json =>
+  msg([{ kind: 'data', data: { steps, stepMs } }], { skillId: 'steps' });
 const approvalMessage = (prompt: string): Json => msg([{ kind: 'text', text: prompt }], { skillId: 'approval' });
 
 /** SSE ids as numbers. */
@@ -42,7 +49,11 @@ for (const dialect of DIALECTS) {
     let url: string;
 
     before(async () => {
-      t = await startTestHost({ apiKeys: API_KEYS, env: { HANDOFF_SSE_KEEPALIVE_MS: '200' }, ...(dialect === 'postgres' ? { pg: true } : {}) });
+      t = await startTestHost({
+        apiKeys: API_KEYS,
+        env: { HANDOFF_SSE_KEEPALIVE_MS: '200' },
+        ...(dialect === 'postgres' ? { pg: true } : {}),
+      });
       url = await listen(t);
     });
     after(async () => {
@@ -57,7 +68,9 @@ for (const dialect of DIALECTS) {
 
     // ------------------------------------------------------------------ REST SSE
 
-    it('REST: every event in order, id: = sequence, event: = type, data = the polled event; closed after run.completed', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('REST: every event in order, id: = sequence, event: = type, data = the polled event; closed after run.completed', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const runId = await t.createRun('steps', { steps: 3, stepMs: 50 }, AS_ALICE);
       const s = await openSse(`${url}/v1/runs/${runId}/events`, { token: ALICE });
       assert.equal(s.status, 200);
@@ -67,13 +80,29 @@ for (const dialect of DIALECTS) {
       assert.equal((await s.waitForEnd()).reason, 'end', 'the server closes the stream after the final event');
       const log = await t.events(runId, AS_ALICE);
       assert.equal(log.at(-1).type, 'run.completed');
-      assert.deepEqual(ids(s), log.map((e: Json) => e.sequence), 'ids are the sequences, gap-free from 0');
-      assert.deepEqual(s.events.map((e) => e.event), log.map((e: Json) => e.type));
-      assert.deepEqual(s.events.map((e) => e.json), log, 'data is the same event document the poll returns');
-      assert.ok(s.events.every((e) => !e.data.includes('\n')), 'one data line per event');
+      assert.deepEqual(
+        ids(s),
+        log.map((e: Json) => e.sequence),
+        'ids are the sequences, gap-free from 0',
+      );
+      assert.deepEqual(
+        s.events.map((e) => e.event),
+        log.map((e: Json) => e.type),
+      );
+      assert.deepEqual(
+        s.events.map((e) => e.json),
+        log,
+        'data is the same event document the poll returns',
+      );
+      assert.ok(
+        s.events.every((e) => !e.data.includes('\n')),
+        'one data line per event',
+      );
     });
 
-    it('REST: Last-Event-ID resumes after that sequence, no repeat (finished run, and a live run dropped mid-way)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('REST: Last-Event-ID resumes after that sequence, no repeat (finished run, and a live run dropped mid-way)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const done = await t.createRun('steps', { steps: 2, stepMs: 10 }, AS_ALICE);
       await t.waitForStatus(done, ['completed'], AS_ALICE);
       const log = await t.events(done, AS_ALICE);
@@ -82,7 +111,11 @@ for (const dialect of DIALECTS) {
         const s = await openSse(`${url}/v1/runs/${done}/events`, { token: ALICE, lastEventId: k });
         assert.equal(s.status, 200);
         assert.equal((await s.waitForEnd()).reason, 'end', `Last-Event-ID ${k}: the stream of a finished run ends`);
-        assert.deepEqual(ids(s), log.slice(k + 1).map((e: Json) => e.sequence), `Last-Event-ID ${k}`);
+        assert.deepEqual(
+          ids(s),
+          log.slice(k + 1).map((e: Json) => e.sequence),
+          `Last-Event-ID ${k}`,
+        );
       }
 
       // Live: drop after a few events, resume with the last id seen.
@@ -101,7 +134,9 @@ for (const dialect of DIALECTS) {
       assert.equal(b.events.at(-1)?.event, 'run.completed');
     });
 
-    it('REST: unknown run → 404 JSON, foreign tenant → the same 404, malformed Last-Event-ID → 400; all before any SSE byte', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('REST: unknown run → 404 JSON, foreign tenant → the same 404, malformed Last-Event-ID → 400; all before any SSE byte', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const runId = await t.createRun('approval', { prompt: 'x' }, AS_ALICE);
       const unknown = await openSse(`${url}/v1/runs/run_does-not-exist/events`, { token: ALICE });
       assert.equal(unknown.status, 404);
@@ -112,7 +147,11 @@ for (const dialect of DIALECTS) {
       assert.equal(foreign.status, 404);
       assert.match(foreign.contentType, /^application\/json/);
       assert.equal(foreign.json?.error, 'not_found', foreign.text);
-      assert.deepEqual(Object.keys(foreign.json).sort(), Object.keys(unknown.json).sort(), 'a foreign run looks like an unknown one');
+      assert.deepEqual(
+        Object.keys(foreign.json).sort(),
+        Object.keys(unknown.json).sort(),
+        'a foreign run looks like an unknown one',
+      );
 
       for (const bad of ['abc', '-2', '1.5', '3abc']) {
         const s = await openSse(`${url}/v1/runs/${runId}/events`, { token: ALICE, lastEventId: bad });
@@ -125,7 +164,9 @@ for (const dialect of DIALECTS) {
       assert.ok(!anonymous.isSse);
     });
 
-    it('REST: a waiting approval run’s stream stays open and carries :keepalive comments (HANDOFF_SSE_KEEPALIVE_MS=200)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('REST: a waiting approval run’s stream stays open and carries :keepalive comments (HANDOFF_SSE_KEEPALIVE_MS=200)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const runId = await t.createRun('approval', { prompt: 'keep me alive' }, AS_ALICE);
       await t.waitForStatus(runId, ['waiting-approval'], AS_ALICE);
       const s = await openSse(`${url}/v1/runs/${runId}/events`, { token: ALICE });
@@ -140,10 +181,15 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 200, res.text);
       assert.equal((await s.waitForEnd()).reason, 'end');
       assert.equal(s.events.at(-1)?.event, 'run.completed');
-      assert.deepEqual(ids(s), (await t.events(runId, AS_ALICE)).map((e: Json) => e.sequence));
+      assert.deepEqual(
+        ids(s),
+        (await t.events(runId, AS_ALICE)).map((e: Json) => e.sequence),
+      );
     });
 
-    it('disconnecting a stream never cancels the task: REST SSE and A2A message/stream dropped mid-run, both runs complete', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('disconnecting a stream never cancels the task: REST SSE and A2A message/stream dropped mid-run, both runs complete', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const runId = await t.createRun('steps', { steps: 4, stepMs: 100 }, AS_ALICE);
       const rest = await openSse(`${url}/v1/runs/${runId}/events`, { token: ALICE });
       await rest.waitForCount(2);
@@ -158,18 +204,28 @@ for (const dialect of DIALECTS) {
         const run = await t.waitForStatus(id, ['completed', 'failed', 'cancelled'], AS_ALICE);
         assert.equal(run.status, 'completed');
         const log = await t.events(id, AS_ALICE);
-        assert.ok(!log.some((e: Json) => /cancel/.test(e.type)), `cancel events after a disconnect: ${log.map((e: Json) => e.type)}`);
+        assert.ok(
+          !log.some((e: Json) => /cancel/.test(e.type)),
+          `cancel events after a disconnect: ${log.map((e: Json) => e.type)}`,
+        );
         assert.equal(log.filter((e: Json) => e.type === 'run.started').length, 1);
       }
     });
 
-    it('REST and A2A streams also end at run.failed and run.cancelled (failed/canceled with final:true)', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('REST and A2A streams also end at run.failed and run.cancelled (failed/canceled with final:true)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       // Failed: a REST stream from the start, and a message/stream of a new task.
       const failed = await t.createRun('fail', { code: 'boom' }, AS_ALICE);
       const rf = await openSse(`${url}/v1/runs/${failed}/events`, { token: ALICE });
       assert.equal((await rf.waitForEnd()).reason, 'end');
       assert.equal(rf.events.at(-1)?.event, 'run.failed');
-      const af = await openA2AStream(url, 'message/stream', { message: msg([{ kind: 'data', data: { code: 'boom' } }], { skillId: 'fail' }) }, { token: ALICE });
+      const af = await openA2AStream(
+        url,
+        'message/stream',
+        { message: msg([{ kind: 'data', data: { code: 'boom' } }], { skillId: 'fail' }) },
+        { token: ALICE },
+      );
       assert.equal((await af.waitForEnd()).reason, 'end');
       const lastFailed = results(af).at(-1);
       assert.equal(lastFailed.status.state, 'failed', af.describe());
@@ -188,14 +244,18 @@ for (const dialect of DIALECTS) {
       assert.equal(rc.events.at(-1)?.event, 'run.cancelled');
       assert.equal((await ac.waitForEnd()).reason, 'end');
       assert.deepEqual(
-        results(ac).map((r) => (r.kind === 'task' ? `task(${r.status.state})` : `${r.status.state}${r.final ? '!' : ''}`)),
+        results(ac).map((r) =>
+          r.kind === 'task' ? `task(${r.status.state})` : `${r.status.state}${r.final ? '!' : ''}`,
+        ),
         ['task(input-required)', 'canceled!'],
       );
     });
 
     // ------------------------------------------------------------------ A2A edge cases
 
-    it('A2A: resubscribe errors are plain JSON-RPC before any SSE: unknown/foreign → -32001, malformed lastEventId → -32602', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('A2A: resubscribe errors are plain JSON-RPC before any SSE: unknown/foreign → -32001, malformed lastEventId → -32602', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('mine') })).result;
       const cases: Array<[string, Json, { token: string; lastEventId?: string }, number]> = [
         ['unknown', { id: 'run_does-not-exist' }, { token: ALICE }, -32001],
@@ -213,13 +273,24 @@ for (const dialect of DIALECTS) {
         assert.equal(s.json?.error?.code, code, `${what}: ${s.text}`);
       }
       // message/stream: an unknown skill is refused the same way, before any SSE.
-      const bad = await openA2AStream(url, 'message/stream', { message: msg([{ kind: 'text', text: 'x' }], { skillId: 'nope' }) }, { token: ALICE, rpcId: 8 });
+      const bad = await openA2AStream(
+        url,
+        'message/stream',
+        { message: msg([{ kind: 'text', text: 'x' }], { skillId: 'nope' }) },
+        { token: ALICE, rpcId: 8 },
+      );
       assert.match(bad.contentType, /^application\/json/);
       assert.equal(bad.json?.error?.code, -32602, bad.text);
     });
 
     const turn = (s: SseConnection): string[] =>
-      results(s).map((r) => (r.kind === 'task' ? `task(${r.status.state})` : r.kind === 'artifact-update' ? 'artifact' : `${r.status.state}${r.final ? '!' : ''}`));
+      results(s).map((r) =>
+        r.kind === 'task'
+          ? `task(${r.status.state})`
+          : r.kind === 'artifact-update'
+            ? 'artifact'
+            : `${r.status.state}${r.final ? '!' : ''}`,
+      );
     const replyMessage = (taskId: string, data: Record<string, unknown>, messageId = `m-${randomUUID()}`): Json => ({
       kind: 'message',
       role: 'user',
@@ -228,41 +299,62 @@ for (const dialect of DIALECTS) {
       parts: [{ kind: 'data', data }],
     });
 
-    it('A2A: message/stream of a reply starts with the Task as it was (input-required), then ends at the next input-required or at completed', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('A2A: message/stream of a reply starts with the Task as it was (input-required), then ends at the next input-required or at completed', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('reply by stream') })).result;
-      const refine = await openA2AStream(url, 'message/stream', { message: replyMessage(task.id, { action: 'refine', feedback: 'shorter' }) }, { token: ALICE });
+      const refine = await openA2AStream(
+        url,
+        'message/stream',
+        { message: replyMessage(task.id, { action: 'refine', feedback: 'shorter' }) },
+        { token: ALICE },
+      );
       assert.equal((await refine.waitForEnd()).reason, 'end');
       assert.deepEqual(turn(refine), ['task(input-required)', 'working', 'input-required!']);
-      const accept = await openA2AStream(url, 'message/stream', { message: replyMessage(task.id, { action: 'accept' }) }, { token: ALICE });
+      const accept = await openA2AStream(
+        url,
+        'message/stream',
+        { message: replyMessage(task.id, { action: 'accept' }) },
+        { token: ALICE },
+      );
       assert.equal((await accept.waitForEnd()).reason, 'end');
       assert.deepEqual(turn(accept), ['task(input-required)', 'working', 'artifact', 'completed!']);
       // Each turn's ids continue the log: together they are the task's A2A updates after the first turn.
       const log = await t.events(task.id, AS_ALICE);
       const firstGate = log.find((e: Json) => e.type === 'interrupt.requested').sequence;
-      assert.deepEqual([...ids(refine), ...ids(accept)].filter((n) => !Number.isNaN(n)), expectedA2AUpdates(log).filter((e) => e.seq > firstGate).map((e) => e.seq));
+      assert.deepEqual(
+        [...ids(refine), ...ids(accept)].filter((n) => !Number.isNaN(n)),
+        expectedA2AUpdates(log)
+          .filter((e) => e.seq > firstGate)
+          .map((e) => e.seq),
+      );
     });
 
-    it(
-      'A2A: a retried reply over message/stream (same messageId, already applied) does not report a stale input-required',
-      {
-        timeout: TEST_TIMEOUT_MS,
-      },
-      async () => {
-        const task = (await rpc('message/send', { message: approvalMessage('retry by stream') })).result;
-        const reply = replyMessage(task.id, { action: 'accept' });
-        const first = await openA2AStream(url, 'message/stream', { message: reply }, { token: ALICE });
-        assert.equal((await first.waitForEnd()).reason, 'end');
-        assert.deepEqual(turn(first), ['task(input-required)', 'working', 'artifact', 'completed!']);
-        const again = await openA2AStream(url, 'message/stream', { message: reply }, { token: ALICE });
-        assert.equal((await again.waitForEnd()).reason, 'end');
-        const seen = turn(again);
-        // Either the original turn is replayed, or the stream says what the task is now: completed.
-        assert.ok(!seen.includes('task(input-required)') || seen.at(-1) === 'completed!', `retry shows ${JSON.stringify(seen)}; the task is completed`);
-        assert.ok(seen.at(-1) === 'completed!' || seen.at(-1) === 'task(completed)', `retry shows ${JSON.stringify(seen)}`);
-      },
-    );
+    it('A2A: a retried reply over message/stream (same messageId, already applied) does not report a stale input-required', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const task = (await rpc('message/send', { message: approvalMessage('retry by stream') })).result;
+      const reply = replyMessage(task.id, { action: 'accept' });
+      const first = await openA2AStream(url, 'message/stream', { message: reply }, { token: ALICE });
+      assert.equal((await first.waitForEnd()).reason, 'end');
+      assert.deepEqual(turn(first), ['task(input-required)', 'working', 'artifact', 'completed!']);
+      const again = await openA2AStream(url, 'message/stream', { message: reply }, { token: ALICE });
+      assert.equal((await again.waitForEnd()).reason, 'end');
+      const seen = turn(again);
+      // Either the original turn is replayed, or the stream says what the task is now: completed.
+      assert.ok(
+        !seen.includes('task(input-required)') || seen.at(-1) === 'completed!',
+        `retry shows ${JSON.stringify(seen)}; the task is completed`,
+      );
+      assert.ok(
+        seen.at(-1) === 'completed!' || seen.at(-1) === 'task(completed)',
+        `retry shows ${JSON.stringify(seen)}`,
+      );
+    });
 
-    it('A2A: resubscribe to a terminal task sends its snapshot (with the last sequence as id) and closes', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('A2A: resubscribe to a terminal task sends its snapshot (with the last sequence as id) and closes', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = (await rpc('message/send', { message: stepsMessage(1, 0) })).result;
       assert.equal(task.status.state, 'completed');
       const s = await openA2AStream(url, 'tasks/resubscribe', { id: task.id }, { token: ALICE });
@@ -275,21 +367,37 @@ for (const dialect of DIALECTS) {
       const log = await t.events(task.id, AS_ALICE);
       assert.equal(Number(s.events[0]?.id), log.at(-1).sequence);
       // A cursor at (or past) the final event: nothing more to say, the stream just closes.
-      const c = await openA2AStream(url, 'tasks/resubscribe', { id: task.id }, { token: ALICE, lastEventId: log.at(-1).sequence });
+      const c = await openA2AStream(
+        url,
+        'tasks/resubscribe',
+        { id: task.id },
+        { token: ALICE, lastEventId: log.at(-1).sequence },
+      );
       assert.equal((await c.waitForEnd()).reason, 'end');
       assert.equal(c.events.length, 0, c.describe());
     });
 
-    it('A2A: resubscribe with the input-required id as cursor waits (open, final:false nowhere), then follows the approval to completed', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('A2A: resubscribe with the input-required id as cursor waits (open, final:false nowhere), then follows the approval to completed', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('wait for it') })).result;
       const log = await t.events(task.id, AS_ALICE);
       const expected = expectedA2AUpdates(log);
       const gate = expected.at(-1);
       assert.equal(gate?.state, 'input-required');
-      const s = await openA2AStream(url, 'tasks/resubscribe', { id: task.id }, { token: ALICE, lastEventId: gate?.seq });
+      const s = await openA2AStream(
+        url,
+        'tasks/resubscribe',
+        { id: task.id },
+        { token: ALICE, lastEventId: gate?.seq },
+      );
       await s.waitForComment((c) => c === 'keepalive', 'a keepalive');
       assert.equal(s.events.length, 0, `nothing after the cursor yet: ${s.describe()}`);
-      const done = (await rpc('message/send', { message: { ...msg([{ kind: 'data', data: { action: 'accept' } }], {}), taskId: task.id } })).result;
+      const done = (
+        await rpc('message/send', {
+          message: { ...msg([{ kind: 'data', data: { action: 'accept' } }], {}), taskId: task.id },
+        })
+      ).result;
       assert.equal(done.status.state, 'completed');
       assert.equal((await s.waitForEnd()).reason, 'end');
       const after = await t.events(task.id, AS_ALICE);
@@ -297,7 +405,12 @@ for (const dialect of DIALECTS) {
         results(s).map((r) => (r.kind === 'status-update' ? `${r.status.state}${r.final ? '!' : ''}` : r.kind)),
         ['working', 'artifact-update', 'completed!'],
       );
-      assert.deepEqual(ids(s), expectedA2AUpdates(after).filter((e) => e.seq > (gate?.seq as number)).map((e) => e.seq));
+      assert.deepEqual(
+        ids(s),
+        expectedA2AUpdates(after)
+          .filter((e) => e.seq > (gate?.seq as number))
+          .map((e) => e.seq),
+      );
     });
   });
 
@@ -307,23 +420,40 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       // The worker starts only once every subscriber is attached: each must then see every update.
-      t = await startTestHost({ apiKeys: API_KEYS, startRunner: false, ...(dialect === 'postgres' ? { pg: true } : {}) });
+      t = await startTestHost({
+        apiKeys: API_KEYS,
+        startRunner: false,
+        ...(dialect === 'postgres' ? { pg: true } : {}),
+      });
       url = await listen(t);
     });
     after(async () => {
       await t?.close();
     });
 
-    it('all 200 receive the same updates in the same order: Task, working, artifact, completed final:true', { timeout: 3 * TEST_TIMEOUT_MS }, async (ctx) => {
+    it('all 200 receive the same updates in the same order: Task, working, artifact, completed final:true', {
+      timeout: 3 * TEST_TIMEOUT_MS,
+    }, async (ctx) => {
       const N = 200;
-      const sent = await t.post('/v1/a2a', { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: stepsMessage(5, 100), configuration: { blocking: false } } }, AS_ALICE);
+      const sent = await t.post(
+        '/v1/a2a',
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: { message: stepsMessage(5, 100), configuration: { blocking: false } },
+        },
+        AS_ALICE,
+      );
       const task = sent.body.result;
       assert.equal(task.status.state, 'submitted', sent.text);
 
       const t0 = Date.now();
       // Generous bounds: 200 connections on a loaded CI machine can take a while.
       const streams = await Promise.all(
-        Array.from({ length: N }, () => openA2AStream(url, 'tasks/resubscribe', { id: task.id }, { token: ALICE, deadlineMs: 250_000 })),
+        Array.from({ length: N }, () =>
+          openA2AStream(url, 'tasks/resubscribe', { id: task.id }, { token: ALICE, deadlineMs: 250_000 }),
+        ),
       );
       await Promise.all(streams.map((s) => s.waitForCount(1, 120_000)));
       const attachedMs = Date.now() - t0;
@@ -337,18 +467,30 @@ for (const dialect of DIALECTS) {
       t.host.runner.start();
       const ends = await Promise.all(streams.map((s) => s.waitForEnd(120_000)));
       const totalMs = Date.now() - t0;
-      assert.ok(ends.every((e) => e.reason === 'end'), JSON.stringify(ends.filter((e) => e.reason !== 'end')));
+      assert.ok(
+        ends.every((e) => e.reason === 'end'),
+        JSON.stringify(ends.filter((e) => e.reason !== 'end')),
+      );
 
       const log = await t.events(task.id, AS_ALICE);
-      const expected = expectedA2AUpdates(log.filter((e: Json) => e.sequence > Number(streams[0]?.events[0]?.id)), 'submitted');
-      assert.deepEqual(expected.map((e) => e.state ?? e.kind), ['working', 'artifact-update', 'completed']);
+      const expected = expectedA2AUpdates(
+        log.filter((e: Json) => e.sequence > Number(streams[0]?.events[0]?.id)),
+        'submitted',
+      );
+      assert.deepEqual(
+        expected.map((e) => e.state ?? e.kind),
+        ['working', 'artifact-update', 'completed'],
+      );
       const signature = (s: SseConnection) =>
         s.events.slice(1).map((e) => {
           const r = e.json.result;
           return `${e.id}:${r.kind}:${r.status?.state ?? r.artifact?.artifactId}:${r.final ?? ''}`;
         });
       const reference = signature(streams[0] as SseConnection);
-      assert.deepEqual(reference.map((x) => Number(x.split(':')[0])), expected.map((e) => e.seq));
+      assert.deepEqual(
+        reference.map((x) => Number(x.split(':')[0])),
+        expected.map((e) => e.seq),
+      );
       assert.ok(reference.at(-1)?.endsWith(':completed:true'));
       streams.forEach((s, i) => {
         assert.deepEqual(signature(s), reference, `subscriber ${i} saw a different sequence: ${s.describe()}`);
@@ -360,7 +502,9 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`a graceful close ends open streams (${dialect})`, { timeout: 2 * TEST_TIMEOUT_MS }, () => {
-    it('host.close() ends a REST stream and an A2A resubscribe of a waiting task; the run is still waiting afterwards', { timeout: TEST_TIMEOUT_MS }, async () => {
+    it('host.close() ends a REST stream and an A2A resubscribe of a waiting task; the run is still waiting afterwards', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
       const t = await startTestHost({ apiKeys: API_KEYS, ...(dialect === 'postgres' ? { pg: true } : {}) });
       let closed = false;
       try {
@@ -375,7 +519,10 @@ for (const dialect of DIALECTS) {
         // close() must not hang on the open streams: they are ended by the preClose hook.
         await t.host.app.close();
         const ends = await Promise.all([rest.waitForEnd(10_000), a2a.waitForEnd(10_000)]);
-        assert.ok(ends.every((e) => e.reason === 'end' || e.reason === 'error'), JSON.stringify(ends));
+        assert.ok(
+          ends.every((e) => e.reason === 'end' || e.reason === 'error'),
+          JSON.stringify(ends),
+        );
         assert.equal(snapshot.body.status, 'waiting-approval');
         const run = await t.host.store.getRun(runId);
         assert.equal(run?.status, 'waiting-approval', 'closing streams never touches the run');
@@ -403,57 +550,62 @@ function tripleWorkflowDir(): string {
 }
 
 describe('SSE buffer cap vs. a client that reads at full speed', { timeout: 4 * TEST_TIMEOUT_MS }, () => {
-  it(
-    'default cap (1 MiB): a run whose artifact event is ~1.5 MiB streams to the end over REST SSE and A2A message/stream',
-    {
-      timeout: TEST_TIMEOUT_MS,
-    },
-    async () => {
-      const dir = tripleWorkflowDir();
-      const t = await startTestHost({ workflows: [dir] });
-      try {
-        const url = await listen(t);
-        const prompt = 'p'.repeat(500 * 1024);
-        const runId = await t.createRun('triple', { prompt });
-        await t.waitForStatus(runId, ['completed']);
-        const log = await t.events(runId);
-        assert.ok(log.some((e: Json) => e.type === 'artifact.created' && JSON.stringify(e).length > 1024 * 1024), 'the artifact event is larger than the cap');
-        const rest = await openSse(`${url}/v1/runs/${runId}/events`);
-        const end = await rest.waitForEnd();
-        assert.equal(end.reason, 'end', `REST stream cut: ${rest.describe()}`);
-        assert.deepEqual(ids(rest), log.map((e: Json) => e.sequence));
+  it('default cap (1 MiB): a run whose artifact event is ~1.5 MiB streams to the end over REST SSE and A2A message/stream', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const dir = tripleWorkflowDir();
+    const t = await startTestHost({ workflows: [dir] });
+    try {
+      const url = await listen(t);
+      const prompt = 'p'.repeat(500 * 1024);
+      const runId = await t.createRun('triple', { prompt });
+      await t.waitForStatus(runId, ['completed']);
+      const log = await t.events(runId);
+      assert.ok(
+        log.some((e: Json) => e.type === 'artifact.created' && JSON.stringify(e).length > 1024 * 1024),
+        'the artifact event is larger than the cap',
+      );
+      const rest = await openSse(`${url}/v1/runs/${runId}/events`);
+      const end = await rest.waitForEnd();
+      assert.equal(end.reason, 'end', `REST stream cut: ${rest.describe()}`);
+      assert.deepEqual(
+        ids(rest),
+        log.map((e: Json) => e.sequence),
+      );
 
-        const a2a = await openA2AStream(url, 'message/stream', { message: msg([{ kind: 'text', text: prompt }], { skillId: 'triple' }) });
-        assert.equal((await a2a.waitForEnd()).reason, 'end', `A2A stream cut: ${a2a.describe()}`);
-        assert.equal(results(a2a).at(-1)?.status?.state, 'completed');
-      } finally {
-        await t.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
-  );
+      const a2a = await openA2AStream(url, 'message/stream', {
+        message: msg([{ kind: 'text', text: prompt }], { skillId: 'triple' }),
+      });
+      assert.equal((await a2a.waitForEnd()).reason, 'end', `A2A stream cut: ${a2a.describe()}`);
+      assert.equal(results(a2a).at(-1)?.status?.state, 'completed');
+    } finally {
+      await t.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
-  it(
-    'HANDOFF_SSE_MAX_BUFFER=8192 (a valid setting): the REST stream of a finished 87-event run is delivered promptly, not stalled and cut',
-    // A burst is counted in writableLength while the chunked response keeps the socket corked
-    // (until the next tick), and no `drain` comes below the 16 KiB highWaterMark: ready() must
-    // not wait stallMs (30 s) for one.
-    { timeout: TEST_TIMEOUT_MS },
-    async () => {
-      const t = await startTestHost({ env: { HANDOFF_SSE_MAX_BUFFER: '8192' } });
-      try {
-        const url = await listen(t);
-        const runId = await t.createRun('steps', { steps: 20, stepMs: 0 });
-        await t.waitForStatus(runId, ['completed']);
-        const log = await t.events(runId);
-        assert.ok(log.length > 80);
-        const rest = await openSse(`${url}/v1/runs/${runId}/events`);
-        const end = await rest.waitForEnd(10_000).catch((err: Error) => ({ reason: `not within 10 s: ${err.message.slice(0, 200)}` }));
-        assert.equal(end.reason, 'end', rest.describe());
-        assert.deepEqual(ids(rest), log.map((e: Json) => e.sequence));
-      } finally {
-        await t.close();
-      }
-    },
-  );
+  it('HANDOFF_SSE_MAX_BUFFER=8192 (a valid setting): the REST stream of a finished 87-event run is delivered promptly, not stalled and cut', {
+    // not wait stallMs (30 s) for one. // (until the next tick), and no `drain` comes below the 16 KiB highWaterMark: ready() must // A burst is counted in writableLength while the chunked response keeps the socket corked
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const t = await startTestHost({ env: { HANDOFF_SSE_MAX_BUFFER: '8192' } });
+    try {
+      const url = await listen(t);
+      const runId = await t.createRun('steps', { steps: 20, stepMs: 0 });
+      await t.waitForStatus(runId, ['completed']);
+      const log = await t.events(runId);
+      assert.ok(log.length > 80);
+      const rest = await openSse(`${url}/v1/runs/${runId}/events`);
+      const end = await rest
+        .waitForEnd(10_000)
+        .catch((err: Error) => ({ reason: `not within 10 s: ${err.message.slice(0, 200)}` }));
+      assert.equal(end.reason, 'end', rest.describe());
+      assert.deepEqual(
+        ids(rest),
+        log.map((e: Json) => e.sequence),
+      );
+    } finally {
+      await t.close();
+    }
+  });
 });

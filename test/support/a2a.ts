@@ -97,7 +97,13 @@ export interface MessageExtra {
 
 /** A user Message with the given parts and a fresh messageId. */
 export function message(parts: Json[], extra: MessageExtra = {}): Json {
-  return { kind: 'message', role: 'user', messageId: extra.messageId ?? `msg-${randomUUID()}`, parts, ...withoutMessageId(extra) };
+  return {
+    kind: 'message',
+    role: 'user',
+    messageId: extra.messageId ?? `msg-${randomUUID()}`,
+    parts,
+    ...withoutMessageId(extra),
+  };
 }
 
 const withoutMessageId = (extra: MessageExtra): Omit<MessageExtra, 'messageId'> => {
@@ -109,7 +115,8 @@ export const textPart = (text: string): Json => ({ kind: 'text', text });
 export const dataPart = (data: Record<string, unknown>): Json => ({ kind: 'data', data });
 
 export const textMessage = (text: string, extra: MessageExtra = {}): Json => message([textPart(text)], extra);
-export const dataMessage = (data: Record<string, unknown>, extra: MessageExtra = {}): Json => message([dataPart(data)], extra);
+export const dataMessage = (data: Record<string, unknown>, extra: MessageExtra = {}): Json =>
+  message([dataPart(data)], extra);
 
 /** A message that starts `skillId` (message.metadata.skillId). */
 export const skillMessage = (skillId: string, text: string, extra: MessageExtra = {}): Json =>
@@ -208,5 +215,10 @@ export interface A2ATeam {
 /** A host with API keys for alice, bob and eve, and a client for each. */
 export async function startA2ATeam(dialect: string, env: Record<string, string> = {}): Promise<A2ATeam> {
   const t = await startTestHost({ pg: dialect === 'postgres', apiKeys: API_KEYS, env });
-  return { t, alice: a2aClient(t, bearer(KEY_ALICE)), bob: a2aClient(t, bearer(KEY_BOB)), eve: a2aClient(t, bearer(KEY_EVE)) };
+  return {
+    t,
+    alice: a2aClient(t, bearer(KEY_ALICE)),
+    bob: a2aClient(t, bearer(KEY_BOB)),
+    eve: a2aClient(t, bearer(KEY_EVE)),
+  };
 }

@@ -164,7 +164,8 @@ export async function startBrokenHost(variant: BrokenVariant, opts: BrokenHostOp
     } catch {
       return { ok: false, arm: 'syntax', reason: 'not a URL' };
     }
-    if (u.protocol !== 'https:' && variant !== 'B') return { ok: false, arm: 'scheme', reason: 'push URLs must use https' };
+    if (u.protocol !== 'https:' && variant !== 'B')
+      return { ok: false, arm: 'scheme', reason: 'push URLs must use https' };
     if (PRIVATE_HOST.test(u.hostname)) return { ok: false, arm: 'address', reason: `${u.hostname} is not public` };
     return { ok: true };
   };
@@ -173,7 +174,9 @@ export async function startBrokenHost(variant: BrokenVariant, opts: BrokenHostOp
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     return (rpcId: unknown, result: Json, eventId?: number) => {
       if (res.writableEnded) return;
-      res.write(`${eventId !== undefined ? `id: ${eventId}\n` : ''}data: ${JSON.stringify({ jsonrpc: '2.0', id: rpcId, result })}\n\n`);
+      res.write(
+        `${eventId !== undefined ? `id: ${eventId}\n` : ''}data: ${JSON.stringify({ jsonrpc: '2.0', id: rpcId, result })}\n\n`,
+      );
     };
   };
 
@@ -280,7 +283,8 @@ export async function startBrokenHost(variant: BrokenVariant, opts: BrokenHostOp
 
     if (variant !== 'sync' && path.startsWith('/v1/host/sample/a2a/')) {
       if (req.method === 'POST' && path === '/v1/host/sample/a2a/tasks/start') {
-        if (body.scenario !== 'paused-at-approval') return send(res, 400, { error: 'validation_error', message: "scenario must be 'paused-at-approval'" });
+        if (body.scenario !== 'paused-at-approval')
+          return send(res, 400, { error: 'validation_error', message: "scenario must be 'paused-at-approval'" });
         const t = newTask('working');
         logEvent(t, 'run.started');
         logEvent(t, 'interrupt.requested');
@@ -295,13 +299,25 @@ export async function startBrokenHost(variant: BrokenVariant, opts: BrokenHostOp
         return send(res, 201, { taskId: t.id });
       }
       if (req.method === 'POST' && path === '/v1/host/sample/a2a/tasks/push-config') {
-        if (typeof body.url !== 'string' || typeof body.taskId !== 'string') return send(res, 400, { error: 'validation_error', message: 'taskId and url must be strings' });
+        if (typeof body.url !== 'string' || typeof body.taskId !== 'string')
+          return send(res, 400, { error: 'validation_error', message: 'taskId and url must be strings' });
         const verdict = pushGuard(body.url);
-        if (!verdict.ok) return send(res, 400, { error: 'a2a_push_egress_denied', message: verdict.reason, details: { arm: verdict.arm } });
+        if (!verdict.ok)
+          return send(res, 400, {
+            error: 'a2a_push_egress_denied',
+            message: verdict.reason,
+            details: { arm: verdict.arm },
+          });
         const t = tasks.get(body.taskId);
         if (variant === 'B') {
           // Registers without looking: any URL past the (address-only) guard is "accepted".
-          return send(res, 200, { taskId: body.taskId, runId: body.taskId, state: t?.state ?? 'working', updatedAt: now(), pushConfig: { url: body.url } });
+          return send(res, 200, {
+            taskId: body.taskId,
+            runId: body.taskId,
+            state: t?.state ?? 'working',
+            updatedAt: now(),
+            pushConfig: { url: body.url },
+          });
         }
         if (!t) return send(res, 404, { error: 'not_found', message: `task ${body.taskId} not found` });
         return send(res, 200, { ...record(t), pushConfig: { url: body.url } });

@@ -51,9 +51,15 @@ export interface Cluster {
   /** The vault key all instances share (base64 of 32 bytes). */
   secretKey: string;
   /** Runs of `runIds` whose lease `owner` holds now (lease_owner = owner), with status. */
-  leasesHeldBy(owner: string, runIds: readonly string[]): Promise<Array<{ runId: string; status: string; leaseExpiresAt: number }>>;
+  leasesHeldBy(
+    owner: string,
+    runIds: readonly string[],
+  ): Promise<Array<{ runId: string; status: string; leaseExpiresAt: number }>>;
   /** Push outbox rows of `taskIds` leased by `owner`. */
-  pushLeasesHeldBy(owner: string, taskIds: readonly string[]): Promise<Array<{ deliveryId: string; taskId: string; state: string }>>;
+  pushLeasesHeldBy(
+    owner: string,
+    taskIds: readonly string[],
+  ): Promise<Array<{ deliveryId: string; taskId: string; state: string }>>;
   /** SIGKILL every instance still running and release the PG client (the schema stays). */
   close(): Promise<void>;
 }
@@ -112,14 +118,22 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         `select run_id, status, lease_expires_at from ${table('runs')} where lease_owner = $1 and run_id = any($2::text[])`,
         [owner, [...runIds]],
       );
-      return res.rows.map((r) => ({ runId: String(r.run_id), status: String(r.status), leaseExpiresAt: Number(r.lease_expires_at) }));
+      return res.rows.map((r) => ({
+        runId: String(r.run_id),
+        status: String(r.status),
+        leaseExpiresAt: Number(r.lease_expires_at),
+      }));
     },
     async pushLeasesHeldBy(owner, taskIds) {
       const res = await client.query(
         `select delivery_id, task_id, state from ${table('push_outbox')} where lease_owner = $1 and task_id = any($2::text[])`,
         [owner, [...taskIds]],
       );
-      return res.rows.map((r) => ({ deliveryId: String(r.delivery_id), taskId: String(r.task_id), state: String(r.state) }));
+      return res.rows.map((r) => ({
+        deliveryId: String(r.delivery_id),
+        taskId: String(r.task_id),
+        state: String(r.state),
+      }));
     },
     close,
   };
@@ -156,13 +170,19 @@ export const userMessage = (parts: Json[], extra: Record<string, unknown> = {}):
 });
 
 /** A message that starts the skill `skillId` with `data` as its inputs. */
-export const skillData = (skillId: string, data: Record<string, unknown>): Json => userMessage([{ kind: 'data', data }], { metadata: { skillId } });
+export const skillData = (skillId: string, data: Record<string, unknown>): Json =>
+  userMessage([{ kind: 'data', data }], { metadata: { skillId } });
 
 /** A reply to `task` (resolves its open interrupt), e.g. `{ action: 'accept' }`. */
-export const reply = (task: Json, data: Record<string, unknown>): Json => userMessage([{ kind: 'data', data }], { taskId: task.id, contextId: task.contextId });
+export const reply = (task: Json, data: Record<string, unknown>): Json =>
+  userMessage([{ kind: 'data', data }], { taskId: task.id, contextId: task.contextId });
 
 /** POST /v1/runs; returns the run id. */
-export async function startRun(srv: ServerProcess, workflowId: string, inputs: Record<string, unknown>): Promise<string> {
+export async function startRun(
+  srv: ServerProcess,
+  workflowId: string,
+  inputs: Record<string, unknown>,
+): Promise<string> {
   const res = await httpJson('POST', `${srv.url}/v1/runs`, { workflowId, inputs }, auth);
   assert.equal(res.status, 201, `POST /v1/runs on ${srv.url}: ${JSON.stringify(res.body)}`);
   return res.body.runId as string;
@@ -188,7 +208,10 @@ export interface RunEventDoc {
 export async function runEvents(srv: ServerProcess, runId: string): Promise<RunEventDoc[]> {
   const out: RunEventDoc[] = [];
   for (let after = -1; ; ) {
-    const res = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${after}&timeout=0&limit=1000`, auth);
+    const res = await getJson(
+      `${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${after}&timeout=0&limit=1000`,
+      auth,
+    );
     assert.equal(res.status, 200, `events of ${runId} on ${srv.url}: ${JSON.stringify(res.body)}`);
     const events = res.body.events as RunEventDoc[];
     out.push(...events);
@@ -209,14 +232,20 @@ export interface MetricSample {
 }
 
 /** The samples of metric `name` whose labels include `labels`, from the instance's GET /metrics. */
-export async function metricSamples(srv: ServerProcess, name: string, labels: Record<string, string> = {}): Promise<MetricSample[]> {
+export async function metricSamples(
+  srv: ServerProcess,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<MetricSample[]> {
   const res = await getJson<string>(`${srv.url}/metrics`, auth);
   assert.equal(res.status, 200);
   const out: MetricSample[] = [];
   for (const line of String(res.body).split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})?\s+(\S+)/.exec(line);
     if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1]!, x[2]!]));
+    const got: Record<string, string> = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1]!, x[2]!]),
+    );
     if (Object.entries(labels).every(([k, v]) => got[k] === v)) out.push({ labels: got, value: Number(m[3]) });
   }
   return out;
@@ -233,7 +262,11 @@ export async function counter(srv: ServerProcess, name: string, labels: Record<s
  * Returns the node.completed counts per node id.
  */
 export function assertCleanLog(log: readonly RunEventDoc[], label: string): Map<string, number> {
-  assert.deepEqual(log.map((e) => e.sequence), log.map((_, i) => i), `${label}: the log is gap-free from 0`);
+  assert.deepEqual(
+    log.map((e) => e.sequence),
+    log.map((_, i) => i),
+    `${label}: the log is gap-free from 0`,
+  );
   const types = log.map((e) => e.type);
   assert.equal(types.filter((t) => t === 'run.started').length, 1, `${label}: run.started exactly once`);
   const terminal = types.filter((t) => t === 'run.completed' || t === 'run.failed' || t === 'run.cancelled');
@@ -245,6 +278,7 @@ export function assertCleanLog(log: readonly RunEventDoc[], label: string): Map<
     assert.deepEqual(dup, [], `${label}: a node execution was recorded twice as ${kind}: ${dup.join(', ')}`);
   }
   const completed = new Map<string, number>();
-  for (const e of log) if (e.type === 'node.completed' && e.nodeId) completed.set(e.nodeId, (completed.get(e.nodeId) ?? 0) + 1);
+  for (const e of log)
+    if (e.type === 'node.completed' && e.nodeId) completed.set(e.nodeId, (completed.get(e.nodeId) ?? 0) + 1);
   return completed;
 }

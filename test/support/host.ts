@@ -110,7 +110,10 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
     config = loadConfig({ port: '0', data: dataDir, ...(opts.workflows ? { workflows: opts.workflows } : {}) }, env);
     // loadConfig resolves the built-in dir relative to the compiled config.js; under tsx that is
     // one level off, so put the real one first (and only once).
-    config.workflowDirs = [BUILTIN_DIR, ...config.workflowDirs.filter((d) => d !== BUILTIN_WORKFLOWS && resolve(d) !== BUILTIN_DIR)];
+    config.workflowDirs = [
+      BUILTIN_DIR,
+      ...config.workflowDirs.filter((d) => d !== BUILTIN_WORKFLOWS && resolve(d) !== BUILTIN_DIR),
+    ];
     host = await createHost(config, pino({ level: 'silent' }));
   } catch (err) {
     await cleanup(ownDir ? dataDir : undefined, schema);
@@ -217,7 +220,9 @@ export async function waitForStatus(
     const body = poll.json();
     lastSequence = body.lastEventSeq ?? lastSequence;
   }
-  assert.fail(`run ${runId} did not reach ${statuses.join('|')} within ${deadlineMs} ms; last snapshot: ${JSON.stringify(snapshot)}`);
+  assert.fail(
+    `run ${runId} did not reach ${statuses.join('|')} within ${deadlineMs} ms; last snapshot: ${JSON.stringify(snapshot)}`,
+  );
 }
 
 /** Wait until an event matching `pred` is in the run's log; returns it. */

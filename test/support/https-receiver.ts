@@ -29,17 +29,49 @@ export function generateTestCerts(): TestCerts {
   const ossl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   try {
-    ossl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2',
-      '-subj', '/CN=Handoff Test CA', '-addext', 'basicConstraints=critical,CA:TRUE',
-      '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+    ossl(
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Handoff Test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    );
     ossl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=receiver.test');
-    writeFileSync(join(dir, 'ext.cnf'), [
-      'subjectAltName=DNS:receiver.test,IP:127.0.0.1',
-      'basicConstraints=CA:FALSE',
-      'extendedKeyUsage=serverAuth',
-    ].join('\n'));
-    ossl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-      '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf');
+    writeFileSync(
+      join(dir, 'ext.cnf'),
+      [
+        'subjectAltName=DNS:receiver.test,IP:127.0.0.1',
+        'basicConstraints=CA:FALSE',
+        'extendedKeyUsage=serverAuth',
+      ].join('\n'),
+    );
+    ossl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+    );
     const read = (f: string) => readFileSync(join(dir, f), 'utf8');
     cached = { caPem: read('ca.pem'), keyPem: read('server.key'), certPem: read('server.pem') };
     return cached;
@@ -91,9 +123,16 @@ async function streamBody(res: ServerResponse, total: number, rec: ResponseRecor
   while (rec.bytesWritten < total && !res.destroyed) {
     const piece = chunk.subarray(0, Math.min(chunk.length, total - rec.bytesWritten));
     rec.bytesWritten += piece.length;
-    if (!res.write(piece)) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+    if (!res.write(piece))
+      await new Promise((r) => {
+        res.once('drain', r);
+        res.once('close', r);
+      });
   }
-  if (!res.destroyed) res.end(() => { rec.finished = true; });
+  if (!res.destroyed)
+    res.end(() => {
+      rec.finished = true;
+    });
 }
 
 export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<HttpsReceiver> {
@@ -106,8 +145,11 @@ export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const rec: ReceivedRequest = {
-      method: req.method ?? '', path: req.url ?? '', headers: req.headers,
-      body: Buffer.concat(chunks).toString('utf8'), servername: (req.socket as TLSSocket).servername || undefined,
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+      servername: (req.socket as TLSSocket).servername || undefined,
     };
     requests.push(rec);
     const b = typeof behaviour === 'function' ? behaviour(rec) : behaviour;
@@ -118,7 +160,9 @@ export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<
     const out: ResponseRecord = { finished: false, bytesWritten: 0 };
     responses.push(out);
     if (b.bodyBytes) return streamBody(res, b.bodyBytes, out);
-    res.end(() => { out.finished = true; });
+    res.end(() => {
+      out.finished = true;
+    });
   };
 
   const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
@@ -137,10 +181,13 @@ export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<
     requests,
     responses,
     urlFor: (h, path = '/') => `https://${h}:${port}${path}`,
-    behave: (b) => { behaviour = b; },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    behave: (b) => {
+      behaviour = b;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

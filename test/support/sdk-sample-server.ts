@@ -20,7 +20,13 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import type { AgentCard, Message, Part, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { type AgentExecutor, DefaultRequestHandler, type ExecutionEventBus, InMemoryTaskStore, type RequestContext } from '@a2a-js/sdk/server';
+import {
+  type AgentExecutor,
+  DefaultRequestHandler,
+  type ExecutionEventBus,
+  InMemoryTaskStore,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 export const SAMPLE_QUESTION = 'What is your name?';
@@ -35,7 +41,13 @@ export interface SdkSampleServer {
 const now = (): string => new Date().toISOString();
 
 function status(ctx: RequestContext, state: TaskState, final: boolean, message?: Message): TaskStatusUpdateEvent {
-  return { kind: 'status-update', taskId: ctx.taskId, contextId: ctx.contextId, status: { state, timestamp: now(), ...(message ? { message } : {}) }, final };
+  return {
+    kind: 'status-update',
+    taskId: ctx.taskId,
+    contextId: ctx.contextId,
+    status: { state, timestamp: now(), ...(message ? { message } : {}) },
+    final,
+  };
 }
 
 const agentMessage = (ctx: RequestContext, parts: Part[]): Message => ({
@@ -55,7 +67,14 @@ const textOf = (m: Message): string =>
 
 /** A new task is announced as a Task event first; the SDK folds later events into it. */
 function publishSubmitted(ctx: RequestContext, bus: ExecutionEventBus, skillId: string): void {
-  bus.publish({ kind: 'task', id: ctx.taskId, contextId: ctx.contextId, status: { state: 'submitted', timestamp: now() }, history: [ctx.userMessage], metadata: { skillId } });
+  bus.publish({
+    kind: 'task',
+    id: ctx.taskId,
+    contextId: ctx.contextId,
+    status: { state: 'submitted', timestamp: now() },
+    history: [ctx.userMessage],
+    metadata: { skillId },
+  });
 }
 
 function echo(ctx: RequestContext, bus: ExecutionEventBus): void {
@@ -92,13 +111,19 @@ function ask(ctx: RequestContext, bus: ExecutionEventBus): void {
 const executor: AgentExecutor = {
   async execute(ctx, bus) {
     // A reply into a parked task continues that task's skill, whatever its own metadata says.
-    const skill = ctx.task ? ctx.task.metadata?.['skillId'] : ctx.userMessage.metadata?.['skillId'];
+    const skill = ctx.task ? ctx.task.metadata?.skillId : ctx.userMessage.metadata?.skillId;
     if (skill === 'ask') ask(ctx, bus);
     else echo(ctx, bus);
     bus.finished();
   },
   async cancelTask(taskId, bus) {
-    bus.publish({ kind: 'status-update', taskId, contextId: randomUUID(), status: { state: 'canceled', timestamp: now() }, final: true });
+    bus.publish({
+      kind: 'status-update',
+      taskId,
+      contextId: randomUUID(),
+      status: { state: 'canceled', timestamp: now() },
+      final: true,
+    });
     bus.finished();
   },
 };
@@ -116,7 +141,12 @@ export async function startSdkSampleServer(opts: { port?: number } = {}): Promis
     defaultOutputModes: ['text/plain'],
     skills: [
       { id: 'echo', name: 'echo', description: 'Echoes the text back as an artifact', tags: ['sample'] },
-      { id: 'ask', name: 'ask', description: `Asks "${SAMPLE_QUESTION}" (input-required), then greets`, tags: ['sample'] },
+      {
+        id: 'ask',
+        name: 'ask',
+        description: `Asks "${SAMPLE_QUESTION}" (input-required), then greets`,
+        tags: ['sample'],
+      },
     ],
   };
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);

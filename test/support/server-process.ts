@@ -169,7 +169,9 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
       if (result === 'timeout') {
         child.kill('SIGKILL');
         await exited;
-        throw new Error(`server pid ${child.pid} did not exit within ${timeoutMs} ms of ${signal}; killed.\n${tail(output)}`);
+        throw new Error(
+          `server pid ${child.pid} did not exit within ${timeoutMs} ms of ${signal}; killed.\n${tail(output)}`,
+        );
       }
       return result;
     },
@@ -189,7 +191,9 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (exitInfo) {
-      throw new Error(`server exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal}):\n${tail(output)}`);
+      throw new Error(
+        `server exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal}):\n${tail(output)}`,
+      );
     }
     try {
       const res = await request(`${url}/healthz`, { method: 'GET', headersTimeout: 1_000, bodyTimeout: 1_000 });
@@ -229,7 +233,12 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-export async function httpJson<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, opts: RequestOptions = {}): Promise<JsonResponse<T>> {
+export async function httpJson<T = any>(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  body?: unknown,
+  opts: RequestOptions = {},
+): Promise<JsonResponse<T>> {
   const headers: Record<string, string> = { accept: 'application/json', ...(opts.headers ?? {}) };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -251,5 +260,7 @@ export async function httpJson<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE
   return { status: res.statusCode, headers: res.headers, body: parsed as T };
 }
 
-export const getJson = <T = any>(url: string, opts?: RequestOptions): Promise<JsonResponse<T>> => httpJson<T>('GET', url, undefined, opts);
-export const postJson = <T = any>(url: string, body: unknown, opts?: RequestOptions): Promise<JsonResponse<T>> => httpJson<T>('POST', url, body, opts);
+export const getJson = <T = any>(url: string, opts?: RequestOptions): Promise<JsonResponse<T>> =>
+  httpJson<T>('GET', url, undefined, opts);
+export const postJson = <T = any>(url: string, body: unknown, opts?: RequestOptions): Promise<JsonResponse<T>> =>
+  httpJson<T>('POST', url, body, opts);

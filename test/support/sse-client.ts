@@ -103,14 +103,23 @@ export class SseConnection {
   }
 
   /** The first event (at index ≥ `from`) matching `pred`; waits for it until `timeoutMs`. */
-  waitFor(pred: (e: SseEvent, index: number) => boolean, what: string, timeoutMs = SSE_WAIT_MS, from = 0): Promise<SseEvent> {
-    return this.until(() => {
-      for (let i = from; i < this.events.length; i++) {
-        const e = this.events[i] as SseEvent;
-        if (pred(e, i)) return e;
-      }
-      return undefined;
-    }, what, timeoutMs);
+  waitFor(
+    pred: (e: SseEvent, index: number) => boolean,
+    what: string,
+    timeoutMs = SSE_WAIT_MS,
+    from = 0,
+  ): Promise<SseEvent> {
+    return this.until(
+      () => {
+        for (let i = from; i < this.events.length; i++) {
+          const e = this.events[i] as SseEvent;
+          if (pred(e, i)) return e;
+        }
+        return undefined;
+      },
+      what,
+      timeoutMs,
+    );
   }
 
   /** Wait until at least `n` events have arrived. */
@@ -291,7 +300,12 @@ export interface A2AStreamOptions extends Omit<SseOpenOptions, 'method' | 'body'
 }
 
 /** POST a streaming JSON-RPC call (`message/stream`, `tasks/resubscribe`) and open its SSE. */
-export function openA2AStream(baseUrl: string, method: string, params: unknown, opts: A2AStreamOptions = {}): Promise<SseConnection> {
+export function openA2AStream(
+  baseUrl: string,
+  method: string,
+  params: unknown,
+  opts: A2AStreamOptions = {},
+): Promise<SseConnection> {
   const { rpcId, path, ...rest } = opts;
   const body = { jsonrpc: '2.0', id: rpcId ?? `s-${randomUUID()}`, method, params };
   return openSse(`${baseUrl}${path ?? '/v1/a2a'}`, { ...rest, method: 'POST', body });
@@ -334,7 +348,10 @@ export function a2aStateOf(type: string): string | undefined {
  * `initialState` (a new task's message/stream starts at `submitted`): every `artifact.created`,
  * and every state-changing event whose state differs from the one before it.
  */
-export function expectedA2AUpdates(log: ReadonlyArray<{ sequence: number; type: string; payload?: Json }>, initialState = 'submitted'): ExpectedUpdate[] {
+export function expectedA2AUpdates(
+  log: ReadonlyArray<{ sequence: number; type: string; payload?: Json }>,
+  initialState = 'submitted',
+): ExpectedUpdate[] {
   const out: ExpectedUpdate[] = [];
   let state = initialState;
   for (const e of log) {

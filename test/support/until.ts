@@ -16,7 +16,10 @@ export async function until<T>(
     const v = await probe();
     if (v) return v;
     last = v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${deadlineMs} ms waiting for ${what} (last: ${JSON.stringify(last)?.slice(0, 2000)})`);
+    if (Date.now() > deadline)
+      assert.fail(
+        `timed out after ${deadlineMs} ms waiting for ${what} (last: ${JSON.stringify(last)?.slice(0, 2000)})`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

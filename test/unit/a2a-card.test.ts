@@ -34,8 +34,19 @@ test('A2A 0.3 card fields', () => {
 
 test('skills: tags default to workflow, examples kept when given', () => {
   const [a, b] = buildAgentCard(opts).skills;
-  assert.deepEqual(a, { id: 'campaign-brief', name: 'Campaign brief', description: 'Drafts a brief and waits for approval', tags: ['workflow'] });
-  assert.deepEqual(b, { id: 'triage', name: 'Triage', description: 'Sorts things', tags: ['ops'], examples: ['triage this'] });
+  assert.deepEqual(a, {
+    id: 'campaign-brief',
+    name: 'Campaign brief',
+    description: 'Drafts a brief and waits for approval',
+    tags: ['workflow'],
+  });
+  assert.deepEqual(b, {
+    id: 'triage',
+    name: 'Triage',
+    description: 'Sorts things',
+    tags: ['ops'],
+    examples: ['triage this'],
+  });
 });
 
 test('security schemes only when auth is required', () => {
@@ -62,14 +73,29 @@ test('discovery block mirrors the card flags', () => {
 });
 
 test('a base URL with a path prefix keeps it', () => {
-  assert.equal(buildAgentCard({ ...opts, baseUrl: 'https://h.example.com/handoff' }).url, 'https://h.example.com/handoff/v1/a2a');
+  assert.equal(
+    buildAgentCard({ ...opts, baseUrl: 'https://h.example.com/handoff' }).url,
+    'https://h.example.com/handoff/v1/a2a',
+  );
 });
 
 test('the card and wire types are assignable to the official SDK 0.3 types', () => {
   // Compile-time check: if our types drift from @a2a-js/sdk's, tsc fails on these lines.
   const sdkCard: Sdk.AgentCard = buildAgentCard({ ...opts, requireAuth: true });
-  const ours = {} as { task: W.Task; msg: W.Message; su: W.TaskStatusUpdateEvent; au: W.TaskArtifactUpdateEvent; push: W.TaskPushNotificationConfig };
-  const toSdk: { task: Sdk.Task; msg: Sdk.Message; su: Sdk.TaskStatusUpdateEvent; au: Sdk.TaskArtifactUpdateEvent; push: Sdk.TaskPushNotificationConfig } = ours;
+  const ours = {} as {
+    task: W.Task;
+    msg: W.Message;
+    su: W.TaskStatusUpdateEvent;
+    au: W.TaskArtifactUpdateEvent;
+    push: W.TaskPushNotificationConfig;
+  };
+  const toSdk: {
+    task: Sdk.Task;
+    msg: Sdk.Message;
+    su: Sdk.TaskStatusUpdateEvent;
+    au: Sdk.TaskArtifactUpdateEvent;
+    push: Sdk.TaskPushNotificationConfig;
+  } = ours;
   // What the SDK client sends must fit what we accept.
   const fromSdk = {} as Sdk.MessageSendParams;
   const accepted: W.MessageSendParams = fromSdk;

@@ -1,6 +1,15 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorResponse, parseEnvelope, parseJson, RawJson, successResponse, successText, validateParams, KNOWN_METHODS } from '../../src/a2a/jsonrpc.js';
+import {
+  errorResponse,
+  parseEnvelope,
+  parseJson,
+  RawJson,
+  successResponse,
+  successText,
+  validateParams,
+  KNOWN_METHODS,
+} from '../../src/a2a/jsonrpc.js';
 import {
   A2AError,
   INVALID_PARAMS,
@@ -36,7 +45,12 @@ function expectError(body: unknown, code: number, id: string | number | null) {
 describe('parseEnvelope', () => {
   test('a valid request', () => {
     assert.deepEqual(parseEnvelope(req()), { ok: true, id: 1, method: 'tasks/get', params: { id: 't1' } });
-    assert.deepEqual(parseEnvelope(req({ id: 'abc' })), { ok: true, id: 'abc', method: 'tasks/get', params: { id: 't1' } });
+    assert.deepEqual(parseEnvelope(req({ id: 'abc' })), {
+      ok: true,
+      id: 'abc',
+      method: 'tasks/get',
+      params: { id: 't1' },
+    });
   });
 
   test('null or absent id answers as null; params may be absent', () => {
@@ -101,8 +115,16 @@ describe('responses and JSON parsing', () => {
   test('successResponse / errorResponse', () => {
     assert.deepEqual(successResponse('a', { x: 1 }), { jsonrpc: '2.0', id: 'a', result: { x: 1 } });
     assert.deepEqual(successResponse(3, null), { jsonrpc: '2.0', id: 3, result: null });
-    assert.deepEqual(errorResponse(null, taskNotFound('t9')), { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Task not found: t9' } });
-    assert.deepEqual(errorResponse(1, invalidParams('bad', { f: 'x' })).error, { code: -32602, message: 'bad', data: { f: 'x' } });
+    assert.deepEqual(errorResponse(null, taskNotFound('t9')), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, message: 'Task not found: t9' },
+    });
+    assert.deepEqual(errorResponse(1, invalidParams('bad', { f: 'x' })).error, {
+      code: -32602,
+      message: 'bad',
+      data: { f: 'x' },
+    });
   });
 
   test('successText splices a pre-serialized result in verbatim and equals JSON.stringify otherwise', () => {
@@ -180,7 +202,12 @@ describe('validateParams', () => {
             { kind: 'data', data: { action: 'accept' } },
           ],
         }),
-        configuration: { blocking: false, historyLength: 0, acceptedOutputModes: ['text/plain'], pushNotificationConfig: { url: 'https://cb' } },
+        configuration: {
+          blocking: false,
+          historyLength: 0,
+          acceptedOutputModes: ['text/plain'],
+          pushNotificationConfig: { url: 'https://cb' },
+        },
         metadata: {},
         somethingElse: true,
       });
@@ -202,8 +229,23 @@ describe('validateParams', () => {
     fails(m, { message: message({ parts: [{ kind: 'text', text: 1 }] }) }, 'params.message.parts[0].text');
     fails(m, { message: message({ parts: [{ kind: 'video' }] }) }, 'params.message.parts[0]');
     fails(m, { message: message({ parts: [{ kind: 'file', file: {} }] }) }, 'params.message.parts[0].file');
-    fails(m, { message: message({ parts: [{ kind: 'file', file: { bytes: 'a', uri: 'b' } }] }) }, 'params.message.parts[0].file');
-    fails(m, { message: message({ parts: [{ kind: 'text', text: 'a' }, { kind: 'data', data: 'x' }] }) }, 'params.message.parts[1].data');
+    fails(
+      m,
+      { message: message({ parts: [{ kind: 'file', file: { bytes: 'a', uri: 'b' } }] }) },
+      'params.message.parts[0].file',
+    );
+    fails(
+      m,
+      {
+        message: message({
+          parts: [
+            { kind: 'text', text: 'a' },
+            { kind: 'data', data: 'x' },
+          ],
+        }),
+      },
+      'params.message.parts[1].data',
+    );
     fails(m, { message: message({ taskId: 5 }) }, 'params.message.taskId');
     fails(m, { message: message({ contextId: {} }) }, 'params.message.contextId');
     fails(m, { message: message({ metadata: [] }) }, 'params.message.metadata');
@@ -212,12 +254,23 @@ describe('validateParams', () => {
     fails(m, { message: message(), configuration: { blocking: 'yes' } }, 'params.configuration.blocking');
     fails(m, { message: message(), configuration: { historyLength: -1 } }, 'params.configuration.historyLength');
     fails(m, { message: message(), configuration: { historyLength: 1.5 } }, 'params.configuration.historyLength');
-    fails(m, { message: message(), configuration: { acceptedOutputModes: [1] } }, 'params.configuration.acceptedOutputModes[0]');
-    fails(m, { message: message(), configuration: { pushNotificationConfig: {} } }, 'params.configuration.pushNotificationConfig.url');
+    fails(
+      m,
+      { message: message(), configuration: { acceptedOutputModes: [1] } },
+      'params.configuration.acceptedOutputModes[0]',
+    );
+    fails(
+      m,
+      { message: message(), configuration: { pushNotificationConfig: {} } },
+      'params.configuration.pushNotificationConfig.url',
+    );
   });
 
   test('the message names the field in a readable form', () => {
-    assert.equal(validateParams('message/send', { message: message({ messageId: '' }) })?.message, 'params.message.messageId: must be a non-empty string');
+    assert.equal(
+      validateParams('message/send', { message: message({ messageId: '' }) })?.message,
+      'params.message.messageId: must be a non-empty string',
+    );
   });
 
   test('tasks/get', () => {
@@ -240,14 +293,34 @@ describe('validateParams', () => {
 
   test('tasks/pushNotificationConfig/set', () => {
     const m = 'tasks/pushNotificationConfig/set';
-    passes(m, { taskId: 't', pushNotificationConfig: { url: 'https://cb', id: 'c1', token: 'tok', authentication: { schemes: ['Bearer'], credentials: 'x' } } });
+    passes(m, {
+      taskId: 't',
+      pushNotificationConfig: {
+        url: 'https://cb',
+        id: 'c1',
+        token: 'tok',
+        authentication: { schemes: ['Bearer'], credentials: 'x' },
+      },
+    });
     fails(m, { pushNotificationConfig: { url: 'https://cb' } }, 'params.taskId');
     fails(m, { taskId: 't' }, 'params.pushNotificationConfig');
     fails(m, { taskId: 't', pushNotificationConfig: {} }, 'params.pushNotificationConfig.url');
     fails(m, { taskId: 't', pushNotificationConfig: { url: 5 } }, 'params.pushNotificationConfig.url');
-    fails(m, { taskId: 't', pushNotificationConfig: { url: 'https://cb', token: 5 } }, 'params.pushNotificationConfig.token');
-    fails(m, { taskId: 't', pushNotificationConfig: { url: 'https://cb', authentication: {} } }, 'params.pushNotificationConfig.authentication.schemes');
-    fails(m, { taskId: 't', pushNotificationConfig: { url: 'https://cb', authentication: { schemes: 'Bearer' } } }, 'params.pushNotificationConfig.authentication.schemes');
+    fails(
+      m,
+      { taskId: 't', pushNotificationConfig: { url: 'https://cb', token: 5 } },
+      'params.pushNotificationConfig.token',
+    );
+    fails(
+      m,
+      { taskId: 't', pushNotificationConfig: { url: 'https://cb', authentication: {} } },
+      'params.pushNotificationConfig.authentication.schemes',
+    );
+    fails(
+      m,
+      { taskId: 't', pushNotificationConfig: { url: 'https://cb', authentication: { schemes: 'Bearer' } } },
+      'params.pushNotificationConfig.authentication.schemes',
+    );
   });
 
   test('tasks/pushNotificationConfig/get, list, delete', () => {
@@ -255,7 +328,11 @@ describe('validateParams', () => {
     passes('tasks/pushNotificationConfig/get', { id: 't', pushNotificationConfigId: null });
     passes('tasks/pushNotificationConfig/get', { id: 't', pushNotificationConfigId: 'c1' });
     fails('tasks/pushNotificationConfig/get', {}, 'params.id');
-    fails('tasks/pushNotificationConfig/get', { id: 't', pushNotificationConfigId: 3 }, 'params.pushNotificationConfigId');
+    fails(
+      'tasks/pushNotificationConfig/get',
+      { id: 't', pushNotificationConfigId: 3 },
+      'params.pushNotificationConfigId',
+    );
     passes('tasks/pushNotificationConfig/list', { id: 't' });
     fails('tasks/pushNotificationConfig/list', { id: 3 }, 'params.id');
     passes('tasks/pushNotificationConfig/delete', { id: 't', pushNotificationConfigId: 'c1' });

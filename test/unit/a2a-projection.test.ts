@@ -72,6 +72,10 @@ const msg = (id: string, text: string): Message => ({
   parts: [{ kind: 'text', text }],
 });
 
+/** `metadata.openwop` of a Task (the tests below always expect it). */
+const openwopOf = (t: { metadata?: Record<string, unknown> }): Record<string, unknown> =>
+  (t.metadata?.openwop ?? {}) as Record<string, unknown>;
+
 describe('projectState: the §1.3/§7.4 table', () => {
   const table: Array<[RunStatus, string, string | undefined]> = [
     ['pending', 'submitted', undefined],
@@ -101,7 +105,10 @@ describe('projectState: the §1.3/§7.4 table', () => {
   });
 
   test('the status decides the kind, not the passed interrupt kind', () => {
-    assert.deepEqual(projectState('waiting-input', 'approval'), { state: 'input-required', interruptKind: 'clarification' });
+    assert.deepEqual(projectState('waiting-input', 'approval'), {
+      state: 'input-required',
+      interruptKind: 'clarification',
+    });
     assert.deepEqual(projectState('running', 'approval'), { state: 'working' });
   });
 
@@ -137,7 +144,13 @@ describe('toTaskState against schemas/a2a-task-state.schema.json', () => {
       url: string;
       tokenFingerprint: string;
     };
-    const rec = toTaskState({ runId: 'run_2', status: 'waiting-approval', updatedAt: TS, pushConfig, openInterruptKind: 'approval' });
+    const rec = toTaskState({
+      runId: 'run_2',
+      status: 'waiting-approval',
+      updatedAt: TS,
+      pushConfig,
+      openInterruptKind: 'approval',
+    });
     assert.deepEqual(rec, {
       taskId: 'run_2',
       runId: 'run_2',
@@ -162,7 +175,14 @@ describe('conformance shape checks (openwop.md §6.3 item 4 a–e)', () => {
   const capabilities = { type: 'object', properties: { a2a: a2aBlockSchema } } as const;
 
   test('a. a conforming record validates', () => {
-    const rec = { taskId: 'run_x', runId: 'run_x', contextId: 'ctx_42', state: 'input-required', interruptKind: 'approval', updatedAt: TS };
+    const rec = {
+      taskId: 'run_x',
+      runId: 'run_x',
+      contextId: 'ctx_42',
+      state: 'input-required',
+      interruptKind: 'approval',
+      updatedAt: TS,
+    };
     assert.ok(validate(rec), JSON.stringify(validate.errors));
   });
 
@@ -171,7 +191,10 @@ describe('conformance shape checks (openwop.md §6.3 item 4 a–e)', () => {
   });
 
   test('c. an extra inputs property fails (closed object)', () => {
-    assert.equal(validate({ taskId: 'run_x', runId: 'run_x', state: 'working', updatedAt: TS, inputs: { secret: 'x' } }), false);
+    assert.equal(
+      validate({ taskId: 'run_x', runId: 'run_x', state: 'working', updatedAt: TS, inputs: { secret: 'x' } }),
+      false,
+    );
   });
 
   test('d. PushConfig from $defs, referenced by $id', () => {
@@ -183,12 +206,24 @@ describe('conformance shape checks (openwop.md §6.3 item 4 a–e)', () => {
   });
 
   test('e. capabilities.properties.a2a shape', () => {
-    const a2a = capabilities.properties.a2a as { required: string[]; additionalProperties: unknown; properties: object };
+    const a2a = capabilities.properties.a2a as {
+      required: string[];
+      additionalProperties: unknown;
+      properties: object;
+    };
     assert.ok(['supported', 'agentCardUrl'].every((k) => a2a.required.includes(k)));
     assert.equal(a2a.additionalProperties, false);
-    assert.deepEqual(Object.keys(a2a.properties).sort(), ['agentCardUrl', 'durableTasks', 'pushNotifications', 'streaming', 'supported']);
+    assert.deepEqual(Object.keys(a2a.properties).sort(), [
+      'agentCardUrl',
+      'durableTasks',
+      'pushNotifications',
+      'streaming',
+      'supported',
+    ]);
     const v = makeAjv().compile(capabilities);
-    const ok = { a2a: { supported: true, agentCardUrl: 'https://example.com/.well-known/agent-card.json', durableTasks: true } };
+    const ok = {
+      a2a: { supported: true, agentCardUrl: 'https://example.com/.well-known/agent-card.json', durableTasks: true },
+    };
     assert.ok(v(ok), JSON.stringify(v.errors));
     assert.equal(v({ a2a: { supported: true } }), false);
     assert.equal(v({ a2a: { ...ok.a2a, protocolVersions: ['0.3'] } }), false);
@@ -213,7 +248,7 @@ describe('toTask', () => {
   test('paused projects as working, the pause visible in metadata', () => {
     const t = toTask({ ...base, run: run('paused') });
     assert.equal(t.status.state, 'working');
-    assert.equal((t.metadata?.openwop as Record<string, unknown>).runStatus, 'paused');
+    assert.equal(openwopOf(t).runStatus, 'paused');
   });
 
   test('historyLength: undefined → all, 0 → omitted, N → last N', () => {
@@ -231,10 +266,14 @@ describe('toTask', () => {
     const t = toTask({
       ...base,
       run: run('waiting-approval'),
-      interrupt: { kind: 'approval', nodeId: 'review', data: { actions: ['accept', 'reject', 'edit', 'ask'], artifactData: 'x' } },
+      interrupt: {
+        kind: 'approval',
+        nodeId: 'review',
+        data: { actions: ['accept', 'reject', 'edit', 'ask'], artifactData: 'x' },
+      },
     });
     assert.equal(t.status.state, 'input-required');
-    assert.deepEqual((t.metadata?.openwop as Record<string, unknown>).interrupt, {
+    assert.deepEqual(openwopOf(t).interrupt, {
       kind: 'approval',
       nodeId: 'review',
       actions: ['accept', 'reject', 'edit-accept', 'ask'],
@@ -243,33 +282,53 @@ describe('toTask', () => {
 
   test('clarification interrupt carries the questions', () => {
     const questions = [{ id: 'q1', question: 'Which region?' }];
-    const t = toTask({ ...base, run: run('waiting-input'), interrupt: { kind: 'clarification', nodeId: 'ask', data: { questions } } });
-    assert.deepEqual((t.metadata?.openwop as Record<string, unknown>).interrupt, { kind: 'clarification', nodeId: 'ask', questions });
+    const t = toTask({
+      ...base,
+      run: run('waiting-input'),
+      interrupt: { kind: 'clarification', nodeId: 'ask', data: { questions } },
+    });
+    assert.deepEqual(openwopOf(t).interrupt, {
+      kind: 'clarification',
+      nodeId: 'ask',
+      questions,
+    });
   });
 
   test('input-required without interrupt details still names the kind', () => {
     const t = toTask({ ...base, run: run('waiting-approval') });
-    assert.deepEqual((t.metadata?.openwop as Record<string, unknown>).interrupt, { kind: 'approval' });
+    assert.deepEqual(openwopOf(t).interrupt, { kind: 'approval' });
     const ext = toTask({ ...base, run: run('waiting-external') });
-    assert.deepEqual((ext.metadata?.openwop as Record<string, unknown>).interrupt, { kind: 'external-event' });
+    assert.deepEqual(openwopOf(ext).interrupt, { kind: 'external-event' });
   });
 
   test('failed: agent status message and openwop.error', () => {
-    const t = toTask({ ...base, run: run('failed', { error: { code: 'interrupt_rejected', message: 'Rejected by reviewer' } }) });
+    const t = toTask({
+      ...base,
+      run: run('failed', { error: { code: 'interrupt_rejected', message: 'Rejected by reviewer' } }),
+    });
     assert.equal(t.status.state, 'failed');
     assert.equal(t.status.message?.role, 'agent');
     assert.equal(t.status.message?.kind, 'message');
     assert.deepEqual(t.status.message?.parts, [{ kind: 'text', text: 'Rejected by reviewer' }]);
     assert.equal(t.status.message?.taskId, 'run_1');
-    assert.deepEqual((t.metadata?.openwop as Record<string, unknown>).error, { code: 'interrupt_rejected', message: 'Rejected by reviewer' });
-    assert.equal((t.metadata?.openwop as Record<string, unknown>).interrupt, undefined);
+    assert.deepEqual(openwopOf(t).error, {
+      code: 'interrupt_rejected',
+      message: 'Rejected by reviewer',
+    });
+    assert.equal(openwopOf(t).interrupt, undefined);
     // Deterministic: two reads are identical.
-    assert.deepEqual(t, toTask({ ...base, run: run('failed', { error: { code: 'interrupt_rejected', message: 'Rejected by reviewer' } }) }));
+    assert.deepEqual(
+      t,
+      toTask({
+        ...base,
+        run: run('failed', { error: { code: 'interrupt_rejected', message: 'Rejected by reviewer' } }),
+      }),
+    );
   });
 
   test('failed without a recorded error still has a message', () => {
     const t = toTask({ ...base, run: run('failed') });
-    assert.equal((t.metadata?.openwop as { error: { code: string } }).error.code, 'run_failed');
+    assert.equal((openwopOf(t).error as { code: string }).code, 'run_failed');
   });
 
   test('completed with artifacts; cancelled → canceled', () => {
@@ -292,7 +351,10 @@ describe('events', () => {
       final: true,
       metadata: { openwop: { runId: 'run_1', interrupt: { kind: 'approval' } } },
     });
-    const failed = toStatusUpdate('run_1', 'ctx_1', 'failed', TS, { final: true, error: { code: 'x', message: 'boom' } });
+    const failed = toStatusUpdate('run_1', 'ctx_1', 'failed', TS, {
+      final: true,
+      error: { code: 'x', message: 'boom' },
+    });
     assert.deepEqual(failed.metadata, { openwop: { runId: 'run_1', error: { code: 'x', message: 'boom' } } });
     const working = toStatusUpdate('run_1', 'ctx_1', 'working', TS, { final: false, interruptKind: 'approval' });
     assert.deepEqual(working.metadata, { openwop: { runId: 'run_1' } });
@@ -301,7 +363,12 @@ describe('events', () => {
 
   test('toArtifactUpdate', () => {
     const artifact = { artifactId: 'a1', parts: [{ kind: 'data' as const, data: {} }] };
-    assert.deepEqual(toArtifactUpdate('run_1', 'ctx_1', artifact), { kind: 'artifact-update', taskId: 'run_1', contextId: 'ctx_1', artifact });
+    assert.deepEqual(toArtifactUpdate('run_1', 'ctx_1', artifact), {
+      kind: 'artifact-update',
+      taskId: 'run_1',
+      contextId: 'ctx_1',
+      artifact,
+    });
     assert.equal(toArtifactUpdate('run_1', 'ctx_1', artifact, { lastChunk: true }).lastChunk, true);
   });
 
@@ -314,11 +381,14 @@ describe('events', () => {
   });
 
   test('artifactFromEvent wraps data and ignores other events', () => {
-    assert.deepEqual(artifactFromEvent(ev(0, 'artifact.created', { artifactId: 'a1', name: 'Brief', data: { title: 't' } })), {
-      artifactId: 'a1',
-      name: 'Brief',
-      parts: [{ kind: 'data', data: { title: 't' } }],
-    });
+    assert.deepEqual(
+      artifactFromEvent(ev(0, 'artifact.created', { artifactId: 'a1', name: 'Brief', data: { title: 't' } })),
+      {
+        artifactId: 'a1',
+        name: 'Brief',
+        parts: [{ kind: 'data', data: { title: 't' } }],
+      },
+    );
     assert.deepEqual(artifactFromEvent(ev(0, 'artifact.created', { artifactId: 'a2', data: 'text' }))?.parts, [
       { kind: 'data', data: { value: 'text' } },
     ]);
@@ -379,13 +449,19 @@ describe('parseResumeMessage: approval', () => {
   const p = (parts: Part[], metadata?: unknown) => parseResumeMessage(parts, metadata, 'approval');
 
   test('accept / reject with feedback', () => {
-    assert.deepEqual(p(data({ action: 'accept', feedback: 'looks good' })), { kind: 'approval', value: { action: 'accept', feedback: 'looks good' } });
+    assert.deepEqual(p(data({ action: 'accept', feedback: 'looks good' })), {
+      kind: 'approval',
+      value: { action: 'accept', feedback: 'looks good' },
+    });
     assert.deepEqual(p(data({ action: 'reject' })), { kind: 'approval', value: { action: 'reject' } });
   });
 
   test('refine with refineFeedback, and bare feedback promoted', () => {
     const rf = { scope: 'section', sectionPath: 'intro', tags: ['tone'], text: 'warmer' };
-    assert.deepEqual(p(data({ action: 'refine', refineFeedback: rf })), { kind: 'approval', value: { action: 'refine', refineFeedback: rf } });
+    assert.deepEqual(p(data({ action: 'refine', refineFeedback: rf })), {
+      kind: 'approval',
+      value: { action: 'refine', refineFeedback: rf },
+    });
     assert.deepEqual(p(data({ action: 'refine', feedback: 'shorter' })), {
       kind: 'approval',
       value: { action: 'refine', feedback: 'shorter', refineFeedback: { scope: 'whole', text: 'shorter' } },
@@ -404,22 +480,43 @@ describe('parseResumeMessage: approval', () => {
 
   test('ask: action, or a text-only reply', () => {
     assert.deepEqual(p(data({ action: 'ask', question: 'Why?' })), { kind: 'ask', question: 'Why?' });
-    assert.deepEqual(p([{ kind: 'data', data: { action: 'ask' } }, { kind: 'text', text: 'What budget?' }]), { kind: 'ask', question: 'What budget?' });
-    assert.deepEqual(p([{ kind: 'text', text: 'Can you explain section 2?' }]), { kind: 'ask', question: 'Can you explain section 2?' });
+    assert.deepEqual(
+      p([
+        { kind: 'data', data: { action: 'ask' } },
+        { kind: 'text', text: 'What budget?' },
+      ]),
+      { kind: 'ask', question: 'What budget?' },
+    );
+    assert.deepEqual(p([{ kind: 'text', text: 'Can you explain section 2?' }]), {
+      kind: 'ask',
+      question: 'Can you explain section 2?',
+    });
     assert.equal(p(data({ action: 'ask' })).kind, 'invalid');
   });
 
   test('text alongside a decision becomes the feedback', () => {
-    assert.deepEqual(p([{ kind: 'data', data: { action: 'accept' } }, { kind: 'text', text: 'ship it' }]), {
-      kind: 'approval',
-      value: { action: 'accept', feedback: 'ship it' },
-    });
+    assert.deepEqual(
+      p([
+        { kind: 'data', data: { action: 'accept' } },
+        { kind: 'text', text: 'ship it' },
+      ]),
+      {
+        kind: 'approval',
+        value: { action: 'accept', feedback: 'ship it' },
+      },
+    );
   });
 
   test('legacy approve and decision forms', () => {
-    assert.deepEqual(p(data({ approve: true, feedback: 'ok' })), { kind: 'approval', value: { action: 'accept', feedback: 'ok' } });
+    assert.deepEqual(p(data({ approve: true, feedback: 'ok' })), {
+      kind: 'approval',
+      value: { action: 'accept', feedback: 'ok' },
+    });
     assert.deepEqual(p(data({ approve: false })), { kind: 'approval', value: { action: 'reject' } });
-    assert.deepEqual(p(data({ approve: false, feedback: 'no' })), { kind: 'approval', value: { action: 'reject', feedback: 'no' } });
+    assert.deepEqual(p(data({ approve: false, feedback: 'no' })), {
+      kind: 'approval',
+      value: { action: 'reject', feedback: 'no' },
+    });
     assert.deepEqual(p(data({ decision: 'approved' })), { kind: 'approval', value: { action: 'accept' } });
     assert.deepEqual(p(data({ decision: 'rejected', feedback: 'redo' })), {
       kind: 'approval',
@@ -435,12 +532,21 @@ describe('parseResumeMessage: approval', () => {
       kind: 'approval',
       value: { action: 'reject', feedback: 'no' },
     });
-    assert.deepEqual(p([], { openwop: { interrupt: { action: 'accept' } } }), { kind: 'approval', value: { action: 'accept' } });
-    assert.deepEqual(p([], { openwop: { interrupt: { resumeValue: { approve: true } } } }), { kind: 'approval', value: { action: 'accept' } });
+    assert.deepEqual(p([], { openwop: { interrupt: { action: 'accept' } } }), {
+      kind: 'approval',
+      value: { action: 'accept' },
+    });
+    assert.deepEqual(p([], { openwop: { interrupt: { resumeValue: { approve: true } } } }), {
+      kind: 'approval',
+      value: { action: 'accept' },
+    });
   });
 
   test('a data part action wins over metadata', () => {
-    assert.deepEqual(p(data({ action: 'reject' }), { openwop: { action: 'accept' } }), { kind: 'approval', value: { action: 'reject' } });
+    assert.deepEqual(p(data({ action: 'reject' }), { openwop: { action: 'accept' } }), {
+      kind: 'approval',
+      value: { action: 'reject' },
+    });
   });
 
   test('invalid: unknown action, wrong feedback type, nothing at all', () => {
@@ -465,18 +571,37 @@ describe('parseResumeMessage: clarification', () => {
   });
 
   test('answers array', () => {
-    assert.deepEqual(p([{ kind: 'data', data: { answers: [{ id: 'q1', answer: 'EU' }, { id: 'q2', answer: true }] } }]), {
-      kind: 'clarification',
-      value: { answers: { q1: 'EU', q2: 'true' } },
-    });
+    assert.deepEqual(
+      p([
+        {
+          kind: 'data',
+          data: {
+            answers: [
+              { id: 'q1', answer: 'EU' },
+              { id: 'q2', answer: true },
+            ],
+          },
+        },
+      ]),
+      {
+        kind: 'clarification',
+        value: { answers: { q1: 'EU', q2: 'true' } },
+      },
+    );
   });
 
   test('plain text answers the single question', () => {
-    assert.deepEqual(p([{ kind: 'text', text: 'Europe' }]), { kind: 'clarification', value: { answers: { '*': 'Europe' } } });
+    assert.deepEqual(p([{ kind: 'text', text: 'Europe' }]), {
+      kind: 'clarification',
+      value: { answers: { '*': 'Europe' } },
+    });
   });
 
   test('answers via metadata.openwop.interrupt', () => {
-    assert.deepEqual(p([], { openwop: { interrupt: { answers: { q1: 'x' } } } }), { kind: 'clarification', value: { answers: { q1: 'x' } } });
+    assert.deepEqual(p([], { openwop: { interrupt: { answers: { q1: 'x' } } } }), {
+      kind: 'clarification',
+      value: { answers: { q1: 'x' } },
+    });
   });
 
   test('invalid forms', () => {

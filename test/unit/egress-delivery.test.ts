@@ -14,21 +14,32 @@ import {
 } from '../../src/push/egress.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 
-const post = { headers: { 'content-type': 'application/json' }, body: '{"kind":"status-update"}', timeoutMs: 3000, maxResponseBytes: 64 * 1024 };
+const post = {
+  headers: { 'content-type': 'application/json' },
+  body: '{"kind":"status-update"}',
+  timeoutMs: 3000,
+  maxResponseBytes: 64 * 1024,
+};
 const loopbackOnly = createEgressPolicy({ allowCidrs: ['127.0.0.0/8'] });
 const v4 = (address: string): ResolvedAddress => ({ address, family: 4 });
 
 describe('guarded delivery', () => {
   let rx: HttpsReceiver;
   const dispatchers: Agent[] = [];
-  const make = (policy: EgressPolicy, lookup?: (h: string) => Promise<ResolvedAddress[]>, extra: { connectTimeoutMs?: number } = {}) => {
+  const make = (
+    policy: EgressPolicy,
+    lookup?: (h: string) => Promise<ResolvedAddress[]>,
+    extra: { connectTimeoutMs?: number } = {},
+  ) => {
     const d = createGuardedDispatcher({ policy, ca: rx.caPem, ...(lookup ? { lookup } : {}), ...extra });
     dispatchers.push(d);
     return d;
   };
   const toReceiver = async (_h: string) => [v4('127.0.0.1')];
 
-  before(async () => { rx = await startHttpsReceiver(); });
+  before(async () => {
+    rx = await startHttpsReceiver();
+  });
   afterEach(async () => {
     rx.requests.length = 0;
     rx.responses.length = 0;
@@ -56,7 +67,14 @@ describe('guarded delivery', () => {
 
   it('refuses an IP-literal host itself (net.connect would skip lookup)', async () => {
     let asked = 0;
-    const r = await deliver(make(createEgressPolicy(), async () => { asked++; return []; }), rx.url, post);
+    const r = await deliver(
+      make(createEgressPolicy(), async () => {
+        asked++;
+        return [];
+      }),
+      rx.url,
+      post,
+    );
     assert.equal(r.error, 'egress_denied');
     assert.equal(asked, 0);
     assert.equal(rx.requests.length, 0);
@@ -66,7 +84,11 @@ describe('guarded delivery', () => {
   });
 
   it('refuses a name that resolves to [public, private]', async () => {
-    const r = await deliver(make(createEgressPolicy(), async () => [v4('8.8.8.8'), v4('127.0.0.1')]), rx.urlFor('mixed.example'), post);
+    const r = await deliver(
+      make(createEgressPolicy(), async () => [v4('8.8.8.8'), v4('127.0.0.1')]),
+      rx.urlFor('mixed.example'),
+      post,
+    );
     assert.equal(r.error, 'egress_denied');
     assert.equal(r.permanent, true);
     assert.equal(rx.requests.length, 0);

@@ -15,15 +15,31 @@ describe('metrics instance label', () => {
     metrics.runsStarted.inc({ workflow: 'echo' });
     metrics.httpDuration.observe({ route: '/healthz', method: 'GET', status: '200' }, 0.002);
     const lines = await samples();
-    assert.ok(lines.some((l) => l.startsWith('process_')), 'default process metrics are exported');
-    assert.deepEqual(lines.filter((l) => !l.includes('instance="unit-a"')), []);
-    assert.ok(lines.some((l) => l.startsWith('handoff_runs_started_total{') && l.includes('workflow="echo"') && l.includes('instance="unit-a"')));
+    assert.ok(
+      lines.some((l) => l.startsWith('process_')),
+      'default process metrics are exported',
+    );
+    assert.deepEqual(
+      lines.filter((l) => !l.includes('instance="unit-a"')),
+      [],
+    );
+    assert.ok(
+      lines.some(
+        (l) =>
+          l.startsWith('handoff_runs_started_total{') &&
+          l.includes('workflow="echo"') &&
+          l.includes('instance="unit-a"'),
+      ),
+    );
   });
 
   it('the last id set names the instance (one registry per process)', async () => {
     setInstanceLabel('unit-b');
     const lines = await samples();
-    assert.deepEqual(lines.filter((l) => !l.includes('instance="unit-b"')), []);
+    assert.deepEqual(
+      lines.filter((l) => !l.includes('instance="unit-b"')),
+      [],
+    );
     assert.ok(!lines.some((l) => l.includes('unit-a')));
   });
 });

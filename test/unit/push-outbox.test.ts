@@ -27,18 +27,45 @@ describe('backoffMs', () => {
   const schedule = [100, 200, 400];
 
   it('is half the ceiling fixed plus up to half random (jitter)', () => {
-    assert.equal(backoffMs(schedule, 1, () => 0), 50);
-    assert.equal(backoffMs(schedule, 1, () => 0.5), 75);
-    assert.equal(backoffMs(schedule, 1, () => 1), 100);
-    assert.equal(backoffMs(schedule, 2, () => 0), 100);
-    assert.equal(backoffMs(schedule, 2, () => 1), 200);
-    assert.equal(backoffMs(schedule, 3, () => 0.25), 250);
+    assert.equal(
+      backoffMs(schedule, 1, () => 0),
+      50,
+    );
+    assert.equal(
+      backoffMs(schedule, 1, () => 0.5),
+      75,
+    );
+    assert.equal(
+      backoffMs(schedule, 1, () => 1),
+      100,
+    );
+    assert.equal(
+      backoffMs(schedule, 2, () => 0),
+      100,
+    );
+    assert.equal(
+      backoffMs(schedule, 2, () => 1),
+      200,
+    );
+    assert.equal(
+      backoffMs(schedule, 3, () => 0.25),
+      250,
+    );
   });
 
   it('uses the attempt-th ceiling and stays at the last one past the end', () => {
-    assert.equal(backoffMs(schedule, 3, () => 1), 400);
-    assert.equal(backoffMs(schedule, 4, () => 1), 400);
-    assert.equal(backoffMs(schedule, 99, () => 0), 200);
+    assert.equal(
+      backoffMs(schedule, 3, () => 1),
+      400,
+    );
+    assert.equal(
+      backoffMs(schedule, 4, () => 1),
+      400,
+    );
+    assert.equal(
+      backoffMs(schedule, 99, () => 0),
+      200,
+    );
   });
 
   it('is always within [ceiling/2, ceiling] with the real random source', () => {
@@ -53,7 +80,10 @@ describe('backoffMs', () => {
   });
 
   it('falls back to 1 s with an empty schedule', () => {
-    assert.equal(backoffMs([], 1, () => 1), 1000);
+    assert.equal(
+      backoffMs([], 1, () => 1),
+      1000,
+    );
   });
 });
 
@@ -144,7 +174,10 @@ for (const dialect of DIALECTS) {
       assert.notEqual(first.delivery_id, second.delivery_id);
 
       const c1 = await claim('w1', T0);
-      assert.deepEqual(c1.map((r) => r.seq), [3]);
+      assert.deepEqual(
+        c1.map((r) => r.seq),
+        [3],
+      );
       assert.equal(c1[0]!.lease_owner, 'w1');
       assert.equal(Number(c1[0]!.lease_expires_at), T0 + LEASE);
       // Leased and in flight: nothing of this config is claimable, by anyone.
@@ -152,17 +185,40 @@ for (const dialect of DIALECTS) {
 
       // The attempt failed: back to pending with a retry time. The second still waits behind it,
       // even once it is due itself and the first is not.
-      assert.equal(await settle(store.db, first.delivery_id, 'w1', { state: 'pending', attempts: 1, nextAttemptAt: T0 + 5000, lastStatus: 503, lastError: 'http_status' }), true);
+      assert.equal(
+        await settle(store.db, first.delivery_id, 'w1', {
+          state: 'pending',
+          attempts: 1,
+          nextAttemptAt: T0 + 5000,
+          lastStatus: 503,
+          lastError: 'http_status',
+        }),
+        true,
+      );
       assert.deepEqual(await claim('w2', T0 + 10), []);
       // The second row is blocked behind the first, so the worker's next look is the first's retry.
-      assert.equal(await nextDueAt(store.db, store.dialect), T0 + 5000, 'blocked rows do not count; the retry of the first does');
+      assert.equal(
+        await nextDueAt(store.db, store.dialect),
+        T0 + 5000,
+        'blocked rows do not count; the retry of the first does',
+      );
       const c2 = await claim('w2', T0 + 5000);
-      assert.deepEqual(c2.map((r) => r.seq), [3], 'the retry of the first, never the second');
+      assert.deepEqual(
+        c2.map((r) => r.seq),
+        [3],
+        'the retry of the first, never the second',
+      );
       assert.equal(c2[0]!.attempts, 1);
 
-      assert.equal(await settle(store.db, first.delivery_id, 'w2', { state: 'delivered', attempts: 2, lastStatus: 200 }), true);
+      assert.equal(
+        await settle(store.db, first.delivery_id, 'w2', { state: 'delivered', attempts: 2, lastStatus: 200 }),
+        true,
+      );
       const c3 = await claim('w3', T0 + 5001);
-      assert.deepEqual(c3.map((r) => r.seq), [7]);
+      assert.deepEqual(
+        c3.map((r) => r.seq),
+        [7],
+      );
       assert.equal(c3[0]!.final, 1);
       const rows = await rowsOf(t);
       assert.equal(rows[0]!.state, 'delivered');
@@ -175,18 +231,39 @@ for (const dialect of DIALECTS) {
       const t = task();
       await enqueue(store.db, [delivery(t, 1), delivery(t, 2)], T0);
       const c1 = await claim('w1', T0);
-      assert.deepEqual(c1.map((r) => r.seq), [1]);
-      assert.equal(await settle(store.db, c1[0]!.delivery_id, 'w1', { state: 'dead', attempts: 1, lastStatus: 404, lastError: 'http_status' }), true);
+      assert.deepEqual(
+        c1.map((r) => r.seq),
+        [1],
+      );
+      assert.equal(
+        await settle(store.db, c1[0]!.delivery_id, 'w1', {
+          state: 'dead',
+          attempts: 1,
+          lastStatus: 404,
+          lastError: 'http_status',
+        }),
+        true,
+      );
       const c2 = await claim('w1', T0);
-      assert.deepEqual(c2.map((r) => r.seq), [2]);
+      assert.deepEqual(
+        c2.map((r) => r.seq),
+        [2],
+      );
     });
 
     it('a cancelled predecessor does not block either', async () => {
       const t = task();
       await enqueue(store.db, [delivery(t, 1), delivery(t, 2)], T0);
       const [first] = await rowsOf(t);
-      await store.db.updateTable('push_outbox').set({ state: 'cancelled' }).where('delivery_id', '=', first!.delivery_id).execute();
-      assert.deepEqual((await claim('w1', T0)).map((r) => r.seq), [2]);
+      await store.db
+        .updateTable('push_outbox')
+        .set({ state: 'cancelled' })
+        .where('delivery_id', '=', first!.delivery_id)
+        .execute();
+      assert.deepEqual(
+        (await claim('w1', T0)).map((r) => r.seq),
+        [2],
+      );
     });
 
     it('the order is per (task, config): other configs and other tasks are claimed side by side', async () => {
@@ -194,9 +271,12 @@ for (const dialect of DIALECTS) {
       await enqueue(
         store.db,
         [
-          delivery(t, 1), delivery(t, 2),
-          delivery(t, 1, { configId: 'second' }), delivery(t, 2, { configId: 'second' }),
-          delivery(`${t}_b`, 1), delivery(`${t}_b`, 2),
+          delivery(t, 1),
+          delivery(t, 2),
+          delivery(t, 1, { configId: 'second' }),
+          delivery(t, 2, { configId: 'second' }),
+          delivery(`${t}_b`, 1),
+          delivery(`${t}_b`, 2),
         ],
         T0,
       );

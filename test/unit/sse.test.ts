@@ -37,7 +37,9 @@ function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
 /** Bound any wait in these tests. */
 async function within<T>(p: Promise<T>, what: string, ms = DEADLINE_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([p, timeout]);
   } finally {
@@ -98,7 +100,9 @@ async function harness(opts: SseOptions, producer: Producer, useAppRegistry = fa
     registry,
     next: () => {
       const r = ready.shift();
-      return r ? Promise.resolve(r) : within(new Promise<Served>((res) => waiting.push(res)), 'the route was not called');
+      return r
+        ? Promise.resolve(r)
+        : within(new Promise<Served>((res) => waiting.push(res)), 'the route was not called');
     },
   };
 }
@@ -169,7 +173,10 @@ describe('SseStream on a real server', () => {
     let body = '';
     res.on('data', (c: string) => (body += c));
     await within(once(res, 'end'), 'the response did not end');
-    assert.equal(body, 'id: 5\nevent: run.started\ndata: {"a":"multi\\nline","n":1}\n\ndata: {"b":2}\n\nid: x\ndata: "str"\n\n');
+    assert.equal(
+      body,
+      'id: 5\nevent: run.started\ndata: {"a":"multi\\nline","n":1}\n\ndata: {"b":2}\n\nid: x\ndata: "str"\n\n',
+    );
     assert.equal(h.registry.size, 0);
   });
 
@@ -185,7 +192,9 @@ describe('SseStream on a real server', () => {
 
   it('a client that stops reading while a backlog is written is dropped once the buffer stalls for stallMs (64 KiB cap, 500 ms): signal aborted, registry empty, backlog bounded', async () => {
     const max = 64 * KIB;
-    const h = await track(harness({ maxBufferedBytes: max, stallMs: 500, keepaliveMs: 60_000 }, politeProducer(4096, max)));
+    const h = await track(
+      harness({ maxBufferedBytes: max, stallMs: 500, keepaliveMs: 60_000 }, politeProducer(4096, max)),
+    );
     const { res } = await rawGet(h.url); // never read: the kernel buffers fill, then the server's
     const served = await h.next();
     assert.equal(h.registry.size, 1);
@@ -232,39 +241,47 @@ describe('SseStream on a real server', () => {
     await within(served.finished, 'route');
     assert.ok(refusedAt > 0 && refusedAt < 8192, `send() never refused (refusedAt ${refusedAt})`);
     // The backlog is judged before each write, so it stays within the cap plus one frame.
-    assert.ok(served.maxQueued <= max + PAD.length + 256, `accepted sends left ${served.maxQueued} bytes queued (cap ${max} + one frame)`);
-    assert.ok(queuedWhenRefused <= max + PAD.length + 256 || queuedWhenRefused === 0, `${queuedWhenRefused} bytes queued at the cut`);
+    assert.ok(
+      served.maxQueued <= max + PAD.length + 256,
+      `accepted sends left ${served.maxQueued} bytes queued (cap ${max} + one frame)`,
+    );
+    assert.ok(
+      queuedWhenRefused <= max + PAD.length + 256 || queuedWhenRefused === 0,
+      `${queuedWhenRefused} bytes queued at the cut`,
+    );
     assert.equal(h.registry.size, 0);
     assert.equal((await drain(res)).complete, false);
   });
 
-  it(
-    'a single frame larger than maxBufferedBytes reaches a client that reads at full speed',
-    async () => {
-      const max = 64 * KIB;
-      const h = await track(
-        harness({ maxBufferedBytes: max, keepaliveMs: 60_000 }, async (s, rec) => {
-          if (!(await s.ready())) return;
-          if (s.send({ big: 'z'.repeat(100 * KIB) }, { id: 0 })) rec.sent++;
-          if (!(await s.ready())) return;
-          if (s.send({ small: 1 }, { id: 1 })) rec.sent++;
-        }),
-      );
-      const c = await openSse(h.url);
-      const served = await h.next();
-      const end = await c.waitForEnd();
-      await within(served.finished, 'route');
-      assert.equal(served.sent, 2, `the client was dropped: ${c.describe()}`);
-      assert.equal(end.reason, 'end');
-      assert.deepEqual(c.events.map((e) => e.id), ['0', '1']);
-    },
-  );
+  it('a single frame larger than maxBufferedBytes reaches a client that reads at full speed', async () => {
+    const max = 64 * KIB;
+    const h = await track(
+      harness({ maxBufferedBytes: max, keepaliveMs: 60_000 }, async (s, rec) => {
+        if (!(await s.ready())) return;
+        if (s.send({ big: 'z'.repeat(100 * KIB) }, { id: 0 })) rec.sent++;
+        if (!(await s.ready())) return;
+        if (s.send({ small: 1 }, { id: 1 })) rec.sent++;
+      }),
+    );
+    const c = await openSse(h.url);
+    const served = await h.next();
+    const end = await c.waitForEnd();
+    await within(served.finished, 'route');
+    assert.equal(served.sent, 2, `the client was dropped: ${c.describe()}`);
+    assert.equal(end.reason, 'end');
+    assert.deepEqual(
+      c.events.map((e) => e.id),
+      ['0', '1'],
+    );
+  });
 
   it('a client that disconnects frees its stream at once: signal aborted, registry empty, sends refused', async () => {
-    const h = await track(harness({ keepaliveMs: 60_000 }, async (s) => {
-      s.send({ hello: 1 }, { id: 0 });
-      await aborted(s.signal, 'route waiting for the client to leave');
-    }));
+    const h = await track(
+      harness({ keepaliveMs: 60_000 }, async (s) => {
+        s.send({ hello: 1 }, { id: 0 });
+        await aborted(s.signal, 'route waiting for the client to leave');
+      }),
+    );
     const { req, res } = await rawGet(h.url);
     const served = await h.next();
     await within(once(res, 'data'), 'the first frame');
@@ -284,7 +301,9 @@ describe('SseStream on a real server', () => {
   it('ready() waits while a client pauses and resumes once it reads again (64 KiB cap): every frame arrives, nobody is dropped', async () => {
     const max = 64 * KIB;
     const frames = 1500; // ≈ 24 MiB: more than the kernel buffers hold, so the pause is felt
-    const h = await track(harness({ maxBufferedBytes: max, stallMs: 3_000, keepaliveMs: 60_000 }, politeProducer(frames, max)));
+    const h = await track(
+      harness({ maxBufferedBytes: max, stallMs: 3_000, keepaliveMs: 60_000 }, politeProducer(frames, max)),
+    );
     const { res } = await rawGet(h.url);
     const served = await h.next();
     await within(served.blocked, 'the producer never blocked on the paused client');
@@ -295,32 +314,29 @@ describe('SseStream on a real server', () => {
     assert.ok(served.maxQueued <= max);
   });
 
-  it(
-    'ready() with a small cap (8 KiB, allowed by HANDOFF_SSE_MAX_BUFFER ≥ 1024): a client that pauses and resumes is not dropped, though no `drain` ever comes below the 16 KiB highWaterMark',
-    async () => {
-      const max = 8 * KIB;
-      const frames = 600;
-      const small = 2 * KIB;
-      const h = await track(
-        harness({ maxBufferedBytes: max, stallMs: 1_000, keepaliveMs: 60_000 }, async (s, rec, reply, markBlocked) => {
-          const pad = 'y'.repeat(small);
-          for (let i = 0; i < frames; i++) {
-            if (reply.raw.writableLength > max / 2) markBlocked();
-            if (!(await s.ready())) return;
-            if (!s.send({ i, pad }, { id: i })) return;
-            rec.sent++;
-          }
-        }),
-      );
-      const { res } = await rawGet(h.url);
-      const served = await h.next();
-      await within(served.blocked, 'the producer never blocked on the paused client');
-      const got = await drain(res);
-      await within(served.finished, 'route');
-      assert.equal(served.sent, frames, `the client was dropped after ${served.sent} of ${frames} frames`);
-      assert.equal(got.complete, true);
-    },
-  );
+  it('ready() with a small cap (8 KiB, allowed by HANDOFF_SSE_MAX_BUFFER ≥ 1024): a client that pauses and resumes is not dropped, though no `drain` ever comes below the 16 KiB highWaterMark', async () => {
+    const max = 8 * KIB;
+    const frames = 600;
+    const small = 2 * KIB;
+    const h = await track(
+      harness({ maxBufferedBytes: max, stallMs: 1_000, keepaliveMs: 60_000 }, async (s, rec, reply, markBlocked) => {
+        const pad = 'y'.repeat(small);
+        for (let i = 0; i < frames; i++) {
+          if (reply.raw.writableLength > max / 2) markBlocked();
+          if (!(await s.ready())) return;
+          if (!s.send({ i, pad }, { id: i })) return;
+          rec.sent++;
+        }
+      }),
+    );
+    const { res } = await rawGet(h.url);
+    const served = await h.next();
+    await within(served.blocked, 'the producer never blocked on the paused client');
+    const got = await drain(res);
+    await within(served.finished, 'route');
+    assert.equal(served.sent, frames, `the client was dropped after ${served.sent} of ${frames} frames`);
+    assert.equal(got.complete, true);
+  });
 
   it('streamRegistry: app.close() ends every open stream (close does not hang on them)', async () => {
     const h = await harness({ keepaliveMs: 60_000 }, async (s) => aborted(s.signal, 'registry route'), true);
@@ -356,32 +372,30 @@ describe('parseLastEventId', () => {
 
   it('malformed values throw a RangeError', () => {
     for (const bad of ['abc', '-2', -2, '1.5', 1.5, '3abc', 'NaN', NaN, 'Infinity', Infinity, {}, true]) {
-      assert.throws(() => parseLastEventId(bad), (err: unknown) => err instanceof RangeError && /Last-Event-ID/.test((err as Error).message), `value ${String(bad)}`);
+      assert.throws(
+        () => parseLastEventId(bad),
+        (err: unknown) => err instanceof RangeError && /Last-Event-ID/.test((err as Error).message),
+        `value ${String(bad)}`,
+      );
     }
   });
 
-  it(
-    'whitespace-only and non-scalar values are never silently read as sequence 0',
-    () => {
-      for (const v of ['   ', '\t', []]) {
-        let got: number | undefined;
-        try {
-          got = parseLastEventId(v);
-        } catch {
-          got = undefined; // refusing is fine too
-        }
-        assert.equal(got, undefined, `${JSON.stringify(v)} parsed as ${got}`);
+  it('whitespace-only and non-scalar values are never silently read as sequence 0', () => {
+    for (const v of ['   ', '\t', []]) {
+      let got: number | undefined;
+      try {
+        got = parseLastEventId(v);
+      } catch {
+        got = undefined; // refusing is fine too
       }
-    },
-  );
+      assert.equal(got, undefined, `${JSON.stringify(v)} parsed as ${got}`);
+    }
+  });
 
-  it(
-    'only decimal digits are a sequence (no hex, exponent or sign forms), and only safe integers',
-    () => {
-      for (const v of ['0x10', '1e3', '+5', '0b11', '0o7', ' - 1', '1 2', '9'.repeat(16), 2 ** 53, -1.0000001]) {
-        assert.throws(() => parseLastEventId(v), RangeError, String(v));
-      }
-      assert.equal(parseLastEventId('9'.repeat(15)), 999_999_999_999_999);
-    },
-  );
+  it('only decimal digits are a sequence (no hex, exponent or sign forms), and only safe integers', () => {
+    for (const v of ['0x10', '1e3', '+5', '0b11', '0o7', ' - 1', '1 2', '9'.repeat(16), 2 ** 53, -1.0000001]) {
+      assert.throws(() => parseLastEventId(v), RangeError, String(v));
+    }
+    assert.equal(parseLastEventId('9'.repeat(15)), 999_999_999_999_999);
+  });
 });

@@ -82,7 +82,10 @@ describe('renderTemplate', () => {
   });
 
   it('walks objects and arrays, leaving non-strings alone', async () => {
-    const out = await renderTemplate({ a: ['{{ vars.i }}', 5, true, null], b: { c: 'p={{ inputs.prompt }}' }, d: 'plain' }, scope());
+    const out = await renderTemplate(
+      { a: ['{{ vars.i }}', 5, true, null], b: { c: 'p={{ inputs.prompt }}' }, d: 'plain' },
+      scope(),
+    );
     assert.deepEqual(out, { a: [2, 5, true, null], b: { c: 'p=hello' }, d: 'plain' });
   });
 
@@ -173,7 +176,8 @@ describe('evaluateCondition', () => {
   });
 
   it('isTruthy follows JSONata', () => {
-    for (const v of [0, '', null, undefined, [], {}, [false], Number.NaN, false]) assert.equal(isTruthy(v), false, String(v));
+    for (const v of [0, '', null, undefined, [], {}, [false], Number.NaN, false])
+      assert.equal(isTruthy(v), false, String(v));
     for (const v of [1, 'x', [0, 1], { a: 1 }, true]) assert.equal(isTruthy(v), true, String(v));
   });
 });
@@ -204,7 +208,10 @@ describe('resolvePorts', () => {
   });
 
   it('refuses missing required connections and variables', async () => {
-    await assert.rejects(resolvePorts({ x: { type: 'connection', nodeId: 'later' } }, scope()), /input "x": node "later" has no output/);
+    await assert.rejects(
+      resolvePorts({ x: { type: 'connection', nodeId: 'later' } }, scope()),
+      /input "x": node "later" has no output/,
+    );
     await assert.rejects(
       resolvePorts({ x: { type: 'connection', nodeId: 'draft', outputKey: 'nope' } }, scope()),
       /output has no key "nope"/,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { EvalScope } from '../../src/engine/nodes/types.js';
 import { renderTemplate } from '../../src/engine/workflow/evaluate.js';
 import {
-  WorkflowRegistry,
+  type WorkflowRegistry,
   WorkflowValidationError,
   loadWorkflows,
   validateWorkflow,
@@ -128,7 +128,10 @@ describe('validateWorkflow refuses', () => {
 
   it('a bad node config', () => {
     const gate = node('gate', 'core.approvalGate', { title: 'T', requiredApprovals: 0 });
-    assert.equal(refusal(minimal({ nodes: [gate] })), 'workflows/x.json: node "gate": config.requiredApprovals must be >= 1');
+    assert.equal(
+      refusal(minimal({ nodes: [gate] })),
+      'workflows/x.json: node "gate": config.requiredApprovals must be >= 1',
+    );
     const noTitle = node('gate', 'core.approvalGate', { actions: ['accept', 'approve'] });
     const msg = refusal(minimal({ nodes: [noTitle] }));
     assert.match(msg, /node "gate": config must have required property 'title'/);
@@ -136,7 +139,10 @@ describe('validateWorkflow refuses', () => {
     const delay = node('d', 'core.delay', { ms: -5 });
     assert.match(refusal(minimal({ nodes: [delay] })), /node "d": config\.ms must be >= 0/);
     const transform = node('t', 'core.transform', { outptu: 1 });
-    assert.match(refusal(minimal({ nodes: [transform] })), /node "t": config must NOT have additional properties \("outptu"\)/);
+    assert.match(
+      refusal(minimal({ nodes: [transform] })),
+      /node "t": config must NOT have additional properties \("outptu"\)/,
+    );
   });
 
   it('a dangling edge', () => {
@@ -145,7 +151,9 @@ describe('validateWorkflow refuses', () => {
   });
 
   it('duplicate node ids', () => {
-    const msg = refusal(minimal({ nodes: [node('a', 'core.transform', {}), node('a', 'core.fail', { code: 'x', message: 'y' })] }));
+    const msg = refusal(
+      minimal({ nodes: [node('a', 'core.transform', {}), node('a', 'core.fail', { code: 'x', message: 'y' })] }),
+    );
     assert.match(msg, /node "a": duplicate node id/);
   });
 
@@ -155,15 +163,30 @@ describe('validateWorkflow refuses', () => {
     const edge = refusal(
       minimal({
         nodes: [node('a', 'core.transform', {}), node('b', 'core.transform', {})],
-        edges: [{ id: 'e', sourceNodeId: 'a', targetNodeId: 'b', condition: { type: 'expression', expression: 'vars.i <' } }],
+        edges: [
+          { id: 'e', sourceNodeId: 'a', targetNodeId: 'b', condition: { type: 'expression', expression: 'vars.i <' } },
+        ],
       }),
     );
     assert.match(edge, /edge "e": condition\.expression: invalid expression "vars\.i <"/);
     const regex = refusal(
-      minimal({ edges: [{ id: 'e', sourceNodeId: 'a', targetNodeId: 'a', condition: { type: 'regex', left: 'inputs.x', right: '([' } }] }),
+      minimal({
+        edges: [
+          {
+            id: 'e',
+            sourceNodeId: 'a',
+            targetNodeId: 'a',
+            condition: { type: 'regex', left: 'inputs.x', right: '([' },
+          },
+        ],
+      }),
     );
     assert.match(regex, /edge "e": condition\.right: invalid regex/);
-    const port = refusal(minimal({ nodes: [node('a', 'core.transform', {}, { inputs: { p: { type: 'expression', expression: '1 +' } } })] }));
+    const port = refusal(
+      minimal({
+        nodes: [node('a', 'core.transform', {}, { inputs: { p: { type: 'expression', expression: '1 +' } } })],
+      }),
+    );
     assert.match(port, /node "a": inputs\.p: invalid expression "1 \+"/);
   });
 
@@ -183,7 +206,10 @@ describe('validateWorkflow refuses', () => {
 
   it('a bad inputSchema or startNodeId', () => {
     assert.match(refusal(minimal({ inputSchema: { type: 'strin' } })), /inputSchema does not compile/);
-    assert.match(refusal(minimal({ settings: { startNodeId: 'ghost' } })), /settings\.startNodeId "ghost" is not a node/);
+    assert.match(
+      refusal(minimal({ settings: { startNodeId: 'ghost' } })),
+      /settings\.startNodeId "ghost" is not a node/,
+    );
   });
 });
 

@@ -29,7 +29,8 @@ export function parseAgentUrl(input: string): URL {
   } catch {
     throw new UsageError(`'${input}' is not a URL (expected e.g. http://127.0.0.1:8080)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`'${input}' must be an http:// or https:// URL`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`'${input}' must be an http:// or https:// URL`);
   return url;
 }
 
@@ -66,7 +67,8 @@ export async function resolveAgent(input: string, conn: Connection): Promise<Age
 }
 
 function cardError(cardUrl: string, err: unknown): Error {
-  if (err instanceof HttpStatusError && err.status === 404) return new Error(`no A2A agent card at ${cardUrl} (HTTP 404)`);
+  if (err instanceof HttpStatusError && err.status === 404)
+    return new Error(`no A2A agent card at ${cardUrl} (HTTP 404)`);
   return err as Error;
 }
 
@@ -76,13 +78,17 @@ export function jsonRpcEndpoint(card: AgentCard, cardUrl: string): string {
   let target: string | undefined;
   if (isJsonRpc(card.preferredTransport)) target = card.url;
   else target = card.additionalInterfaces?.find((i) => isJsonRpc(i.transport))?.url;
-  if (!target) throw new Error(`the agent at ${cardUrl} offers no JSON-RPC interface (preferredTransport ${card.preferredTransport})`);
+  if (!target)
+    throw new Error(
+      `the agent at ${cardUrl} offers no JSON-RPC interface (preferredTransport ${card.preferredTransport})`,
+    );
   let url: URL;
   try {
     url = new URL(target, cardUrl);
   } catch {
     throw new Error(`the agent card at ${cardUrl} has an invalid url '${target}'`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`the agent card at ${cardUrl} points at a non-HTTP endpoint '${target}'`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`the agent card at ${cardUrl} points at a non-HTTP endpoint '${target}'`);
   return url.toString();
 }

@@ -37,7 +37,8 @@ export function connection(opts: ClientOptions): Connection {
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   if (opts.timeout !== undefined) {
     const s = Number(opts.timeout);
-    if (!Number.isFinite(s) || s <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got '${opts.timeout}'`);
+    if (!Number.isFinite(s) || s <= 0)
+      throw new UsageError(`--timeout must be a positive number of seconds, got '${opts.timeout}'`);
     timeoutMs = Math.round(s * 1000);
   }
   return { ...(opts.apiKey ? { apiKey: opts.apiKey } : {}), timeoutMs };
@@ -79,7 +80,8 @@ export function parseJsonObject(text: string, flag = '--data'): Record<string, u
   } catch (err) {
     throw new UsageError(`${flag} is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${flag} must be a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -95,7 +97,10 @@ export function parseJsonValue(text: string, flag = '--data'): unknown {
 export const textPart = (text: string): Part => ({ kind: 'text', text });
 export const dataPart = (data: Record<string, unknown>): Part => ({ kind: 'data', data });
 
-export function userMessage(parts: Part[], extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {}): Message {
+export function userMessage(
+  parts: Part[],
+  extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {},
+): Message {
   return { kind: 'message', role: 'user', messageId: randomUUID(), parts, ...extra };
 }
 
@@ -105,8 +110,10 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-const isTask = (v: unknown): v is Task => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'task';
-const isMessage = (v: unknown): v is Message => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message';
+const isTask = (v: unknown): v is Task =>
+  typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'task';
+const isMessage = (v: unknown): v is Message =>
+  typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message';
 
 /** Print a message/send, tasks/get or tasks/cancel result; the exit code follows the task state
  * (a Message reply ends the interaction: 0). */
@@ -120,4 +127,5 @@ export function printResult(result: unknown, opts: ClientOptions, agentUrl: stri
 }
 
 /** Blocking unless --no-wait (commander's `wait: false`). */
-export const sendConfiguration = (wait: boolean | undefined) => (wait === false ? { configuration: { blocking: false } } : {});
+export const sendConfiguration = (wait: boolean | undefined) =>
+  wait === false ? { configuration: { blocking: false } } : {};

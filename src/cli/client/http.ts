@@ -103,7 +103,8 @@ export function tryJson(text: string): unknown {
 export function describeBody(text: string): string {
   const json = tryJson(text) as { message?: unknown; error?: unknown } | undefined;
   if (json && typeof json === 'object') {
-    if (typeof json.message === 'string') return typeof json.error === 'string' ? `${json.error}: ${json.message}` : json.message;
+    if (typeof json.message === 'string')
+      return typeof json.error === 'string' ? `${json.error}: ${json.message}` : json.message;
     const rpc = json.error as { code?: unknown; message?: unknown } | undefined;
     if (rpc && typeof rpc === 'object' && typeof rpc.message === 'string') return `${String(rpc.code)} ${rpc.message}`;
   }
@@ -113,11 +114,21 @@ export function describeBody(text: string): string {
 
 /** GET a JSON document; any non-2xx status is an HttpStatusError. */
 export async function getJson(url: string, conn: Connection): Promise<unknown> {
-  const res = await send(url, { method: 'GET', headers: { accept: 'application/json', ...authHeaders(conn) }, headersTimeoutMs: conn.timeoutMs, bodyTimeoutMs: conn.timeoutMs });
+  const res = await send(url, {
+    method: 'GET',
+    headers: { accept: 'application/json', ...authHeaders(conn) },
+    headersTimeoutMs: conn.timeoutMs,
+    bodyTimeoutMs: conn.timeoutMs,
+  });
   const text = await readText(url, res);
   if (res.statusCode < 200 || res.statusCode >= 300) {
     const why = describeBody(text);
-    throw new HttpStatusError(res.statusCode, url, `HTTP ${res.statusCode} from ${url}${why ? `: ${why}` : ''}`, tryJson(text));
+    throw new HttpStatusError(
+      res.statusCode,
+      url,
+      `HTTP ${res.statusCode} from ${url}${why ? `: ${why}` : ''}`,
+      tryJson(text),
+    );
   }
   const json = tryJson(text);
   if (json === undefined) throw new HttpStatusError(res.statusCode, url, `${url} did not answer with JSON`);

@@ -71,13 +71,19 @@ export function partText(p: Part): string {
   if (p.kind === 'data') return compact(p.data);
   const f = p.file as { name?: string; mimeType?: string; uri?: string; bytes?: string };
   const what = [f.name, f.mimeType].filter(Boolean).join(' ');
-  const where = typeof f.uri === 'string' ? f.uri : typeof f.bytes === 'string' ? `${Buffer.byteLength(f.bytes, 'base64')} bytes inline` : '';
+  const where =
+    typeof f.uri === 'string'
+      ? f.uri
+      : typeof f.bytes === 'string'
+        ? `${Buffer.byteLength(f.bytes, 'base64')} bytes inline`
+        : '';
   return `[file${what ? ` ${what}` : ''}${where ? ` ${where}` : ''}]`;
 }
 
 export const messageText = (m: Message | undefined): string => (m?.parts ?? []).map(partText).join('\n');
 
-const artifactTitle = (a: Artifact): string => (a.name && a.name !== a.artifactId ? `${a.artifactId} "${a.name}"` : a.artifactId);
+const artifactTitle = (a: Artifact): string =>
+  a.name && a.name !== a.artifactId ? `${a.artifactId} "${a.name}"` : a.artifactId;
 
 /** Several lines are indented under the first. */
 const indent = (text: string, pad: string): string => text.split('\n').join(`\n${pad}`);
@@ -93,7 +99,8 @@ function row(p: Paint, label: string, value: string): string {
 function nextStep(task: Task, agentUrl: string | undefined): string | undefined {
   if (task.status.state !== 'input-required' || agentUrl === undefined) return undefined;
   const kind = (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
-  if (kind === 'approval') return `handoff approve ${agentUrl} ${task.id} --action accept|reject|refine|edit-accept|ask`;
+  if (kind === 'approval')
+    return `handoff approve ${agentUrl} ${task.id} --action accept|reject|refine|edit-accept|ask`;
   return `handoff answer ${agentUrl} ${task.id} "<reply>"`;
 }
 
@@ -104,7 +111,9 @@ function interruptRows(p: Paint, interrupt: Rec): string[] {
   if (interrupt.artifact !== undefined) out.push(row(p, 'draft', compact(interrupt.artifact)));
   if (Array.isArray(interrupt.actions)) out.push(row(p, 'actions', interrupt.actions.join(', ')));
   if (Array.isArray(interrupt.questions)) {
-    const qs = interrupt.questions.map((q) => (isObject(q) ? `${String(q.id ?? '?')}: ${String(q.question ?? q.text ?? compact(q))}` : String(q)));
+    const qs = interrupt.questions.map((q) =>
+      isObject(q) ? `${String(q.id ?? '?')}: ${String(q.question ?? q.text ?? compact(q))}` : String(q),
+    );
     out.push(row(p, 'questions', qs.join('\n')));
   }
   return out;
@@ -112,7 +121,9 @@ function interruptRows(p: Paint, interrupt: Rec): string[] {
 
 function stateLabel(p: Paint, state: string, interrupt: Rec | undefined): string {
   if (!interrupt || state !== 'input-required') return p.state(state);
-  const where = [interrupt.kind, interrupt.nodeId ? `at ${String(interrupt.nodeId)}` : undefined].filter(Boolean).join(' ');
+  const where = [interrupt.kind, interrupt.nodeId ? `at ${String(interrupt.nodeId)}` : undefined]
+    .filter(Boolean)
+    .join(' ');
   return `${p.state(state)}${where ? p.dim(` (${where})`) : ''}`;
 }
 
@@ -128,7 +139,8 @@ export function formatTask(task: Task, p: Paint, agentUrl?: string): string {
   const status = messageText(task.status.message);
   if (status) lines.push(row(p, 'message', status));
   if (interrupt) lines.push(...interruptRows(p, interrupt));
-  for (const a of task.artifacts ?? []) lines.push(row(p, 'artifact', `${artifactTitle(a)}\n${a.parts.map(partText).join('\n')}`));
+  for (const a of task.artifacts ?? [])
+    lines.push(row(p, 'artifact', `${artifactTitle(a)}\n${a.parts.map(partText).join('\n')}`));
   const next = nextStep(task, agentUrl);
   if (next) lines.push(row(p, 'next', p.dim(next)));
   return lines.join('\n');
@@ -161,7 +173,8 @@ export function formatEventLine(result: unknown, p: Paint, agentUrl?: string): s
       const status = messageText(task.status.message);
       if (status) lines.push(`          ${status}`);
       if (interrupt) lines.push(...interruptRows(p, interrupt).map((l) => `          ${l}`));
-      for (const a of task.artifacts ?? []) lines.push(`          ${p.dim('artifact')} ${artifactTitle(a)}  ${a.parts.map(partText).join(' ')}`);
+      for (const a of task.artifacts ?? [])
+        lines.push(`          ${p.dim('artifact')} ${artifactTitle(a)}  ${a.parts.map(partText).join(' ')}`);
       const next = nextStep(task, agentUrl);
       if (next) lines.push(`          ${p.dim(`next: ${next}`)}`);
       return lines.join('\n');

@@ -8,7 +8,16 @@
 //   for await (const item of stream) item.id, item.result            // or throws RpcError
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { authHeaders, type Connection, describeBody, HttpStatusError, readText, send, toNetworkError, tryJson } from './http.js';
+import {
+  authHeaders,
+  type Connection,
+  describeBody,
+  HttpStatusError,
+  readText,
+  send,
+  toNetworkError,
+  tryJson,
+} from './http.js';
 import { sseEvents } from './sse.js';
 
 export interface JsonRpcErrorObject {
@@ -81,7 +90,10 @@ export class JsonRpcClient {
     if (!isObject(json) || json.jsonrpc !== '2.0' || !('result' in json)) {
       throw new InvalidResponseError(`${this.endpoint} did not answer ${method} with a JSON-RPC response`);
     }
-    if (json.id !== id) throw new InvalidResponseError(`${this.endpoint} answered ${method} with id ${JSON.stringify(json.id)}, not ${id}`);
+    if (json.id !== id)
+      throw new InvalidResponseError(
+        `${this.endpoint} answered ${method} with id ${JSON.stringify(json.id)}, not ${id}`,
+      );
     return json.result as T;
   }
 
@@ -96,7 +108,12 @@ export class JsonRpcClient {
     if (err) throw new RpcError(err);
     if (res.statusCode !== 200) {
       const why = describeBody(text);
-      throw new HttpStatusError(res.statusCode, this.endpoint, `HTTP ${res.statusCode} from ${this.endpoint}${why ? `: ${why}` : ''}`, json);
+      throw new HttpStatusError(
+        res.statusCode,
+        this.endpoint,
+        `HTTP ${res.statusCode} from ${this.endpoint}${why ? `: ${why}` : ''}`,
+        json,
+      );
     }
     return json;
   }
@@ -108,7 +125,11 @@ export class JsonRpcClient {
    */
   async stream(method: string, params: unknown, opts: StreamOptions = {}): Promise<AsyncGenerator<StreamItem>> {
     const id = `handoff-${randomUUID()}`;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', ...authHeaders(this.conn) };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...authHeaders(this.conn),
+    };
     if (opts.lastEventId !== undefined) headers['last-event-id'] = opts.lastEventId;
     const res = await send(this.endpoint, {
       method: 'POST',

@@ -13,7 +13,10 @@ export const delay: NodeExecutor = {
     }
     const ms = Number(await renderTemplate((ctx.node.config as { ms: unknown }).ms, ctx.scope));
     if (!Number.isFinite(ms) || ms < 0) {
-      return { kind: 'failed', error: { code: 'invalid_delay', message: `delay must be a non-negative number of ms, got ${String(ms)}` } };
+      return {
+        kind: 'failed',
+        error: { code: 'invalid_delay', message: `delay must be a non-negative number of ms, got ${String(ms)}` },
+      };
     }
     if (ms === 0) return { kind: 'completed', output: { wokeAt: new Date(ctx.now).toISOString() } };
     return { kind: 'sleep', wakeAt: ctx.now + ms };

@@ -147,10 +147,3 @@ export const NODE_CONFIG_SCHEMAS: Record<string, object> = {
 };
 
 export const KNOWN_NODE_TYPES: readonly string[] = Object.keys(NODE_CONFIG_SCHEMAS);
-
-/** The gate's effective actions: the default five when absent, `edit` read as `edit-accept`. */
-export function approvalActions(config: Pick<ApprovalGateConfig, 'actions'>): ApprovalAction[] {
-  if (!config.actions) return [...DEFAULT_APPROVAL_ACTIONS];
-  const mapped = config.actions.map((a): ApprovalAction => (a === 'edit' ? 'edit-accept' : a));
-  return [...new Set(mapped)];
-}

@@ -243,10 +243,7 @@ export function isTruthy(value: unknown): boolean {
 }
 
 /** Whether an edge may be taken. No condition means always. */
-export async function evaluateCondition(
-  cond: EdgeCondition | undefined,
-  scope: EvalScope,
-): Promise<boolean> {
+export async function evaluateCondition(cond: EdgeCondition | undefined, scope: EvalScope): Promise<boolean> {
   if (!cond) return true;
   if (cond.type === 'expression') {
     if (typeof cond.expression !== 'string') throw new EvaluationError('expression condition without "expression"');
@@ -343,11 +340,7 @@ async function resolvePort(name: string, port: PortValue, scope: EvalScope): Pro
   }
 }
 
-function resolveConnection(
-  name: string,
-  port: Extract<PortValue, { type: 'connection' }>,
-  scope: EvalScope,
-): unknown {
+function resolveConnection(name: string, port: Extract<PortValue, { type: 'connection' }>, scope: EvalScope): unknown {
   const missing = (what: string): undefined => {
     if (port.optional) return undefined;
     throw new EvaluationError(`input "${name}": ${what}`);

@@ -6,6 +6,7 @@
 //
 // Error contract: every problem is a WorkflowValidationError whose message names the file, the
 // node or edge (when relevant) and the problem; all problems of one file are reported together.
+import type { Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -127,10 +128,15 @@ function semanticProblems(wf: WorkflowDefinition): string[] {
     nodeIds.add(node.id);
   }
   for (const dup of duplicates(wf.edges.map((e) => e.id))) problems.push(`edge "${dup}": duplicate edge id`);
-  for (const dup of duplicates(wf.variables.map((v) => v.name))) problems.push(`variable "${dup}": duplicate variable name`);
+  for (const dup of duplicates(wf.variables.map((v) => v.name)))
+    problems.push(`variable "${dup}": duplicate variable name`);
   for (const node of wf.nodes) problems.push(...nodeProblems(node, nodeIds).map((p) => `node "${node.id}": ${p}`));
   for (const edge of wf.edges) {
-    problems.push(...edgeProblems(edge.sourceNodeId, edge.targetNodeId, edge.condition, nodeIds).map((p) => `edge "${edge.id}": ${p}`));
+    problems.push(
+      ...edgeProblems(edge.sourceNodeId, edge.targetNodeId, edge.condition, nodeIds).map(
+        (p) => `edge "${edge.id}": ${p}`,
+      ),
+    );
   }
   const start = wf.settings.startNodeId;
   if (start !== undefined && !nodeIds.has(start as string)) {
@@ -177,7 +183,9 @@ function typeSpecificProblems(node: WorkflowNode, nodeIds: Set<string>): string[
     const questions = config.questions as Array<{ id: string; schema?: Record<string, unknown> }>;
     return [
       ...duplicates(questions.map((q) => q.id)).map((id) => `config.questions: duplicate question id "${id}"`),
-      ...questions.flatMap((q, i) => (q.schema ? schemaCompileProblems(q.schema, `config.questions[${i}].schema`) : [])),
+      ...questions.flatMap((q, i) =>
+        q.schema ? schemaCompileProblems(q.schema, `config.questions[${i}].schema`) : [],
+      ),
     ];
   }
   return [];
@@ -275,7 +283,8 @@ export async function loadWorkflows(dirs: string[]): Promise<WorkflowRegistry> {
     for (const file of await jsonFiles(dir)) {
       const def = validateWorkflow(await readJson(file), file);
       const previous = sources.get(def.id);
-      if (previous) throw new WorkflowValidationError(file, [`workflow id "${def.id}" is already defined in ${previous}`]);
+      if (previous)
+        throw new WorkflowValidationError(file, [`workflow id "${def.id}" is already defined in ${previous}`]);
       sources.set(def.id, file);
       registry.add(def);
     }
@@ -284,7 +293,7 @@ export async function loadWorkflows(dirs: string[]): Promise<WorkflowRegistry> {
 }
 
 async function jsonFiles(dir: string): Promise<string[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {

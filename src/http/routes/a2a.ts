@@ -3,7 +3,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
 import { toA2AError } from '../../a2a/errors.js';
-import { errorResponse, parseEnvelope, parseJson, successResponse, successText, validateParams } from '../../a2a/jsonrpc.js';
+import {
+  errorResponse,
+  parseEnvelope,
+  parseJson,
+  successResponse,
+  successText,
+  validateParams,
+} from '../../a2a/jsonrpc.js';
 import type { A2AService } from '../../a2a/service.js';
 import type { A2AStreams, OpenedStream } from '../../a2a/stream.js';
 import type { MessageSendParams, TaskIdParams } from '../../a2a/types.js';
@@ -62,7 +69,8 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   app.get('/.well-known/agent-card.json', async (req) => card(req));
   app.get('/v1/a2a/agent.json', async (req) => card(req));
 
-  const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) => stateRecord(deps, req.caller.tenantId, req.params.taskId);
+  const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) =>
+    stateRecord(deps, req.caller.tenantId, req.params.taskId);
   app.get<{ Params: { taskId: string } }>('/v1/a2a/tasks/:taskId', readRecord);
   taskListRoute(app, deps);
   deliveryRoutes(app, deps);
@@ -114,7 +122,13 @@ async function callRpc(service: A2AService, caller: FastifyRequest['caller'], ca
 
 /** message/stream and tasks/resubscribe: errors before the first event are plain JSON-RPC errors;
  * after it, an `error` event. Each event's SSE id is the run event sequence. */
-async function streamRpc(deps: A2ARouteDeps, registry: Set<SseStream>, req: FastifyRequest, reply: FastifyReply, call: RpcCall) {
+async function streamRpc(
+  deps: A2ARouteDeps,
+  registry: Set<SseStream>,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  call: RpcCall,
+) {
   let opened: OpenedStream;
   try {
     opened = await openStream(deps, req, call);
@@ -155,7 +169,8 @@ async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string)
   const out = toStateRecord(rec);
   const configs = await listConfigs(deps.engine.store.db, taskId, deps.engine.store.dialect);
   const main = configs.find((c) => c.config_id === taskId) ?? configs[0];
-  if (main) out.pushConfig = { url: main.url, ...(main.token_fingerprint ? { tokenFingerprint: main.token_fingerprint } : {}) };
+  if (main)
+    out.pushConfig = { url: main.url, ...(main.token_fingerprint ? { tokenFingerprint: main.token_fingerprint } : {}) };
   return out;
 }
 
@@ -172,7 +187,10 @@ function taskListRoute(app: FastifyInstance, deps: A2ARouteDeps): void {
   );
   app.get<{ Querystring: Static<typeof Query> }>('/v1/a2a/tasks', { schema: { querystring: Query } }, async (req) => {
     try {
-      const page = await listTaskRecords(deps.engine.store, req.caller.tenantId, { ...req.query, limit: req.query.limit ?? 50 });
+      const page = await listTaskRecords(deps.engine.store, req.caller.tenantId, {
+        ...req.query,
+        limit: req.query.limit ?? 50,
+      });
       return { tasks: page.tasks.map(toStateRecord), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
     } catch (err) {
       if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
@@ -191,10 +209,14 @@ function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     },
     { additionalProperties: false },
   );
-  app.get<{ Querystring: Static<typeof Query> }>('/v1/a2a/deliveries', { schema: { querystring: Query } }, async (req) => {
-    const rows = await listDeliveries(deps.engine.store.db, req.caller.tenantId, req.query);
-    return { deliveries: rows.map(deliveryView) };
-  });
+  app.get<{ Querystring: Static<typeof Query> }>(
+    '/v1/a2a/deliveries',
+    { schema: { querystring: Query } },
+    async (req) => {
+      const rows = await listDeliveries(deps.engine.store.db, req.caller.tenantId, req.query);
+      return { deliveries: rows.map(deliveryView) };
+    },
+  );
   app.post<{ Params: { id: string } }>('/v1/a2a/deliveries/:id/retry', async (req) => {
     const row = await retryDead(deps.engine.store.db, req.caller.tenantId, req.params.id);
     if (row) {
@@ -203,7 +225,11 @@ function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     }
     const existing = await getDelivery(deps.engine.store.db, req.caller.tenantId, req.params.id);
     if (!existing) throw new HttpError(404, 'not_found', `delivery ${req.params.id} not found`);
-    throw new HttpError(409, 'delivery_not_dead', `delivery ${req.params.id} is ${existing.state}; only dead-lettered deliveries can be retried`);
+    throw new HttpError(
+      409,
+      'delivery_not_dead',
+      `delivery ${req.params.id} is ${existing.state}; only dead-lettered deliveries can be retried`,
+    );
   });
 }
 
@@ -234,7 +260,10 @@ function seamRoutes(
     if (req.body?.scenario !== 'paused-at-approval') {
       throw new HttpError(400, 'validation_error', "scenario must be 'paused-at-approval'");
     }
-    const { run } = await deps.engine.startRun(req.caller, { workflowId: 'approval', inputs: { prompt: 'conformance' } });
+    const { run } = await deps.engine.startRun(req.caller, {
+      workflowId: 'approval',
+      inputs: { prompt: 'conformance' },
+    });
     // Return only once the run really is waiting for approval (the suite reads at once).
     await deps.service.waitFor(req.caller, run.runId, (r) => r.status !== 'pending' && r.status !== 'running');
     return reply.status(201).send({ taskId: run.runId });
@@ -243,11 +272,16 @@ function seamRoutes(
   // registration as tasks/pushNotificationConfig/set.
   app.post<{ Body: { taskId?: unknown; url?: unknown } }>('/v1/host/sample/a2a/tasks/push-config', async (req) => {
     const { taskId, url } = req.body ?? {};
-    if (typeof url !== 'string' || typeof taskId !== 'string') throw new HttpError(400, 'validation_error', 'taskId and url must be strings');
+    if (typeof url !== 'string' || typeof taskId !== 'string')
+      throw new HttpError(400, 'validation_error', 'taskId and url must be strings');
     const verdict = checkPushUrl(url, deps.pushPolicy);
-    if (!verdict.ok) throw new HttpError(400, 'a2a_push_egress_denied', verdict.reason, { arm: verdict.arm, code: verdict.code });
+    if (!verdict.ok)
+      throw new HttpError(400, 'a2a_push_egress_denied', verdict.reason, { arm: verdict.arm, code: verdict.code });
     try {
-      await deps.service.call(req.caller, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { url } });
+      await deps.service.call(req.caller, 'tasks/pushNotificationConfig/set', {
+        taskId,
+        pushNotificationConfig: { url },
+      });
     } catch (err) {
       if ((err as { code?: number }).code === -32001) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
       throw err;

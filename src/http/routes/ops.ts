@@ -12,7 +12,12 @@ export interface DiscoveryExtras {
   transports: string[];
 }
 
-export function opsRoutes(app: FastifyInstance, store: Store, workflows: WorkflowRegistry, extras: DiscoveryExtras): void {
+export function opsRoutes(
+  app: FastifyInstance,
+  store: Store,
+  workflows: WorkflowRegistry,
+  extras: DiscoveryExtras,
+): void {
   app.get('/.well-known/openwop', async (req, reply) => {
     void reply.header('Cache-Control', 'public, max-age=300');
     return {
@@ -20,7 +25,12 @@ export function opsRoutes(app: FastifyInstance, store: Store, workflows: Workflo
       implementation: { name: 'handoff', version: VERSION },
       supportedEnvelopes: [],
       schemaVersions: {},
-      limits: { clarificationRounds: 1, schemaRounds: 0, envelopesPerTurn: 0, maxRequestBodyBytes: app.initialConfig.bodyLimit },
+      limits: {
+        clarificationRounds: 1,
+        schemaRounds: 0,
+        envelopesPerTurn: 0,
+        maxRequestBodyBytes: app.initialConfig.bodyLimit,
+      },
       supportedTransports: ['rest', ...extras.transports],
       workflows: workflows.ids(),
       ...extras.families(req),
@@ -28,7 +38,9 @@ export function opsRoutes(app: FastifyInstance, store: Store, workflows: Workflo
   });
 
   app.get('/v1/workflows', async () => ({
-    workflows: workflows.list().map((w) => ({ id: w.id, name: w.name, version: w.version, description: w.description })),
+    workflows: workflows
+      .list()
+      .map((w) => ({ id: w.id, name: w.name, version: w.version, description: w.description })),
   }));
 
   app.get<{ Params: { id: string } }>('/v1/workflows/:id', async (req) => {
@@ -42,7 +54,9 @@ export function opsRoutes(app: FastifyInstance, store: Store, workflows: Workflo
       await store.ping();
       return { status: 'ok', database: store.dialect };
     } catch (err) {
-      return reply.status(503).send({ status: 'unavailable', database: store.dialect, message: (err as Error).message });
+      return reply
+        .status(503)
+        .send({ status: 'unavailable', database: store.dialect, message: (err as Error).message });
     }
   });
 
@@ -51,4 +65,3 @@ export function opsRoutes(app: FastifyInstance, store: Store, workflows: Workflo
     return metricsRegistry.metrics();
   });
 }
-

@@ -22,8 +22,14 @@ export const CreateRunBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const CancelBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false });
-export const ResolveBody = Type.Object({ resumeValue: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: false });
+export const CancelBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 1024 })) },
+  { additionalProperties: false },
+);
+export const ResolveBody = Type.Object(
+  { resumeValue: Type.Object({}, { additionalProperties: true }) },
+  { additionalProperties: false },
+);
 export const PollQuery = Type.Object(
   {
     lastSequence: Type.Optional(Type.Integer({ minimum: -1 })),
@@ -43,31 +49,35 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
     for (const wake of parked) wake();
   });
 
-  app.post<{ Body: Static<typeof CreateRunBody> }>('/v1/runs', { schema: { body: CreateRunBody } }, async (req, reply) => {
-    const body = req.body;
-    if (body.tenantId !== undefined && body.tenantId !== req.caller.tenantId) {
-      throw new HttpError(403, 'forbidden', 'tenantId does not match the authenticated tenant');
-    }
-    const key = req.headers['idempotency-key'];
-    if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
-      throw new HttpError(400, 'validation_error', 'Idempotency-Key must be 1-255 URL-safe characters');
-    }
-    const { run, replayed } = await engine.startRun(req.caller, {
-      workflowId: body.workflowId,
-      inputs: body.inputs ?? {},
-      tags: body.tags ?? [],
-      metadata: body.metadata ?? {},
-      ...(key ? { idempotency: { key, body } } : {}),
-    });
-    if (replayed) void reply.header('openwop-Idempotent-Replay', 'true');
-    else metrics.runsStarted.inc({ workflow: run.workflowId });
-    return reply.status(201).send({
-      runId: run.runId,
-      status: run.status,
-      statusUrl: `/v1/runs/${run.runId}`,
-      eventsUrl: `/v1/runs/${run.runId}/events`,
-    });
-  });
+  app.post<{ Body: Static<typeof CreateRunBody> }>(
+    '/v1/runs',
+    { schema: { body: CreateRunBody } },
+    async (req, reply) => {
+      const body = req.body;
+      if (body.tenantId !== undefined && body.tenantId !== req.caller.tenantId) {
+        throw new HttpError(403, 'forbidden', 'tenantId does not match the authenticated tenant');
+      }
+      const key = req.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
+        throw new HttpError(400, 'validation_error', 'Idempotency-Key must be 1-255 URL-safe characters');
+      }
+      const { run, replayed } = await engine.startRun(req.caller, {
+        workflowId: body.workflowId,
+        inputs: body.inputs ?? {},
+        tags: body.tags ?? [],
+        metadata: body.metadata ?? {},
+        ...(key ? { idempotency: { key, body } } : {}),
+      });
+      if (replayed) void reply.header('openwop-Idempotent-Replay', 'true');
+      else metrics.runsStarted.inc({ workflow: run.workflowId });
+      return reply.status(201).send({
+        runId: run.runId,
+        status: run.status,
+        statusUrl: `/v1/runs/${run.runId}`,
+        eventsUrl: `/v1/runs/${run.runId}/events`,
+      });
+    },
+  );
 
   app.get<{ Params: Static<typeof RunId> }>('/v1/runs/:id', { schema: { params: RunId } }, async (req) => {
     const run = await engine.getRun(req.caller, req.params.id);
@@ -124,21 +134,25 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
 
   // The run's event log as SSE: the backlog after Last-Event-ID, then live, closed at the end.
   const streams = streamRegistry(app);
-  app.get<{ Params: Static<typeof RunId> }>('/v1/runs/:id/events', { schema: { params: RunId } }, async (req, reply) => {
-    const run = await engine.getRun(req.caller, req.params.id);
-    let after: number | undefined;
-    try {
-      after = parseLastEventId(req.headers['last-event-id']);
-    } catch (err) {
-      throw new HttpError(400, 'validation_error', (err as Error).message);
-    }
-    const stream = new SseStream(req, reply, sse, streams);
-    for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: stream.signal })) {
-      if (!(await stream.ready())) break;
-      stream.send(eventDoc(e), { id: e.sequence, event: e.type });
-    }
-    stream.close();
-  });
+  app.get<{ Params: Static<typeof RunId> }>(
+    '/v1/runs/:id/events',
+    { schema: { params: RunId } },
+    async (req, reply) => {
+      const run = await engine.getRun(req.caller, req.params.id);
+      let after: number | undefined;
+      try {
+        after = parseLastEventId(req.headers['last-event-id']);
+      } catch (err) {
+        throw new HttpError(400, 'validation_error', (err as Error).message);
+      }
+      const stream = new SseStream(req, reply, sse, streams);
+      for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: stream.signal })) {
+        if (!(await stream.ready())) break;
+        stream.send(eventDoc(e), { id: e.sequence, event: e.type });
+      }
+      stream.close();
+    },
+  );
 
   app.get<{ Params: Static<typeof RunId>; Querystring: Static<typeof PollQuery> }>(
     '/v1/runs/:id/events/poll',
