@@ -42,7 +42,7 @@ import {
   putConfig,
   view,
 } from '../push/configs.js';
-import { checkPushUrl, type EgressPolicy } from '../push/egress-address.js';
+import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
 import type { StoreTx } from '../store/store.js';
 import type {

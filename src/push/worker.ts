@@ -8,7 +8,7 @@ import { registry } from '../metrics.js';
 import type { PushOutboxTable } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { discardSecrets, getConfig } from './configs.js';
-import { deliver } from './egress.js';
+import { deliver } from './deliver.js';
 import {
   backoffMs,
   claimDue,

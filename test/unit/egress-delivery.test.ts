@@ -4,14 +4,10 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Agent } from 'undici';
-import {
-  createEgressPolicy,
-  createGuardedDispatcher,
-  deliver,
-  parseRetryAfter,
-  type EgressPolicy,
-  type ResolvedAddress,
-} from '../../src/push/egress.js';
+import { createEgressPolicy, type EgressPolicy } from '../../src/egress/address.js';
+import { createGuardedDispatcher, type ResolvedAddress } from '../../src/egress/dispatcher.js';
+import { parseRetryAfter } from '../../src/egress/retry-after.js';
+import { deliver } from '../../src/push/deliver.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 
 const post = {

@@ -9,7 +9,7 @@ import {
   type EgressPolicy,
   type PushUrlArm,
   type PushUrlCode,
-} from '../../src/push/egress-address.js';
+} from '../../src/egress/address.js';
 
 type Expect = 'ok' | readonly [PushUrlArm, PushUrlCode];
 type Row = readonly [url: string, expect: Expect];

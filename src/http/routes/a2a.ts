@@ -23,7 +23,7 @@ import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
 import { type Static, Type } from '@sinclair/typebox';
 import type { A2ATaskState } from '../../a2a/types.js';
 import { listConfigs } from '../../push/configs.js';
-import { checkPushUrl, type EgressPolicy } from '../../push/egress-address.js';
+import { checkPushUrl, type EgressPolicy } from '../../egress/address.js';
 import { getDelivery, listDeliveries, retryDead } from '../../push/outbox.js';
 import type { PushOutboxTable } from '../../store/db.js';
 import { HttpError } from '../errors.js';

@@ -1,16 +1,13 @@
-// Egress guard, delivery half: an undici Agent that resolves, checks and pins every
-// address it dials, plus `deliver()`, one bounded POST that never follows redirects.
-// Every outbound push goes through here; registration uses checkPushUrl (egress-address.ts).
+// Egress guard, dial half: an undici Agent that resolves, checks and pins every address it
+// dials. Every outbound request (pushes, calls to peers and APIs) goes through one of these;
+// URLs are checked before that by address.ts (offline, no DNS).
 //
 //   const dispatcher = createGuardedDispatcher({ policy });
-//   const r = await deliver(dispatcher, url, { headers, body, timeoutMs: 5000, maxResponseBytes: 65536 });
-//   if (!r.ok && !r.permanent) scheduleRetry(r.retryAfterMs);
+//   await request(url, { dispatcher, method: 'POST', body });   // refused destinations throw EgressDeniedError
 import { promises as dns, type LookupAddress } from 'node:dns';
 import type { Socket } from 'node:net';
-import { Agent, buildConnector, request } from 'undici';
-import { isDeniedHostname, ipLiteralOf, type EgressPolicy } from './egress-address.js';
-
-export * from './egress-address.js';
+import { Agent, buildConnector } from 'undici';
+import { isDeniedHostname, ipLiteralOf, type EgressPolicy } from './address.js';
 
 export type ResolvedAddress = { address: string; family: 4 | 6 };
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
@@ -112,86 +109,4 @@ export function createGuardedDispatcher(opts: GuardedDispatcherOptions): Agent {
     headersTimeout: opts.headersTimeoutMs ?? 10_000,
     bodyTimeout: opts.bodyTimeoutMs ?? 10_000,
   });
-}
-
-export interface DeliverOptions {
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs: number;
-  maxResponseBytes: number;
-}
-
-export type DeliveryErrorCode =
-  | 'egress_denied'
-  | 'insecure_scheme'
-  | 'redirect'
-  | 'http_status'
-  | 'timeout'
-  | 'network';
-
-export interface DeliveryResult {
-  ok: boolean;
-  status?: number;
-  retryAfterMs?: number;
-  error?: DeliveryErrorCode;
-  detail?: string;
-  /** True when retrying cannot help: dead-letter now. */
-  permanent: boolean;
-}
-
-/** Retry-After is either delta-seconds or an HTTP date; anything else is ignored. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  // HTTP dates start with a day name; this keeps V8's lenient Date.parse off inputs like "-1".
-  const at = /^[A-Za-z]/.test(v) ? Date.parse(v) : NaN;
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
-function classifyStatus(status: number, retryAfterMs: number | undefined): DeliveryResult {
-  const base = { status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-  if (status >= 200 && status < 300) return { ok: true, ...base, permanent: false };
-  // A redirect is never followed (it could point anywhere); it is a failed, retryable attempt.
-  if (status >= 300 && status < 400) return { ok: false, ...base, error: 'redirect', permanent: false };
-  const retryable = status === 408 || status === 429 || status >= 500;
-  return { ok: false, ...base, error: 'http_status', permanent: !retryable };
-}
-
-function classifyError(err: unknown): DeliveryResult {
-  const e = err as { code?: string; name?: string; message?: string };
-  const detail = e.message ?? String(err);
-  if (e.code === 'EGRESS_DENIED') return { ok: false, error: 'egress_denied', detail, permanent: true };
-  const timedOut = e.name === 'TimeoutError' || /TIMEOUT/.test(e.code ?? '');
-  return { ok: false, error: timedOut ? 'timeout' : 'network', detail, permanent: false };
-}
-
-/** One POST attempt, bounded in time and in bytes read. Never throws. */
-export async function deliver(dispatcher: Agent, url: string | URL, opts: DeliverOptions): Promise<DeliveryResult> {
-  const target = new URL(url);
-  // Registration already checked; re-check the scheme so a stored http:// row can't slip out.
-  if (target.protocol !== 'https:' || target.username || target.password) {
-    return {
-      ok: false,
-      error: 'insecure_scheme',
-      detail: 'push URLs must be https without credentials',
-      permanent: true,
-    };
-  }
-  try {
-    const res = await request(target, {
-      method: 'POST',
-      dispatcher,
-      headers: opts.headers,
-      body: opts.body,
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
-      signal: AbortSignal.timeout(opts.timeoutMs),
-    });
-    // We don't need the body: read at most the cap, then drop the stream (and the connection).
-    await res.body.dump({ limit: Math.max(1, opts.maxResponseBytes) }).catch(() => undefined);
-    return classifyStatus(res.statusCode, parseRetryAfter(res.headers['retry-after']));
-  } catch (err) {
-    return classifyError(err);
-  }
 }
