@@ -10,15 +10,15 @@
 // default echo.
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import type { AgentCard, Message, Part, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { AgentCard, Message, Part, TaskState, TaskStatusUpdateEvent } from 'a2a-js-sdk-v03';
 import {
   DefaultRequestHandler,
   InMemoryTaskStore,
   type AgentExecutor,
   type ExecutionEventBus,
   type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+} from 'a2a-js-sdk-v03/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from 'a2a-js-sdk-v03/server/express';
 import { parsePort } from './args.js';
 
 const port = parsePort(process.argv);

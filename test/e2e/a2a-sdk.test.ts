@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Message, MessageSendParams, Part, Task } from '@a2a-js/sdk';
+import type { Message, MessageSendParams, Part, Task } from 'a2a-js-sdk-v03';
 import {
   type BeforeArgs,
   type CallInterceptor,
@@ -28,7 +28,7 @@ import {
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
-} from '@a2a-js/sdk/client';
+} from 'a2a-js-sdk-v03/client';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
 
 const ALICE = 'key-alice-123';

@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Message, MessageSendParams, Part } from '@a2a-js/sdk';
+import type { Message, MessageSendParams, Part } from 'a2a-js-sdk-v03';
 import {
   type BeforeArgs,
   type CallInterceptor,
@@ -29,7 +29,7 @@ import {
   ClientFactory,
   ClientFactoryOptions,
   JsonRpcTransportFactory,
-} from '@a2a-js/sdk/client';
+} from 'a2a-js-sdk-v03/client';
 import { createParser } from 'eventsource-parser';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
 import {

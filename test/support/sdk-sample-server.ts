@@ -19,15 +19,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import type { AgentCard, Message, Part, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { AgentCard, Message, Part, TaskState, TaskStatusUpdateEvent } from 'a2a-js-sdk-v03';
 import {
   type AgentExecutor,
   DefaultRequestHandler,
   type ExecutionEventBus,
   InMemoryTaskStore,
   type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+} from 'a2a-js-sdk-v03/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from 'a2a-js-sdk-v03/server/express';
 
 export const SAMPLE_QUESTION = 'What is your name?';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type * as Sdk from '@a2a-js/sdk';
+import type * as Sdk from 'a2a-js-sdk-v03';
 import type * as W from '../../src/a2a/types.js';
 import { buildA2ADiscoveryBlock, buildAgentCard, type AgentCardOptions } from '../../src/a2a/card.js';
 
