@@ -1,31 +1,32 @@
-// The composition root: builds store, bus, engine, worker and HTTP app from one Config.
+// The composition root: builds store, bus, engine, worker and HTTP app from one Config, and the
+// store's transition pipeline — the one ordered list of what every run change does.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { TaskCache } from './a2a/task-cache.js';
+import { pushOutbox } from './a2a/push.js';
 import { A2AService } from './a2a/service.js';
-import { registerPushOutbox } from './a2a/push.js';
 import { A2AStreams } from './a2a/stream.js';
-import { registerTaskRecords } from './a2a/task-records.js';
-import type { ChangeBus } from './bus/bus.js';
+import { TaskCache } from './a2a/task-cache.js';
+import { taskRecordStep } from './a2a/task-records.js';
+import { busPublisher, type ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
 import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
+import { createEgressPolicy } from './egress/address.js';
+import { createGuardedDispatcher } from './egress/dispatcher.js';
 import { Engine } from './engine/engine.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
-import { setInstanceLabel } from './metrics.js';
-import { openStore } from './store/connect.js';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createEgressPolicy } from './egress/address.js';
-import { createGuardedDispatcher } from './egress/dispatcher.js';
-import { parseSchedule } from './push/outbox.js';
+import { Metrics } from './metrics.js';
+import { parseSchedule } from './push/schedule.js';
 import { loadHostKey, Vault } from './push/vault.js';
 import { PushWorker } from './push/worker.js';
-import type { Store } from './store/store.js';
+import { openStore } from './store/connect.js';
+import type { Pipeline, Store } from './store/store.js';
 
 export interface Host {
   config: Config;
@@ -35,6 +36,7 @@ export interface Host {
   engine: Engine;
   runner: Runner;
   pushWorker: PushWorker;
+  metrics: Metrics;
   app: FastifyInstance;
   workflows: WorkflowRegistry;
   /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
@@ -48,65 +50,10 @@ export interface Host {
 export async function createHost(config: Config, logger?: Logger): Promise<Host> {
   // Logs and metrics name the instance, so those of several instances on one database can be told apart.
   const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
-  setInstanceLabel(config.instanceId);
+  const metrics = new Metrics(config.instanceId);
   const workflows = await loadWorkflows(config.workflowDirs);
-  const store = await openStore({
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-    ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
-    pgPoolSize: config.pgPoolSize,
-    sqliteFile: sqliteFile(config),
-    sqliteSynchronous: config.sqliteSynchronous,
-    sqliteExclusive: true,
-  });
-  if (store.dialect === 'sqlite') {
-    // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)
-    // incarnation of this host: take the runs back now instead of waiting for expiry.
-    const freed = await store.db
-      .updateTable('runs')
-      .set({ lease_owner: null, lease_expires_at: null })
-      .where('lease_owner', 'is not', null)
-      .executeTakeFirst();
-    if (Number(freed.numUpdatedRows) > 0)
-      log.info({ runs: Number(freed.numUpdatedRows) }, 'recovered runs leased before a restart');
-    await store.db
-      .updateTable('push_outbox')
-      .set({ lease_owner: null, lease_expires_at: null })
-      .where('lease_owner', 'is not', null)
-      .execute();
-  }
-  // PostgreSQL: instances share runs, so wake-ups cross processes (LISTEN/NOTIFY).
-  const bus: ChangeBus =
-    store.dialect === 'postgres' && config.databaseUrl
-      ? new PgBus({
-          databaseUrl: config.databaseUrl,
-          instanceId: config.instanceId,
-          logger: log,
-          ...(config.pgSchema ? { schema: config.pgSchema } : {}),
-        })
-      : new InProcessBus();
-  if (bus instanceof PgBus) await bus.start();
-  // Before the bus listener: a reader woken by a notice must not find the entry it replaces.
-  const taskCache = TaskCache.forStore(store);
-  store.onCommit((changes) => {
-    // One notice per run and transaction, with its final state: readers go to the log anyway.
-    const last = new Map(changes.map((c) => [c.run.runId, c.run]));
-    bus.publish(
-      [...last.values()].map((r) => ({
-        runId: r.runId,
-        tenantId: r.tenantId,
-        status: r.status,
-        lastSeq: r.nextSeq - 1,
-      })),
-    );
-  });
-  registerTaskRecords(store);
-  if (store.dialect === 'postgres' && !config.push.secretKey) {
-    // Fine for a single instance; with several, each would encrypt push tokens under its own key
-    // file and fail to decrypt the others' when it claims their deliveries.
-    log.warn(
-      "HANDOFF_SECRET_KEY is not set: push tokens are encrypted under this instance's own key file; every instance sharing this database must be given the same HANDOFF_SECRET_KEY",
-    );
-  }
+  const store = await openHostStore(config, log);
+  const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
   const dispatcher = createGuardedDispatcher({
@@ -116,6 +63,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const pushWorker = new PushWorker(store, {
     instanceId: config.instanceId,
     logger: log,
+    metrics,
     dispatcher,
     vault,
     schedule: parseSchedule(config.push.retrySchedule),
@@ -123,8 +71,17 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     // Longer than an attempt (checked by loadConfig); how long a dead instance's claimed deliveries wait.
     leaseMs: config.push.leaseMs,
   });
-  registerPushOutbox(store, () => pushWorker.kick());
-  const engine = new Engine(store, workflows);
+  const taskCache = TaskCache.forStore(store);
+  store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
+
+  const runner = new Runner(store, workflows, bus, {
+    instanceId: config.instanceId,
+    logger: log,
+    metrics,
+    leaseMs: config.leaseMs,
+    pollMs: config.pollMs,
+  });
+  const engine = new Engine(store, workflows, { worker: runner });
   const publicSkills = () =>
     workflows
       .list()
@@ -136,30 +93,17 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     push: { vault, policy },
     ...(taskCache ? { cache: taskCache } : {}),
   });
-  const runner = new Runner(engine, bus, {
-    instanceId: config.instanceId,
-    logger: log,
-    leaseMs: config.leaseMs,
-    pollMs: config.pollMs,
-  });
   const retention = new Retention(store, config.retentionDays, log);
+  const streams = new A2AStreams(engine, bus, a2a);
   const app = buildApp({
     config,
     logger: log,
     engine,
     bus,
     workflows,
+    metrics,
     plugins: [
-      (a) =>
-        a2aRoutes(a, {
-          config,
-          engine,
-          workflows,
-          service: a2a,
-          streams: new A2AStreams(engine, bus, a2a),
-          pushPolicy: policy,
-          pushWorker,
-        }),
+      (a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams, pushPolicy: policy, pushWorker }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -172,6 +116,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     engine,
     runner,
     pushWorker,
+    metrics,
     app,
     workflows,
     taskCache,
@@ -192,4 +137,68 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
       await store.close();
     },
   };
+}
+
+/**
+ * What every run change does, in order. Inside its transaction: the A2A task record, then the
+ * push outbox rows. After its commit: the tasks/get cache drops the task (before anyone is woken
+ * who could read the old entry), the metrics count it, the bus wakes followers and workers, and
+ * the push worker is woken when deliveries were enqueued.
+ */
+export function pipeline(parts: {
+  bus: ChangeBus;
+  metrics: Metrics;
+  taskCache: TaskCache | undefined;
+  wakePushWorker: () => void;
+}): Pipeline {
+  const push = pushOutbox(parts.wakePushWorker);
+  return {
+    steps: [taskRecordStep, push.step],
+    listeners: [
+      ...(parts.taskCache ? [parts.taskCache.listener] : []),
+      parts.metrics.runListener,
+      busPublisher(parts.bus),
+      push.listener,
+    ],
+  };
+}
+
+async function openHostStore(config: Config, log: Logger): Promise<Store> {
+  const store = await openStore({
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
+    pgPoolSize: config.pgPoolSize,
+    sqliteFile: sqliteFile(config),
+    sqliteSynchronous: config.sqliteSynchronous,
+    sqliteExclusive: true,
+  });
+  if (store.dialect === 'sqlite') {
+    // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)
+    // incarnation of this host: take the runs back now instead of waiting for expiry.
+    const freed = await store.runs.releaseLeases();
+    if (freed > 0) log.info({ runs: freed }, 'recovered runs leased before a restart');
+    await store.outbox.releaseLeases();
+  }
+  if (store.dialect === 'postgres' && !config.push.secretKey) {
+    // Fine for a single instance; with several, each would encrypt push tokens under its own key
+    // file and fail to decrypt the others' when it claims their deliveries.
+    log.warn(
+      'HANDOFF_SECRET_KEY is not set: push tokens are encrypted under this instance’s own key file; ' +
+        'every instance sharing this database must be given the same HANDOFF_SECRET_KEY',
+    );
+  }
+  return store;
+}
+
+/** PostgreSQL: instances share runs, so wake-ups cross processes (LISTEN/NOTIFY). */
+async function openBus(config: Config, store: Store, log: Logger): Promise<ChangeBus> {
+  if (store.dialect !== 'postgres' || !config.databaseUrl) return new InProcessBus();
+  const bus = new PgBus({
+    databaseUrl: config.databaseUrl,
+    instanceId: config.instanceId,
+    logger: log,
+    ...(config.pgSchema ? { schema: config.pgSchema } : {}),
+  });
+  await bus.start();
+  return bus;
 }

@@ -1,50 +1,101 @@
-// Prometheus metrics shared by every layer (one registry per process).
+// Prometheus metrics of one host (each host has its own registry, so several hosts in one process
+// — tests — never mix their counts). Facts about runs are counted by a pipeline listener after
+// their commit, so a rolled-back transaction counts nothing and every surface (REST, A2A, the
+// worker) counts the same way.
+//
+//   const metrics = new Metrics(instanceId);
+//   store.setPipeline({ steps, listeners: [..., metrics.runListener] });
+//   reply.send(await metrics.registry.metrics());
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { isTerminal } from './store/model.js';
+import type { CommitListener } from './store/store.js';
 
-export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
+export class Metrics {
+  readonly registry = new Registry();
+  readonly runsStarted: Counter<'workflow'>;
+  readonly runsFinished: Counter<'workflow' | 'status'>;
+  readonly nodeExecutions: Counter<'type' | 'outcome'>;
+  readonly activeRuns: Gauge;
+  readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  readonly pushAttempts: Counter<'outcome'>;
+  readonly pushDeliveryLag: Histogram;
+  /** Where the outbox lag gauge reads from (the push worker sets it). */
+  outboxLagSource: (() => Promise<number>) | undefined;
 
-/**
- * Label every exported sample `instance="<id>"` (HANDOFF_INSTANCE_ID), so samples from several
- * instances sharing one database name the instance that produced them whatever address they were
- * scraped at. (Prometheus keeps its own target `instance` label and stores this one as
- * `exported_instance` unless the scrape job sets `honor_labels: true`.) Called by createHost.
- * The registry is per process: with several hosts in one process (tests only), the last one
- * created names the instance.
- */
-export function setInstanceLabel(instanceId: string): void {
-  registry.setDefaultLabels({ instance: instanceId });
+  /**
+   * Every exported sample is labelled `instance="<id>"` (HANDOFF_INSTANCE_ID), so samples from
+   * several instances sharing one database name the instance that produced them whatever address
+   * they were scraped at. (Prometheus keeps its own target `instance` label and stores this one as
+   * `exported_instance` unless the scrape job sets `honor_labels: true`.)
+   */
+  constructor(instanceId: string) {
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({ instance: instanceId });
+    collectDefaultMetrics({ register: this.registry });
+    this.runsStarted = new Counter({
+      name: 'handoff_runs_started_total',
+      help: 'Runs created (committed), over any surface',
+      labelNames: ['workflow'],
+      registers,
+    });
+    this.runsFinished = new Counter({
+      name: 'handoff_runs_finished_total',
+      help: 'Runs that reached a terminal status (committed)',
+      labelNames: ['workflow', 'status'],
+      registers,
+    });
+    this.nodeExecutions = new Counter({
+      name: 'handoff_node_executions_total',
+      help: 'Node executions by type and outcome',
+      labelNames: ['type', 'outcome'],
+      registers,
+    });
+    this.activeRuns = new Gauge({
+      name: 'handoff_worker_active_runs',
+      help: 'Runs this instance is executing now',
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'handoff_http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['route', 'method', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.pushAttempts = new Counter({
+      name: 'handoff_push_attempts_total',
+      help: 'Push delivery attempts by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.pushDeliveryLag = new Histogram({
+      name: 'handoff_push_delivery_lag_seconds',
+      help: 'Time from transition commit to successful delivery',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300],
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'handoff_push_outbox_lag_seconds',
+      help: 'Age of the oldest pending delivery',
+      registers,
+      async collect() {
+        const source = metrics.outboxLagSource;
+        if (source) this.set((await source().catch(() => 0)) / 1000);
+      },
+    });
+  }
+
+  /** Counts runs started and finished from what each commit changed. */
+  readonly runListener: CommitListener = {
+    name: 'metrics',
+    committed: (changes) => {
+      for (const { before, run } of changes) {
+        if (!before) this.runsStarted.inc({ workflow: run.workflowId });
+        if (isTerminal(run.status) && (!before || !isTerminal(before.status))) {
+          this.runsFinished.inc({ workflow: run.workflowId, status: run.status });
+        }
+      }
+    },
+  };
 }
-
-export const metrics = {
-  runsStarted: new Counter({
-    name: 'handoff_runs_started_total',
-    help: 'Runs created',
-    labelNames: ['workflow'],
-    registers: [registry],
-  }),
-  runsFinished: new Counter({
-    name: 'handoff_runs_finished_total',
-    help: 'Runs that reached a terminal status',
-    labelNames: ['workflow', 'status'],
-    registers: [registry],
-  }),
-  nodeExecutions: new Counter({
-    name: 'handoff_node_executions_total',
-    help: 'Node executions by type and outcome',
-    labelNames: ['type', 'outcome'],
-    registers: [registry],
-  }),
-  activeRuns: new Gauge({
-    name: 'handoff_worker_active_runs',
-    help: 'Runs this instance is executing now',
-    registers: [registry],
-  }),
-  httpDuration: new Histogram({
-    name: 'handoff_http_request_duration_seconds',
-    help: 'HTTP request duration',
-    labelNames: ['route', 'method', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  }),
-};

@@ -10,6 +10,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction, AnySchemaObject } from 'ajv/dist/2020.js';
 import { type A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
+import { isPlainObject } from './values.js';
 
 export type JsonRpcId = string | number | null;
 
@@ -60,9 +61,6 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
     return { ok: false, error: parseError() };
   }
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** JSON-RPC ids are strings, integers (no fractions) or null. An absent id answers as null. */
 const isValidId = (v: unknown): v is JsonRpcId =>

@@ -4,14 +4,15 @@
 // message → an interrupt resolution (spec/openwop.md §1.6 §4).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
-import type { InterruptKind, RunEvent, RunRecord, RunStatus } from '../store/model.js';
+import type { InterruptKind, RunEvent, RunRecord, RunStatus, TaskRecord } from '../store/model.js';
+import { normalizeApprovalAction } from '../engine/vocabulary.js';
+import { isPlainObject, stringArray } from './values.js';
 import type {
   A2AInterruptKind,
   A2APushConfigRecord,
   A2ATaskState,
   Artifact,
   Message,
-  Part,
   StoredTaskState,
   Task,
   TaskArtifactUpdateEvent,
@@ -59,25 +60,51 @@ export const isTerminalState = (state: TaskState): boolean => TERMINAL.has(state
 /** A message/stream (and a blocking send) ends at a terminal state or when the caller must act. */
 export const isFinalForMessageStream = (state: TaskState): boolean => TERMINAL.has(state) || INTERRUPTED.has(state);
 
-// ---------------------------------------------------------------- stored record
-
-export interface TaskStateInput {
-  runId: string;
-  status: RunStatus;
-  contextId?: string;
-  openInterruptKind?: InterruptKind;
-  updatedAt: string;
-  pushConfig?: A2APushConfigRecord;
+/** A state an event moves a task into, with what a status update says about it. */
+export interface EventState extends ProjectedState {
+  error?: { code: string; message: string };
 }
 
-/** The RFC 0100 A2ATaskState record. The schema is closed, so only its fields are copied. */
-export function toTaskState(run: TaskStateInput): A2ATaskState {
-  const { state, interruptKind } = projectState(run.status, run.openInterruptKind);
-  const rec: A2ATaskState = { taskId: run.runId, runId: run.runId, state, updatedAt: run.updatedAt };
-  if (run.contextId !== undefined) rec.contextId = run.contextId;
-  if (interruptKind) rec.interruptKind = interruptKind;
-  if (run.pushConfig) rec.pushConfig = pushConfigRecord(run.pushConfig);
-  return rec;
+/**
+ * The A2A state a run event moves its task into, if it moves it at all — by the same table as
+ * `projectState`, applied to the run status the event records entering.
+ */
+export function stateAfterEvent(e: RunEvent): EventState | undefined {
+  switch (e.type) {
+    case 'run.started':
+    case 'node.resumed':
+      return projectState('running');
+    case 'interrupt.requested':
+      return projectState(e.payload.kind === 'clarification' ? 'waiting-input' : 'waiting-approval');
+    case 'run.completed':
+      return projectState('completed');
+    case 'run.failed': {
+      const err = (e.payload.error ?? {}) as { code?: string; message?: string };
+      const error = { code: err.code ?? 'run_failed', message: err.message ?? 'The run failed' };
+      return { ...projectState('failed'), error };
+    }
+    case 'run.cancelled':
+      return projectState('cancelled');
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------- stored record
+
+/** The published RFC 0100 A2ATaskState of a stored task record (closed: tenant, principal and
+ * messageId stay internal), with the task's default push config when it has one. */
+export function toTaskState(rec: TaskRecord, pushConfig?: A2APushConfigRecord): A2ATaskState {
+  const out: A2ATaskState = {
+    taskId: rec.taskId,
+    runId: rec.taskId,
+    contextId: rec.contextId,
+    state: rec.state as StoredTaskState,
+    updatedAt: rec.updatedAt,
+  };
+  if (rec.interruptKind) out.interruptKind = rec.interruptKind;
+  if (pushConfig) out.pushConfig = pushConfigRecord(pushConfig);
+  return out;
 }
 
 const pushConfigRecord = (p: A2APushConfigRecord): A2APushConfigRecord =>
@@ -155,7 +182,7 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
   if (kind === 'approval') {
     const actions = stringArray(interrupt.data.actions);
     // Gates may list `edit`; the resume wire name is `edit-accept` (spec/openwop.md §9.14).
-    if (actions) meta.actions = actions.map((a) => (a === 'edit' ? 'edit-accept' : a));
+    if (actions) meta.actions = actions.map(normalizeApprovalAction);
     // What the caller is asked to approve; Task reads are authenticated (pushes stay content-free).
     if (typeof interrupt.data.title === 'string') meta.title = interrupt.data.title;
     if ('artifact' in interrupt.data) meta.artifact = interrupt.data.artifact;
@@ -165,9 +192,6 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
   }
   return meta;
 }
-
-const stringArray = (v: unknown): string[] | undefined =>
-  Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
 
 // ---------------------------------------------------------------- events
 
@@ -211,9 +235,6 @@ export function toArtifactUpdate(
   return ev;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** An `artifact.created` run event → A2A Artifact; undefined for any other event. v0.3 data
  * parts must hold an object, so a bare value is wrapped as `{value}`. */
 export function artifactFromEvent(event: RunEvent): Artifact | undefined {
@@ -237,228 +258,3 @@ export function collectArtifacts(events: Iterable<RunEvent>): Artifact[] {
   }
   return [...byId.values()];
 }
-
-// ---------------------------------------------------------------- message → run inputs
-
-export interface FileInputRef {
-  name?: string;
-  mimeType?: string;
-  uri?: string;
-  /** Decoded size of inline bytes; the bytes themselves never enter run inputs or the log. */
-  size?: number;
-}
-
-/** Start-run inputs from a message: text → `prompt` (joined by "\n"), data parts shallow-merged in
- * order (later wins, and over `prompt`), file parts → `files` references. */
-export function partsToInputs(parts: Part[]): { inputs: Record<string, unknown> } {
-  const texts: string[] = [];
-  const files: FileInputRef[] = [];
-  let merged: Record<string, unknown> = {};
-  for (const p of parts) {
-    if (p.kind === 'text') texts.push(p.text);
-    else if (p.kind === 'data') merged = { ...merged, ...p.data };
-    else files.push(fileRef(p.file));
-  }
-  const inputs: Record<string, unknown> = texts.length > 0 ? { prompt: texts.join('\n'), ...merged } : merged;
-  if (files.length > 0) inputs.files = files;
-  return { inputs };
-}
-
-function fileRef(f: { name?: string; mimeType?: string; uri?: string; bytes?: string }): FileInputRef {
-  const ref: FileInputRef = {};
-  if (f.name !== undefined) ref.name = f.name;
-  if (f.mimeType !== undefined) ref.mimeType = f.mimeType;
-  if (typeof f.uri === 'string') ref.uri = f.uri;
-  if (typeof f.bytes === 'string') ref.size = Buffer.byteLength(f.bytes, 'base64');
-  return ref;
-}
-
-// ---------------------------------------------------------------- resume messages
-
-export const APPROVAL_ACTIONS = ['accept', 'reject', 'refine', 'edit-accept', 'ask'] as const;
-export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
-
-export interface RefineFeedback {
-  scope: 'whole' | 'section' | 'items';
-  sectionPath?: string;
-  itemIds?: string[];
-  tags?: string[];
-  text?: string;
-}
-
-export interface ApprovalValue {
-  action: Exclude<ApprovalAction, 'ask'>;
-  feedback?: string;
-  refineFeedback?: RefineFeedback;
-  editedArtifactData?: unknown;
-}
-
-export type ResumeParse =
-  | { kind: 'approval'; value: ApprovalValue }
-  | { kind: 'clarification'; value: { answers: Record<string, string> } }
-  | { kind: 'ask'; question: string }
-  | { kind: 'invalid'; reason: string };
-
-const invalid = (reason: string): ResumeParse => ({ kind: 'invalid', reason });
-
-const textOf = (parts: Part[]): string =>
-  parts
-    .filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text')
-    .map((p) => p.text)
-    .join('\n')
-    .trim();
-
-const dataParts = (parts: Part[]): Record<string, unknown>[] =>
-  parts.filter((p): p is Extract<Part, { kind: 'data' }> => p.kind === 'data').map((p) => p.data);
-
-/** `metadata.openwop` of the message, when it is an object. */
-const openwopMeta = (metadata: unknown): Record<string, unknown> | undefined =>
-  isPlainObject(metadata) && isPlainObject(metadata.openwop) ? metadata.openwop : undefined;
-
-/** A reply into an input-required task → the interrupt resolution it asks for. `decidedBy` is
- * never read from the message: the caller's principal is the host's to supply. */
-export function parseResumeMessage(parts: Part[], metadata: unknown, interruptKind: InterruptKind): ResumeParse {
-  return interruptKind === 'approval'
-    ? parseApproval(parts, openwopMeta(metadata))
-    : parseClarification(parts, openwopMeta(metadata));
-}
-
-/** Sources in order: a data part with an action (canonical) or a legacy form; then
- * `metadata.openwop.action`; then `metadata.openwop.interrupt`; else free text is an `ask`. */
-function parseApproval(parts: Part[], meta: Record<string, unknown> | undefined): ResumeParse {
-  const text = textOf(parts);
-  const fromData = dataParts(parts).find(hasDecision);
-  if (fromData) return approvalFrom(fromData, text);
-  if (typeof meta?.action === 'string') return approvalFrom({ ...meta, action: meta.action }, text);
-  if (isPlainObject(meta?.action)) return approvalFrom(meta.action, text);
-  const fromInterrupt = interruptResume(meta);
-  if (fromInterrupt && hasDecision(fromInterrupt)) return approvalFrom(fromInterrupt, text);
-  if (text) return { kind: 'ask', question: text };
-  return invalid('no approval action found: send a data part {action: accept|reject|refine|edit-accept|ask}');
-}
-
-const hasDecision = (d: Record<string, unknown>): boolean => 'action' in d || 'approve' in d || 'decision' in d;
-
-/** `metadata.openwop.interrupt` may be the resume value itself or wrap it as `{resumeValue}`. */
-function interruptResume(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  const it = meta?.interrupt;
-  if (!isPlainObject(it)) return undefined;
-  return isPlainObject(it.resumeValue) ? it.resumeValue : it;
-}
-
-/** One decision object → resolution. `text` (the message's text parts) backs up feedback/question. */
-function approvalFrom(d: Record<string, unknown>, text: string): ResumeParse {
-  if (d.feedback !== undefined && typeof d.feedback !== 'string') return invalid('feedback must be a string');
-  const feedback = (d.feedback as string | undefined) ?? (text || undefined);
-  const action = normalizeAction(d);
-  if (action === undefined) {
-    const given = JSON.stringify(d.action ?? d.decision ?? d.approve ?? null);
-    return invalid(`unknown approval action ${given}; expected one of ${APPROVAL_ACTIONS.join(', ')}`);
-  }
-  switch (action) {
-    case 'ask':
-      return askFrom(d, text);
-    case 'refine':
-      return refineFrom(d, feedback);
-    case 'edit-accept':
-      if (d.editedArtifactData === undefined) return invalid('edit-accept requires editedArtifactData');
-      return approval({ action, feedback, editedArtifactData: d.editedArtifactData });
-    default:
-      return approval({ action, feedback });
-  }
-}
-
-/** Canonical `action`, `edit` alias, legacy `approve: boolean` and legacy `decision` (§1.6 §4). */
-function normalizeAction(d: Record<string, unknown>): ApprovalAction | undefined {
-  if (typeof d.action === 'string') {
-    const a = d.action === 'edit' ? 'edit-accept' : d.action;
-    return (APPROVAL_ACTIONS as readonly string[]).includes(a) ? (a as ApprovalAction) : undefined;
-  }
-  if (d.action !== undefined) return undefined;
-  if (typeof d.approve === 'boolean') return d.approve ? 'accept' : 'reject';
-  if (d.decision === 'approved') return 'accept';
-  // Legacy: "rejected" with feedback meant "rework it", i.e. refine.
-  if (d.decision === 'rejected') return typeof d.feedback === 'string' && d.feedback ? 'refine' : 'reject';
-  return undefined;
-}
-
-function askFrom(d: Record<string, unknown>, text: string): ResumeParse {
-  const q = [d.question, d.feedback, text].find((v): v is string => typeof v === 'string' && v.trim() !== '');
-  return q ? { kind: 'ask', question: q.trim() } : invalid('ask requires a question (data.question or a text part)');
-}
-
-const REFINE_SCOPES = new Set(['whole', 'section', 'items']);
-
-/** refine needs refineFeedback; bare feedback text is promoted to `{scope:'whole', text}`. */
-function refineFrom(d: Record<string, unknown>, feedback: string | undefined): ResumeParse {
-  const rf = d.refineFeedback;
-  if (rf === undefined) {
-    if (!feedback) return invalid('refine requires refineFeedback {scope, tags?, text?} or feedback text');
-    return approval({ action: 'refine', feedback, refineFeedback: { scope: 'whole', text: feedback } });
-  }
-  if (!isPlainObject(rf)) return invalid('refineFeedback must be an object');
-  const scope = rf.scope ?? 'whole';
-  if (typeof scope !== 'string' || !REFINE_SCOPES.has(scope)) {
-    return invalid('refineFeedback.scope must be one of whole, section, items');
-  }
-  if (rf.text !== undefined && typeof rf.text !== 'string') return invalid('refineFeedback.text must be a string');
-  for (const k of ['tags', 'itemIds'] as const) {
-    if (rf[k] !== undefined && !stringArray(rf[k])) return invalid(`refineFeedback.${k} must be an array of strings`);
-  }
-  if (rf.sectionPath !== undefined && typeof rf.sectionPath !== 'string') {
-    return invalid('refineFeedback.sectionPath must be a string');
-  }
-  const refineFeedback = { ...rf, scope } as RefineFeedback;
-  return approval({ action: 'refine', feedback, refineFeedback });
-}
-
-/** Drop undefined fields so the resume value stored in the log is tidy. */
-function approval(v: ApprovalValue): ResumeParse {
-  const value: ApprovalValue = { action: v.action };
-  if (v.feedback !== undefined) value.feedback = v.feedback;
-  if (v.refineFeedback !== undefined) value.refineFeedback = v.refineFeedback;
-  if (v.editedArtifactData !== undefined) value.editedArtifactData = v.editedArtifactData;
-  return { kind: 'approval', value };
-}
-
-/** Answers from a data part (or metadata.openwop.interrupt): `{qid: value}` map or `[{id, answer}]`;
- * else plain text answers the single question as `'*'`. */
-function parseClarification(parts: Part[], meta: Record<string, unknown> | undefined): ResumeParse {
-  const source = dataParts(parts).find((d) => 'answers' in d) ?? withAnswers(interruptResume(meta));
-  if (source) return answersFrom(source.answers);
-  const text = textOf(parts);
-  if (text) return { kind: 'clarification', value: { answers: { '*': text } } };
-  return invalid('no answers found: send a data part {answers: {<questionId>: <answer>}} or a text part');
-}
-
-const withAnswers = (d: Record<string, unknown> | undefined): Record<string, unknown> | undefined =>
-  d && 'answers' in d ? d : undefined;
-
-function answersFrom(raw: unknown): ResumeParse {
-  const entries = answerEntries(raw);
-  if (typeof entries === 'string') return invalid(entries);
-  if (entries.length === 0) return invalid('answers must not be empty');
-  const answers: Record<string, string> = {};
-  for (const [id, v] of entries) {
-    if (!isPrimitive(v)) return invalid(`answer for "${id}" must be a string, number or boolean`);
-    answers[id] = String(v);
-  }
-  return { kind: 'clarification', value: { answers } };
-}
-
-/** Both wire forms as [id, answer] pairs, or a reason string when malformed. */
-function answerEntries(raw: unknown): Array<[string, unknown]> | string {
-  if (isPlainObject(raw)) return Object.entries(raw);
-  if (!Array.isArray(raw)) return 'answers must be an object {<questionId>: answer} or an array [{id, answer}]';
-  const out: Array<[string, unknown]> = [];
-  for (const item of raw) {
-    if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
-      return 'each answers[] entry must be {id: string, answer}';
-    }
-    out.push([item.id, item.answer]);
-  }
-  return out;
-}
-
-const isPrimitive = (v: unknown): v is string | number | boolean =>
-  typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';

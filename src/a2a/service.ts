@@ -3,7 +3,7 @@
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
-import type { NewEvent, RunEvent, RunRecord } from '../store/model.js';
+import type { NewEvent, RunEvent, RunEventType, RunRecord, TaskRecord } from '../store/model.js';
 import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
 import { RawJson } from './jsonrpc.js';
@@ -17,31 +17,10 @@ import {
   taskNotFound,
   unsupportedOperation,
 } from './errors.js';
-import {
-  collectArtifacts,
-  isFinalForMessageStream,
-  parseResumeMessage,
-  partsToInputs,
-  projectState,
-  toTask,
-} from './projection.js';
-import {
-  type A2ARunMetadata,
-  findReply,
-  findTaskByMessage,
-  getTaskAndRun,
-  getTaskRecord,
-  type TaskRecord,
-} from './task-records.js';
-import {
-  deleteConfig,
-  getConfig,
-  listConfigs,
-  type PushConfigInput,
-  type PushConfigView,
-  putConfig,
-  view,
-} from '../push/configs.js';
+import { collectArtifacts, isFinalForMessageStream, projectState, toTask } from './projection.js';
+import { parseResumeMessage, partsToInputs } from './messages.js';
+import { contextIdOf } from './task-records.js';
+import { deleteConfig, type PushConfigInput, type PushConfigView, putConfig, view } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
 import type { StoreTx } from '../store/store.js';
@@ -139,7 +118,7 @@ export class A2AService {
   /** `created`: the new run's whole committed log, when this call created and ran it inline. */
   private async start(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
     const msg = p.message;
-    const prior = await findTaskByMessage(this.engine.store, caller.tenantId, caller.principalId, msg.messageId);
+    const prior = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
     if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
@@ -169,7 +148,7 @@ export class A2AService {
     } catch (err) {
       if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
       // Lost a race with the same messageId: the other request's task is the answer.
-      const again = await findTaskByMessage(this.engine.store, caller.tenantId, caller.principalId, msg.messageId);
+      const again = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
       if (again) return { run: await this.engine.getRun(caller, again.taskId) };
       throw err;
     }
@@ -181,7 +160,7 @@ export class A2AService {
     msg: Message,
     onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
   ): Promise<{ run: RunRecord; before: number }> {
-    const rec = await this.record(caller, msg.taskId as string);
+    const rec = await this.visibleTask(caller, msg.taskId as string);
     if (msg.contextId !== undefined && msg.contextId !== rec.contextId) {
       throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
     }
@@ -199,7 +178,7 @@ export class A2AService {
       throw unsupportedOperation(
         `task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`,
       );
-    const open = await this.engine.store.getOpenInterrupt(run.runId);
+    const open = await this.engine.store.interrupts.getOpen(run.runId);
     if (!open) {
       // A copy of this very reply may have just been applied by a parallel request.
       if (await applied()) return current();
@@ -227,7 +206,7 @@ export class A2AService {
   }
 
   private async replyCursor(runId: string, messageId: string, fallback: number): Promise<number> {
-    const replies = await this.engine.store.listEventsOfType(runId, 'a2a.message');
+    const replies = await this.engine.store.events.listOfTypes(runId, ['a2a.message']);
     const original = replies.find(
       (e) => (e.payload.message as Message | undefined)?.messageId === messageId && e.payload.principalId !== undefined,
     );
@@ -236,7 +215,7 @@ export class A2AService {
 
   /** True if this reply was already applied to `taskId`; a messageId reused for another task is refused. */
   private async replyApplied(caller: Caller, messageId: string, taskId: string): Promise<boolean> {
-    const appliedTo = await findReply(this.engine.store, caller.tenantId, caller.principalId, messageId);
+    const appliedTo = await this.engine.store.tasks.findReply(caller.tenantId, caller.principalId, messageId);
     if (appliedTo !== undefined && appliedTo !== taskId) {
       throw invalidParams(`messageId '${messageId}' was already used for a reply to another task`);
     }
@@ -263,22 +242,20 @@ export class A2AService {
   private registerInline(caller: Caller, config: PushNotificationConfig) {
     const { vault } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
-      await putConfig(tx.db, vault, run.runId, caller.tenantId, configInput(config));
+      await putConfig(tx, vault, run.runId, caller.tenantId, configInput(config));
     };
   }
 
   private async setPush(caller: Caller, p: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     this.checkPush(p.pushNotificationConfig.url);
-    await this.record(caller, p.taskId);
+    await this.visibleTask(caller, p.taskId);
     const { vault } = this.pushSupport();
     // A finished task will push nothing more: its caller secrets are not kept at all.
     const run = await this.engine.getRun(caller, p.taskId);
     const input = isTerminal(run.status)
       ? withoutSecrets(p.pushNotificationConfig)
       : configInput(p.pushNotificationConfig);
-    const saved = await this.engine.store.db
-      .transaction()
-      .execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, input));
+    const saved = await this.engine.store.transaction((tx) => putConfig(tx, vault, p.taskId, caller.tenantId, input));
     return wireConfig(p.taskId, saved);
   }
 
@@ -287,25 +264,23 @@ export class A2AService {
     p: { id: string; pushNotificationConfigId?: string | null },
   ): Promise<TaskPushNotificationConfig> {
     this.pushSupport();
-    await this.record(caller, p.id);
-    const row = await getConfig(this.engine.store.db, p.id, p.pushNotificationConfigId ?? p.id);
-    if (!row || row.tenant_id !== caller.tenantId) throw taskNotFound(p.id);
-    return wireConfig(p.id, view(row));
+    await this.visibleTask(caller, p.id);
+    const rec = await this.engine.store.pushConfigs.get(p.id, p.pushNotificationConfigId ?? p.id);
+    if (!rec || rec.tenantId !== caller.tenantId) throw taskNotFound(p.id);
+    return wireConfig(p.id, view(rec));
   }
 
   private async listPush(caller: Caller, p: { id: string }): Promise<TaskPushNotificationConfig[]> {
     this.pushSupport();
-    await this.record(caller, p.id);
-    const rows = await listConfigs(this.engine.store.db, p.id, this.engine.store.dialect);
-    return rows.filter((r) => r.tenant_id === caller.tenantId).map((r) => wireConfig(p.id, view(r)));
+    await this.visibleTask(caller, p.id);
+    const configs = await this.engine.store.pushConfigs.list(p.id);
+    return configs.filter((c) => c.tenantId === caller.tenantId).map((c) => wireConfig(p.id, view(c)));
   }
 
   private async deletePush(caller: Caller, p: { id: string; pushNotificationConfigId: string }): Promise<null> {
-    const { vault } = this.pushSupport();
-    await this.record(caller, p.id);
-    await this.engine.store.db
-      .transaction()
-      .execute((trx) => deleteConfig(trx, vault, p.id, p.pushNotificationConfigId));
+    this.pushSupport();
+    await this.visibleTask(caller, p.id);
+    await this.engine.store.transaction((tx) => deleteConfig(tx, p.id, p.pushNotificationConfigId));
     return null;
   }
 
@@ -326,7 +301,7 @@ export class A2AService {
   }
 
   private async cancel(caller: Caller, p: TaskIdParams): Promise<Task> {
-    await this.record(caller, p.id);
+    await this.visibleTask(caller, p.id);
     try {
       await this.engine.cancelRun(caller, p.id, 'canceled over A2A');
     } catch (err) {
@@ -339,13 +314,14 @@ export class A2AService {
   }
 
   private async taskAndRun(caller: Caller, taskId: string): Promise<{ rec: TaskRecord; run: RunRecord }> {
-    const found = await getTaskAndRun(this.engine.store, taskId, caller.tenantId);
+    const found = await this.engine.store.tasks.getWithRun(taskId, caller.tenantId);
     if (!found) throw taskNotFound(taskId);
     return found;
   }
 
-  private async record(caller: Caller, taskId: string): Promise<TaskRecord> {
-    const rec = await getTaskRecord(this.engine.store, taskId, caller.tenantId);
+  /** The task record as `caller` may see it; another tenant's task is -32001, like an unknown one. */
+  async visibleTask(caller: Caller, taskId: string): Promise<TaskRecord> {
+    const rec = await this.engine.store.tasks.get(taskId, caller.tenantId);
     if (!rec) throw taskNotFound(taskId);
     return rec;
   }
@@ -356,11 +332,11 @@ export class A2AService {
    */
   async task(caller: Caller, taskId: string, historyLength?: number, known?: RunRecord): Promise<Task> {
     const { rec, run } = known
-      ? { rec: await this.record(caller, taskId), run: known }
+      ? { rec: await this.visibleTask(caller, taskId), run: known }
       : await this.taskAndRun(caller, taskId);
     const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
-    const open = waiting ? await this.engine.store.getOpenInterrupt(run.runId) : undefined;
-    const events = await this.engine.store.listEventsOfTypes(run.runId, TASK_EVENT_TYPES);
+    const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
+    const events = await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
     return toTask({
       run,
       contextId: rec.contextId,
@@ -377,13 +353,12 @@ export class A2AService {
    * Its record's context is the one in the run's metadata and its state time the run's update.
    */
   private taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Task | Promise<Task> {
-    const contextId = (run.metadata.a2a as A2ARunMetadata | undefined)?.contextId;
     // Waiting runs need their open interrupt's data: read as usual.
-    if (contextId === undefined || run.status === 'waiting-approval' || run.status === 'waiting-input')
+    if (run.status === 'waiting-approval' || run.status === 'waiting-input')
       return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
     return toTask({
       run,
-      contextId,
+      contextId: contextIdOf(run),
       stateTimestamp: run.updatedAt,
       ...artifactsAndHistory(log),
       ...(historyLength !== undefined ? { historyLength } : {}),
@@ -422,7 +397,7 @@ export class A2AService {
 }
 
 /** The events a Task is built from: its artifacts and its message history. */
-const TASK_EVENT_TYPES = ['artifact.created', 'a2a.message'];
+const TASK_EVENT_TYPES: RunEventType[] = ['artifact.created', 'a2a.message'];
 
 function artifactsAndHistory(events: RunEvent[]): {
   artifacts: ReturnType<typeof collectArtifacts>;

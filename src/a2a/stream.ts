@@ -4,19 +4,10 @@
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { followRun } from '../engine/follow.js';
-import type { RunEvent } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
-import { artifactFromEvent, isTerminalState, projectState, toArtifactUpdate, toStatusUpdate } from './projection.js';
-import { taskNotFound } from './errors.js';
+import { artifactFromEvent, isTerminalState, stateAfterEvent, toArtifactUpdate, toStatusUpdate } from './projection.js';
 import type { A2AService } from './service.js';
-import { getTaskRecord } from './task-records.js';
-import type {
-  A2AInterruptKind,
-  StoredTaskState,
-  Task,
-  TaskArtifactUpdateEvent,
-  TaskStatusUpdateEvent,
-} from './types.js';
+import type { StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
 /** `message`: the turn ends at input-required too; `observe` (resubscribe) only at a terminal state. */
 export type StreamMode = 'message' | 'observe';
@@ -69,7 +60,7 @@ export class A2AStreams {
 
   /** tasks/resubscribe: read-only. Without a cursor the current Task first; with one, the backlog. */
   async openObserver(caller: Caller, taskId: string, lastEventId?: number): Promise<OpenedStream> {
-    if (!(await getTaskRecord(this.engine.store, taskId, caller.tenantId))) throw taskNotFound(taskId);
+    await this.service.visibleTask(caller, taskId);
     // Read the run (its last sequence) before building the Task: the Task may then be newer
     // than the cursor, never older, and a repeated state is not sent twice.
     const run = await this.engine.getRun(caller, taskId);
@@ -100,7 +91,7 @@ export class A2AStreams {
         yield { id: e.sequence, result: toArtifactUpdate(opened.taskId, opened.contextId, art, { lastChunk: true }) };
         continue;
       }
-      const next = stateOf(e);
+      const next = stateAfterEvent(e);
       if (!next || next.state === state) continue;
       state = next.state;
       const final = isTerminalState(next.state) || (opened.mode === 'message' && next.state === 'input-required');
@@ -112,30 +103,5 @@ export class A2AStreams {
       yield { id: e.sequence, result: update };
       if (final) return;
     }
-  }
-}
-
-/** The A2A state a run event moves the task into, if it moves it at all. */
-function stateOf(
-  e: RunEvent,
-): { state: StoredTaskState; interruptKind?: A2AInterruptKind; error?: { code: string; message: string } } | undefined {
-  switch (e.type) {
-    case 'run.started':
-    case 'node.resumed':
-      return { state: projectState('running').state };
-    case 'interrupt.requested': {
-      const kind = e.payload.kind === 'clarification' ? 'clarification' : 'approval';
-      return { state: 'input-required', interruptKind: kind };
-    }
-    case 'run.completed':
-      return { state: 'completed' };
-    case 'run.failed': {
-      const err = (e.payload.error ?? {}) as { code?: string; message?: string };
-      return { state: 'failed', error: { code: err.code ?? 'run_failed', message: err.message ?? 'The run failed' } };
-    }
-    case 'run.cancelled':
-      return { state: 'canceled' };
-    default:
-      return undefined;
   }
 }

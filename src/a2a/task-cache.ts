@@ -9,7 +9,7 @@
 // process changes SQLite's data_version, which empties the cache. The store offers this only on
 // SQLite (`store.dataVersion`); on PostgreSQL other instances write the same rows and there is no
 // cache at all.
-import type { Store } from '../store/store.js';
+import type { CommitListener, Store } from '../store/store.js';
 
 /** Caps: total characters held, and the largest Task kept (bigger ones are simply not cached). */
 export interface TaskCacheLimits {
@@ -45,14 +45,18 @@ export class TaskCache {
     this.version = dataVersion();
   }
 
-  /** A cache wired to `store`'s commits, or undefined where the store cannot make it exact. */
+  /** A cache for `store`, or undefined where the store cannot make it exact (PostgreSQL). Its
+   * `listener` must be in the store's pipeline, before anything that wakes readers. */
   static forStore(store: Store): TaskCache | undefined {
-    if (!store.dataVersion) return undefined;
-    const cache = new TaskCache(store.dataVersion);
-    store.onCommit((changes) => cache.invalidate(changes.map((c) => c.run.runId)));
-    store.onPurge((runIds) => cache.invalidate(runIds));
-    return cache;
+    return store.dataVersion ? new TaskCache(store.dataVersion) : undefined;
   }
+
+  /** Drops each committed or purged task at once (a pipeline listener). */
+  readonly listener: CommitListener = {
+    name: 'task-cache',
+    committed: (changes) => this.invalidate(changes.map((c) => c.run.runId)),
+    purged: (runIds) => this.invalidate(runIds),
+  };
 
   /** The Task as `tenantId` may see it, serialized, if held. */
   get(taskId: string, tenantId: string, historyLength: number | undefined): string | undefined {

@@ -1,21 +1,26 @@
 // Cancelling a run that no worker is executing: one commit ends it and its open interrupts.
-import type { RunRecord } from '../store/model.js';
+import type { NewEvent, RunRecord } from '../store/model.js';
 import type { RunChange, StoreTx } from '../store/store.js';
 import { noLease } from './transitions.js';
 
 /** Cancel immediately: no worker holds the run. */
-export async function cancelNow(tx: StoreTx, run: RunRecord, payload: Record<string, unknown>): Promise<RunChange> {
-  await tx.cancelOpenInterrupts(run.runId);
+export async function cancelNow(
+  tx: StoreTx,
+  run: RunRecord,
+  payload: Record<string, unknown>,
+  nowIso: string,
+): Promise<RunChange> {
+  await tx.interrupts.cancelOpen(run.runId);
   const nodeId = run.cursor.nodeId;
-  const events = [
-    ...(nodeId !== undefined ? [{ type: 'node.cancelled', nodeId, payload: {} }] : []),
+  const events: NewEvent[] = [
+    ...(nodeId !== undefined ? [{ type: 'node.cancelled' as const, nodeId, payload: {} }] : []),
     { type: 'run.cancelled', payload },
   ];
   const patch = {
     status: 'cancelled' as const,
     cursor: { ordinals: run.cursor.ordinals },
     wakeAt: undefined,
-    completedAt: new Date().toISOString(),
+    completedAt: nowIso,
     ...noLease,
   };
   return tx.commitRun(run, patch, events);

@@ -9,17 +9,11 @@ import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
 import { decide, type Decision } from './interrupts.js';
 import { cancelNow } from './cancel.js';
-import { driveInline } from './step.js';
+import { type Clock, iso, systemClock } from './clock.js';
+import { definitionOf, type WorkflowSource } from './workflow/source.js';
+import { driveInline, type StepContext } from './step.js';
 import { completeNode, failRun, findNode } from './transitions.js';
-import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
-
-/** What the engine needs from the workflow registry. */
-export interface WorkflowSource {
-  get(id: string): WorkflowDefinition | undefined;
-  ids(): string[];
-  startNode(def: WorkflowDefinition): WorkflowNode;
-  validateInputs(workflowId: string, inputs: Record<string, unknown>): string[];
-}
+import type { WorkflowDefinition } from './workflow/definition.js';
 
 export interface Caller {
   tenantId: string;
@@ -63,17 +57,31 @@ export interface LocalWorker {
   adopt(run: RunRecord): void;
 }
 
+export interface EngineOptions {
+  /** This process's worker: a new run is leased to it at creation and its inline prefix runs
+   * in the creating transaction. Absent: runs wait for whichever worker claims them. */
+  worker?: LocalWorker;
+  clock?: Clock;
+}
+
 export class Engine {
-  worker: LocalWorker | undefined;
+  private readonly worker: LocalWorker | undefined;
+  private readonly clock: Clock;
+  private readonly inline: StepContext;
 
   constructor(
     readonly store: Store,
     readonly workflows: WorkflowSource,
-  ) {}
+    opts: EngineOptions = {},
+  ) {
+    this.worker = opts.worker;
+    this.clock = opts.clock ?? systemClock;
+    this.inline = { clock: this.clock };
+  }
 
   /** Read a run as the caller may see it: another tenant's run is indistinguishable from none. */
   async getRun(caller: Caller, runId: string): Promise<RunRecord> {
-    const run = await this.store.getRun(runId);
+    const run = await this.store.runs.get(runId);
     if (!run || run.tenantId !== caller.tenantId) throw notFound(runId);
     return run;
   }
@@ -104,10 +112,10 @@ export class Engine {
     const bodyHash = req.idempotency ? hashBody(req.idempotency.body) : '';
     return this.store.transaction(async (tx) => {
       if (req.idempotency) {
-        const prior = await tx.getIdempotency(caller.tenantId, scope, req.idempotency.key);
+        const prior = await tx.idempotency.get(caller.tenantId, scope, req.idempotency.key);
         if (prior) return this.replay(prior.bodyHash, bodyHash, (prior.response as { runId: string }).runId, tx);
       }
-      const now = new Date().toISOString();
+      const now = this.isoNow();
       const lease = this.worker?.reserve();
       const { run } = await tx.insertRun(
         {
@@ -122,7 +130,7 @@ export class Engine {
           tags: req.tags ?? [],
           metadata: req.metadata ?? {},
           createdAt: now,
-          ...(lease ? { leaseOwner: lease.owner, leaseExpiresAt: Date.now() + lease.leaseMs } : {}),
+          ...(lease ? { leaseOwner: lease.owner, leaseExpiresAt: this.clock.now() + lease.leaseMs } : {}),
         },
         req.events ?? [],
         // Run inline below: write the row once, in the state the inline steps leave it in.
@@ -131,9 +139,9 @@ export class Engine {
       await req.onCreated?.(tx, run);
       // With a local worker, the run's instantaneous prefix executes in this same transaction:
       // a request that needs no waiting commits exactly once.
-      const settled = lease ? await driveInline(tx, def, run) : run;
+      const settled = lease ? await driveInline(tx, def, run, this.inline) : run;
       if (req.idempotency) {
-        await tx.putIdempotency({
+        await tx.idempotency.put({
           tenantId: caller.tenantId,
           scope,
           key: req.idempotency.key,
@@ -165,12 +173,12 @@ export class Engine {
           throw new EngineError('run_terminal', `run ${runId} is already ${run.status}`, { status: run.status });
         }
         const payload = reason ? { reason } : {};
-        const leased = run.leaseExpiresAt !== undefined && run.leaseExpiresAt > Date.now();
+        const leased = run.leaseExpiresAt !== undefined && run.leaseExpiresAt > this.clock.now();
         if (leased && (run.status === 'running' || run.status === 'pending' || run.status === 'cancelling')) {
           if (run.status === 'cancelling') return run;
           return (await tx.commitRun(run, { status: 'cancelling' }, [{ type: 'run.cancelling', payload }])).run;
         }
-        return (await cancelNow(tx, run, payload)).run;
+        return (await cancelNow(tx, run, payload, this.isoNow())).run;
       }),
     );
   }
@@ -189,7 +197,7 @@ export class Engine {
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         const interrupt = await this.openInterrupt(tx, run, nodeId);
-        const decision = decide(interrupt, caller.principalId, resumeValue, new Date().toISOString());
+        const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
         await onAccepted?.(tx, run);
         return this.applyDecision(tx, run, interrupt, { ...decision, events: [...events, ...decision.events] });
       }),
@@ -197,9 +205,9 @@ export class Engine {
   }
 
   private async openInterrupt(tx: StoreTx, run: RunRecord, nodeId: string): Promise<InterruptRecord> {
-    const open = await tx.getOpenInterrupt(run.runId, nodeId);
+    const open = await tx.interrupts.getOpen(run.runId, nodeId);
     if (open) return open;
-    const latest = await tx.getLatestInterrupt(run.runId, nodeId);
+    const latest = await tx.interrupts.getLatest(run.runId, nodeId);
     if (latest?.status === 'resolved') {
       throw new EngineError('interrupt_already_resolved', `the interrupt at node '${nodeId}' was already resolved`);
     }
@@ -215,7 +223,7 @@ export class Engine {
     before: InterruptRecord,
     d: Decision,
   ): Promise<ResolveResult> {
-    if (!(await tx.updateInterrupt(d.interrupt, 'open'))) {
+    if (!(await tx.interrupts.update(d.interrupt, 'open'))) {
       throw new EngineError(
         'interrupt_already_resolved',
         `the interrupt at node '${before.nodeId}' was already resolved`,
@@ -225,11 +233,11 @@ export class Engine {
       const { run: after } = await tx.commitRun(run, {}, d.events);
       return { run: after, interrupt: d.interrupt, outcome: d.kind === 'vote' ? 'vote-recorded' : 'ask-recorded' };
     }
-    const def = this.definition(run);
-    const now = new Date().toISOString();
+    const def = definitionOf(this.workflows, run);
+    const now = this.isoNow();
     const change = await commitResolution(tx, def, run, d, now);
     // The gate's successors run in the same transaction while they are instantaneous.
-    const after = this.worker ? await driveInline(tx, def, change.run) : change.run;
+    const after = this.worker ? await driveInline(tx, def, change.run, this.inline) : change.run;
     return { run: after, interrupt: d.interrupt, outcome: 'resolved' };
   }
 
@@ -239,10 +247,8 @@ export class Engine {
     return run;
   }
 
-  definition(run: RunRecord): WorkflowDefinition {
-    const def = this.workflows.get(run.workflowId);
-    if (!def) throw new Error(`workflow ${run.workflowId} of run ${run.runId} is no longer loaded`);
-    return def;
+  private isoNow(): string {
+    return iso(this.clock);
   }
 
   /** Optimistic-concurrency conflicts are retried on a fresh read; the loser of a real race
@@ -277,7 +283,7 @@ async function commitResolution(
     };
     const failed = failRun(run, error, now, true);
     const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events = [
+    const events: NewEvent[] = [
       ...d.events,
       { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } },
     ];
@@ -286,7 +292,10 @@ async function commitResolution(
   if (d.action === 'refine') {
     const producer = String(d.interrupt.data.artifactFrom ?? gate.id);
     const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events = [...d.events, { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'refine' } }];
+    const events: NewEvent[] = [
+      ...d.events,
+      { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'refine' } },
+    ];
     const cursor = {
       nodeId: producer,
       ordinals: { ...run.cursor.ordinals, [gate.id]: ordinal + 1 },

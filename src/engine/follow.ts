@@ -6,11 +6,8 @@
 //
 //   for await (const e of followRun(store, bus, runId, { after: lastEventId, signal })) send(e);
 import type { ChangeBus } from '../bus/bus.js';
-import { isTerminal, type RunEvent } from '../store/model.js';
+import { FINAL_EVENT_TYPES, isTerminal, type RunEvent } from '../store/model.js';
 import type { Store } from '../store/store.js';
-
-/** The last event a run ever appends: a follower ends after it. */
-export const FINAL_EVENT_TYPES: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 export interface FollowOptions {
   /** Deliver events with sequence > after (-1: from the start). */
@@ -43,7 +40,7 @@ export async function* followRun(
   try {
     while (!opts.signal?.aborted) {
       dirty = false;
-      const batch = await store.listEvents(runId, last, page);
+      const batch = await store.events.list(runId, last, page);
       for (const e of batch) {
         last = e.sequence;
         yield e;
@@ -54,7 +51,7 @@ export async function* followRun(
       // The run may have ended between the read above and this one: read the log once more
       // before concluding, or its last events would be lost.
       if (ended) return;
-      const run = await store.getRun(runId);
+      const run = await store.runs.get(runId);
       if (!run || isTerminal(run.status)) {
         ended = true;
         continue;

@@ -2,7 +2,7 @@
 // (approvers list, action allowed, quorum) all happen here, before the engine moves the run.
 import type { InterruptRecord, InterruptVote, NewEvent } from '../store/model.js';
 import { EngineError } from './errors.js';
-import { normalizeAction } from './nodes/gates.js';
+import { normalizeApprovalAction } from './vocabulary.js';
 
 export type Decision =
   | { kind: 'vote' | 'ask'; interrupt: InterruptRecord; events: NewEvent[] }
@@ -27,7 +27,7 @@ export function decide(i: InterruptRecord, principalId: string, resumeValue: unk
 }
 
 function decideApproval(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
-  const action = typeof v.action === 'string' ? normalizeAction(v.action) : undefined;
+  const action = typeof v.action === 'string' ? normalizeApprovalAction(v.action) : undefined;
   const allowed = (i.data.actions as string[] | undefined) ?? [];
   if (!action || !allowed.includes(action)) {
     throw new EngineError('validation_error', `resumeValue.action must be one of: ${allowed.join(', ')}`, { allowed });

@@ -23,7 +23,7 @@ export class Retention {
   async sweep(now = Date.now()): Promise<number> {
     try {
       const purged = await this.store.purgeTerminalBefore(new Date(now - this.days * DAY_MS));
-      await this.store.purgeIdempotencyBefore(new Date(now - Math.max(this.days * DAY_MS, DAY_MS)));
+      await this.store.idempotency.purgeBefore(new Date(now - Math.max(this.days * DAY_MS, DAY_MS)));
       if (purged > 0) this.logger.info({ purged }, 'retention: purged terminal runs');
       return purged;
     } catch (err) {

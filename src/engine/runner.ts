@@ -3,16 +3,21 @@
 // step in flight: its node runs again (at-least-once), but a committed completion never repeats.
 import type { Logger } from 'pino';
 import type { ChangeBus } from '../bus/bus.js';
-import { metrics } from '../metrics.js';
+import type { Metrics } from '../metrics.js';
 import { ConflictError } from '../store/errors.js';
 import type { RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
-import type { Engine } from './engine.js';
-import { step } from './step.js';
+import type { Store } from '../store/store.js';
+import { type Clock, systemClock } from './clock.js';
+import type { LocalWorker } from './engine.js';
+import { definitionOf, type WorkflowSource } from './workflow/source.js';
+import { type StepContext, workerStep } from './step.js';
 
 export interface RunnerOptions {
   instanceId: string;
   logger: Logger;
+  metrics: Metrics;
+  clock?: Clock;
   /** How long a claim lasts without renewal; a crashed holder's runs are retaken after it. */
   leaseMs?: number;
   /** Fallback poll for due timers and expired leases when no wake-up arrives. */
@@ -21,33 +26,53 @@ export interface RunnerOptions {
   concurrency?: number;
 }
 
-export class Runner {
+export class Runner implements LocalWorker {
   private readonly active = new Map<string, Promise<void>>();
   /** Runs claimed again while still active here: driven again when their drive ends. */
   private readonly reclaimed = new Map<string, RunRecord>();
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly concurrency: number;
-  private stopping = false;
+  /** Not started yet, or draining: no claims, no adoptions. */
+  private stopping = true;
   /** Every commit of the worker requires that it still holds the run's lease. */
-  private readonly fence: { owner: string };
+  private readonly step: StepContext;
+  private readonly clock: Clock;
   private timer: NodeJS.Timeout | undefined;
   private passing = false;
   private again = false;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly store: Store,
+    private readonly workflows: WorkflowSource,
     private readonly bus: ChangeBus,
     private readonly opts: RunnerOptions,
   ) {
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.pollMs = opts.pollMs ?? 1_000;
     this.concurrency = opts.concurrency ?? 64;
-    this.fence = { owner: opts.instanceId };
+    this.clock = opts.clock ?? systemClock;
+    this.step = {
+      clock: this.clock,
+      fence: { owner: opts.instanceId },
+      onExecuted: (type, outcome) => opts.metrics.nodeExecutions.inc({ type, outcome }),
+    };
+  }
+
+  /** A lease to write with a run created in this process, or undefined when there is no room. */
+  reserve(): { owner: string; leaseMs: number } | undefined {
+    if (this.stopping || this.active.size >= this.concurrency) return undefined;
+    return { owner: this.opts.instanceId, leaseMs: this.leaseMs };
+  }
+
+  /** Drive a run this process created with a lease from `reserve` (no claim round trip). */
+  adopt(run: RunRecord): void {
+    this.launch(run);
   }
 
   start(): void {
+    this.stopping = false;
     this.unsubscribe = this.bus.subscribeAll((n) => {
       if (n.status !== 'pending' && n.status !== 'running' && n.status !== 'cancelling') return;
       // Another instance's running run is leased by it, and it wakes itself for the timers it
@@ -59,13 +84,6 @@ export class Runner {
         if (!this.active.has(n.runId)) this.kick();
       });
     });
-    this.engine.worker = {
-      reserve: () =>
-        this.stopping || this.active.size >= this.concurrency
-          ? undefined
-          : { owner: this.opts.instanceId, leaseMs: this.leaseMs },
-      adopt: (run) => this.launch(run),
-    };
     this.kick();
   }
 
@@ -91,7 +109,7 @@ export class Runner {
       const room = this.concurrency - this.active.size;
       // At capacity: a finishing run kicks the next pass; the poll is only a backstop.
       if (room <= 0) return this.schedule(this.pollMs);
-      const runs = await this.engine.store.claimRuns(this.opts.instanceId, this.leaseMs, room);
+      const runs = await this.store.runs.claim(this.opts.instanceId, this.leaseMs, room);
       for (const run of runs) this.launch(run);
       await this.scheduleNext();
     } catch (err) {
@@ -101,10 +119,10 @@ export class Runner {
   }
 
   private async scheduleNext(): Promise<void> {
-    const next = await this.engine.store.nextWakeAt();
+    const next = await this.store.runs.nextWakeAt();
     // nextWakeAt already waits out leases held by others, so "due now" is at most a boundary
     // case (a timer checked a millisecond early): look again shortly, not after a whole poll.
-    const due = next === undefined ? this.pollMs : Math.min(this.pollMs, next - Date.now());
+    const due = next === undefined ? this.pollMs : Math.min(this.pollMs, next - this.clock.now());
     this.schedule(Math.max(10, due));
   }
 
@@ -123,12 +141,12 @@ export class Runner {
       this.reclaimed.set(run.runId, run);
       return;
     }
-    metrics.activeRuns.inc();
+    this.opts.metrics.activeRuns.inc();
     const p = this.drive(run)
       .catch((err) => this.opts.logger.error({ err, runId: run.runId }, 'run execution failed'))
       .finally(() => {
         this.active.delete(run.runId);
-        metrics.activeRuns.dec();
+        this.opts.metrics.activeRuns.dec();
         const again = this.reclaimed.get(run.runId);
         this.reclaimed.delete(run.runId);
         if (again && !this.stopping) this.launch(again);
@@ -151,34 +169,33 @@ export class Runner {
       }
     } finally {
       clearInterval(renew);
-      if (this.stopping) await this.engine.store.releaseLease(claimed.runId, this.opts.instanceId).catch(() => {});
+      if (this.stopping) await this.store.runs.releaseLease(claimed.runId, this.opts.instanceId).catch(() => {});
     }
   }
 
   private async renew(runId: string): Promise<void> {
-    const ok = await this.engine.store.renewLease(runId, this.opts.instanceId, this.leaseMs).catch(() => false);
+    const ok = await this.store.runs.renewLease(runId, this.opts.instanceId, this.leaseMs).catch(() => false);
     if (!ok) this.opts.logger.warn({ runId }, 'lease lost; another worker may take the run over');
   }
 
   private async stepOrReload(run: RunRecord): Promise<RunRecord | undefined> {
     try {
-      return await this.step(run);
+      return await this.stepOnce(run);
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       // Someone else committed first (a cancel, or a takeover): continue from what is stored.
-      const fresh = await this.engine.store.getRun(run.runId);
+      const fresh = await this.store.runs.get(run.runId);
       if (!fresh || fresh.leaseOwner !== this.opts.instanceId || isTerminal(fresh.status)) return undefined;
       return fresh;
     }
   }
 
   /** One committed step. Returns the run to keep driving, or undefined to stop. */
-  private async step(run: RunRecord): Promise<RunRecord | undefined> {
-    const def = this.engine.definition(run);
-    const out = await this.engine.store.transaction((tx) => step(tx, def, run, { fence: this.fence }));
+  private async stepOnce(run: RunRecord): Promise<RunRecord | undefined> {
+    const out = await workerStep(this.store, definitionOf(this.workflows, run), run, this.step);
     if (out.kind === 'continue') return out.run;
     // Not runnable now (timer not due, suspended, terminal): hand the lease back.
-    if (out.kind === 'idle') await this.engine.store.releaseLease(run.runId, this.opts.instanceId);
+    if (out.kind === 'idle') await this.store.runs.releaseLease(run.runId, this.opts.instanceId);
     return undefined;
   }
 
@@ -189,6 +206,6 @@ export class Runner {
     clearTimeout(this.timer);
     const all = Promise.allSettled([...this.active.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-    await this.engine.store.releaseAllLeases(this.opts.instanceId);
+    await this.store.runs.releaseLeases(this.opts.instanceId);
   }
 }

@@ -1,18 +1,27 @@
-// One step of a run, written through a transaction the caller owns. The worker runs each step in
-// its own transaction; the engine also runs the instantaneous prefix of a run inside the very
-// transaction that created or resumed it, so a request that needs no waiting commits once.
-import { metrics } from '../metrics.js';
-import type { InterruptKind, NewEvent, RunRecord } from '../store/model.js';
-import { isTerminal } from '../store/model.js';
-import type { RunPatch, StoreTx } from '../store/store.js';
+// One step of a run: execute the node at the cursor, then commit what it did.
+//
+// Two ways in, one commit path:
+// - `workerStep` (the worker): the node executes OUTSIDE any transaction — it may call another
+//   host and take seconds — and its result is committed afterwards in a short transaction fenced
+//   by the worker's lease and the run's version. A crash between the two re-executes the node
+//   with the same idempotency key (`runId:nodeId:ordinal`); a committed completion never repeats.
+// - `inlineStep` (a request): the instantaneous prefix of a run (inline node types only: no I/O)
+//   executes inside the very transaction that created or resumed it, so a request that needs no
+//   waiting commits once.
+import type { NewEvent, RunRecord } from '../store/model.js';
+import type { RunPatch, Store, StoreTx } from '../store/store.js';
 import { cancelNow } from './cancel.js';
+import { type Clock, iso } from './clock.js';
 import { newInterruptId } from './ids.js';
-import { EXECUTORS } from './nodes/index.js';
+import { NODE_TYPES } from './nodes/index.js';
 import type { NodeResult } from './nodes/types.js';
 import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
-export interface StepOptions {
+export interface StepContext {
+  clock: Clock;
+  /** Counts node executions by type and outcome. */
+  onExecuted?: (typeId: string, outcome: string) => void;
   /** Require that this worker still holds the run's lease (fencing). */
   fence?: { owner: string };
 }
@@ -25,63 +34,100 @@ export type StepOutcome =
   /** Nothing committed: the run is not runnable now (timer not due, suspended, terminal). */
   | { kind: 'idle'; run: RunRecord };
 
-/** Execute the node at the cursor and commit what it did, all through `tx`. */
-export async function step(
+/** What a step of `run` is, decided from its snapshot alone. */
+type Plan = { kind: 'cancel' } | { kind: 'idle' } | { kind: 'execute'; prefix: NewEvent[] };
+
+function plan(run: RunRecord, now: number): Plan {
+  if (run.status === 'cancelling') return { kind: 'cancel' };
+  if (run.status !== 'pending' && run.status !== 'running') return { kind: 'idle' };
+  if (run.wakeAt !== undefined && run.wakeAt > now) return { kind: 'idle' };
+  // A pending run starts in the same commit as its first step.
+  const prefix: NewEvent[] =
+    run.status === 'pending' ? [{ type: 'run.started', payload: { workflowId: run.workflowId } }] : [];
+  return { kind: 'execute', prefix };
+}
+
+/** The worker's step: execute outside any transaction, then commit the result in a short one. */
+export async function workerStep(
+  store: Store,
+  def: WorkflowDefinition,
+  run: RunRecord,
+  ctx: StepContext,
+): Promise<StepOutcome> {
+  const p = plan(run, ctx.clock.now());
+  if (p.kind === 'idle') return { kind: 'idle', run };
+  if (p.kind === 'cancel')
+    return store.transaction(async (tx) => ({
+      kind: 'settled',
+      run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run,
+    }));
+  const result = await execute(def, run, ctx);
+  return store.transaction((tx) => apply(tx, def, run, result, p.prefix, ctx));
+}
+
+/** A request's step: only for inline nodes, executed inside the caller's transaction. */
+export async function inlineStep(
   tx: StoreTx,
   def: WorkflowDefinition,
   run: RunRecord,
-  opts: StepOptions = {},
+  ctx: StepContext,
 ): Promise<StepOutcome> {
-  // A pending run starts in the same commit as its first step.
-  let prefix: NewEvent[] = [];
-  switch (run.status) {
-    case 'cancelling': {
-      const { run: after } = await cancelNow(tx, run, {});
-      metrics.runsFinished.inc({ workflow: run.workflowId, status: 'cancelled' });
-      return { kind: 'settled', run: after };
-    }
-    case 'pending':
-      prefix = [{ type: 'run.started', payload: { workflowId: run.workflowId } }];
-      break;
-    case 'running':
-      break;
-    default:
-      return { kind: 'idle', run };
-  }
-  if (run.wakeAt !== undefined && run.wakeAt > Date.now()) return { kind: 'idle', run };
-  const result = await execute(def, run);
-  return apply(tx, def, run, result, prefix, opts);
+  const p = plan(run, ctx.clock.now());
+  if (p.kind === 'idle') return { kind: 'idle', run };
+  if (p.kind === 'cancel') return { kind: 'settled', run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run };
+  return apply(tx, def, run, await execute(def, run, ctx), p.prefix, ctx);
 }
 
 /** Whether the node at the cursor may run inside a request's transaction (fast, no I/O). */
-export function isInlineStep(def: WorkflowDefinition, run: RunRecord): boolean {
+function isInlineStep(def: WorkflowDefinition, run: RunRecord): boolean {
   if (run.status !== 'pending' && run.status !== 'running') return false;
   if (run.wakeAt !== undefined || run.cursor.nodeId === undefined) return false;
   const node = def.nodes.find((n) => n.id === run.cursor.nodeId);
-  return node !== undefined && EXECUTORS.get(node.typeId)?.inline === true;
+  return node !== undefined && NODE_TYPES.get(node.typeId)?.inline === true;
 }
 
-async function execute(def: WorkflowDefinition, run: RunRecord): Promise<NodeResult> {
+/**
+ * Drive a run's instantaneous steps inside `tx` (the request's own transaction), up to `maxSteps`.
+ * Stops before any node that is not inline, and at sleep, interrupt or the end.
+ */
+export async function driveInline(
+  tx: StoreTx,
+  def: WorkflowDefinition,
+  run: RunRecord,
+  ctx: StepContext,
+  maxSteps = 64,
+): Promise<RunRecord> {
+  let current = run;
+  for (let i = 0; i < maxSteps && isInlineStep(def, current); i++) {
+    const out = await inlineStep(tx, def, current, ctx);
+    current = out.run;
+    if (out.kind !== 'continue') break;
+  }
+  return current;
+}
+
+async function execute(def: WorkflowDefinition, run: RunRecord, ctx: StepContext): Promise<NodeResult> {
   const node = findNode(def, run.cursor.nodeId as string);
-  const executor = EXECUTORS.get(node.typeId);
+  const type = NODE_TYPES.get(node.typeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
-  if (!executor)
-    return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
+  if (!type) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
   try {
-    const result = await executor.execute({
+    const result = await type.execute({
       runId: run.runId,
       workflowId: run.workflowId,
       node,
+      config: node.config,
       ordinal,
       scope: scopeOf(run),
-      now: Date.now(),
+      now: ctx.clock.now(),
       ...(run.cursor.wakeAt !== undefined ? { wakeAt: run.cursor.wakeAt } : {}),
+      ...(run.cursor.nodeState !== undefined ? { state: run.cursor.nodeState } : {}),
       idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
     });
-    metrics.nodeExecutions.inc({ type: node.typeId, outcome: result.kind });
+    ctx.onExecuted?.(node.typeId, result.kind);
     return result;
   } catch (err) {
-    metrics.nodeExecutions.inc({ type: node.typeId, outcome: 'error' });
+    ctx.onExecuted?.(node.typeId, 'error');
     return { kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } };
   }
 }
@@ -92,22 +138,20 @@ async function apply(
   run: RunRecord,
   result: NodeResult,
   prefix: NewEvent[],
-  opts: StepOptions,
+  ctx: StepContext,
 ): Promise<StepOutcome> {
-  const nowIso = new Date().toISOString();
+  const nowIso = iso(ctx.clock);
   const nodeId = run.cursor.nodeId as string;
   const started = run.cursor.started === true;
   const ordinal = run.cursor.ordinals[nodeId] ?? 0;
   const startEvent: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal } }];
-  const commit = async (patch: RunPatch, events: NewEvent[]) => {
-    const { run: after } = await tx.commitRun(run, patch, events, opts.fence ?? {});
-    if (isTerminal(after.status)) metrics.runsFinished.inc({ workflow: after.workflowId, status: after.status });
-    return after;
-  };
+  const commit = async (patch: RunPatch, events: NewEvent[]) =>
+    (await tx.commitRun(run, patch, events, ctx.fence ?? {})).run;
   switch (result.kind) {
     case 'completed': {
       const vars = result.vars ? { vars: result.vars } : {};
-      const next = await completeNode(def, run, { output: result.output, ...vars, started }, nowIso);
+      const own = result.events ? { events: result.events } : {};
+      const next = await completeNode(def, run, { output: result.output, ...vars, ...own, started }, nowIso);
       const after = await commit(next.patch, [...prefix, ...next.events]);
       return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
     }
@@ -116,18 +160,16 @@ async function apply(
       return { kind: 'settled', run: await commit(f.patch, [...prefix, ...f.events]) };
     }
     case 'sleep': {
-      const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true };
+      const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true, ...sleepState(result.state) };
       const wakeAt = new Date(result.wakeAt).toISOString();
-      const events = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal, wakeAt } }];
-      return {
-        kind: 'settled',
-        run: await commit({ status: 'running', cursor, wakeAt: result.wakeAt, ...noLease }, [...prefix, ...events]),
-      };
+      const events: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal, wakeAt } }];
+      const patch = { status: 'running' as const, cursor, wakeAt: result.wakeAt, ...noLease };
+      return { kind: 'settled', run: await commit(patch, [...prefix, ...events, ...(result.events ?? [])]) };
     }
     case 'interrupt': {
       const { kind, data } = result.interrupt;
       const interruptId = newInterruptId();
-      await tx.insertInterrupt({
+      await tx.interrupts.insert({
         interruptId,
         runId: run.runId,
         nodeId,
@@ -138,7 +180,18 @@ async function apply(
         exchanges: [],
         createdAt: nowIso,
       });
-      const events = [...prefix, ...startEvent, ...suspendEvents(run, kind, data, interruptId)];
+      const key = `${run.runId}:${nodeId}:${ordinal}`;
+      const events: NewEvent[] = [
+        ...prefix,
+        ...startEvent,
+        { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
+        {
+          type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
+          nodeId,
+          payload: { interruptId, ...data },
+        },
+        { type: 'interrupt.requested', nodeId, payload: { interruptId, kind, key } },
+      ];
       const status = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
       return {
         kind: 'settled',
@@ -148,40 +201,5 @@ async function apply(
   }
 }
 
-function suspendEvents(
-  run: RunRecord,
-  kind: InterruptKind,
-  data: Record<string, unknown>,
-  interruptId: string,
-): NewEvent[] {
-  const nodeId = run.cursor.nodeId as string;
-  const key = `${run.runId}:${nodeId}:${run.cursor.ordinals[nodeId] ?? 0}`;
-  return [
-    { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
-    {
-      type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
-      nodeId,
-      payload: { interruptId, ...data },
-    },
-    { type: 'interrupt.requested', nodeId, payload: { interruptId, kind, key } },
-  ];
-}
-
-/**
- * Drive a run's instantaneous steps inside `tx` (the request's own transaction), up to `maxSteps`.
- * Stops before any node that is not inline-safe, and at sleep, interrupt or the end.
- */
-export async function driveInline(
-  tx: StoreTx,
-  def: WorkflowDefinition,
-  run: RunRecord,
-  maxSteps = 64,
-): Promise<RunRecord> {
-  let current = run;
-  for (let i = 0; i < maxSteps && isInlineStep(def, current); i++) {
-    const out = await step(tx, def, current);
-    current = out.run;
-    if (out.kind !== 'continue') break;
-  }
-  return current;
-}
+/** The node state a sleep records (absent: keep what the cursor holds). */
+const sleepState = (state: Record<string, unknown> | undefined) => (state ? { nodeState: state } : {});

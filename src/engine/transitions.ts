@@ -40,6 +40,8 @@ export interface Completion {
   vars?: Record<string, unknown>;
   /** Extra payload for the node.completed event (e.g. the approval action). */
   detail?: Record<string, unknown>;
+  /** The node's own events, logged after its node.started and before its node.completed. */
+  events?: NewEvent[];
   /** node.started was already committed for this execution (timer or interrupt). */
   started: boolean;
 }
@@ -59,6 +61,7 @@ export async function completeNode(
   };
   const events: NewEvent[] = [];
   if (!c.started) events.push({ type: 'node.started', nodeId: node.id, payload: { ordinal, typeId: node.typeId } });
+  events.push(...(c.events ?? []));
   events.push({ type: 'node.completed', nodeId: node.id, payload: { ordinal, ...(c.detail ?? {}) } });
   if (node.outputRole === 'artifact') {
     events.push({

@@ -5,7 +5,7 @@ import type { ChangeBus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
 import type { WorkflowRegistry } from '../engine/workflow/loader.js';
-import { metrics } from '../metrics.js';
+import type { Metrics } from '../metrics.js';
 import { authHook } from './auth.js';
 import { errorHandler } from './errors.js';
 import { openapiRoutes } from './openapi.js';
@@ -19,6 +19,7 @@ export interface AppDeps {
   engine: Engine;
   bus: ChangeBus;
   workflows: WorkflowRegistry;
+  metrics: Metrics;
   /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
   plugins?: Array<(app: FastifyInstance) => void>;
   discovery?: Partial<DiscoveryExtras>;
@@ -53,7 +54,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.addHook('onRequest', authHook(deps.config.apiKeys));
   app.addHook('onResponse', (req, reply, done) => {
-    metrics.httpDuration.observe(
+    deps.metrics.httpDuration.observe(
       { route: req.routeOptions.url ?? 'unknown', method: req.method, status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
@@ -61,7 +62,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   runRoutes(app, deps.engine, deps.bus, deps.config.sse);
   openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
-  opsRoutes(app, deps.engine.store, deps.workflows, {
+  opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),
     transports: deps.discovery?.transports ?? [],
   });

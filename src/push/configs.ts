@@ -1,9 +1,8 @@
 // Push notification configs of a task: several per task, the id defaulting to the task id, the
-// same id replacing. Token and credentials go to the vault; the config keeps references only.
-import type { Kysely } from 'kysely';
-import type { Database, PushConfigsTable } from '../store/db.js';
-import { statement } from '../store/statements.js';
-import type { Dialect } from '../store/store.js';
+// same id replacing. Token and credentials are sealed by the vault and kept by reference; the
+// config record and every API view hold at most a fingerprint.
+import type { PushConfigRecord } from '../store/model.js';
+import type { Store, StoreTx } from '../store/store.js';
 import type { Vault } from './vault.js';
 
 export interface PushConfigInput {
@@ -23,98 +22,70 @@ export interface PushConfigView {
 
 /** Insert or replace (same task and id) a config; the replaced config's secrets are deleted. */
 export async function putConfig(
-  db: Kysely<Database>,
+  tx: StoreTx,
   vault: Vault,
   taskId: string,
   tenantId: string,
   input: PushConfigInput,
 ): Promise<PushConfigView> {
   const configId = input.id ?? taskId;
-  const old = await db
-    .selectFrom('push_configs')
-    .selectAll()
-    .where('task_id', '=', taskId)
-    .where('config_id', '=', configId)
-    .executeTakeFirst();
-  if (old) await removeConfig(db, vault, old);
-  const row: PushConfigsTable = {
-    task_id: taskId,
-    config_id: configId,
-    tenant_id: tenantId,
+  const old = await tx.pushConfigs.get(taskId, configId);
+  if (old) await removeConfig(tx, old);
+  const seal = (plain: string | undefined) => (plain ? tx.secrets.put(vault.seal(plain)) : undefined);
+  const tokenSecretId = await seal(input.token);
+  const credentialsSecretId = await seal(input.authentication?.credentials);
+  const rec: PushConfigRecord = {
+    taskId,
+    configId,
+    tenantId,
     url: input.url,
-    auth_schemes: input.authentication ? JSON.stringify(input.authentication.schemes) : null,
-    token_secret: input.token ? await vault.put(db, input.token) : null,
-    credentials_secret: input.authentication?.credentials
-      ? await vault.put(db, input.authentication.credentials)
-      : null,
-    token_fingerprint: input.token ? vault.fingerprint(input.token) : null,
-    created_at: new Date().toISOString(),
+    ...(input.authentication ? { authSchemes: input.authentication.schemes } : {}),
+    ...(tokenSecretId ? { tokenSecretId } : {}),
+    ...(credentialsSecretId ? { credentialsSecretId } : {}),
+    ...(input.token ? { tokenFingerprint: vault.fingerprint(input.token) } : {}),
+    createdAt: new Date().toISOString(),
   };
-  await db.insertInto('push_configs').values(row).execute();
-  return view(row);
+  await tx.pushConfigs.insert(rec);
+  return view(rec);
 }
-
-export async function getConfig(
-  db: Kysely<Database>,
-  taskId: string,
-  configId: string,
-): Promise<PushConfigsTable | undefined> {
-  return db
-    .selectFrom('push_configs')
-    .selectAll()
-    .where('task_id', '=', taskId)
-    .where('config_id', '=', configId)
-    .executeTakeFirst();
-}
-
-/** A task's configs, oldest first. Runs in every A2A transition (fixed SQL: store/statements.ts). */
-export async function listConfigs(db: Kysely<Database>, taskId: string, dialect: Dialect): Promise<PushConfigsTable[]> {
-  return (await db.executeQuery(LIST_CONFIGS.with<PushConfigsTable>(dialect, [taskId]))).rows;
-}
-
-const LIST_CONFIGS = statement('select * from "push_configs" where "task_id" = ? order by "created_at", "config_id"');
 
 /** Delete a config, its secrets, and the deliveries it still owes (idempotent). */
-export async function deleteConfig(
-  db: Kysely<Database>,
-  vault: Vault,
-  taskId: string,
-  configId: string,
-): Promise<void> {
-  const row = await getConfig(db, taskId, configId);
-  if (row) await removeConfig(db, vault, row);
+export async function deleteConfig(tx: StoreTx, taskId: string, configId: string): Promise<void> {
+  const rec = await tx.pushConfigs.get(taskId, configId);
+  if (rec) await removeConfig(tx, rec);
 }
 
-async function removeConfig(db: Kysely<Database>, vault: Vault, row: PushConfigsTable): Promise<void> {
-  await vault.delete(db, [row.token_secret, row.credentials_secret]);
-  await db
-    .updateTable('push_outbox')
-    .set({ state: 'cancelled', lease_owner: null, lease_expires_at: null })
-    .where('task_id', '=', row.task_id)
-    .where('config_id', '=', row.config_id)
-    .where('state', '=', 'pending')
-    .execute();
-  await db
-    .deleteFrom('push_configs')
-    .where('task_id', '=', row.task_id)
-    .where('config_id', '=', row.config_id)
-    .execute();
+async function removeConfig(tx: StoreTx, rec: PushConfigRecord): Promise<void> {
+  await tx.secrets.delete([rec.tokenSecretId, rec.credentialsSecretId]);
+  await tx.outbox.cancelPending(rec.taskId, rec.configId);
+  await tx.pushConfigs.delete(rec.taskId, rec.configId);
 }
 
 /** Discard a config's secrets once its task's final push is done (RFC 0214). */
-export async function discardSecrets(db: Kysely<Database>, vault: Vault, row: PushConfigsTable): Promise<void> {
-  await vault.delete(db, [row.token_secret, row.credentials_secret]);
-  await db
-    .updateTable('push_configs')
-    .set({ token_secret: null, credentials_secret: null })
-    .where('task_id', '=', row.task_id)
-    .where('config_id', '=', row.config_id)
-    .execute();
+export async function discardSecrets(store: Store, rec: PushConfigRecord): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.secrets.delete([rec.tokenSecretId, rec.credentialsSecretId]);
+    await tx.pushConfigs.clearSecrets(rec.taskId, rec.configId);
+  });
 }
 
-export function view(row: PushConfigsTable): PushConfigView {
-  const v: PushConfigView = { id: row.config_id, url: row.url };
-  if (row.auth_schemes) v.authentication = { schemes: JSON.parse(row.auth_schemes) as string[] };
-  if (row.token_fingerprint) v.tokenFingerprint = row.token_fingerprint;
+/** The config's token and credentials in clear, for the one request that carries them. */
+export async function openSecrets(
+  store: Store,
+  vault: Vault,
+  rec: PushConfigRecord,
+): Promise<{ token?: string; credentials?: string }> {
+  const open = async (id: string | undefined) => {
+    const sealed = id ? await store.secrets.get(id) : undefined;
+    return sealed === undefined ? undefined : vault.open(sealed);
+  };
+  const [token, credentials] = await Promise.all([open(rec.tokenSecretId), open(rec.credentialsSecretId)]);
+  return { ...(token ? { token } : {}), ...(credentials ? { credentials } : {}) };
+}
+
+export function view(rec: PushConfigRecord): PushConfigView {
+  const v: PushConfigView = { id: rec.configId, url: rec.url };
+  if (rec.authSchemes) v.authentication = { schemes: rec.authSchemes };
+  if (rec.tokenFingerprint) v.tokenFingerprint = rec.tokenFingerprint;
   return v;
 }

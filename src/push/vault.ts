@@ -1,47 +1,29 @@
 // The token vault: caller secrets (push tokens, credentials) encrypted at rest with AES-256-GCM
-// under a host key, stored by reference. Records elsewhere hold at most a salted fingerprint.
+// under a host key. The ciphertexts are kept by reference in the store's `secrets` table; records
+// elsewhere hold at most a salted fingerprint.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { v7 as uuidv7 } from 'uuid';
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/db.js';
 
 export class Vault {
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('the host secret key must be 32 bytes');
   }
 
-  /** Encrypt and store `plain`; returns the reference. */
-  async put(db: Kysely<Database>, plain: string): Promise<string> {
+  /** Encrypt `plain` (AES-256-GCM, a fresh IV each time): iv | tag | data, base64. */
+  seal(plain: string): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    const blob = Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
-    const secretId = `sec_${uuidv7()}`;
-    await db
-      .insertInto('secrets')
-      .values({ secret_id: secretId, ciphertext: blob, created_at: new Date().toISOString() })
-      .execute();
-    return secretId;
+    return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
   }
 
-  async get(db: Kysely<Database>, secretId: string): Promise<string | undefined> {
-    const row = await db
-      .selectFrom('secrets')
-      .select('ciphertext')
-      .where('secret_id', '=', secretId)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    const raw = Buffer.from(row.ciphertext, 'base64');
+  /** Decrypt what `seal` made; throws if it was made under another key or altered. */
+  open(sealed: string): string {
+    const raw = Buffer.from(sealed, 'base64');
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-  }
-
-  async delete(db: Kysely<Database>, secretIds: Array<string | null | undefined>): Promise<void> {
-    const ids = secretIds.filter((x): x is string => typeof x === 'string');
-    if (ids.length > 0) await db.deleteFrom('secrets').where('secret_id', 'in', ids).execute();
   }
 
   /** A salted, truncated digest (≤ 32 chars, RFC 0100 `tokenFingerprint`), never the token. */

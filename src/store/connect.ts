@@ -16,7 +16,7 @@ import {
 import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
-import { Store } from './store.js';
+import { Store, type StoreOptions } from './store.js';
 
 // Epoch-ms columns are int8 on PostgreSQL; pg returns those as strings unless told otherwise.
 // Values stay far below 2^53, so Number is exact.
@@ -41,14 +41,20 @@ export interface OpenStoreOptions {
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const pgUrl = opts.databaseUrl?.match(/^postgres(ql)?:\/\//);
-  const { store, lock }: { store: Store; lock?: MigrationLock } = pgUrl ? await openPostgres(opts) : openSqlite(opts);
+  const { store, lock }: Opened = pgUrl ? await openPostgres(opts) : openSqlite(opts);
   try {
     await migrate(store, lock, opts.pgSchema);
   } catch (err) {
-    await store.close().catch(() => {});
+    await store.destroy().catch(() => {});
     throw err;
   }
-  return store;
+  return new Store({ ...store, ...(opts.now ? { now: opts.now } : {}) });
+}
+
+/** A database handle before migration; the Store is built on it once the schema is current. */
+interface Opened {
+  store: StoreOptions;
+  lock?: MigrationLock;
 }
 
 /** Serializes migrations of processes starting together (Kysely locks only on PostgreSQL). */
@@ -56,7 +62,7 @@ interface MigrationLock {
   run<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLock } {
+function openSqlite(opts: OpenStoreOptions): Opened {
   const file = opts.sqliteFile ?? '.handoff/handoff.db';
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
@@ -74,13 +80,12 @@ function openSqlite(opts: OpenStoreOptions): { store: Store; lock?: MigrationLoc
   database.pragma('temp_store = MEMORY');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const dataVersion = database.prepare('pragma data_version').pluck();
-  const store = new Store({
+  const store: StoreOptions = {
     db,
     dialect: 'sqlite',
-    ...(opts.now ? { now: opts.now } : {}),
     destroy: () => db.destroy(),
     dataVersion: () => dataVersion.get() as number,
-  });
+  };
   // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
   // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.
   const lock: MigrationLock = {
@@ -155,7 +160,7 @@ function withStatementCache(database: BetterSqlite3.Database, max = 500): Sqlite
   };
 }
 
-async function openPostgres(opts: OpenStoreOptions): Promise<{ store: Store }> {
+async function openPostgres(opts: OpenStoreOptions): Promise<Opened> {
   const schema = opts.pgSchema;
   if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema))
     throw new Error(`invalid PostgreSQL schema name: ${schema}`);
@@ -178,12 +183,10 @@ async function openPostgres(opts: OpenStoreOptions): Promise<{ store: Store }> {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public') });
-  return {
-    store: new Store({ db, dialect: 'postgres', ...(opts.now ? { now: opts.now } : {}), destroy: () => db.destroy() }),
-  };
+  return { store: { db, dialect: 'postgres', destroy: () => db.destroy() } };
 }
 
-async function migrate(store: Store, lock: MigrationLock | undefined, pgSchema: string | undefined): Promise<void> {
+async function migrate(store: StoreOptions, lock: MigrationLock | undefined, pgSchema: string | undefined) {
   const migrator = new Migrator({
     db: store.db,
     provider: migrationProvider(store.dialect),

@@ -38,6 +38,8 @@ export interface RunCursor {
   carry?: Record<string, unknown>;
   /** `node.started` is already committed for the current execution of `nodeId`. */
   started?: boolean;
+  /** What the current execution of `nodeId` recorded for its next wake-up (a node's own state). */
+  nodeState?: Record<string, unknown>;
 }
 
 /** The durable run snapshot. `version` increments on every committed change (optimistic
@@ -71,11 +73,39 @@ export interface RunState {
   vars: Record<string, unknown>;
 }
 
+/** Every event type a run's log may hold. */
+export const RUN_EVENT_TYPES = [
+  'run.started',
+  'run.completed',
+  'run.failed',
+  'run.cancelling',
+  'run.cancelled',
+  'node.started',
+  'node.completed',
+  'node.failed',
+  'node.suspended',
+  'node.resumed',
+  'node.cancelled',
+  'approval.requested',
+  'approval.received',
+  'approval.ask',
+  'clarification.requested',
+  'clarification.resolved',
+  'interrupt.requested',
+  'interrupt.resolved',
+  'artifact.created',
+  'a2a.message',
+] as const;
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/** The last event a run ever appends: a follower ends after it. */
+export const FINAL_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
 /** One entry of a run's event log. `sequence` is gap-free per run, starting at 0. */
 export interface RunEvent {
   runId: string;
   sequence: number;
-  type: string;
+  type: RunEventType;
   nodeId?: string;
   payload: Record<string, unknown>;
   timestamp: string;
@@ -83,7 +113,7 @@ export interface RunEvent {
 
 /** An event about to be appended; the store assigns sequence and timestamp. */
 export interface NewEvent {
-  type: string;
+  type: RunEventType;
   nodeId?: string;
   payload?: Record<string, unknown>;
 }
@@ -124,4 +154,56 @@ export interface IdempotencyRecord {
   statusCode: number;
   response: unknown;
   createdAt: string;
+}
+
+/** The persisted RFC 0100 A2ATaskState of a run (taskId == runId), with the columns that scope it. */
+export interface TaskRecord {
+  taskId: string;
+  tenantId: string;
+  principalId: string;
+  contextId: string;
+  /** The A2A messageId that created the task (absent for runs started over REST). */
+  messageId?: string;
+  /** The projected A2A state, in the stored lowercase-hyphen spelling. */
+  state: string;
+  interruptKind?: 'approval' | 'clarification';
+  updatedAt: string;
+}
+
+/** A push notification config of a task. Token and credentials live in `secrets`, by reference. */
+export interface PushConfigRecord {
+  taskId: string;
+  configId: string;
+  tenantId: string;
+  url: string;
+  /** Authentication schemes as registered (e.g. ["Bearer"]). */
+  authSchemes?: string[];
+  tokenSecretId?: string;
+  credentialsSecretId?: string;
+  tokenFingerprint?: string;
+  createdAt: string;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'dead' | 'cancelled';
+
+/** One push delivery: a (config, transition) pair, written with the transition (the outbox). */
+export interface DeliveryRecord {
+  deliveryId: string;
+  taskId: string;
+  configId: string;
+  tenantId: string;
+  /** The event sequence of the transition: the delivery order per (task, config). */
+  seq: number;
+  state: DeliveryState;
+  final: boolean;
+  /** The serialized body to send. */
+  body: string;
+  attempts: number;
+  nextAttemptAt: number;
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+  lastStatus?: number;
+  lastError?: string;
+  createdAt: string;
+  deliveredAt?: string;
 }

@@ -1,6 +1,21 @@
 // Mapping between database rows and domain records. JSON is stored as TEXT on both dialects.
-import type { EventsTable, InterruptsTable, RunsTable } from './db.js';
-import type { InterruptRecord, RunEvent, RunRecord, RunStatus } from './model.js';
+import type {
+  A2ATasksTable,
+  EventsTable,
+  InterruptsTable,
+  PushConfigsTable,
+  PushOutboxTable,
+  RunsTable,
+} from './db.js';
+import type {
+  DeliveryRecord,
+  InterruptRecord,
+  PushConfigRecord,
+  RunEvent,
+  RunRecord,
+  RunStatus,
+  TaskRecord,
+} from './model.js';
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
@@ -59,7 +74,7 @@ export function eventFromRow(r: EventsTable): RunEvent {
   const e: RunEvent = {
     runId: r.run_id,
     sequence: Number(r.seq),
-    type: r.type,
+    type: r.type as RunEvent['type'],
     payload: JSON.parse(r.payload),
     timestamp: r.created_at,
   };
@@ -100,4 +115,71 @@ export function interruptToRow(r: InterruptRecord): InterruptsTable {
     created_at: r.createdAt,
     resolved_at: r.resolvedAt ?? null,
   };
+}
+
+export function taskFromRow(r: A2ATasksTable): TaskRecord {
+  const rec: TaskRecord = {
+    taskId: r.task_id,
+    tenantId: r.tenant_id,
+    principalId: r.principal_id,
+    contextId: r.context_id,
+    state: r.state,
+    updatedAt: r.updated_at,
+  };
+  if (r.message_id) rec.messageId = r.message_id;
+  if (r.interrupt_kind) rec.interruptKind = r.interrupt_kind as TaskRecord['interruptKind'];
+  return rec;
+}
+
+export function pushConfigFromRow(r: PushConfigsTable): PushConfigRecord {
+  const rec: PushConfigRecord = {
+    taskId: r.task_id,
+    configId: r.config_id,
+    tenantId: r.tenant_id,
+    url: r.url,
+    createdAt: r.created_at,
+  };
+  if (r.auth_schemes) rec.authSchemes = JSON.parse(r.auth_schemes) as string[];
+  if (r.token_secret) rec.tokenSecretId = r.token_secret;
+  if (r.credentials_secret) rec.credentialsSecretId = r.credentials_secret;
+  if (r.token_fingerprint) rec.tokenFingerprint = r.token_fingerprint;
+  return rec;
+}
+
+export function pushConfigToRow(r: PushConfigRecord): PushConfigsTable {
+  return {
+    task_id: r.taskId,
+    config_id: r.configId,
+    tenant_id: r.tenantId,
+    url: r.url,
+    auth_schemes: r.authSchemes ? JSON.stringify(r.authSchemes) : null,
+    token_secret: r.tokenSecretId ?? null,
+    credentials_secret: r.credentialsSecretId ?? null,
+    token_fingerprint: r.tokenFingerprint ?? null,
+    created_at: r.createdAt,
+  };
+}
+
+export function deliveryFromRow(r: PushOutboxTable): DeliveryRecord {
+  const rec: DeliveryRecord = {
+    deliveryId: r.delivery_id,
+    taskId: r.task_id,
+    configId: r.config_id,
+    tenantId: r.tenant_id,
+    seq: Number(r.seq),
+    state: r.state as DeliveryRecord['state'],
+    final: Number(r.final) === 1,
+    body: r.body,
+    attempts: Number(r.attempts),
+    nextAttemptAt: Number(r.next_attempt_at),
+    createdAt: r.created_at,
+  };
+  if (r.lease_owner) rec.leaseOwner = r.lease_owner;
+  const lease = num(r.lease_expires_at);
+  if (lease !== undefined) rec.leaseExpiresAt = lease;
+  const status = num(r.last_status);
+  if (status !== undefined) rec.lastStatus = status;
+  if (r.last_error) rec.lastError = r.last_error;
+  if (r.delivered_at) rec.deliveredAt = r.delivered_at;
+  return rec;
 }

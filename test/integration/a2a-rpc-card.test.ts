@@ -77,7 +77,7 @@ describe('A2A card, discovery and auth (API keys configured)', () => {
   });
 
   it('POST /v1/a2a without or with a wrong Authorization → HTTP 401 + WWW-Authenticate, nothing started', async () => {
-    const before = await t.host.store.countRuns();
+    const before = await t.host.store.runs.count();
     const body = { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: textMessage('x') } };
     for (const headers of [
       {},
@@ -93,7 +93,7 @@ describe('A2A card, discovery and auth (API keys configured)', () => {
     // Even a malformed body is refused before it is read.
     const bad = await rpcRaw(t, '{not json', {});
     assert.equal(bad.status, 401);
-    assert.equal(await t.host.store.countRuns(), before);
+    assert.equal(await t.host.store.runs.count(), before);
   });
 
   it('the host read /v1/a2a/tasks/{id} is authenticated too', async () => {

@@ -53,7 +53,7 @@ for (const dialect of DIALECTS) {
 
     /** Snapshot, event count and run count: none may move when a reply is refused. */
     async function untouched<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
-      const runs = await t.host.store.countRuns();
+      const runs = await t.host.store.runs.count();
       const snap = await alice.run(taskId);
       const events = (await t.events(taskId, alice.headers)).length;
       const out = await fn();
@@ -62,7 +62,7 @@ for (const dialect of DIALECTS) {
       assert.equal(now.updatedAt, snap.updatedAt, 'the run was written');
       assert.deepEqual(now.interrupt, snap.interrupt);
       assert.equal((await t.events(taskId, alice.headers)).length, events, 'events were appended');
-      assert.equal(await t.host.store.countRuns(), runs, 'a run was created');
+      assert.equal(await t.host.store.runs.count(), runs, 'a run was created');
       return out;
     }
 

@@ -252,7 +252,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('any other scenario (or none) → 400, and no run is started', async () => {
-      const before = await t.host.store.countRuns();
+      const before = await t.host.store.runs.count();
       for (const body of [
         { scenario: 'paused-at-input' },
         { scenario: '' },
@@ -262,7 +262,7 @@ for (const dialect of DIALECTS) {
         const res = await t.post('/v1/host/sample/a2a/tasks/start', body, alice.headers);
         assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       }
-      assert.equal(await t.host.store.countRuns(), before);
+      assert.equal(await t.host.store.runs.count(), before);
     });
 
     it('the seam read: unknown → 404; another tenant → 404; no credentials → 401', async () => {
@@ -286,7 +286,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('are absent (404) and start nothing', async () => {
-      const before = await t.host.store.countRuns();
+      const before = await t.host.store.runs.count();
       const start = await t.post(
         '/v1/host/sample/a2a/tasks/start',
         { scenario: 'paused-at-approval' },
@@ -295,7 +295,7 @@ for (const dialect of DIALECTS) {
       assert.equal(start.status, 404, start.text);
       const task = await a2aClient(t, bearer(KEY_ALICE)).sendOk(textMessage('x'));
       assert.equal((await t.get(`/v1/host/sample/a2a/tasks/${task.id}`, bearer(KEY_ALICE))).status, 404);
-      assert.equal(await t.host.store.countRuns(), before + 1);
+      assert.equal(await t.host.store.runs.count(), before + 1);
       // The RFC's own host read stays.
       assert.equal((await t.get(`/v1/a2a/tasks/${task.id}`, bearer(KEY_ALICE))).status, 200);
     });

@@ -53,7 +53,7 @@ for (const dialect of DIALECTS) {
       await t?.close();
     });
 
-    const countRuns = () => t.host.store.countRuns();
+    const countRuns = () => t.host.store.runs.count();
 
     /** Run `fn` and assert that no run was created meanwhile. */
     async function noNewRuns<T>(fn: () => Promise<T>): Promise<T> {

@@ -76,7 +76,7 @@ describe('PostgreSQL change bus across instances', { skip: PG_URL ? false : 'HAN
     ).run.runId;
 
   const assertComplete = async (runId: string, seen: RunEvent[]) => {
-    const log = await a.store.listEvents(runId, -1, 10_000);
+    const log = await a.store.events.list(runId, -1, 10_000);
     assert.deepEqual(
       seen.map((e) => e.sequence),
       log.map((e) => e.sequence),

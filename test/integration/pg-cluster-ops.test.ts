@@ -141,27 +141,27 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', {
     const runId = run.runId;
     armed = true; // the run is created; A's worker's next step waits at the gate
     await within("A's worker to start its next step", stepHeld);
-    const leased = (await b.store.getRun(runId))!;
+    const leased = (await b.store.runs.get(runId))!;
     assert.equal(leased.leaseOwner, 'ops-drain-a', 'A holds the run while its step is in flight');
     assert.ok(leased.leaseExpiresAt! > Date.now() + LEASE_MS / 2, 'a long lease: expiry cannot explain a takeover');
     const leaseEnd = leased.leaseExpiresAt!;
-    const before = completions(await b.store.listEvents(runId, -1, 10_000)).length;
+    const before = completions(await b.store.events.list(runId, -1, 10_000)).length;
 
     b.runner.start(); // B polls, but cannot claim a run A holds
     await close(a); // what SIGTERM runs
 
     // Handed back: free, or already claimed by B (B may be that quick), never still A's.
-    const drained = (await b.store.getRun(runId))!;
+    const drained = (await b.store.runs.get(runId))!;
     assert.notEqual(drained.leaseOwner, 'ops-drain-a', 'A handed the lease back while draining');
     assert.ok(
-      completions(await b.store.listEvents(runId, -1, 10_000)).length > before,
+      completions(await b.store.events.list(runId, -1, 10_000)).length > before,
       'the step in flight at the drain committed',
     );
 
     const done = await waitForStatus(b.app, runId, ['completed', 'failed']);
     assert.equal(done.status, 'completed');
     assert.ok(Date.now() < leaseEnd, "B finished the run before A's lease would have expired");
-    const events = await b.store.listEvents(runId, -1, 10_000);
+    const events = await b.store.events.list(runId, -1, 10_000);
     const seen = completions(events);
     assert.equal(new Set(seen).size, seen.length, `no node completion repeated: ${seen.join(', ')}`);
     assert.equal(seen.filter((c) => c.startsWith('count#')).length, 3);
@@ -259,7 +259,7 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', {
       // Read each run through another instance than the one that started it.
       const reader = four[(i + 1) % four.length]!;
       assert.equal((await waitForStatus(reader.app, runId, ['completed', 'failed'])).status, 'completed');
-      const seen = completions(await reader.store.listEvents(runId, -1, 10_000));
+      const seen = completions(await reader.store.events.list(runId, -1, 10_000));
       assert.equal(new Set(seen).size, seen.length, `no node completion repeated: ${seen.join(', ')}`);
     }
   });

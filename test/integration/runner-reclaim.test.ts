@@ -19,7 +19,6 @@ describe('worker: a run re-claimed while its drive ends', () => {
 
   it('is driven again at once, not after the lease expires', async () => {
     const store = t.host.store;
-    const engine = t.host.engine;
     const real = store.transaction.bind(store);
     let target: string | undefined;
     let reclaimed: RunRecord | undefined;
@@ -36,10 +35,10 @@ describe('worker: a run re-claimed while its drive ends', () => {
         // The sleep is committed and its lease handed back; the drive has not returned yet.
         const due = run.wakeAt;
         while (Date.now() <= due) await new Promise((r) => setTimeout(r, 2));
-        const claimed = await store.claimRuns(t.config.instanceId, LEASE_MS, 10);
+        const claimed = await store.runs.claim(t.config.instanceId, LEASE_MS, 10);
         reclaimed = claimed.find((r) => r.runId === target);
         assert.ok(reclaimed, 'the due run was claimed by this instance');
-        for (const r of claimed) engine.worker?.adopt(r);
+        for (const r of claimed) t.host.runner.adopt(r);
       }
       return out;
     }) as typeof store.transaction;

@@ -475,7 +475,7 @@ for (const dialect of DIALECTS) {
       it('same key and body → same run, 201 both times, replay header on the second, one run.started', async () => {
         const key = `k-${randomUUID()}`;
         const body = { workflowId: 'echo', inputs: { prompt: 'once' }, tags: ['a'] };
-        const runsBefore = await t.host.store.countRuns();
+        const runsBefore = await t.host.store.runs.count();
         const first = await create(key, body);
         assert.equal(first.status, 201, first.text);
         assert.equal(first.headers['openwop-idempotent-replay'], undefined);
@@ -484,7 +484,7 @@ for (const dialect of DIALECTS) {
         assert.equal(second.status, 201, second.text);
         assert.equal(second.body.runId, first.body.runId);
         assert.equal(second.headers['openwop-idempotent-replay'], 'true');
-        assert.equal(await t.host.store.countRuns(), runsBefore + 1);
+        assert.equal(await t.host.store.runs.count(), runsBefore + 1);
         await t.waitForStatus(first.body.runId, ['completed']);
         const third = await create(key, body);
         assert.equal(third.status, 201);
@@ -499,37 +499,37 @@ for (const dialect of DIALECTS) {
         const key = `k-${randomUUID()}`;
         const first = await create(key, { workflowId: 'echo', inputs: { prompt: 'a' } });
         assert.equal(first.status, 201, first.text);
-        const runsBefore = await t.host.store.countRuns();
+        const runsBefore = await t.host.store.runs.count();
         const other = await create(key, { workflowId: 'echo', inputs: { prompt: 'b' } });
         assert.equal(other.status, 409, other.text);
         assert.equal(other.body.error, 'idempotency_key_mismatch');
         assert.equal(other.body.runId, undefined);
-        assert.equal(await t.host.store.countRuns(), runsBefore);
+        assert.equal(await t.host.store.runs.count(), runsBefore);
       });
 
       it('parallel duplicates (×5) → one run', async () => {
         const key = `k-${randomUUID()}`;
         const body = { workflowId: 'echo', inputs: { prompt: 'parallel' } };
-        const runsBefore = await t.host.store.countRuns();
+        const runsBefore = await t.host.store.runs.count();
         const replies = await Promise.all(Array.from({ length: 5 }, () => create(key, body)));
         for (const r of replies) assert.equal(r.status, 201, r.text);
         const ids = new Set(replies.map((r) => r.body.runId));
         assert.equal(ids.size, 1, [...ids].join(', '));
         assert.equal(replies.filter((r) => r.headers['openwop-idempotent-replay'] === 'true').length, 4);
-        assert.equal(await t.host.store.countRuns(), runsBefore + 1);
+        assert.equal(await t.host.store.runs.count(), runsBefore + 1);
         const runId = [...ids][0] as string;
         await t.waitForStatus(runId, ['completed']);
         assert.equal(count(await t.events(runId), 'run.started'), 1);
       });
 
       it('an invalid key (spaces, 300 chars, empty, not URL-safe) → 400, no run', async () => {
-        const runsBefore = await t.host.store.countRuns();
+        const runsBefore = await t.host.store.runs.count();
         for (const key of ['has spaces', 'x'.repeat(300), '', 'a/b?c']) {
           const res = await create(key, { workflowId: 'echo' });
           assert.equal(res.status, 400, `${key.slice(0, 20)}: ${res.text}`);
           assert.equal(res.body.error, 'validation_error');
         }
-        assert.equal(await t.host.store.countRuns(), runsBefore);
+        assert.equal(await t.host.store.runs.count(), runsBefore);
       });
     });
   });

@@ -33,10 +33,10 @@ for (const dialect of DIALECTS) {
 
     /** Send a refused create and check that no run was written. */
     async function refusedCreate(send: () => Promise<Reply>, status: number, code: string): Promise<Reply> {
-      const runs = await t.host.store.countRuns();
+      const runs = await t.host.store.runs.count();
       const res = await send();
       assertEnvelope(res, status, code);
-      assert.equal(await t.host.store.countRuns(), runs, 'no run written');
+      assert.equal(await t.host.store.runs.count(), runs, 'no run written');
       return res;
     }
 
@@ -119,10 +119,10 @@ for (const dialect of DIALECTS) {
     it('oversized body → 413 payload_too_large', async () => {
       const small = await startTestHost({ pg, env: { HANDOFF_BODY_LIMIT: '2048' } });
       try {
-        const runs = await small.host.store.countRuns();
+        const runs = await small.host.store.runs.count();
         const res = await small.post('/v1/runs', { workflowId: 'echo', inputs: { prompt: 'x'.repeat(10 * 1024) } });
         assertEnvelope(res, 413, 'payload_too_large');
-        assert.equal(await small.host.store.countRuns(), runs);
+        assert.equal(await small.host.store.runs.count(), runs);
         // Just under the limit is fine.
         const ok = await small.post('/v1/runs', { workflowId: 'echo', inputs: { prompt: 'x'.repeat(1024) } });
         assert.equal(ok.status, 201, ok.text);
@@ -132,7 +132,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('unknown run on GET, cancel, interrupts, poll → 404 not_found', async () => {
-      const runs = await t.host.store.countRuns();
+      const runs = await t.host.store.runs.count();
       assertEnvelope(await t.get(`/v1/runs/${UNKNOWN_RUN}`), 404, 'not_found');
       assertEnvelope(await t.post(`/v1/runs/${UNKNOWN_RUN}/cancel`), 404, 'not_found');
       assertEnvelope(
@@ -142,7 +142,7 @@ for (const dialect of DIALECTS) {
       );
       assertEnvelope(await t.post(`/v1/runs/${UNKNOWN_RUN}/approvals/review`, { action: 'accept' }), 404, 'not_found');
       assertEnvelope(await t.get(`/v1/runs/${UNKNOWN_RUN}/events/poll?lastSequence=-1&timeout=1`), 404, 'not_found');
-      assert.equal(await t.host.store.countRuns(), runs);
+      assert.equal(await t.host.store.runs.count(), runs);
     });
 
     it('unknown node id on interrupts → 404 interrupt_not_found, nothing changes', async () => {
@@ -212,13 +212,13 @@ for (const dialect of DIALECTS) {
     });
 
     it('no Authorization → 401 unauthenticated with WWW-Authenticate; nothing written', async () => {
-      const runs = await t.host.store.countRuns();
+      const runs = await t.host.store.runs.count();
       const res = await t.post('/v1/runs', { workflowId: 'echo' });
       assertEnvelope(res, 401, 'unauthenticated');
       assert.match(String(res.headers['www-authenticate']), /^Bearer/);
       assertEnvelope(await t.get(`/v1/runs/${aliceRun}`), 401, 'unauthenticated');
       assertEnvelope(await t.get('/v1/workflows/echo'), 401, 'unauthenticated');
-      assert.equal(await t.host.store.countRuns(), runs);
+      assert.equal(await t.host.store.runs.count(), runs);
     });
 
     it('a wrong key, a near miss, a non-Bearer scheme → 401', async () => {
@@ -290,9 +290,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('a body tenantId that is not the key’s tenant → 403 forbidden, no run; the matching one is accepted', async () => {
-      const runs = await t.host.store.countRuns();
+      const runs = await t.host.store.runs.count();
       assertEnvelope(await t.post('/v1/runs', { workflowId: 'echo', tenantId: 't2' }, bearer(ALICE)), 403, 'forbidden');
-      assert.equal(await t.host.store.countRuns(), runs);
+      assert.equal(await t.host.store.runs.count(), runs);
       const ok = await t.post('/v1/runs', { workflowId: 'echo', tenantId: 't1' }, bearer(ALICE));
       assert.equal(ok.status, 201, ok.text);
     });
@@ -360,7 +360,7 @@ for (const dialect of DIALECTS) {
       await t.waitForStatus(done, ['completed']);
       const waiting = await t.createRun('approval');
       await t.waitForStatus(waiting, ['waiting-approval']);
-      assert.ok((await t.host.store.listEvents(done)).length > 0);
+      assert.ok((await t.host.store.events.list(done)).length > 0);
 
       const purged = await t.host.store.purgeTerminalBefore(new Date(Date.now() + 1000));
       assert.ok(purged >= 1, `purged ${purged}`);
@@ -368,8 +368,8 @@ for (const dialect of DIALECTS) {
       assertEnvelope(await t.get(`/v1/runs/${done}`), 404, 'not_found');
       assertEnvelope(await t.get(`/v1/runs/${done}/events/poll?lastSequence=-1&timeout=0`), 404, 'not_found');
       assertEnvelope(await t.post(`/v1/runs/${done}/cancel`), 404, 'not_found');
-      assert.deepEqual(await t.host.store.listEvents(done), []);
-      assert.deepEqual(await t.host.store.listInterrupts(done), []);
+      assert.deepEqual(await t.host.store.events.list(done), []);
+      assert.deepEqual(await t.host.store.interrupts.listByRun(done), []);
 
       const still = await t.get(`/v1/runs/${waiting}`);
       assert.equal(still.status, 200);

@@ -31,7 +31,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from '../../src/store/model.js';
-import type { NewRun, RunChange, RunPatch, Store } from '../../src/store/store.js';
+import type { NewRun, RunChange, RunPatch, Store, StoreTx } from '../../src/store/store.js';
 import { dropSchema, pgTestDatabases, pgTestUrl, uniqueSchemaName } from '../support/pg.js';
 
 interface OpenOptions {
@@ -105,14 +105,14 @@ async function commit(store: Store, before: RunRecord, patch: RunPatch, events: 
 }
 
 async function mustGet(store: Store, runId: string): Promise<RunRecord> {
-  const run = await store.getRun(runId);
+  const run = await store.runs.get(runId);
   assert.ok(run, `run ${runId} should exist`);
   return run;
 }
 
 /** The event log of a run is 0…n-1 with no gap and no duplicate, and matches `nextSeq`. */
 async function assertGapFree(store: Store, runId: string, expected: number): Promise<RunEvent[]> {
-  const events = await store.listEvents(runId, -1, 100_000);
+  const events = await store.events.list(runId, -1, 100_000);
   assert.deepEqual(seqs(events), range(expected), 'event sequences are 0…n-1, gap-free, no duplicates');
   assert.equal((await mustGet(store, runId)).nextSeq, expected, 'nextSeq follows the last event');
   return events;
@@ -185,6 +185,63 @@ async function openTogether(rounds: OpenStoreOptions[], n: number): Promise<stri
 const isConflict = (r: PromiseSettledResult<unknown>): boolean =>
   r.status === 'rejected' && r.reason instanceof ConflictError;
 
+/**
+ * The store's pipeline is set once, so each store opened here gets a test pipeline whose one step
+ * and one listener pass every change on to whatever the running test registered.
+ */
+interface Switchboard {
+  steps: Set<(tx: StoreTx, change: RunChange) => Promise<void>>;
+  commits: Set<(changes: RunChange[]) => void>;
+  purges: Set<(runIds: string[]) => void>;
+}
+const boards = new WeakMap<Store, Switchboard>();
+
+function board(store: Store): Switchboard {
+  let b = boards.get(store);
+  if (b) return b;
+  const sb: Switchboard = { steps: new Set(), commits: new Set(), purges: new Set() };
+  store.setPipeline({
+    steps: [
+      {
+        name: 'test-steps',
+        run: async (tx, change) => {
+          for (const step of sb.steps) await step(tx, change);
+        },
+      },
+    ],
+    listeners: [
+      {
+        name: 'test-listeners',
+        committed: (changes) => {
+          for (const fn of sb.commits) fn(changes);
+        },
+        purged: (runIds) => {
+          for (const fn of sb.purges) fn(runIds);
+        },
+      },
+    ],
+  });
+  boards.set(store, sb);
+  b = sb;
+  return b;
+}
+
+/** Hear every commit of `store` until the returned function is called. */
+function onCommit(store: Store, fn: (changes: RunChange[]) => void): () => void {
+  board(store).commits.add(fn);
+  return () => board(store).commits.delete(fn);
+}
+
+/** Run `fn` inside every run transaction of `store` (a transition step), for the rest of the suite. */
+function addStep(store: Store, fn: (tx: StoreTx, change: RunChange) => Promise<void>): void {
+  board(store).steps.add(fn);
+}
+
+/** Hear every purge of `store`. */
+function onPurge(store: Store, fn: (runIds: string[]) => void): void {
+  board(store).purges.add(fn);
+}
+
 interface ContractEnv {
   /** The openStore options that reach the database named `at` (as `open({ at })` does), for other processes. */
   locate: (at: string) => Promise<OpenStoreOptions>;
@@ -249,11 +306,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         const at = uid('db');
         const first = await openTracked({ at, now: clock.now });
-        const run = await insert(first, newRun(clock, { inputs: { n: 1 } }), [{ type: 'run.created' }]);
+        const run = await insert(first, newRun(clock, { inputs: { n: 1 } }), [{ type: 'run.started' }]);
         const interrupt = newInterrupt(clock, run.runId);
-        await first.transaction((tx) => tx.insertInterrupt(interrupt));
+        await first.transaction((tx) => tx.interrupts.insert(interrupt));
         await first.transaction((tx) =>
-          tx.putIdempotency({
+          tx.idempotency.put({
             tenantId: 't',
             scope: 's',
             key: 'k',
@@ -271,10 +328,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             await expectedMigrations(again),
             'each migration recorded exactly once',
           );
-          assert.deepEqual(await again.getRun(run.runId), run);
-          assert.deepEqual(seqs(await again.listEvents(run.runId)), [0]);
-          assert.deepEqual(await again.listInterrupts(run.runId), [interrupt]);
-          assert.equal((await again.transaction((tx) => tx.getIdempotency('t', 's', 'k')))?.statusCode, 201);
+          assert.deepEqual(await again.runs.get(run.runId), run);
+          assert.deepEqual(seqs(await again.events.list(run.runId)), [0]);
+          assert.deepEqual(await again.interrupts.listByRun(run.runId), [interrupt]);
+          assert.equal((await again.transaction((tx) => tx.idempotency.get('t', 's', 'k')))?.statusCode, 201);
           await close(again);
         }
       });
@@ -334,7 +391,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           completedAt: new Date(T0 + 5).toISOString(),
         });
         const change = await store().transaction((tx) =>
-          tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]),
+          tx.insertRun(run, [{ type: 'run.started' }, { type: 'run.started' }]),
         );
         const expected: RunRecord = { ...run, nextSeq: 2, version: 1, updatedAt: clock.iso() };
         assert.deepEqual(change.run, expected);
@@ -353,23 +410,23 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         for (const key of ['error', 'leaseOwner', 'leaseExpiresAt', 'wakeAt', 'completedAt'] as const) {
           assert.equal(key in read, false, `${key} is absent, not undefined/null`);
         }
-        assert.deepEqual(await store().listEvents(run.runId), []);
+        assert.deepEqual(await store().events.list(run.runId), []);
       });
 
       it('appends the first events at sequence 0… with the store timestamp', async () => {
         const run = newRun(clock);
         const events: NewEvent[] = [
-          { type: 'run.created', payload: { workflowId: 'wf-approve' } },
+          { type: 'run.started', payload: { workflowId: 'wf-approve' } },
           { type: 'node.started', nodeId: 'start', payload: { ordinal: 0 } },
-          { type: 'run.note' },
+          { type: 'node.resumed' },
         ];
         const change = await store().transaction((tx) => tx.insertRun(run, events));
-        const stored = await store().listEvents(run.runId);
+        const stored = await store().events.list(run.runId);
         assert.deepEqual(stored, [
           {
             runId: run.runId,
             sequence: 0,
-            type: 'run.created',
+            type: 'run.started',
             payload: { workflowId: 'wf-approve' },
             timestamp: clock.iso(),
           },
@@ -381,13 +438,13 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             payload: { ordinal: 0 },
             timestamp: clock.iso(),
           },
-          { runId: run.runId, sequence: 2, type: 'run.note', payload: {}, timestamp: clock.iso() },
+          { runId: run.runId, sequence: 2, type: 'node.resumed', payload: {}, timestamp: clock.iso() },
         ]);
         assert.deepEqual(change.events, stored);
       });
 
       it('getRun: unknown id is undefined; a transaction sees its own uncommitted insert', async () => {
-        assert.equal(await store().getRun('run_does_not_exist'), undefined);
+        assert.equal(await store().runs.get('run_does_not_exist'), undefined);
         const run = newRun(clock);
         const seen = await store().transaction(async (tx) => {
           await tx.insertRun(run, []);
@@ -398,14 +455,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       it('a second insert of the same runId fails and changes nothing', async () => {
         const run = newRun(clock, { inputs: { first: true } });
-        const original = await insert(store(), run, [{ type: 'run.created' }]);
+        const original = await insert(store(), run, [{ type: 'run.started' }]);
         await assert.rejects(
           store().transaction((tx) =>
-            tx.insertRun({ ...run, inputs: { first: false } }, [{ type: 'x' }, { type: 'y' }]),
+            tx.insertRun({ ...run, inputs: { first: false } }, [{ type: 'node.started' }, { type: 'node.completed' }]),
           ),
         );
-        assert.deepEqual(await store().getRun(run.runId), original);
-        assert.deepEqual(seqs(await store().listEvents(run.runId)), [0]);
+        assert.deepEqual(await store().runs.get(run.runId), original);
+        assert.deepEqual(seqs(await store().events.list(run.runId)), [0]);
       });
     });
 
@@ -414,7 +471,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const store = sharedStore(clock);
 
       it('appends gap-free sequences across commits, bumps version, returns the new record', async () => {
-        let run = await insert(store(), newRun(clock), [{ type: 'run.created' }, { type: 'run.queued' }]);
+        let run = await insert(store(), newRun(clock), [{ type: 'run.started' }, { type: 'run.cancelling' }]);
         const batches: NewEvent[][] = [
           [
             { type: 'run.started' },
@@ -436,7 +493,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           assert.equal(change.run.nextSeq, next + batch.length);
           assert.equal(change.run.updatedAt, clock.iso());
           assert.deepEqual(seqs(change.events), range(batch.length, next));
-          assert.deepEqual(change.run, await store().getRun(before.runId), 'the returned record is what is stored');
+          assert.deepEqual(change.run, await store().runs.get(before.runId), 'the returned record is what is stored');
           next += batch.length;
           run = change.run;
         }
@@ -444,7 +501,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const events = await assertGapFree(store(), run.runId, 6);
         assert.deepEqual(
           events.map((e) => e.type),
-          ['run.created', 'run.queued', 'run.started', 'node.started', 'node.completed', 'node.started'],
+          ['run.started', 'run.cancelling', 'run.started', 'node.started', 'node.completed', 'node.started'],
         );
         assert.equal(run.createdAt, new Date(T0).toISOString(), 'createdAt never changes');
       });
@@ -488,32 +545,32 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           leaseOwner: undefined,
           leaseExpiresAt: undefined,
         });
-        assert.deepEqual(after, await store().getRun(run.runId));
+        assert.deepEqual(after, await store().runs.get(run.runId));
       });
 
       it('chains: the record a commit returns is the `before` of the next, in one transaction', async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'a' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'node.started' }]);
         const last = await store().transaction(async (tx) => {
-          const one = await tx.commitRun(run, { status: 'running' }, [{ type: 'b' }]);
-          const two = await tx.commitRun(one.run, {}, [{ type: 'c' }, { type: 'd' }]);
+          const one = await tx.commitRun(run, { status: 'running' }, [{ type: 'node.completed' }]);
+          const two = await tx.commitRun(one.run, {}, [{ type: 'node.failed' }, { type: 'node.suspended' }]);
           return two.run;
         });
         assert.equal(last.version, 3);
         const events = await assertGapFree(store(), run.runId, 4);
         assert.deepEqual(
           events.map((e) => e.type),
-          ['a', 'b', 'c', 'd'],
+          ['node.started', 'node.completed', 'node.failed', 'node.suspended'],
         );
       });
 
       it('a stale `before` throws ConflictError and writes nothing', async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const current = await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }]);
         const stale = run;
         await assert.rejects(
           store().transaction(async (tx) => {
-            await tx.insertInterrupt(newInterrupt(clock, run.runId));
-            await tx.putIdempotency({
+            await tx.interrupts.insert(newInterrupt(clock, run.runId));
+            await tx.idempotency.put({
               tenantId: 't',
               scope: 'stale',
               key: run.runId,
@@ -521,44 +578,44 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
               statusCode: 200,
               response: {},
             });
-            return tx.commitRun(stale, { status: 'failed' }, [{ type: 'run.failed' }, { type: 'extra' }]);
+            return tx.commitRun(stale, { status: 'failed' }, [{ type: 'run.failed' }, { type: 'node.resumed' }]);
           }),
           ConflictError,
         );
-        assert.deepEqual(await store().getRun(run.runId), current);
+        assert.deepEqual(await store().runs.get(run.runId), current);
         await assertGapFree(store(), run.runId, 2);
         assert.deepEqual(
-          await store().listInterrupts(run.runId),
+          await store().interrupts.listByRun(run.runId),
           [],
           'writes earlier in the transaction are rolled back too',
         );
-        assert.equal(await store().transaction((tx) => tx.getIdempotency('t', 'stale', run.runId)), undefined);
+        assert.equal(await store().transaction((tx) => tx.idempotency.get('t', 'stale', run.runId)), undefined);
       });
 
       it('commitRun on a run that does not exist throws ConflictError', async () => {
         const ghost: RunRecord = { ...newRun(clock), nextSeq: 0, version: 1, updatedAt: clock.iso() };
         await assert.rejects(
-          store().transaction((tx) => tx.commitRun(ghost, {}, [{ type: 'x' }])),
+          store().transaction((tx) => tx.commitRun(ghost, {}, [{ type: 'node.started' }])),
           ConflictError,
         );
-        assert.equal(await store().getRun(ghost.runId), undefined);
-        assert.deepEqual(await store().listEvents(ghost.runId), []);
+        assert.equal(await store().runs.get(ghost.runId), undefined);
+        assert.deepEqual(await store().events.list(ghost.runId), []);
       });
 
       it('a transaction that throws after commitRun leaves nothing behind', async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const boom = new Error('boom after commit');
         await assert.rejects(
           store().transaction(async (tx) => {
             await tx.commitRun(run, { status: 'completed', completedAt: clock.iso() }, [{ type: 'run.completed' }]);
-            await tx.insertInterrupt(newInterrupt(clock, run.runId));
+            await tx.interrupts.insert(newInterrupt(clock, run.runId));
             throw boom;
           }),
           (err) => err === boom,
         );
-        assert.deepEqual(await store().getRun(run.runId), run, 'run snapshot rolled back');
+        assert.deepEqual(await store().runs.get(run.runId), run, 'run snapshot rolled back');
         await assertGapFree(store(), run.runId, 1);
-        assert.deepEqual(await store().listInterrupts(run.runId), []);
+        assert.deepEqual(await store().interrupts.listByRun(run.runId), []);
         // …and the run is still writable from the version that really is stored.
         assert.equal((await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }])).version, 2);
       });
@@ -567,14 +624,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const run = newRun(clock);
         await assert.rejects(
           store().transaction(async (tx) => {
-            await tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]);
+            await tx.insertRun(run, [{ type: 'run.started' }, { type: 'run.started' }]);
             throw new Error('abort');
           }),
           /abort/,
         );
-        assert.equal(await store().getRun(run.runId), undefined);
-        assert.deepEqual(await store().listEvents(run.runId), []);
-        await insert(store(), run, [{ type: 'run.created' }]);
+        assert.equal(await store().runs.get(run.runId), undefined);
+        assert.deepEqual(await store().events.list(run.runId), []);
+        await insert(store(), run, [{ type: 'run.started' }]);
         await assertGapFree(store(), run.runId, 1);
       });
     });
@@ -585,14 +642,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       it('each commits or fails alone: failures leave nothing, successes all commit, listeners hear each success once', async () => {
         const runs = Array.from({ length: 12 }, () => newRun(clock));
-        const taken = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const taken = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const heard: string[] = [];
-        const off = store().onCommit((changes) => heard.push(...changes.map((c) => c.run.runId)));
+        const off = onCommit(store(), (changes) => heard.push(...changes.map((c) => c.run.runId)));
         try {
           const outcomes = await Promise.allSettled(
             runs.map((run, i) =>
               store().transaction(async (tx) => {
-                await tx.insertRun(run, [{ type: 'run.created' }, { type: 'run.started' }]);
+                await tx.insertRun(run, [{ type: 'run.started' }, { type: 'run.started' }]);
                 if (i % 4 === 1) throw new Error(`abort ${i}`);
                 // A constraint violation fails only its own transaction.
                 if (i % 4 === 2) await tx.insertRun({ ...run, runId: taken.runId }, []);
@@ -604,8 +661,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             const run = runs[i] as NewRun;
             if (i % 4 === 1 || i % 4 === 2) {
               assert.equal(outcome.status, 'rejected', `transaction ${i} must fail`);
-              assert.equal(await store().getRun(run.runId), undefined, `transaction ${i} left its run`);
-              assert.deepEqual(await store().listEvents(run.runId), [], `transaction ${i} left events`);
+              assert.equal(await store().runs.get(run.runId), undefined, `transaction ${i} left its run`);
+              assert.deepEqual(await store().events.list(run.runId), [], `transaction ${i} left events`);
             } else {
               assert.deepEqual(outcome, { status: 'fulfilled', value: i });
               assert.equal((await mustGet(store(), run.runId)).version, 1);
@@ -631,7 +688,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('a later transaction of the same group sees what an earlier one committed', async (t) => {
         // PostgreSQL runs them on two connections at once; the optimistic check decides there.
         if (store().dialect !== 'sqlite') return t.skip('SQLite only: PostgreSQL transactions are concurrent');
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const results = await Promise.all([
           store().transaction(
             async (tx) => (await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }])).run,
@@ -657,15 +714,15 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       it('is written once in its final state: the tx reads its own copy, hooks and listeners see one change from nothing', async () => {
         const hooked: RunChange[] = [];
-        store().addTransitionHook(async (_tx, change) => {
+        addStep(store(), async (_tx, change) => {
           hooked.push(change);
         });
         const heard: RunChange[][] = [];
-        const off = store().onCommit((changes) => heard.push(changes));
+        const off = onCommit(store(), (changes) => heard.push(changes));
         const fresh = newRun(clock);
         try {
           const final = await store().transaction(async (tx) => {
-            const { run } = await tx.insertRun(fresh, [{ type: 'run.created' }], { defer: true });
+            const { run } = await tx.insertRun(fresh, [{ type: 'run.started' }], { defer: true });
             assert.deepEqual(await tx.getRun(fresh.runId), run, 'the transaction reads its own deferred copy');
             const { run: mid } = await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
             await assert.rejects(
@@ -678,7 +735,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             ]);
             return end;
           });
-          assert.deepEqual(await store().getRun(fresh.runId), final, 'the row is the final state, exactly as returned');
+          assert.deepEqual(
+            await store().runs.get(fresh.runId),
+            final,
+            'the row is the final state, exactly as returned',
+          );
           assert.equal(final.version, 3);
           await assertGapFree(store(), fresh.runId, 3);
           const mine = hooked.filter((c) => c.run.runId === fresh.runId);
@@ -699,14 +760,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const fresh = newRun(clock);
         await assert.rejects(
           store().transaction(async (tx) => {
-            const { run } = await tx.insertRun(fresh, [{ type: 'run.created' }], { defer: true });
+            const { run } = await tx.insertRun(fresh, [{ type: 'run.started' }], { defer: true });
             await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
             throw new Error('abort');
           }),
           /abort/,
         );
-        assert.equal(await store().getRun(fresh.runId), undefined);
-        assert.deepEqual(await store().listEvents(fresh.runId), []);
+        assert.equal(await store().runs.get(fresh.runId), undefined);
+        assert.deepEqual(await store().events.list(fresh.runId), []);
       });
     });
 
@@ -717,16 +778,16 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('are called once, after commit, with the changes of the transaction in order', async () => {
         const calls: RunChange[][] = [];
         const reads: Array<Promise<RunRecord | undefined>> = [];
-        const other = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const other = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const fresh = newRun(clock);
-        const off = store().onCommit((changes) => {
+        const off = onCommit(store(), (changes) => {
           calls.push(changes);
           // Whatever a listener reads (e.g. a stream catching up) must already be committed.
-          reads.push(store().getRun(other.runId));
+          reads.push(store().runs.get(other.runId));
         });
         try {
           await store().transaction(async (tx) => {
-            await tx.insertRun(fresh, [{ type: 'run.created' }]);
+            await tx.insertRun(fresh, [{ type: 'run.started' }]);
             await tx.commitRun(other, { status: 'running' }, [
               { type: 'run.started' },
               { type: 'node.started', nodeId: 'n' },
@@ -744,20 +805,20 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.equal(ins.run.runId, fresh.runId);
         assert.deepEqual(seqs(ins.events), [0]);
         assert.deepEqual(upd.before, other);
-        assert.deepEqual(upd.run, await store().getRun(other.runId));
-        assert.deepEqual(upd.events, await store().listEvents(other.runId, 0));
+        assert.deepEqual(upd.run, await store().runs.get(other.runId));
+        assert.deepEqual(upd.events, await store().events.list(other.runId, 0));
         assert.equal((await reads[0])?.version, 2, 'a read started by the listener sees the committed change');
       });
 
       it('are not called for a rolled-back transaction, a conflict, or a transaction without run changes', async () => {
         const calls: RunChange[][] = [];
-        const off = store().onCommit((changes) => calls.push(changes));
+        const off = onCommit(store(), (changes) => calls.push(changes));
         try {
           const run = await insert(store(), newRun(clock));
           assert.equal(calls.length, 1);
           await assert.rejects(
             store().transaction(async (tx) => {
-              await tx.commitRun(run, { status: 'running' }, [{ type: 'x' }]);
+              await tx.commitRun(run, { status: 'running' }, [{ type: 'node.started' }]);
               throw new Error('rollback');
             }),
           );
@@ -770,11 +831,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           await commit(store(), run, {}, []);
           assert.equal(calls.length, 2);
           await assert.rejects(
-            store().transaction((tx) => tx.commitRun(run, {}, [{ type: 'stale' }])),
+            store().transaction((tx) => tx.commitRun(run, {}, [{ type: 'node.failed' }])),
             ConflictError,
           );
           await store().transaction((tx) =>
-            tx.putIdempotency({
+            tx.idempotency.put({
               tenantId: 't',
               scope: 'listeners',
               key: run.runId,
@@ -789,28 +850,28 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         }
       });
 
-      it('unsubscribe stops the calls; a throwing listener neither fails the commit nor starves others', async () => {
-        let a = 0;
-        let b = 0;
-        const offThrow = store().onCommit(() => {
-          throw new Error('listener bug');
+      it('run in pipeline order; a throwing listener neither fails the commit nor starves the next', async () => {
+        const order: string[] = [];
+        await withStore(clock, async (own) => {
+          own.setPipeline({
+            steps: [],
+            listeners: [
+              { name: 'first', committed: () => order.push('first') },
+              {
+                name: 'broken',
+                committed: () => {
+                  throw new Error('listener bug');
+                },
+              },
+              { name: 'last', committed: () => order.push('last') },
+            ],
+          });
+          assert.deepEqual(own.pipelineOrder, { steps: [], listeners: ['first', 'broken', 'last'] });
+          const run = await insert(own, newRun(clock));
+          assert.deepEqual(order, ['first', 'last']);
+          assert.equal((await mustGet(own, run.runId)).version, 1);
+          assert.throws(() => own.setPipeline({ steps: [], listeners: [] }), /set once/);
         });
-        const offA = store().onCommit(() => a++);
-        const offB = store().onCommit(() => b++);
-        try {
-          const run = await insert(store(), newRun(clock));
-          assert.equal(a, 1);
-          assert.equal(b, 1);
-          offA();
-          await commit(store(), run, { status: 'running' });
-          assert.equal(a, 1);
-          assert.equal(b, 2);
-          assert.equal((await mustGet(store(), run.runId)).version, 2);
-        } finally {
-          offThrow();
-          offA();
-          offB();
-        }
       });
     });
 
@@ -820,17 +881,17 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const seen: Array<{ runId: string; version: number; readInside: number | undefined }> = [];
       /** A derived record written by the hook, keyed by the run version it was derived from. */
       const derived = (run: RunRecord) =>
-        store().transaction((tx) => tx.getIdempotency(run.tenantId, 'derived', `${run.runId}@${run.version}`));
+        store().transaction((tx) => tx.idempotency.get(run.tenantId, 'derived', `${run.runId}@${run.version}`));
 
       before(() => {
-        store().addTransitionHook(async (tx, change) => {
+        addStep(store(), async (tx, change) => {
           if (change.run.metadata.explode === true) throw new Error('hook refused the transition');
           seen.push({
             runId: change.run.runId,
             version: change.run.version,
             readInside: (await tx.getRun(change.run.runId))?.version,
           });
-          await tx.putIdempotency({
+          await tx.idempotency.put({
             tenantId: change.run.tenantId,
             scope: 'derived',
             key: `${change.run.runId}@${change.run.version}`,
@@ -842,7 +903,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       });
 
       it('run inside the transaction of every insert and commit, and their writes commit with it', async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const next = await commit(store(), run, { status: 'running' }, [
           { type: 'run.started' },
           { type: 'node.started' },
@@ -874,28 +935,28 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       it('a hook that throws rolls back the whole change and no listener hears of it', async () => {
         const calls: RunChange[][] = [];
-        const off = store().onCommit((c) => calls.push(c));
+        const off = onCommit(store(), (c) => calls.push(c));
         try {
           const doomed = newRun(clock, { metadata: { explode: true } });
           await assert.rejects(
-            store().transaction((tx) => tx.insertRun(doomed, [{ type: 'run.created' }])),
+            store().transaction((tx) => tx.insertRun(doomed, [{ type: 'run.started' }])),
             /hook refused/,
           );
-          assert.equal(await store().getRun(doomed.runId), undefined);
-          assert.deepEqual(await store().listEvents(doomed.runId), []);
+          assert.equal(await store().runs.get(doomed.runId), undefined);
+          assert.deepEqual(await store().events.list(doomed.runId), []);
 
-          const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+          const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
           assert.equal(calls.length, 1);
           await assert.rejects(
             store().transaction(async (tx) => {
-              await tx.insertInterrupt(newInterrupt(clock, run.runId));
+              await tx.interrupts.insert(newInterrupt(clock, run.runId));
               return tx.commitRun(run, { status: 'running', metadata: { explode: true } }, [{ type: 'run.started' }]);
             }),
             /hook refused/,
           );
-          assert.deepEqual(await store().getRun(run.runId), run);
+          assert.deepEqual(await store().runs.get(run.runId), run);
           await assertGapFree(store(), run.runId, 1);
-          assert.deepEqual(await store().listInterrupts(run.runId), []);
+          assert.deepEqual(await store().interrupts.listByRun(run.runId), []);
           assert.equal(calls.length, 1);
         } finally {
           off();
@@ -911,52 +972,56 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       before(async () => {
         // Two runs whose commits interleave: 10 events on `a`, 4 on `b`.
-        a = await insert(store(), newRun(clock), [{ type: 'run.created', payload: { i: 0 } }]);
-        b = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        a = await insert(store(), newRun(clock), [{ type: 'run.started', payload: { i: 0 } }]);
+        b = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         let i = 1;
-        const ev = (): NewEvent => ({ type: i % 3 === 0 ? 'tick.fizz' : 'tick', nodeId: `n${i}`, payload: { i: i++ } });
+        const ev = (): NewEvent => ({
+          type: i % 3 === 0 ? 'artifact.created' : 'node.started',
+          nodeId: `n${i}`,
+          payload: { i: i++ },
+        });
         a = await commit(store(), a, {}, [ev(), ev(), ev()]);
-        b = await commit(store(), b, {}, [{ type: 'tick' }, { type: 'tick.fizz' }]);
+        b = await commit(store(), b, {}, [{ type: 'node.started' }, { type: 'artifact.created' }]);
         a = await commit(store(), a, {}, [ev(), ev()]);
-        b = await commit(store(), b, {}, [{ type: 'tick' }]);
+        b = await commit(store(), b, {}, [{ type: 'node.started' }]);
         a = await commit(store(), a, {}, [ev(), ev(), ev(), ev()]);
       });
 
       it('listEvents returns one run’s events in sequence order', async () => {
-        const all = await store().listEvents(a.runId);
+        const all = await store().events.list(a.runId);
         assert.deepEqual(seqs(all), range(10));
         assert.ok(all.every((e) => e.runId === a.runId));
         assert.deepEqual(
           all.map((e) => e.payload.i),
           range(10),
         );
-        assert.deepEqual(seqs(await store().listEvents(b.runId)), range(4));
-        assert.deepEqual(await store().listEvents('run_unknown'), []);
+        assert.deepEqual(seqs(await store().events.list(b.runId)), range(4));
+        assert.deepEqual(await store().events.list('run_unknown'), []);
       });
 
       it('listEvents(afterSeq, limit) pages by cursor without gaps or repeats', async () => {
-        assert.deepEqual(seqs(await store().listEvents(a.runId, 3, 4)), [4, 5, 6, 7]);
-        assert.deepEqual(seqs(await store().listEvents(a.runId, 7)), [8, 9]);
-        assert.deepEqual(await store().listEvents(a.runId, 9), []);
-        assert.deepEqual(await store().listEvents(a.runId, 42), []);
+        assert.deepEqual(seqs(await store().events.list(a.runId, 3, 4)), [4, 5, 6, 7]);
+        assert.deepEqual(seqs(await store().events.list(a.runId, 7)), [8, 9]);
+        assert.deepEqual(await store().events.list(a.runId, 9), []);
+        assert.deepEqual(await store().events.list(a.runId, 42), []);
         const paged: RunEvent[] = [];
         for (let cursor = -1; ; ) {
-          const page = await store().listEvents(a.runId, cursor, 3);
+          const page = await store().events.list(a.runId, cursor, 3);
           assert.ok(page.length <= 3);
           if (page.length === 0) break;
           paged.push(...page);
           cursor = page[page.length - 1]!.sequence;
         }
-        assert.deepEqual(paged, await store().listEvents(a.runId));
+        assert.deepEqual(paged, await store().events.list(a.runId));
       });
 
-      it('listEventsOfType returns only that type, in order', async () => {
-        const fizz = await store().listEventsOfType(a.runId, 'tick.fizz');
+      it('events.listOfTypes returns only those types, in order', async () => {
+        const fizz = await store().events.listOfTypes(a.runId, ['artifact.created']);
         assert.deepEqual(seqs(fizz), [3, 6, 9]);
-        assert.ok(fizz.every((e) => e.type === 'tick.fizz' && e.runId === a.runId));
-        assert.deepEqual(seqs(await store().listEventsOfType(a.runId, 'tick')), [1, 2, 4, 5, 7, 8]);
-        assert.deepEqual(seqs(await store().listEventsOfType(b.runId, 'tick.fizz')), [2]);
-        assert.deepEqual(await store().listEventsOfType(a.runId, 'nope'), []);
+        assert.ok(fizz.every((e) => e.type === 'artifact.created' && e.runId === a.runId));
+        assert.deepEqual(seqs(await store().events.listOfTypes(a.runId, ['node.started'])), [1, 2, 4, 5, 7, 8]);
+        assert.deepEqual(seqs(await store().events.listOfTypes(b.runId, ['artifact.created'])), [2]);
+        assert.deepEqual(await store().events.listOfTypes(a.runId, ['nope']), []);
       });
     });
 
@@ -967,22 +1032,22 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('insert, getOpenInterrupt (in a transaction and on the store), optional fields absent', async () => {
         const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
         const rec = newInterrupt(clock, run.runId);
-        await store().transaction((tx) => tx.insertInterrupt(rec));
-        assert.deepEqual(await store().getOpenInterrupt(run.runId), rec);
+        await store().transaction((tx) => tx.interrupts.insert(rec));
+        assert.deepEqual(await store().interrupts.getOpen(run.runId), rec);
         for (const key of ['resolution', 'resolvedBy', 'resolvedAt'] as const) assert.equal(key in rec, false);
         await store().transaction(async (tx) => {
-          assert.deepEqual(await tx.getOpenInterrupt(run.runId), rec);
-          assert.deepEqual(await tx.getOpenInterrupt(run.runId, 'gate'), rec);
-          assert.equal(await tx.getOpenInterrupt(run.runId, 'other-node'), undefined);
-          assert.equal(await tx.getOpenInterrupt('run_unknown'), undefined);
+          assert.deepEqual(await tx.interrupts.getOpen(run.runId), rec);
+          assert.deepEqual(await tx.interrupts.getOpen(run.runId, 'gate'), rec);
+          assert.equal(await tx.interrupts.getOpen(run.runId, 'other-node'), undefined);
+          assert.equal(await tx.interrupts.getOpen('run_unknown'), undefined);
         });
-        assert.deepEqual(await store().listInterrupts(run.runId), [rec]);
+        assert.deepEqual(await store().interrupts.listByRun(run.runId), [rec]);
       });
 
       it('updateInterrupt applies only from the expected status; a stale second update returns false', async () => {
         const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
         const rec = newInterrupt(clock, run.runId);
-        await store().transaction((tx) => tx.insertInterrupt(rec));
+        await store().transaction((tx) => tx.interrupts.insert(rec));
 
         // An `ask` exchange keeps it open.
         clock.advance(1000);
@@ -990,8 +1055,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           ...rec,
           exchanges: [{ principalId: 'bob', question: 'Why?', at: clock.iso() }],
         };
-        assert.equal(await store().transaction((tx) => tx.updateInterrupt(asked, 'open')), true);
-        assert.deepEqual(await store().getOpenInterrupt(run.runId), asked);
+        assert.equal(await store().transaction((tx) => tx.interrupts.update(asked, 'open')), true);
+        assert.deepEqual(await store().interrupts.getOpen(run.runId), asked);
 
         clock.advance(1000);
         const resolved: InterruptRecord = {
@@ -1002,7 +1067,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           resolvedBy: 'bob',
           resolvedAt: clock.iso(),
         };
-        assert.equal(await store().transaction((tx) => tx.updateInterrupt(resolved, 'open')), true);
+        assert.equal(await store().transaction((tx) => tx.interrupts.update(resolved, 'open')), true);
         const rejected: InterruptRecord = {
           ...asked,
           status: 'resolved',
@@ -1011,14 +1076,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           resolvedAt: clock.iso(),
         };
         assert.equal(
-          await store().transaction((tx) => tx.updateInterrupt(rejected, 'open')),
+          await store().transaction((tx) => tx.interrupts.update(rejected, 'open')),
           false,
           'the loser is told',
         );
-        assert.deepEqual(await store().listInterrupts(run.runId), [resolved], 'and changes nothing');
-        assert.equal(await store().getOpenInterrupt(run.runId), undefined);
+        assert.deepEqual(await store().interrupts.listByRun(run.runId), [resolved], 'and changes nothing');
+        assert.equal(await store().interrupts.getOpen(run.runId), undefined);
         assert.equal(
-          await store().transaction((tx) => tx.updateInterrupt({ ...rec, interruptId: 'int_unknown' }, 'open')),
+          await store().transaction((tx) => tx.interrupts.update({ ...rec, interruptId: 'int_unknown' }, 'open')),
           false,
         );
       });
@@ -1026,14 +1091,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('two concurrent resolutions: exactly one wins', async () => {
         const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
         const rec = newInterrupt(clock, run.runId);
-        await store().transaction((tx) => tx.insertInterrupt(rec));
+        await store().transaction((tx) => tx.interrupts.insert(rec));
         const deciders = ['bob', 'carol', 'dave', 'erin'];
         const results = await Promise.all(
           deciders.map((who) =>
             store().transaction(async (tx) => {
-              const open = await tx.getOpenInterrupt(run.runId);
+              const open = await tx.interrupts.getOpen(run.runId);
               if (!open) return false;
-              return tx.updateInterrupt(
+              return tx.interrupts.update(
                 { ...open, status: 'resolved', resolvedBy: who, resolvedAt: clock.iso(), resolution: { by: who } },
                 'open',
               );
@@ -1042,7 +1107,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         );
         assert.equal(results.filter(Boolean).length, 1);
         const winner = deciders[results.indexOf(true)];
-        const [stored] = await store().listInterrupts(run.runId);
+        const [stored] = await store().interrupts.listByRun(run.runId);
         assert.equal(stored?.resolvedBy, winner);
         assert.deepEqual(stored?.resolution, { by: winner });
       });
@@ -1050,7 +1115,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('getLatestInterrupt returns the newest interrupt of a node, open or not', async () => {
         const run = await insert(store(), newRun(clock, { status: 'waiting-approval' }));
         const first = newInterrupt(clock, run.runId, { nodeId: 'gate' });
-        await store().transaction((tx) => tx.insertInterrupt(first));
+        await store().transaction((tx) => tx.interrupts.insert(first));
         clock.advance(1000);
         const second = newInterrupt(clock, run.runId, { nodeId: 'gate', data: { round: 2 } });
         const elsewhere = newInterrupt(clock, run.runId, {
@@ -1060,29 +1125,29 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
         await store().transaction(async (tx) => {
           assert.equal(
-            await tx.updateInterrupt(
+            await tx.interrupts.update(
               { ...first, status: 'resolved', resolvedAt: clock.iso(), resolution: { action: 'refine' } },
               'open',
             ),
             true,
           );
-          await tx.insertInterrupt(second);
-          await tx.insertInterrupt(elsewhere);
+          await tx.interrupts.insert(second);
+          await tx.interrupts.insert(elsewhere);
         });
         await store().transaction(async (tx) => {
-          assert.deepEqual(await tx.getLatestInterrupt(run.runId, 'gate'), second);
-          assert.deepEqual(await tx.getLatestInterrupt(run.runId, 'ask'), elsewhere);
-          assert.equal(await tx.getLatestInterrupt(run.runId, 'none'), undefined);
-          assert.equal((await tx.getOpenInterrupt(run.runId, 'gate'))?.interruptId, second.interruptId);
+          assert.deepEqual(await tx.interrupts.getLatest(run.runId, 'gate'), second);
+          assert.deepEqual(await tx.interrupts.getLatest(run.runId, 'ask'), elsewhere);
+          assert.equal(await tx.interrupts.getLatest(run.runId, 'none'), undefined);
+          assert.equal((await tx.interrupts.getOpen(run.runId, 'gate'))?.interruptId, second.interruptId);
         });
         clock.advance(1000);
         await store().transaction((tx) =>
-          tx.updateInterrupt({ ...second, status: 'resolved', resolvedAt: clock.iso() }, 'open'),
+          tx.interrupts.update({ ...second, status: 'resolved', resolvedAt: clock.iso() }, 'open'),
         );
-        const latest = await store().transaction((tx) => tx.getLatestInterrupt(run.runId, 'gate'));
+        const latest = await store().transaction((tx) => tx.interrupts.getLatest(run.runId, 'gate'));
         assert.equal(latest?.interruptId, second.interruptId);
         assert.equal(latest?.status, 'resolved');
-        const listed = (await store().listInterrupts(run.runId)).map((i) => i.interruptId);
+        const listed = (await store().interrupts.listByRun(run.runId)).map((i) => i.interruptId);
         assert.deepEqual([...listed].sort(), [first.interruptId, second.interruptId, elsewhere.interruptId].sort());
         assert.equal(listed[0], first.interruptId, 'listInterrupts is oldest first');
       });
@@ -1101,16 +1166,16 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
         const foreign = newInterrupt(clock, other.runId);
         await store().transaction(async (tx) => {
-          for (const r of [openA, openB, done, foreign]) await tx.insertInterrupt(r);
+          for (const r of [openA, openB, done, foreign]) await tx.interrupts.insert(r);
         });
         clock.advance(5000);
-        await store().transaction((tx) => tx.cancelOpenInterrupts(run.runId));
-        const byId = new Map((await store().listInterrupts(run.runId)).map((i) => [i.interruptId, i]));
+        await store().transaction((tx) => tx.interrupts.cancelOpen(run.runId));
+        const byId = new Map((await store().interrupts.listByRun(run.runId)).map((i) => [i.interruptId, i]));
         assert.deepEqual(byId.get(openA.interruptId), { ...openA, status: 'cancelled', resolvedAt: clock.iso() });
         assert.deepEqual(byId.get(openB.interruptId), { ...openB, status: 'cancelled', resolvedAt: clock.iso() });
         assert.deepEqual(byId.get(done.interruptId), done);
-        assert.equal(await store().getOpenInterrupt(run.runId), undefined);
-        assert.deepEqual(await store().getOpenInterrupt(other.runId), foreign);
+        assert.equal(await store().interrupts.getOpen(run.runId), undefined);
+        assert.deepEqual(await store().interrupts.getOpen(other.runId), foreign);
       });
     });
 
@@ -1132,28 +1197,28 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
 
       it('put then get round-trips; (tenant, scope, key) are independent', async () => {
         const key = uid('key');
-        await store().transaction((tx) => tx.putIdempotency(rec(key)));
-        await store().transaction((tx) => tx.putIdempotency(rec(key, { tenantId: 'tenant-b', response: 'b' })));
-        await store().transaction((tx) => tx.putIdempotency(rec(key, { scope: 'message/send', response: ['s'] })));
+        await store().transaction((tx) => tx.idempotency.put(rec(key)));
+        await store().transaction((tx) => tx.idempotency.put(rec(key, { tenantId: 'tenant-b', response: 'b' })));
+        await store().transaction((tx) => tx.idempotency.put(rec(key, { scope: 'message/send', response: ['s'] })));
         await store().transaction(async (tx) => {
-          assert.deepEqual(await tx.getIdempotency('tenant-a', 'POST /v1/runs', key), {
+          assert.deepEqual(await tx.idempotency.get('tenant-a', 'POST /v1/runs', key), {
             ...rec(key),
             createdAt: clock.iso(),
           });
-          assert.equal((await tx.getIdempotency('tenant-b', 'POST /v1/runs', key))?.response, 'b');
-          assert.deepEqual((await tx.getIdempotency('tenant-a', 'message/send', key))?.response, ['s']);
-          assert.equal(await tx.getIdempotency('tenant-c', 'POST /v1/runs', key), undefined);
-          assert.equal(await tx.getIdempotency('tenant-a', 'POST /v1/runs', `${key}-other`), undefined);
+          assert.equal((await tx.idempotency.get('tenant-b', 'POST /v1/runs', key))?.response, 'b');
+          assert.deepEqual((await tx.idempotency.get('tenant-a', 'message/send', key))?.response, ['s']);
+          assert.equal(await tx.idempotency.get('tenant-c', 'POST /v1/runs', key), undefined);
+          assert.equal(await tx.idempotency.get('tenant-a', 'POST /v1/runs', `${key}-other`), undefined);
         });
       });
 
       it('a duplicate put of the same (tenant, scope, key) fails and keeps the first', async () => {
         const key = uid('key');
-        await store().transaction((tx) => tx.putIdempotency(rec(key)));
+        await store().transaction((tx) => tx.idempotency.put(rec(key)));
         await assert.rejects(
-          store().transaction((tx) => tx.putIdempotency(rec(key, { statusCode: 500, response: 'second' }))),
+          store().transaction((tx) => tx.idempotency.put(rec(key, { statusCode: 500, response: 'second' }))),
         );
-        const stored = await store().transaction((tx) => tx.getIdempotency('tenant-a', 'POST /v1/runs', key));
+        const stored = await store().transaction((tx) => tx.idempotency.get('tenant-a', 'POST /v1/runs', key));
         assert.equal(stored?.statusCode, 201);
         assert.deepEqual(stored?.response, rec(key).response);
       });
@@ -1164,11 +1229,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const results = await Promise.allSettled(
           creators.map((i) =>
             store().transaction(async (tx) => {
-              const existing = await tx.getIdempotency('tenant-a', 'POST /v1/runs', key);
+              const existing = await tx.idempotency.get('tenant-a', 'POST /v1/runs', key);
               if (existing) return 'existing' as const;
               const run = newRun(clock, { runId: `${key}-run-${i}` });
-              await tx.insertRun(run, [{ type: 'run.created' }]);
-              await tx.putIdempotency(rec(key, { response: { runId: run.runId } }));
+              await tx.insertRun(run, [{ type: 'run.started' }]);
+              await tx.idempotency.put(rec(key, { response: { runId: run.runId } }));
               return 'created' as const;
             }),
           ),
@@ -1183,10 +1248,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           `exactly one creator wins: ${JSON.stringify(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')))}`,
         );
         const winner = `${key}-run-${created[0]}`;
-        const stored = await store().transaction((tx) => tx.getIdempotency('tenant-a', 'POST /v1/runs', key));
+        const stored = await store().transaction((tx) => tx.idempotency.get('tenant-a', 'POST /v1/runs', key));
         assert.deepEqual(stored?.response, { runId: winner });
         for (const i of creators) {
-          const exists = (await store().getRun(`${key}-run-${i}`)) !== undefined;
+          const exists = (await store().runs.get(`${key}-run-${i}`)) !== undefined;
           assert.equal(exists, i === created[0], `run of creator ${i} ${exists ? 'exists' : 'absent'}`);
         }
       });
@@ -1195,15 +1260,15 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const old = uid('key');
         const young = uid('key');
         clock.advance(DAY);
-        await store().transaction((tx) => tx.putIdempotency(rec(old)));
+        await store().transaction((tx) => tx.idempotency.put(rec(old)));
         clock.advance(2 * HOUR);
         const cutoff = clock.now();
         clock.advance(1);
-        await store().transaction((tx) => tx.putIdempotency(rec(young)));
-        await store().purgeIdempotencyBefore(cutoff);
+        await store().transaction((tx) => tx.idempotency.put(rec(young)));
+        await store().idempotency.purgeBefore(cutoff);
         await store().transaction(async (tx) => {
-          assert.equal(await tx.getIdempotency('tenant-a', 'POST /v1/runs', old), undefined);
-          assert.equal((await tx.getIdempotency('tenant-a', 'POST /v1/runs', young))?.key, young);
+          assert.equal(await tx.idempotency.get('tenant-a', 'POST /v1/runs', old), undefined);
+          assert.equal((await tx.idempotency.get('tenant-a', 'POST /v1/runs', young))?.key, young);
         });
       });
     });
@@ -1230,7 +1295,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             newRun(clock, { status: 'running', leaseOwner: 'other', leaseExpiresAt: clock.ms - 1 }),
           );
 
-          const claimed = await store.claimRuns('w1', 1000, 100);
+          const claimed = await store.runs.claim('w1', 1000, 100);
           const want = [
             byStatus.get('pending')!,
             byStatus.get('running')!,
@@ -1244,11 +1309,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
             assert.equal(run.leaseOwner, 'w1');
             assert.equal(run.leaseExpiresAt, clock.ms + 1000);
             assert.equal(typeof run.leaseExpiresAt, 'number');
-            assert.deepEqual(run, await store.getRun(run.runId), 'claimRuns returns the stored, leased record');
+            assert.deepEqual(run, await store.runs.get(run.runId), 'claimRuns returns the stored, leased record');
           }
           for (const run of [...byStatus.values(), notDue, notDueWaiting, leased]) {
             if (want.some((w) => w.runId === run.runId)) continue;
-            assert.deepEqual(await store.getRun(run.runId), run, `${run.status} run untouched`);
+            assert.deepEqual(await store.runs.get(run.runId), run, `${run.status} run untouched`);
           }
         });
       });
@@ -1257,10 +1322,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const run = await insert(store, newRun(clock, { inputs: { a: 1 }, metadata: { m: true } }), [
-            { type: 'run.created' },
+            { type: 'run.started' },
           ]);
           clock.advance(10);
-          const [claimed] = await store.claimRuns('w1', 500, 10);
+          const [claimed] = await store.runs.claim('w1', 500, 10);
           assert.ok(claimed);
           const strip = ({ leaseOwner: _o, leaseExpiresAt: _e, version: _v, updatedAt: _u, ...rest }: RunRecord) =>
             rest;
@@ -1273,12 +1338,12 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           for (let i = 0; i < 5; i++) await insert(store, newRun(clock));
-          const first = await store.claimRuns('w1', 1000, 2);
-          const second = await store.claimRuns('w2', 1000, 10);
+          const first = await store.runs.claim('w1', 1000, 2);
+          const second = await store.runs.claim('w2', 1000, 10);
           assert.equal(first.length, 2);
           assert.equal(second.length, 3);
           assert.equal(new Set([...ids(first), ...ids(second)]).size, 5);
-          assert.deepEqual(await store.claimRuns('w3', 1000, 10), []);
+          assert.deepEqual(await store.runs.claim('w3', 1000, 10), []);
         });
       });
 
@@ -1286,18 +1351,18 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const run = await insert(store, newRun(clock));
-          assert.deepEqual(ids(await store.claimRuns('w1', 1000, 10)), [run.runId]);
-          assert.deepEqual(await store.claimRuns('w2', 1000, 10), []);
-          assert.deepEqual(await store.claimRuns('w1', 1000, 10), [], 'not even by its holder');
+          assert.deepEqual(ids(await store.runs.claim('w1', 1000, 10)), [run.runId]);
+          assert.deepEqual(await store.runs.claim('w2', 1000, 10), []);
+          assert.deepEqual(await store.runs.claim('w1', 1000, 10), [], 'not even by its holder');
           clock.advance(999);
-          assert.deepEqual(await store.claimRuns('w2', 1000, 10), []);
+          assert.deepEqual(await store.runs.claim('w2', 1000, 10), []);
           clock.advance(2);
-          const [taken] = await store.claimRuns('w2', 1000, 10);
+          const [taken] = await store.runs.claim('w2', 1000, 10);
           assert.equal(taken?.runId, run.runId);
           assert.equal(taken?.leaseOwner, 'w2');
           assert.equal(taken?.leaseExpiresAt, clock.ms + 1000);
-          assert.equal(await store.renewLease(run.runId, 'w1', 1000), false, 'the old holder has lost it');
-          assert.deepEqual(await store.claimRuns('w1', 1000, 10), []);
+          assert.equal(await store.runs.renewLease(run.runId, 'w1', 1000), false, 'the old holder has lost it');
+          assert.deepEqual(await store.runs.claim('w1', 1000, 10), []);
         });
       });
 
@@ -1305,11 +1370,11 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const run = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms + 5000 }));
-          assert.deepEqual(await store.claimRuns('w1', 1000, 10), []);
+          assert.deepEqual(await store.runs.claim('w1', 1000, 10), []);
           clock.advance(4999);
-          assert.deepEqual(await store.claimRuns('w1', 1000, 10), []);
+          assert.deepEqual(await store.runs.claim('w1', 1000, 10), []);
           clock.advance(1);
-          assert.deepEqual(ids(await store.claimRuns('w1', 1000, 10)), [run.runId]);
+          assert.deepEqual(ids(await store.runs.claim('w1', 1000, 10)), [run.runId]);
         });
       });
 
@@ -1317,17 +1382,17 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const run = await insert(store, newRun(clock));
-          await store.claimRuns('w1', 1000, 10);
+          await store.runs.claim('w1', 1000, 10);
           clock.advance(500);
-          assert.equal(await store.renewLease(run.runId, 'w1', 2000), true);
+          assert.equal(await store.runs.renewLease(run.runId, 'w1', 2000), true);
           assert.equal((await mustGet(store, run.runId)).leaseExpiresAt, clock.ms + 2000);
           clock.advance(1500); // past the first expiry, within the renewed one
-          assert.deepEqual(await store.claimRuns('w2', 1000, 10), []);
-          assert.equal(await store.renewLease(run.runId, 'w2', 60_000), false, 'not the holder');
+          assert.deepEqual(await store.runs.claim('w2', 1000, 10), []);
+          assert.equal(await store.runs.renewLease(run.runId, 'w2', 60_000), false, 'not the holder');
           assert.equal((await mustGet(store, run.runId)).leaseExpiresAt, clock.ms + 500);
-          assert.equal(await store.renewLease('run_unknown', 'w1', 1000), false);
-          await store.releaseLease(run.runId, 'w1');
-          assert.equal(await store.renewLease(run.runId, 'w1', 1000), false, 'a released lease cannot be renewed');
+          assert.equal(await store.runs.renewLease('run_unknown', 'w1', 1000), false);
+          await store.runs.releaseLease(run.runId, 'w1');
+          assert.equal(await store.runs.renewLease(run.runId, 'w1', 1000), false, 'a released lease cannot be renewed');
         });
       });
 
@@ -1335,14 +1400,14 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const run = await insert(store, newRun(clock));
-          await store.claimRuns('w1', 60_000, 10);
-          await store.releaseLease(run.runId, 'w2');
+          await store.runs.claim('w1', 60_000, 10);
+          await store.runs.releaseLease(run.runId, 'w2');
           assert.equal((await mustGet(store, run.runId)).leaseOwner, 'w1', 'a non-owner cannot release');
-          await store.releaseLease(run.runId, 'w1');
+          await store.runs.releaseLease(run.runId, 'w1');
           const freed = await mustGet(store, run.runId);
           assert.equal('leaseOwner' in freed, false);
           assert.equal('leaseExpiresAt' in freed, false);
-          assert.deepEqual(ids(await store.claimRuns('w2', 1000, 10)), [run.runId], 'claimable without waiting');
+          assert.deepEqual(ids(await store.runs.claim('w2', 1000, 10)), [run.runId], 'claimable without waiting');
         });
       });
 
@@ -1350,16 +1415,16 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           for (let i = 0; i < 5; i++) await insert(store, newRun(clock));
-          const mine = await store.claimRuns('w1', 60_000, 3);
-          const theirs = await store.claimRuns('w2', 60_000, 10);
+          const mine = await store.runs.claim('w1', 60_000, 3);
+          const theirs = await store.runs.claim('w2', 60_000, 10);
           assert.equal(mine.length, 3);
           assert.equal(theirs.length, 2);
-          assert.equal(await store.releaseAllLeases('w1'), 3);
+          assert.equal(await store.runs.releaseLeases('w1'), 3);
           for (const run of mine) assert.equal('leaseOwner' in (await mustGet(store, run.runId)), false);
           for (const run of theirs) assert.equal((await mustGet(store, run.runId)).leaseOwner, 'w2');
-          assert.equal(await store.releaseAllLeases('w1'), 0);
-          assert.equal(await store.releaseAllLeases('nobody'), 0);
-          assert.deepEqual(ids(await store.claimRuns('w3', 1000, 10)), ids(mine));
+          assert.equal(await store.runs.releaseLeases('w1'), 0);
+          assert.equal(await store.runs.releaseLeases('nobody'), 0);
+          assert.deepEqual(ids(await store.runs.claim('w3', 1000, 10)), ids(mine));
         });
       });
 
@@ -1376,7 +1441,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           ] as const) {
             const runs: RunRecord[] = [];
             for (let i = 0; i < 20; i++) runs.push(await insert(store, newRun(clock)));
-            const claims = await Promise.all(range(owners).map((o) => store.claimRuns(`owner-${o}`, 60_000, limit)));
+            const claims = await Promise.all(range(owners).map((o) => store.runs.claim(`owner-${o}`, 60_000, limit)));
             const all = claims.flatMap((c) => c.map((r) => r.runId));
             assert.equal(new Set(all).size, all.length, `no run returned twice (${owners} owners × ${limit})`);
             assert.deepEqual([...all].sort(), ids(runs), 'together they claimed all 20');
@@ -1402,15 +1467,15 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           await insert(store, newRun(clock));
-          const [claimed] = await store.claimRuns('w1', 1000, 10); // lease until T0+1000
+          const [claimed] = await store.runs.claim('w1', 1000, 10); // lease until T0+1000
           assert.ok(claimed);
           clock.advance(800);
-          assert.equal(await store.renewLease(claimed.runId, 'w1', 1000), true); // until T0+1800
+          assert.equal(await store.runs.renewLease(claimed.runId, 'w1', 1000), true); // until T0+1800
           const after = await commit(store, claimed, { status: 'running' }, [{ type: 'run.started' }]);
           assert.equal(after.leaseExpiresAt, T0 + 1800, 'returned record');
           assert.equal((await mustGet(store, claimed.runId)).leaseExpiresAt, T0 + 1800, 'stored record');
           clock.advance(400); // T0+1200: past the stale expiry, inside the renewed one
-          assert.deepEqual(await store.claimRuns('w2', 1000, 10), [], 'no second worker while w1 holds a live lease');
+          assert.deepEqual(await store.runs.claim('w2', 1000, 10), [], 'no second worker while w1 holds a live lease');
         });
       });
 
@@ -1418,10 +1483,10 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           await insert(store, newRun(clock));
-          const [mine] = await store.claimRuns('w1', 1000, 10);
+          const [mine] = await store.runs.claim('w1', 1000, 10);
           assert.ok(mine);
           clock.advance(1001);
-          const [theirs] = await store.claimRuns('w2', 1000, 10);
+          const [theirs] = await store.runs.claim('w2', 1000, 10);
           assert.equal(theirs?.runId, mine.runId);
           // w1 still believes it holds the run and commits from its old snapshot.
           await commit(store, mine, { status: 'running' }, [{ type: 'run.started' }]).catch((err: unknown) => {
@@ -1430,7 +1495,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           const now = await mustGet(store, mine.runId);
           assert.equal(now.leaseOwner, 'w2');
           assert.equal(now.leaseExpiresAt, clock.ms + 1000);
-          assert.equal(await store.renewLease(mine.runId, 'w1', 1000), false);
+          assert.equal(await store.runs.renewLease(mine.runId, 'w1', 1000), false);
         });
       });
     });
@@ -1439,16 +1504,16 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       it('is the earliest timer among runnable runs, as a number, or undefined', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
-          assert.equal(await store.nextWakeAt(), undefined);
+          assert.equal(await store.runs.nextWakeAt(), undefined);
           await insert(store, newRun(clock, { status: 'pending' }));
           await insert(store, newRun(clock, { status: 'waiting-approval', wakeAt: T0 + 1000 }));
           await insert(store, newRun(clock, { status: 'completed', wakeAt: T0 + 500, completedAt: clock.iso() }));
-          assert.equal(await store.nextWakeAt(), undefined, 'no runnable run has a timer');
+          assert.equal(await store.runs.nextWakeAt(), undefined, 'no runnable run has a timer');
           await insert(store, newRun(clock, { status: 'running', wakeAt: T0 + 90 * DAY }));
-          assert.equal(await store.nextWakeAt(), T0 + 90 * DAY);
+          assert.equal(await store.runs.nextWakeAt(), T0 + 90 * DAY);
           await insert(store, newRun(clock, { status: 'pending', wakeAt: T0 + 3000 }));
           await insert(store, newRun(clock, { status: 'cancelling', wakeAt: T0 + 2000 }));
-          const next = await store.nextWakeAt();
+          const next = await store.runs.nextWakeAt();
           assert.equal(next, T0 + 2000);
           assert.equal(typeof next, 'number');
         });
@@ -1458,31 +1523,26 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
     describe('purge', () => {
       /** A run with two events and one interrupt. */
       async function seed(store: Store, clock: Clock, over: Partial<NewRun>): Promise<RunRecord> {
-        const run = await insert(store, newRun(clock, over), [{ type: 'run.created' }, { type: 'run.started' }]);
-        await store.transaction((tx) => tx.insertInterrupt(newInterrupt(clock, run.runId)));
+        const run = await insert(store, newRun(clock, over), [{ type: 'run.started' }, { type: 'run.started' }]);
+        await store.transaction((tx) => tx.interrupts.insert(newInterrupt(clock, run.runId)));
         return run;
       }
       const gone = async (store: Store, runId: string): Promise<void> => {
-        assert.equal(await store.getRun(runId), undefined, `${runId} deleted`);
-        assert.deepEqual(await store.listEvents(runId), [], `${runId} events deleted`);
-        assert.deepEqual(await store.listInterrupts(runId), [], `${runId} interrupts deleted`);
+        assert.equal(await store.runs.get(runId), undefined, `${runId} deleted`);
+        assert.deepEqual(await store.events.list(runId), [], `${runId} events deleted`);
+        assert.deepEqual(await store.interrupts.listByRun(runId), [], `${runId} interrupts deleted`);
       };
       const kept = async (store: Store, run: RunRecord): Promise<void> => {
-        assert.deepEqual(await store.getRun(run.runId), run, `${run.runId} kept`);
-        assert.equal((await store.listEvents(run.runId)).length, 2);
-        assert.equal((await store.listInterrupts(run.runId)).length, 1);
+        assert.deepEqual(await store.runs.get(run.runId), run, `${run.runId} kept`);
+        assert.equal((await store.events.list(run.runId)).length, 2);
+        assert.equal((await store.interrupts.listByRun(run.runId)).length, 1);
       };
 
-      it('purgeTerminalBefore deletes terminal runs completed before the cutoff, with their events and interrupts, and calls purge hooks', async () => {
+      it('purgeTerminalBefore deletes terminal runs completed before the cutoff, with their events and interrupts, and tells the pipeline listeners', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const hooked: string[][] = [];
-          store.addPurgeHook(async (trx, runIds) => {
-            // Inside the purge transaction, before the runs themselves go.
-            const present = await trx.selectFrom('runs').select('run_id').where('run_id', 'in', runIds).execute();
-            assert.equal(present.length, runIds.length);
-            hooked.push([...runIds].sort());
-          });
+          onPurge(store, (runIds) => hooked.push([...runIds].sort()));
           const long = new Date(T0 - 3 * DAY).toISOString();
           const old = [
             await seed(store, clock, { status: 'completed', completedAt: long }),
@@ -1500,9 +1560,9 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           assert.deepEqual(hooked.flat().sort(), ids(old));
           for (const run of old) await gone(store, run.runId);
           for (const run of keep) await kept(store, run);
-          assert.equal(await store.countRuns(), keep.length);
+          assert.equal(await store.runs.count(), keep.length);
           assert.equal(await store.purgeTerminalBefore(cutoff), 0);
-          assert.equal(hooked.length, 1, 'no hook call when nothing is purged');
+          assert.equal(hooked.length, 1, 'no listener call when nothing is purged');
         });
       });
 
@@ -1510,9 +1570,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const batches: number[] = [];
-          store.addPurgeHook(async (_trx, runIds) => {
-            batches.push(runIds.length);
-          });
+          onPurge(store, (runIds) => batches.push(runIds.length));
           const old: RunRecord[] = [];
           for (let i = 0; i < 5; i++)
             old.push(await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }));
@@ -1525,22 +1583,6 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           );
           for (const run of old) await gone(store, run.runId);
           await kept(store, young);
-        });
-      });
-
-      it('a failing purge hook deletes nothing', async () => {
-        const clock = new Clock();
-        await withStore(clock, async (store) => {
-          let fail = true;
-          store.addPurgeHook(async () => {
-            if (fail) throw new Error('purge hook failed');
-          });
-          const run = await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() });
-          await assert.rejects(store.purgeTerminalBefore(new Date(T0)), /purge hook failed/);
-          await kept(store, run);
-          fail = false;
-          assert.equal(await store.purgeTerminalBefore(new Date(T0)), 1);
-          await gone(store, run.runId);
         });
       });
 
@@ -1563,13 +1605,13 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const store = sharedStore(clock);
 
       it(`${N} writers from one snapshot: exactly one wins, the others get ConflictError`, async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const results = await Promise.allSettled(
           range(N).map((w) =>
             store().transaction((tx) =>
               tx.commitRun(run, { metadata: { writer: w } }, [
-                { type: 'step', payload: { writer: w, part: 0 } },
-                { type: 'step', payload: { writer: w, part: 1 } },
+                { type: 'node.completed', payload: { writer: w, part: 0 } },
+                { type: 'node.completed', payload: { writer: w, part: 1 } },
               ]),
             ),
           ),
@@ -1591,7 +1633,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       });
 
       it(`${N} writers each reading inside their own transaction: one success per version, gap-free log`, async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const results = await Promise.allSettled(
           range(N).map((w) =>
             store().transaction(async (tx) => {
@@ -1599,8 +1641,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
               assert.ok(cur);
               return (
                 await tx.commitRun(cur, { metadata: { writer: w } }, [
-                  { type: 'step', payload: { writer: w, part: 0 } },
-                  { type: 'step', payload: { writer: w, part: 1 } },
+                  { type: 'node.completed', payload: { writer: w, part: 0 } },
+                  { type: 'node.completed', payload: { writer: w, part: 1 } },
                 ])
               ).run;
             }),
@@ -1635,9 +1677,9 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       });
 
       it(`${N} writers retrying on ConflictError all land, each exactly once, each notified once`, async () => {
-        const run = await insert(store(), newRun(clock), [{ type: 'run.created' }]);
+        const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         let notified = 0;
-        const off = store().onCommit((changes) => {
+        const off = onCommit(store(), (changes) => {
           notified += changes.filter((c) => c.run.runId === run.runId).length;
         });
         let conflicts = 0;
@@ -1649,7 +1691,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
                   return await store().transaction(async (tx) => {
                     const cur = await tx.getRun(run.runId);
                     assert.ok(cur);
-                    return tx.commitRun(cur, {}, [{ type: 'step', payload: { writer: w } }]);
+                    return tx.commitRun(cur, {}, [{ type: 'node.completed', payload: { writer: w } }]);
                   });
                 } catch (err) {
                   if (!(err instanceof ConflictError)) throw err;
@@ -1777,9 +1819,9 @@ if (pgUrl) {
       assert.deepEqual(await openTogether([{ databaseUrl, pgSchema: second }], 1), [['ok']]);
       const b = await openStore({ databaseUrl, pgSchema: second });
       stores.push(b);
-      assert.deepEqual(await a.getRun(run.runId), run);
-      assert.equal(await b.getRun(run.runId), undefined);
-      assert.equal(await b.countRuns(), 0);
+      assert.deepEqual(await a.runs.get(run.runId), run);
+      assert.equal(await b.runs.get(run.runId), undefined);
+      assert.equal(await b.runs.count(), 0);
     });
   });
 } else {

@@ -56,6 +56,6 @@ describe('streams release their resources when the client disconnects', () => {
     const deadline = Date.now() + 10_000;
     while (bus.watchedRuns > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(bus.watchedRuns, 0, 'every follower unsubscribed from the bus');
-    assert.equal((await t.host.engine.store.getRun(taskId))?.status, 'waiting-approval', 'the task is untouched');
+    assert.equal((await t.host.engine.store.runs.get(taskId))?.status, 'waiting-approval', 'the task is untouched');
   });
 });

@@ -524,7 +524,7 @@ for (const dialect of DIALECTS) {
           JSON.stringify(ends),
         );
         assert.equal(snapshot.body.status, 'waiting-approval');
-        const run = await t.host.store.getRun(runId);
+        const run = await t.host.store.runs.get(runId);
         assert.equal(run?.status, 'waiting-approval', 'closing streams never touches the run');
       } finally {
         if (!closed) await t.close();

@@ -11,14 +11,14 @@ import {
   collectArtifacts,
   isFinalForMessageStream,
   isTerminalState,
-  parseResumeMessage,
-  partsToInputs,
   projectState,
   toArtifactUpdate,
   toStatusUpdate,
   toTask,
   toTaskState,
 } from '../../src/a2a/projection.js';
+import { parseResumeMessage, partsToInputs } from '../../src/a2a/messages.js';
+import { taskRecordOf } from '../../src/a2a/task-records.js';
 import type { Message, Part } from '../../src/a2a/types.js';
 
 // Walk up to the repo root so this works from test/unit (tsx) and dist/test/unit (compiled).
@@ -127,12 +127,15 @@ describe('projectState: the §1.3/§7.4 table', () => {
   });
 });
 
-describe('toTaskState against schemas/a2a-task-state.schema.json', () => {
+describe('the published A2ATaskState against schemas/a2a-task-state.schema.json', () => {
   const validate = makeAjv().compile(taskStateSchema);
+  /** The record exactly as production builds it: the pipeline step's record, then the read view. */
+  const published = (status: RunStatus, push?: { url: string; tokenFingerprint?: string }) =>
+    toTaskState(taskRecordOf(run(status, { metadata: { a2a: { contextId: 'ctx_1' } } })), push);
 
   for (const status of RUN_STATUSES) {
     test(`record for ${status} validates`, () => {
-      const rec = toTaskState({ runId: 'run_1', status, contextId: 'ctx_1', updatedAt: TS });
+      const rec = published(status);
       assert.ok(validate(rec), JSON.stringify(validate.errors));
       assert.equal(rec.taskId, rec.runId);
       assert.equal(rec.interruptKind !== undefined, status === 'waiting-approval' || status === 'waiting-input');
@@ -144,16 +147,11 @@ describe('toTaskState against schemas/a2a-task-state.schema.json', () => {
       url: string;
       tokenFingerprint: string;
     };
-    const rec = toTaskState({
-      runId: 'run_2',
-      status: 'waiting-approval',
-      updatedAt: TS,
-      pushConfig,
-      openInterruptKind: 'approval',
-    });
+    const rec = published('waiting-approval', pushConfig);
     assert.deepEqual(rec, {
-      taskId: 'run_2',
-      runId: 'run_2',
+      taskId: 'run_1',
+      runId: 'run_1',
+      contextId: 'ctx_1',
       state: 'input-required',
       interruptKind: 'approval',
       updatedAt: TS,
@@ -372,7 +370,7 @@ describe('events', () => {
     assert.equal(toArtifactUpdate('run_1', 'ctx_1', artifact, { lastChunk: true }).lastChunk, true);
   });
 
-  const ev = (sequence: number, type: string, payload: Record<string, unknown>): RunEvent => ({
+  const ev = (sequence: number, type: RunEvent['type'], payload: Record<string, unknown>): RunEvent => ({
     runId: 'run_1',
     sequence,
     type,

@@ -1,25 +1,15 @@
-// The push outbox's pure parts (backoff, schedule parsing) and its claim order against a real
-// store: SQLite in a temp file always, PostgreSQL (own schema) when HANDOFF_TEST_PG_URL is set.
-// Time never passes by sleeping: every call takes an explicit `now`.
+// The push retry schedule (backoff, parsing) and the outbox's claim order against a real store:
+// SQLite in a temp file always, PostgreSQL (own schema) when HANDOFF_TEST_PG_URL is set. Time never
+// passes by sleeping: the store's clock is set before each call.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import {
-  backoffMs,
-  claimDue,
-  enqueue,
-  hasPending,
-  listDeliveries,
-  type NewDelivery,
-  nextDueAt,
-  parseSchedule,
-  retryDead,
-  settle,
-} from '../../src/push/outbox.js';
+import { backoffMs, parseSchedule } from '../../src/push/schedule.js';
 import { openStore } from '../../src/store/connect.js';
-import type { PushOutboxTable } from '../../src/store/db.js';
+import type { DeliveryRecord } from '../../src/store/model.js';
+import type { NewDelivery } from '../../src/store/repos/push-outbox.js';
 import type { Store } from '../../src/store/store.js';
 import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
 
@@ -128,13 +118,15 @@ for (const dialect of DIALECTS) {
     let store: Store;
     let dir: string | undefined;
     let n = 0;
+    let clock = T0;
+    const now = () => new Date(clock);
 
     before(async () => {
       if (dialect === 'sqlite') {
         dir = mkdtempSync(join(tmpdir(), 'handoff-outbox-'));
-        store = await openStore({ sqliteFile: join(dir, 'handoff.db') });
+        store = await openStore({ sqliteFile: join(dir, 'handoff.db'), now });
       } else {
-        store = await openStore({ databaseUrl: pgSchemas!.url, pgSchema: pgSchemas!.fresh() });
+        store = await openStore({ databaseUrl: pgSchemas!.url, pgSchema: pgSchemas!.fresh(), now });
       }
     });
     after(async () => {
@@ -154,39 +146,49 @@ for (const dialect of DIALECTS) {
       tenantId: 'default',
       seq,
       final: false,
-      body: { kind: 'status-update', taskId, seq },
+      body: JSON.stringify({ kind: 'status-update', taskId, seq }),
       ...extra,
     });
-    const claim = (owner: string, now: number, limit = 100): Promise<PushOutboxTable[]> =>
-      claimDue(store.db, store.dialect, owner, LEASE, limit, now);
+    const enqueue = (deliveries: NewDelivery[], at: number) => {
+      clock = at;
+      return store.outbox.enqueue(deliveries);
+    };
+    const claim = (owner: string, at: number, limit = 100): Promise<DeliveryRecord[]> => {
+      clock = at;
+      return store.outbox.claimDue(owner, LEASE, limit);
+    };
+    const retryDead = (tenantId: string, deliveryId: string, at: number) => {
+      clock = at;
+      return store.outbox.retryDead(tenantId, deliveryId);
+    };
     const rowsOf = async (taskId: string) =>
-      (await listDeliveries(store.db, 'default', { taskId, limit: 1000 })).sort((a, b) => a.seq - b.seq);
+      (await store.outbox.list('default', { taskId, limit: 1000 })).sort((a, b) => a.seq - b.seq);
 
     it('the second delivery of a config is not claimable while the first is pending; after delivered it is', async () => {
       const t = task();
-      await enqueue(store.db, [delivery(t, 3)], T0);
-      await enqueue(store.db, [delivery(t, 7, { final: true })], T0);
+      await enqueue([delivery(t, 3)], T0);
+      await enqueue([delivery(t, 7, { final: true })], T0);
       const [first, second] = await rowsOf(t);
       assert.ok(first && second);
       assert.equal(first.state, 'pending');
       assert.equal(first.attempts, 0);
-      assert.match(first.delivery_id, /^dlv_/);
-      assert.notEqual(first.delivery_id, second.delivery_id);
+      assert.match(first.deliveryId, /^dlv_/);
+      assert.notEqual(first.deliveryId, second.deliveryId);
 
       const c1 = await claim('w1', T0);
       assert.deepEqual(
         c1.map((r) => r.seq),
         [3],
       );
-      assert.equal(c1[0]!.lease_owner, 'w1');
-      assert.equal(Number(c1[0]!.lease_expires_at), T0 + LEASE);
+      assert.equal(c1[0]!.leaseOwner, 'w1');
+      assert.equal(Number(c1[0]!.leaseExpiresAt), T0 + LEASE);
       // Leased and in flight: nothing of this config is claimable, by anyone.
       assert.deepEqual(await claim('w2', T0 + 1), []);
 
       // The attempt failed: back to pending with a retry time. The second still waits behind it,
       // even once it is due itself and the first is not.
       assert.equal(
-        await settle(store.db, first.delivery_id, 'w1', {
+        await store.outbox.settle(first.deliveryId, 'w1', {
           state: 'pending',
           attempts: 1,
           nextAttemptAt: T0 + 5000,
@@ -197,11 +199,7 @@ for (const dialect of DIALECTS) {
       );
       assert.deepEqual(await claim('w2', T0 + 10), []);
       // The second row is blocked behind the first, so the worker's next look is the first's retry.
-      assert.equal(
-        await nextDueAt(store.db, store.dialect),
-        T0 + 5000,
-        'blocked rows do not count; the retry of the first does',
-      );
+      assert.equal(await store.outbox.nextDueAt(), T0 + 5000, 'blocked rows do not count; the retry of the first does');
       const c2 = await claim('w2', T0 + 5000);
       assert.deepEqual(
         c2.map((r) => r.seq),
@@ -211,7 +209,7 @@ for (const dialect of DIALECTS) {
       assert.equal(c2[0]!.attempts, 1);
 
       assert.equal(
-        await settle(store.db, first.delivery_id, 'w2', { state: 'delivered', attempts: 2, lastStatus: 200 }),
+        await store.outbox.settle(first.deliveryId, 'w2', { state: 'delivered', attempts: 2, lastStatus: 200 }),
         true,
       );
       const c3 = await claim('w3', T0 + 5001);
@@ -219,24 +217,24 @@ for (const dialect of DIALECTS) {
         c3.map((r) => r.seq),
         [7],
       );
-      assert.equal(c3[0]!.final, 1);
+      assert.equal(c3[0]!.final, true);
       const rows = await rowsOf(t);
       assert.equal(rows[0]!.state, 'delivered');
-      assert.ok(rows[0]!.delivered_at);
-      assert.equal(rows[0]!.lease_owner, null);
-      assert.equal(rows[0]!.last_status, 200);
+      assert.ok(rows[0]!.deliveredAt);
+      assert.equal(rows[0]!.leaseOwner, undefined);
+      assert.equal(rows[0]!.lastStatus, 200);
     });
 
     it('after the first is dead (dead-lettered), the second is claimable', async () => {
       const t = task();
-      await enqueue(store.db, [delivery(t, 1), delivery(t, 2)], T0);
+      await enqueue([delivery(t, 1), delivery(t, 2)], T0);
       const c1 = await claim('w1', T0);
       assert.deepEqual(
         c1.map((r) => r.seq),
         [1],
       );
       assert.equal(
-        await settle(store.db, c1[0]!.delivery_id, 'w1', {
+        await store.outbox.settle(c1[0]!.deliveryId, 'w1', {
           state: 'dead',
           attempts: 1,
           lastStatus: 404,
@@ -253,12 +251,12 @@ for (const dialect of DIALECTS) {
 
     it('a cancelled predecessor does not block either', async () => {
       const t = task();
-      await enqueue(store.db, [delivery(t, 1), delivery(t, 2)], T0);
+      await enqueue([delivery(t, 1), delivery(t, 2)], T0);
       const [first] = await rowsOf(t);
       await store.db
         .updateTable('push_outbox')
         .set({ state: 'cancelled' })
-        .where('delivery_id', '=', first!.delivery_id)
+        .where('delivery_id', '=', first!.deliveryId)
         .execute();
       assert.deepEqual(
         (await claim('w1', T0)).map((r) => r.seq),
@@ -269,7 +267,6 @@ for (const dialect of DIALECTS) {
     it('the order is per (task, config): other configs and other tasks are claimed side by side', async () => {
       const t = task();
       await enqueue(
-        store.db,
         [
           delivery(t, 1),
           delivery(t, 2),
@@ -282,49 +279,49 @@ for (const dialect of DIALECTS) {
       );
       const claimed = await claim('w1', T0);
       assert.deepEqual(
-        claimed.map((r) => `${r.task_id}/${r.config_id}/${r.seq}`).sort(),
+        claimed.map((r) => `${r.taskId}/${r.configId}/${r.seq}`).sort(),
         [`${t}/${t}/1`, `${t}/second/1`, `${t}_b/${t}_b/1`].sort(),
       );
     });
 
     it('a delivery is not claimable before it is due, nor while another worker holds its lease', async () => {
       const t = task();
-      await enqueue(store.db, [delivery(t, 1)], T0 + 1000);
+      await enqueue([delivery(t, 1)], T0 + 1000);
       assert.deepEqual(await claim('w1', T0), []);
       assert.equal((await claim('w1', T0 + 1000)).length, 1);
       assert.deepEqual(await claim('w2', T0 + 1000 + LEASE - 1), []);
       // The lease expired (a crashed worker): another worker takes it over.
       const taken = await claim('w2', T0 + 1000 + LEASE + 1);
       assert.equal(taken.length, 1);
-      assert.equal(taken[0]!.lease_owner, 'w2');
+      assert.equal(taken[0]!.leaseOwner, 'w2');
       // The old owner can no longer settle it (fencing).
-      assert.equal(await settle(store.db, taken[0]!.delivery_id, 'w1', { state: 'delivered', attempts: 1 }), false);
-      assert.equal(await settle(store.db, taken[0]!.delivery_id, 'w2', { state: 'delivered', attempts: 1 }), true);
+      assert.equal(await store.outbox.settle(taken[0]!.deliveryId, 'w1', { state: 'delivered', attempts: 1 }), false);
+      assert.equal(await store.outbox.settle(taken[0]!.deliveryId, 'w2', { state: 'delivered', attempts: 1 }), true);
     });
 
     it('claims at most `limit` rows, the earliest due first', async () => {
       const t = task();
-      await enqueue(store.db, [delivery(`${t}_x`, 1)], T0 + 30);
-      await enqueue(store.db, [delivery(`${t}_y`, 1)], T0 + 10);
-      await enqueue(store.db, [delivery(`${t}_z`, 1)], T0 + 20);
+      await enqueue([delivery(`${t}_x`, 1)], T0 + 30);
+      await enqueue([delivery(`${t}_y`, 1)], T0 + 10);
+      await enqueue([delivery(`${t}_z`, 1)], T0 + 20);
       const got = await claim('w1', T0 + 100, 2);
-      assert.deepEqual(got.map((r) => r.task_id).sort(), [`${t}_y`, `${t}_z`]);
+      assert.deepEqual(got.map((r) => r.taskId).sort(), [`${t}_y`, `${t}_z`]);
     });
 
     it('retryDead: only a dead delivery of the same tenant goes back to pending, attempts from zero', async () => {
       const t = task();
-      await enqueue(store.db, [delivery(t, 1, { final: true })], T0);
+      await enqueue([delivery(t, 1, { final: true })], T0);
       const [c] = await claim('w1', T0);
-      assert.equal(await retryDead(store.db, 'default', c!.delivery_id, T0), undefined, 'pending, not dead');
-      await settle(store.db, c!.delivery_id, 'w1', { state: 'dead', attempts: 4, lastError: 'http_status' });
-      assert.equal(await hasPending(store.db, t, t), false);
-      assert.equal(await retryDead(store.db, 'other-tenant', c!.delivery_id, T0), undefined);
-      const back = await retryDead(store.db, 'default', c!.delivery_id, T0 + 7);
+      assert.equal(await retryDead('default', c!.deliveryId, T0), undefined, 'pending, not dead');
+      await store.outbox.settle(c!.deliveryId, 'w1', { state: 'dead', attempts: 4, lastError: 'http_status' });
+      assert.equal(await store.outbox.hasPending(t, t), false);
+      assert.equal(await retryDead('other-tenant', c!.deliveryId, T0), undefined);
+      const back = await retryDead('default', c!.deliveryId, T0 + 7);
       assert.ok(back);
       assert.equal(back.state, 'pending');
       assert.equal(back.attempts, 0);
-      assert.equal(Number(back.next_attempt_at), T0 + 7);
-      assert.equal(await hasPending(store.db, t, t), true);
+      assert.equal(Number(back.nextAttemptAt), T0 + 7);
+      assert.equal(await store.outbox.hasPending(t, t), true);
       assert.equal((await claim('w1', T0 + 7)).length, 1);
     });
   });

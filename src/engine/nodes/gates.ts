@@ -1,66 +1,131 @@
 // The human-in-the-loop gates. Executing a gate only opens an interrupt; the decision arrives
 // later through Engine.resolveInterrupt, which checks approvers and quorum before the run moves.
 import { renderTemplate } from '../workflow/evaluate.js';
-import type { NodeExecutor } from './types.js';
+import {
+  APPROVAL_ACTION_NAMES,
+  type ApprovalAction,
+  APPROVAL_ACTIONS,
+  normalizeApprovalAction,
+} from '../vocabulary.js';
+import { duplicates, NAME_PATTERN, type NodeType, SCHEMA_DIALECT } from './types.js';
 
-export const APPROVAL_ACTIONS = ['accept', 'reject', 'refine', 'edit-accept', 'ask'] as const;
-export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
+interface ApprovalGateConfig {
+  title: string;
+  description?: string;
+  /** Template of the data to approve; default: output of `artifactFrom`. */
+  artifact?: unknown;
+  /** Node id of the producer; `refine` re-runs it. */
+  artifactFrom?: string;
+  /** Default: all five actions. `edit` is an alias of `edit-accept`. */
+  actions?: string[];
+  /** Default 1. */
+  requiredApprovals?: number;
+  /** Principal ids allowed to decide; absent = anyone. */
+  approversList?: string[];
+  rejectionPolicy?: 'single-veto';
+  timeoutMs?: number;
+}
 
-/** `edit` is the interrupt-schema spelling of the `edit-accept` resume action. */
-export const normalizeAction = (a: string): string => (a === 'edit' ? 'edit-accept' : a);
-
-export const approvalGate: NodeExecutor = {
-  inline: true,
+export const approvalGate: NodeType<ApprovalGateConfig> = {
   typeId: 'core.approvalGate',
-  async execute(ctx) {
-    const c = ctx.node.config as {
-      title: string;
-      description?: string;
-      artifact?: unknown;
-      artifactFrom?: string;
-      actions?: string[];
-      requiredApprovals?: number;
-      approversList?: string[];
-      rejectionPolicy?: string;
-    };
+  inline: true,
+  configSchema: {
+    $schema: SCHEMA_DIALECT,
+    type: 'object',
+    required: ['title'],
+    properties: {
+      title: { type: 'string', minLength: 1 },
+      description: { type: 'string' },
+      artifact: true,
+      artifactFrom: { type: 'string', minLength: 1 },
+      actions: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: APPROVAL_ACTION_NAMES } },
+      requiredApprovals: { type: 'integer', minimum: 1 },
+      // An empty list would let nobody decide; absence means anyone may.
+      approversList: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
+      rejectionPolicy: { enum: ['single-veto'] },
+      timeoutMs: { type: 'integer', minimum: 0 },
+    },
+    additionalProperties: false,
+  },
+  checkConfig(config, { nodeId, nodeIds }) {
+    if (config.artifactFrom === undefined) return [];
+    if (config.artifactFrom === nodeId) return ['config.artifactFrom cannot name the gate itself'];
+    if (!nodeIds.has(config.artifactFrom)) return [`config.artifactFrom "${config.artifactFrom}" is not a node`];
+    return [];
+  },
+  async execute({ config: c, scope, node }) {
     const artifact =
       c.artifact !== undefined
-        ? await renderTemplate(c.artifact, ctx.scope)
+        ? await renderTemplate(c.artifact, scope)
         : c.artifactFrom !== undefined
-          ? (ctx.scope.nodes[c.artifactFrom] ?? null)
+          ? (scope.nodes[c.artifactFrom] ?? null)
           : null;
-    const actions = [...new Set((c.actions ?? [...APPROVAL_ACTIONS]).map(normalizeAction))];
-    return {
-      kind: 'interrupt',
-      interrupt: {
-        kind: 'approval',
-        data: {
-          title: c.title,
-          ...(c.description !== undefined ? { description: c.description } : {}),
-          artifactId: ctx.node.id,
-          artifact,
-          actions,
-          requiredApprovals: c.requiredApprovals ?? 1,
-          ...(c.approversList ? { approversList: c.approversList } : {}),
-          rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
-          ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),
-        },
-      },
+    const actions: ApprovalAction[] = [
+      ...new Set((c.actions ?? APPROVAL_ACTIONS).map((a) => normalizeApprovalAction(a) as ApprovalAction)),
+    ];
+    const data = {
+      title: c.title,
+      ...(c.description !== undefined ? { description: c.description } : {}),
+      artifactId: node.id,
+      artifact,
+      actions,
+      requiredApprovals: c.requiredApprovals ?? 1,
+      ...(c.approversList ? { approversList: c.approversList } : {}),
+      rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
+      ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),
     };
+    return { kind: 'interrupt', interrupt: { kind: 'approval', data } };
   },
 };
 
-export const clarificationGate: NodeExecutor = {
-  inline: true,
+interface ClarificationQuestion {
+  id: string;
+  question: string;
+  /** JSON Schema the answer must satisfy. */
+  schema?: Record<string, unknown>;
+}
+
+interface ClarificationGateConfig {
+  questions: ClarificationQuestion[];
+  title?: string;
+}
+
+export const clarificationGate: NodeType<ClarificationGateConfig> = {
   typeId: 'core.clarificationGate',
-  async execute(ctx) {
-    const c = ctx.node.config as { questions: Array<{ id: string; question: string }>; title?: string };
-    return {
-      kind: 'interrupt',
-      interrupt: {
-        kind: 'clarification',
-        data: { questions: c.questions, ...(c.title !== undefined ? { title: c.title } : {}) },
+  inline: true,
+  configSchema: {
+    $schema: SCHEMA_DIALECT,
+    type: 'object',
+    required: ['questions'],
+    properties: {
+      title: { type: 'string' },
+      questions: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          required: ['id', 'question'],
+          properties: {
+            id: { type: 'string', pattern: NAME_PATTERN },
+            question: { type: 'string', minLength: 1 },
+            schema: { type: 'object' },
+          },
+          additionalProperties: false,
+        },
       },
-    };
+    },
+    additionalProperties: false,
+  },
+  checkConfig(config, { schemaProblems }) {
+    return [
+      ...duplicates(config.questions.map((q) => q.id)).map((id) => `config.questions: duplicate question id "${id}"`),
+      ...config.questions.flatMap((q, i) =>
+        q.schema ? schemaProblems(q.schema, `config.questions[${i}].schema`) : [],
+      ),
+    ];
+  },
+  async execute({ config }) {
+    const data = { questions: config.questions, ...(config.title !== undefined ? { title: config.title } : {}) };
+    return { kind: 'interrupt', interrupt: { kind: 'clarification', data } };
   },
 };

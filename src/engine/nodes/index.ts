@@ -1,10 +1,11 @@
-// The node types this host executes, by typeId.
+// The node types this host executes, by typeId. Adding a node type: its file, and a line here.
 import { delay } from './delay.js';
 import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
 import { transform } from './transform.js';
-import type { NodeExecutor } from './types.js';
+import type { NodeType } from './types.js';
 
-export const EXECUTORS: ReadonlyMap<string, NodeExecutor> = new Map(
-  [transform, delay, approvalGate, clarificationGate, fail].map((e) => [e.typeId, e]),
-);
+// Each type checks its own config, so the map erases the config type parameter.
+const ALL: NodeType<any>[] = [transform, delay, approvalGate, clarificationGate, fail];
+
+export const NODE_TYPES: ReadonlyMap<string, NodeType<any>> = new Map(ALL.map((t) => [t.typeId, t]));

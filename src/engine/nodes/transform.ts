@@ -1,16 +1,31 @@
 // core.transform: render `output` (a template) as the node's output and `set` into variables.
 import { renderTemplate } from '../workflow/evaluate.js';
-import type { NodeExecutor } from './types.js';
+import { NAME_PATTERN, type NodeType, SCHEMA_DIALECT } from './types.js';
 
-export const transform: NodeExecutor = {
-  inline: true,
+interface TransformConfig {
+  /** Template rendered into the node's output (absent: output is {}). */
+  output?: unknown;
+  /** Variable name → template; the rendered values are merged into `scope.vars`. */
+  set?: Record<string, unknown>;
+}
+
+export const transform: NodeType<TransformConfig> = {
   typeId: 'core.transform',
-  async execute(ctx) {
-    const config = ctx.node.config as { output?: unknown; set?: Record<string, unknown> };
+  inline: true,
+  configSchema: {
+    $schema: SCHEMA_DIALECT,
+    type: 'object',
+    properties: {
+      output: true,
+      set: { type: 'object', propertyNames: { pattern: NAME_PATTERN } },
+    },
+    additionalProperties: false,
+  },
+  async execute({ config, scope }) {
     // `set` is applied first so `output` and the outgoing edge conditions see the new values.
-    const vars = config.set ? ((await renderTemplate(config.set, ctx.scope)) as Record<string, unknown>) : undefined;
-    const scope = vars ? { ...ctx.scope, vars: { ...ctx.scope.vars, ...vars } } : ctx.scope;
-    const output = config.output === undefined ? {} : await renderTemplate(config.output, scope);
+    const vars = config.set ? ((await renderTemplate(config.set, scope)) as Record<string, unknown>) : undefined;
+    const seen = vars ? { ...scope, vars: { ...scope.vars, ...vars } } : scope;
+    const output = config.output === undefined ? {} : await renderTemplate(config.output, seen);
     return { kind: 'completed', output, ...(vars ? { vars } : {}) };
   },
 };

@@ -1,9 +1,11 @@
-// The contract between the engine and a node type. An executor is a pure step: it reads the
-// node, its config and the run scope, and says what happened. The engine alone commits.
-import type { InterruptKind, RunError } from '../../store/model.js';
+// The contract between the engine and a node type. A node type is one object: its type id, the
+// JSON Schema its `config` must satisfy (checked when a workflow loads), whether it may run inside
+// a request's transaction, and its executor. An executor says what happened; the engine commits.
+// Adding a node type: one file here exporting a NodeType, plus its line in index.ts.
+import type { InterruptKind, NewEvent, RunError } from '../../store/model.js';
 import type { WorkflowNode } from '../workflow/definition.js';
 
-/** What templates and conditions see (spec: `{{ inputs.prompt }}`, `vars.i < inputs.steps`). */
+/** What templates and conditions see (`{{ inputs.prompt }}`, `vars.i < inputs.steps`). */
 export interface EvalScope {
   inputs: Record<string, unknown>;
   vars: Record<string, unknown>;
@@ -14,30 +16,62 @@ export interface EvalScope {
   run: { runId: string; workflowId: string };
 }
 
-export interface NodeContext {
+export interface NodeContext<C = Record<string, unknown>> {
   runId: string;
   workflowId: string;
   node: WorkflowNode;
+  /** The node's config, already checked against the type's configSchema (templates unrendered). */
+  config: C;
   /** How many times this node has completed before in this run (loops, refine). */
   ordinal: number;
   scope: EvalScope;
+  /** Epoch ms, from the engine's clock. */
   now: number;
   /** Set when this execution already started a durable timer: the epoch ms it wakes at. */
   wakeAt?: number;
-  /** Stable across a crash-retry of the same execution: run, node and ordinal. */
+  /** What this execution recorded with its last `sleep` (durable across restarts), if anything. */
+  state?: Record<string, unknown>;
+  /** Stable across a crash-retry of the same execution: `runId:nodeId:ordinal`. */
   idempotencyKey: string;
 }
 
 export type NodeResult =
-  | { kind: 'completed'; output: unknown; vars?: Record<string, unknown> }
-  | { kind: 'sleep'; wakeAt: number }
+  | { kind: 'completed'; output: unknown; vars?: Record<string, unknown>; events?: NewEvent[] }
+  /** Wake me at `wakeAt`; `state` is handed back to that execution; `events` are logged now. */
+  | { kind: 'sleep'; wakeAt: number; state?: Record<string, unknown>; events?: NewEvent[] }
   | { kind: 'interrupt'; interrupt: { kind: InterruptKind; data: Record<string, unknown> } }
   | { kind: 'failed'; error: RunError };
 
-export interface NodeExecutor {
+export interface NodeType<C = Record<string, unknown>> {
   readonly typeId: string;
-  /** Fast and free of external I/O: may run inside the transaction of the request that
-   * started or resumed the run. Executors that call out must leave this false. */
-  readonly inline?: boolean;
-  execute(ctx: NodeContext): Promise<NodeResult>;
+  /**
+   * Fast and free of external I/O: may run inside the transaction of the request that started
+   * or resumed the run. A node that calls out is not inline: the worker runs it outside any
+   * transaction and commits its result afterwards.
+   */
+  readonly inline: boolean;
+  /** JSON Schema (2020-12) of `config`; templates (`{{ expr }}`) may appear in any string. */
+  readonly configSchema: object;
+  /** What the schema cannot say (e.g. a reference to another node), as sentences about `config`. */
+  checkConfig?(config: C, check: ConfigCheck): string[];
+  execute(ctx: NodeContext<C>): Promise<NodeResult>;
 }
+
+/** What a node type's own config check may consult. */
+export interface ConfigCheck {
+  nodeId: string;
+  /** Every node id of the workflow. */
+  nodeIds: ReadonlySet<string>;
+  /** Problems compiling an author-written JSON Schema found at `path` (none: it compiles). */
+  schemaProblems(schema: Record<string, unknown>, path: string): string[];
+}
+
+/** The values that occur more than once, each once. */
+export function duplicates(values: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return [...new Set(values.filter((v) => seen.has(v) || !seen.add(v)))];
+}
+
+export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+/** Names end up in JSONata paths (`vars.i`, `nodes.ask.answers.name`), so keep them plain. */
+export const NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import definitionSchema from '../../../schemas/workflow-definition.schema.json' with { type: 'json' };
-import { KNOWN_NODE_TYPES, NODE_CONFIG_SCHEMAS } from '../nodes/schemas.js';
+import { NODE_TYPES } from '../nodes/index.js';
+import { duplicates } from '../nodes/types.js';
 import type { EdgeCondition, PortValue, WorkflowDefinition, WorkflowNode } from './definition.js';
 import { EvaluationError, checkExpressionSyntax, compileConditionRegex, findTemplateProblems } from './evaluate.js';
 
@@ -41,7 +42,7 @@ const hostAjv = new Ajv2020({
 addFormats(hostAjv);
 const validateDefinitionShape = hostAjv.compile(definitionSchema);
 const configValidators = new Map<string, ValidateFunction>(
-  Object.entries(NODE_CONFIG_SCHEMAS).map(([typeId, schema]) => [typeId, hostAjv.compile(schema)]),
+  [...NODE_TYPES.values()].map((t) => [t.typeId, hostAjv.compile(t.configSchema)]),
 );
 
 // Author-written schemas (inputSchema, question schemas) may use annotation keywords Ajv's strict
@@ -146,19 +147,15 @@ function semanticProblems(wf: WorkflowDefinition): string[] {
   return problems;
 }
 
-function duplicates(values: string[]): string[] {
-  const seen = new Set<string>();
-  return [...new Set(values.filter((v) => seen.has(v) || !seen.add(v)))];
-}
-
 function nodeProblems(node: WorkflowNode, nodeIds: Set<string>): string[] {
+  const type = NODE_TYPES.get(node.typeId);
   const validate = configValidators.get(node.typeId);
-  if (!validate) return [`unknown typeId "${node.typeId}" (known: ${KNOWN_NODE_TYPES.join(', ')})`];
+  if (!type || !validate) return [`unknown typeId "${node.typeId}" (known: ${[...NODE_TYPES.keys()].join(', ')})`];
   if (!validate(node.config)) return ajvErrorsAt(validate.errors, 'config');
   return [
     ...findTemplateProblems(node.config, 'config'),
     ...Object.entries(node.inputs).flatMap(([name, port]) => portProblems(name, port, nodeIds)),
-    ...typeSpecificProblems(node, nodeIds),
+    ...(type.checkConfig?.(node.config, { nodeId: node.id, nodeIds, schemaProblems: schemaCompileProblems }) ?? []),
   ];
 }
 
@@ -169,24 +166,6 @@ function portProblems(name: string, port: PortValue, nodeIds: Set<string>): stri
   }
   if (port.type === 'connection' && !nodeIds.has(port.nodeId)) {
     return [`inputs.${name}: connection to unknown node "${port.nodeId}"`];
-  }
-  return [];
-}
-
-function typeSpecificProblems(node: WorkflowNode, nodeIds: Set<string>): string[] {
-  const config = node.config;
-  if (node.typeId === 'core.approvalGate' && typeof config.artifactFrom === 'string') {
-    if (config.artifactFrom === node.id) return ['config.artifactFrom cannot name the gate itself'];
-    if (!nodeIds.has(config.artifactFrom)) return [`config.artifactFrom "${config.artifactFrom}" is not a node`];
-  }
-  if (node.typeId === 'core.clarificationGate') {
-    const questions = config.questions as Array<{ id: string; schema?: Record<string, unknown> }>;
-    return [
-      ...duplicates(questions.map((q) => q.id)).map((id) => `config.questions: duplicate question id "${id}"`),
-      ...questions.flatMap((q, i) =>
-        q.schema ? schemaCompileProblems(q.schema, `config.questions[${i}].schema`) : [],
-      ),
-    ];
   }
   return [];
 }

@@ -16,16 +16,14 @@ import type { A2AStreams, OpenedStream } from '../../a2a/stream.js';
 import type { MessageSendParams, TaskIdParams } from '../../a2a/types.js';
 import { invalidParams } from '../../a2a/errors.js';
 import { parseLastEventId, SseStream, streamRegistry } from '../sse.js';
-import { getTaskRecord, listTaskRecords, toStateRecord } from '../../a2a/task-records.js';
+import { toTaskState } from '../../a2a/projection.js';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/engine.js';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
 import { type Static, Type } from '@sinclair/typebox';
 import type { A2ATaskState } from '../../a2a/types.js';
-import { listConfigs } from '../../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../../egress/address.js';
-import { getDelivery, listDeliveries, retryDead } from '../../push/outbox.js';
-import type { PushOutboxTable } from '../../store/db.js';
+import type { DeliveryRecord } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { VERSION } from '../../version.js';
 
@@ -164,14 +162,12 @@ function openStream(deps: A2ARouteDeps, req: FastifyRequest, call: RpcCall): Pro
 
 /** The RFC 0100 record, with the task's default push config (id == task id, else the first). */
 async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string): Promise<A2ATaskState> {
-  const rec = await getTaskRecord(deps.engine.store, taskId, tenantId);
+  const rec = await deps.engine.store.tasks.get(taskId, tenantId);
   if (!rec) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
-  const out = toStateRecord(rec);
-  const configs = await listConfigs(deps.engine.store.db, taskId, deps.engine.store.dialect);
-  const main = configs.find((c) => c.config_id === taskId) ?? configs[0];
-  if (main)
-    out.pushConfig = { url: main.url, ...(main.token_fingerprint ? { tokenFingerprint: main.token_fingerprint } : {}) };
-  return out;
+  const configs = await deps.engine.store.pushConfigs.list(taskId);
+  const main = configs.find((c) => c.configId === taskId) ?? configs[0];
+  const fingerprint = main?.tokenFingerprint ? { tokenFingerprint: main.tokenFingerprint } : {};
+  return toTaskState(rec, main && { url: main.url, ...fingerprint });
 }
 
 /** The caller's tasks as A2ATaskState records, most recently changed first. */
@@ -187,11 +183,12 @@ function taskListRoute(app: FastifyInstance, deps: A2ARouteDeps): void {
   );
   app.get<{ Querystring: Static<typeof Query> }>('/v1/a2a/tasks', { schema: { querystring: Query } }, async (req) => {
     try {
-      const page = await listTaskRecords(deps.engine.store, req.caller.tenantId, {
+      const page = await deps.engine.store.tasks.list(req.caller.tenantId, {
         ...req.query,
         limit: req.query.limit ?? 50,
       });
-      return { tasks: page.tasks.map(toStateRecord), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      const tasks = page.tasks.map((t) => toTaskState(t));
+      return { tasks, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
     } catch (err) {
       if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
       throw err;
@@ -213,17 +210,17 @@ function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     '/v1/a2a/deliveries',
     { schema: { querystring: Query } },
     async (req) => {
-      const rows = await listDeliveries(deps.engine.store.db, req.caller.tenantId, req.query);
-      return { deliveries: rows.map(deliveryView) };
+      const deliveries = await deps.engine.store.outbox.list(req.caller.tenantId, req.query);
+      return { deliveries: deliveries.map(deliveryView) };
     },
   );
   app.post<{ Params: { id: string } }>('/v1/a2a/deliveries/:id/retry', async (req) => {
-    const row = await retryDead(deps.engine.store.db, req.caller.tenantId, req.params.id);
+    const row = await deps.engine.store.outbox.retryDead(req.caller.tenantId, req.params.id);
     if (row) {
       deps.pushWorker?.kick();
       return deliveryView(row);
     }
-    const existing = await getDelivery(deps.engine.store.db, req.caller.tenantId, req.params.id);
+    const existing = await deps.engine.store.outbox.get(req.caller.tenantId, req.params.id);
     if (!existing) throw new HttpError(404, 'not_found', `delivery ${req.params.id} not found`);
     throw new HttpError(
       409,
@@ -233,19 +230,19 @@ function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   });
 }
 
-function deliveryView(r: PushOutboxTable) {
+function deliveryView(r: DeliveryRecord) {
   return {
-    deliveryId: r.delivery_id,
-    taskId: r.task_id,
-    configId: r.config_id,
+    deliveryId: r.deliveryId,
+    taskId: r.taskId,
+    configId: r.configId,
     state: r.state,
-    final: r.final === 1,
+    final: r.final,
     attempts: r.attempts,
-    nextAttemptAt: r.state === 'pending' ? new Date(Number(r.next_attempt_at)).toISOString() : null,
-    lastStatus: r.last_status,
-    lastError: r.last_error,
-    createdAt: r.created_at,
-    deliveredAt: r.delivered_at,
+    nextAttemptAt: r.state === 'pending' ? new Date(r.nextAttemptAt).toISOString() : null,
+    lastStatus: r.lastStatus ?? null,
+    lastError: r.lastError ?? null,
+    createdAt: r.createdAt,
+    deliveredAt: r.deliveredAt ?? null,
   };
 }
 

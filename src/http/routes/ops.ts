@@ -1,7 +1,7 @@
 // Operational and read-only routes: discovery, workflows, health, metrics.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
-import { registry as metricsRegistry } from '../../metrics.js';
+import type { Metrics } from '../../metrics.js';
 import type { Store } from '../../store/store.js';
 import { VERSION } from '../../version.js';
 import { HttpError } from '../errors.js';
@@ -16,6 +16,7 @@ export function opsRoutes(
   app: FastifyInstance,
   store: Store,
   workflows: WorkflowRegistry,
+  metrics: Metrics,
   extras: DiscoveryExtras,
 ): void {
   app.get('/.well-known/openwop', async (req, reply) => {
@@ -61,7 +62,7 @@ export function opsRoutes(
   });
 
   app.get('/metrics', async (_req, reply) => {
-    void reply.header('Content-Type', metricsRegistry.contentType);
-    return metricsRegistry.metrics();
+    void reply.header('Content-Type', metrics.registry.contentType);
+    return metrics.registry.metrics();
   });
 }

@@ -3,7 +3,6 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Caller, Engine } from '../../engine/engine.js';
-import { metrics } from '../../metrics.js';
 import { isTerminal } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
@@ -69,7 +68,6 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
         ...(key ? { idempotency: { key, body } } : {}),
       });
       if (replayed) void reply.header('openwop-Idempotent-Replay', 'true');
-      else metrics.runsStarted.inc({ workflow: run.workflowId });
       return reply.status(201).send({
         runId: run.runId,
         status: run.status,
@@ -82,7 +80,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
   app.get<{ Params: Static<typeof RunId> }>('/v1/runs/:id', { schema: { params: RunId } }, async (req) => {
     const run = await engine.getRun(req.caller, req.params.id);
     const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
-    const open = waiting ? await engine.store.getOpenInterrupt(run.runId) : undefined;
+    const open = waiting ? await engine.store.interrupts.getOpen(run.runId) : undefined;
     return runSnapshot(run, open);
   });
 
@@ -194,12 +192,12 @@ async function pollEvents(
   const unsubscribe = bus.subscribeRun(runId, () => wake());
   parked.add(wake);
   try {
-    const first = await engine.store.listEvents(runId, after, limit);
+    const first = await engine.store.events.list(runId, after, limit);
     if (first.length > 0 || terminal || timeoutMs === 0) return first;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
-    return engine.store.listEvents(runId, after, limit);
+    return engine.store.events.list(runId, after, limit);
   } finally {
     parked.delete(wake);
     unsubscribe();

@@ -1,0 +1,45 @@
+// Idempotency records: (tenant, scope, key) → the response an earlier request produced.
+import type { IdempotencyRecord } from '../model.js';
+import { Repo } from './repo.js';
+
+export class Idempotency extends Repo {
+  async get(tenantId: string, scope: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('idempotency')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      tenantId: row.tenant_id,
+      scope: row.scope,
+      key: row.key,
+      bodyHash: row.body_hash,
+      statusCode: row.status_code,
+      response: JSON.parse(row.response),
+      createdAt: row.created_at,
+    };
+  }
+
+  /** Insert a record; the primary key makes a concurrent duplicate fail its transaction. */
+  async put(rec: Omit<IdempotencyRecord, 'createdAt'>): Promise<void> {
+    await this.db
+      .insertInto('idempotency')
+      .values({
+        tenant_id: rec.tenantId,
+        scope: rec.scope,
+        key: rec.key,
+        body_hash: rec.bodyHash,
+        status_code: rec.statusCode,
+        response: JSON.stringify(rec.response),
+        created_at: this.now().toISOString(),
+      })
+      .execute();
+  }
+
+  async purgeBefore(cutoff: Date): Promise<void> {
+    await this.db.deleteFrom('idempotency').where('created_at', '<', cutoff.toISOString()).execute();
+  }
+}

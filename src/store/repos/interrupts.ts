@@ -1,0 +1,69 @@
+// Interrupts: what an open gate asks, its votes and exchanges, and how it was resolved.
+import { interruptFromRow, interruptToRow } from '../rows.js';
+import type { InterruptRecord } from '../model.js';
+import { Repo } from './repo.js';
+
+export class Interrupts extends Repo {
+  /** The open interrupt of a run (of one node, when given). */
+  async getOpen(runId: string, nodeId?: string): Promise<InterruptRecord | undefined> {
+    let q = this.db.selectFrom('interrupts').selectAll().where('run_id', '=', runId).where('status', '=', 'open');
+    if (nodeId !== undefined) q = q.where('node_id', '=', nodeId);
+    const row = await q.executeTakeFirst();
+    return row && interruptFromRow(row);
+  }
+
+  /** The newest interrupt of a node, open or not. */
+  async getLatest(runId: string, nodeId: string): Promise<InterruptRecord | undefined> {
+    const row = await this.db
+      .selectFrom('interrupts')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('node_id', '=', nodeId)
+      .orderBy('created_at', 'desc')
+      .orderBy('interrupt_id', 'desc')
+      .executeTakeFirst();
+    return row && interruptFromRow(row);
+  }
+
+  async listByRun(runId: string): Promise<InterruptRecord[]> {
+    const rows = await this.db
+      .selectFrom('interrupts')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map(interruptFromRow);
+  }
+
+  async insert(rec: InterruptRecord): Promise<void> {
+    await this.db.insertInto('interrupts').values(interruptToRow(rec)).execute();
+  }
+
+  /** Update an interrupt still in `expectStatus`; false if someone else changed it first. */
+  async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
+    const row = interruptToRow(rec);
+    const res = await this.db
+      .updateTable('interrupts')
+      .set({
+        status: row.status,
+        votes: row.votes,
+        exchanges: row.exchanges,
+        resolution: row.resolution,
+        resolved_by: row.resolved_by,
+        resolved_at: row.resolved_at,
+      })
+      .where('interrupt_id', '=', rec.interruptId)
+      .where('status', '=', expectStatus)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async cancelOpen(runId: string): Promise<void> {
+    await this.db
+      .updateTable('interrupts')
+      .set({ status: 'cancelled', resolved_at: this.now().toISOString() })
+      .where('run_id', '=', runId)
+      .where('status', '=', 'open')
+      .execute();
+  }
+}

@@ -1,0 +1,154 @@
+// The persisted A2ATaskState of each run (a2a_tasks) and the A2A reply messages already applied
+// to a task (a2a_messages). A task of another tenant is simply absent from every read.
+import type { A2ATasksTable, RunsTable } from '../db.js';
+import type { RunRecord, TaskRecord } from '../model.js';
+import { runFromRow, taskFromRow } from '../rows.js';
+import { statement } from '../statements.js';
+import { Repo } from './repo.js';
+
+// Every A2A request runs these; fixed SQL skips the query builder (statements.ts).
+const INSERT_TASK = statement(
+  'insert into "a2a_tasks" ("task_id", "tenant_id", "principal_id", "context_id", "message_id", "state",' +
+    ' "interrupt_kind", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const UPDATE_STATE = statement(
+  'update "a2a_tasks" set "state" = ?, "interrupt_kind" = ?, "updated_at" = ? where "task_id" = ?',
+);
+const GET_TASK = statement('select * from "a2a_tasks" where "task_id" = ? and "tenant_id" = ?');
+const TASK_BY_MESSAGE = statement(
+  'select * from "a2a_tasks" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?',
+);
+const TASK_AND_RUN = statement(
+  'select "r".*, "t"."principal_id" as "t_principal_id", "t"."context_id" as "t_context_id",' +
+    ' "t"."message_id" as "t_message_id", "t"."state" as "t_state", "t"."interrupt_kind" as "t_interrupt_kind",' +
+    ' "t"."updated_at" as "t_updated_at"' +
+    ' from "a2a_tasks" as "t" join "runs" as "r" on "r"."run_id" = "t"."task_id"' +
+    ' where "t"."task_id" = ? and "t"."tenant_id" = ?',
+);
+
+interface TaskColumns {
+  t_principal_id: string;
+  t_context_id: string;
+  t_message_id: string | null;
+  t_state: string;
+  t_interrupt_kind: string | null;
+  t_updated_at: string;
+}
+
+export interface TaskPage {
+  tasks: TaskRecord[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+export class TaskRecords extends Repo {
+  async insert(rec: TaskRecord): Promise<void> {
+    const params = [
+      rec.taskId,
+      rec.tenantId,
+      rec.principalId,
+      rec.contextId,
+      rec.messageId ?? null,
+      rec.state,
+      rec.interruptKind ?? null,
+      rec.updatedAt,
+    ];
+    await this.db.executeQuery(INSERT_TASK.with(this.dialect, params));
+  }
+
+  async updateState(taskId: string, state: string, interruptKind: string | undefined, updatedAt: string) {
+    await this.db.executeQuery(UPDATE_STATE.with(this.dialect, [state, interruptKind ?? null, updatedAt, taskId]));
+  }
+
+  /** A task record as `tenantId` may see it. */
+  async get(taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
+    const { rows } = await this.db.executeQuery(GET_TASK.with<A2ATasksTable>(this.dialect, [taskId, tenantId]));
+    return rows[0] && taskFromRow(rows[0]);
+  }
+
+  /** A task record with its run, read together (one statement, one consistent snapshot). */
+  async getWithRun(taskId: string, tenantId: string): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
+    const query = TASK_AND_RUN.with<RunsTable & TaskColumns>(this.dialect, [taskId, tenantId]);
+    const row = (await this.db.executeQuery(query)).rows[0];
+    if (!row) return undefined;
+    const rec = taskFromRow({
+      task_id: row.run_id,
+      tenant_id: row.tenant_id,
+      principal_id: row.t_principal_id,
+      context_id: row.t_context_id,
+      message_id: row.t_message_id,
+      state: row.t_state,
+      interrupt_kind: row.t_interrupt_kind,
+      updated_at: row.t_updated_at,
+    });
+    return { rec, run: runFromRow(row) };
+  }
+
+  /** The task a starting message (tenant, principal, messageId) created, if any. */
+  async findByMessage(tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
+    const query = TASK_BY_MESSAGE.with<A2ATasksTable>(this.dialect, [tenantId, principalId, messageId]);
+    const { rows } = await this.db.executeQuery(query);
+    return rows[0] && taskFromRow(rows[0]);
+  }
+
+  /** Mark a reply applied; the primary key makes a concurrent duplicate fail its transaction. */
+  async recordReply(tenantId: string, principalId: string, messageId: string, taskId: string): Promise<void> {
+    await this.db
+      .insertInto('a2a_messages')
+      .values({ tenant_id: tenantId, principal_id: principalId, message_id: messageId, task_id: taskId })
+      .execute();
+  }
+
+  /** The task a reply with this messageId was already applied to, if any. */
+  async findReply(tenantId: string, principalId: string, messageId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('a2a_messages')
+      .select('task_id')
+      .where('tenant_id', '=', tenantId)
+      .where('principal_id', '=', principalId)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
+    return row?.task_id;
+  }
+
+  /** A tenant's tasks, most recently changed first, by keyset pagination (no offsets, no scans). */
+  async list(
+    tenantId: string,
+    opts: { limit: number; cursor?: string; state?: string; contextId?: string },
+  ): Promise<TaskPage> {
+    let q = this.db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId);
+    if (opts.state) q = q.where('state', '=', opts.state);
+    if (opts.contextId) q = q.where('context_id', '=', opts.contextId);
+    const after = opts.cursor ? decodeCursor(opts.cursor) : undefined;
+    if (after) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('updated_at', '<', after.updatedAt),
+          eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)]),
+        ]),
+      );
+    }
+    const rows = await q
+      .orderBy('updated_at', 'desc')
+      .orderBy('task_id', 'desc')
+      .limit(opts.limit + 1)
+      .execute();
+    const tasks = rows.slice(0, opts.limit).map(taskFromRow);
+    const last = tasks.at(-1);
+    return rows.length > opts.limit && last ? { tasks, nextCursor: encodeCursor(last) } : { tasks };
+  }
+}
+
+const encodeCursor = (t: TaskRecord): string =>
+  Buffer.from(JSON.stringify([t.updatedAt, t.taskId])).toString('base64url');
+
+/** A malformed cursor is a RangeError (the caller's 400), never a query. */
+function decodeCursor(cursor: string): { updatedAt: string; taskId: string } {
+  try {
+    const [updatedAt, taskId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof updatedAt === 'string' && typeof taskId === 'string') return { updatedAt, taskId };
+  } catch {
+    // fall through
+  }
+  throw new RangeError('invalid cursor');
+}

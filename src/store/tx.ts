@@ -1,0 +1,264 @@
+// One store transaction as its work sees it: the run writes (the only way a run's snapshot and
+// log change) and the repositories of every other table, all bound to the same transaction.
+//
+//   await store.transaction(async (tx) => {
+//     const run = await tx.getRun(id, { forUpdate: true });
+//     await tx.interrupts.insert(…);
+//     await tx.commitRun(run, { status: 'waiting-approval' }, [{ type: 'interrupt.requested', … }]);
+//   });
+import type { Transaction } from 'kysely';
+import type { Database, RunsTable } from './db.js';
+import { ConflictError } from './errors.js';
+import type { NewEvent, RunEvent, RunRecord } from './model.js';
+import { runFromRow, runToRow } from './rows.js';
+import { Events } from './repos/events.js';
+import { Idempotency } from './repos/idempotency.js';
+import { Interrupts } from './repos/interrupts.js';
+import { PushConfigs } from './repos/push-configs.js';
+import { PushOutbox } from './repos/push-outbox.js';
+import type { Dialect } from './repos/repo.js';
+import { GET_RUN } from './repos/runs.js';
+import { Secrets } from './repos/secrets.js';
+import { TaskRecords } from './repos/task-records.js';
+import { type Statement, statement } from './statements.js';
+
+/** A run change as committed: the new snapshot and the events appended with it. */
+export interface RunChange {
+  before?: RunRecord;
+  run: RunRecord;
+  events: RunEvent[];
+}
+
+/** One step of the transition pipeline: runs inside the transaction of every run change. */
+export interface TransitionStep {
+  readonly name: string;
+  run(tx: StoreTx, change: RunChange): Promise<void>;
+}
+
+/** Fields of a run the engine may change in one commit. */
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    'status' | 'state' | 'cursor' | 'error' | 'wakeAt' | 'leaseOwner' | 'leaseExpiresAt' | 'completedAt' | 'metadata'
+  >
+>;
+
+export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leaseOwner' | 'leaseExpiresAt'> & {
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+};
+
+// The statements of every state change, as fixed SQL (see statements.ts).
+const RUN_COLUMNS = [
+  'run_id',
+  'tenant_id',
+  'principal_id',
+  'workflow_id',
+  'status',
+  'inputs',
+  'state',
+  'cursor',
+  'error',
+  'tags',
+  'metadata',
+  'next_seq',
+  'version',
+  'lease_owner',
+  'lease_expires_at',
+  'wake_at',
+  'created_at',
+  'updated_at',
+  'completed_at',
+] as const satisfies ReadonlyArray<keyof RunsTable>;
+// Every column of runs is written on insert: a column added to RunsTable must be added here.
+const allRunColumns: [Exclude<keyof RunsTable, (typeof RUN_COLUMNS)[number]>] extends [never] ? true : never = true;
+void allRunColumns;
+const GET_RUN_FOR_UPDATE = statement('select * from "runs" where "run_id" = ? for update');
+const INSERT_RUN = statement(
+  `insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`,
+);
+/** What a commit may change (RunPatch) plus the bookkeeping; identity, inputs and tags never change. */
+const COMMIT_COLUMNS = [
+  'status',
+  'state',
+  'cursor',
+  'error',
+  'metadata',
+  'next_seq',
+  'version',
+  'wake_at',
+  'completed_at',
+  'updated_at',
+] as const;
+const LEASE_COLUMNS = ['lease_owner', 'lease_expires_at'] as const;
+const commitStatement = (withLease: boolean, fenced: boolean): Statement =>
+  statement(
+    `update "runs" set ${[...COMMIT_COLUMNS, ...(withLease ? LEASE_COLUMNS : [])].map((c) => `"${c}" = ?`).join(', ')}` +
+      ` where "run_id" = ? and "version" = ?${fenced ? ' and "lease_owner" = ?' : ''} returning *`,
+  );
+const COMMIT_RUN = [
+  commitStatement(false, false),
+  commitStatement(false, true),
+  commitStatement(true, false),
+  commitStatement(true, true),
+];
+
+/** Number new events from `firstSeq`, all stamped `at`. */
+function numberEvents(runId: string, firstSeq: number, events: NewEvent[], at: string): RunEvent[] {
+  return events.map(
+    (e, i): RunEvent => ({
+      runId,
+      sequence: firstSeq + i,
+      type: e.type,
+      ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}),
+      payload: e.payload ?? {},
+      timestamp: at,
+    }),
+  );
+}
+
+/** The record exactly as reading its row back would give it (JSON round trip, absent optionals). */
+function normalize(run: RunRecord): RunRecord {
+  return runFromRow(runToRow(run));
+}
+
+export class StoreTx {
+  readonly changes: RunChange[] = [];
+  readonly interrupts: Interrupts;
+  readonly idempotency: Idempotency;
+  readonly tasks: TaskRecords;
+  readonly pushConfigs: PushConfigs;
+  readonly outbox: PushOutbox;
+  readonly secrets: Secrets;
+  private readonly events: Events;
+  /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
+  private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
+
+  constructor(
+    private readonly db: Transaction<Database>,
+    private readonly steps: readonly TransitionStep[],
+    private readonly now: () => Date,
+    readonly dialect: Dialect,
+  ) {
+    this.interrupts = new Interrupts(db, dialect, now);
+    this.idempotency = new Idempotency(db, dialect, now);
+    this.tasks = new TaskRecords(db, dialect, now);
+    this.pushConfigs = new PushConfigs(db, dialect, now);
+    this.outbox = new PushOutbox(db, dialect, now);
+    this.secrets = new Secrets(db, dialect, now);
+    this.events = new Events(db, dialect, now);
+  }
+
+  /**
+   * Read a run inside the transaction. `forUpdate` locks the row on PostgreSQL until commit, so a
+   * busy worker's next commit waits for this transaction instead of making it retry forever
+   * (SQLite transactions are serialized anyway).
+   */
+  async getRun(runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRecord | undefined> {
+    const pending = this.deferred.get(runId);
+    if (pending) return pending.run;
+    const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
+    const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
+    return rows[0] && runFromRow(rows[0]);
+  }
+
+  /**
+   * Insert a new run with its first events (sequence 0…). With `defer`, the row and events stay
+   * in memory until `flush()` (which `Store.transaction` calls before committing), and commits to
+   * the run in between only change that copy: a run created and advanced in one transaction is
+   * written once, in its final state, and the transition steps see one change from nothing to it.
+   */
+  async insertRun(run: NewRun, events: NewEvent[], opts: { defer?: boolean } = {}): Promise<RunChange> {
+    const at = this.now().toISOString();
+    const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
+    if (opts.defer) {
+      const pending = { run: normalize(full), events: numberEvents(run.runId, 0, events, at) };
+      this.deferred.set(run.runId, pending);
+      return { run: pending.run, events: pending.events };
+    }
+    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at));
+  }
+
+  /** Insert a run's row and its events as they are, then run the transition steps. */
+  private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
+    const row = runToRow(run);
+    await this.db.executeQuery(
+      INSERT_RUN.with(
+        this.dialect,
+        RUN_COLUMNS.map((c) => row[c]),
+      ),
+    );
+    await this.events.append(events);
+    return this.record({ run, events });
+  }
+
+  /**
+   * Apply `patch` to the run read as `before`, appending `events` after its last sequence.
+   * Lease columns are written only when the patch names them (the worker renews its lease in the
+   * background; writing `before`'s stale expiry back would shorten it). With `owner`, the commit
+   * also requires that this worker still holds the lease (fencing a worker that lost it).
+   */
+  async commitRun(
+    before: RunRecord,
+    patch: RunPatch,
+    events: NewEvent[],
+    opts: { owner?: string } = {},
+  ): Promise<RunChange> {
+    const at = this.now().toISOString();
+    const merged: RunRecord = {
+      ...before,
+      ...patch,
+      nextSeq: before.nextSeq + events.length,
+      version: before.version + 1,
+      updatedAt: at,
+    };
+    const appended = numberEvents(before.runId, before.nextSeq, events, at);
+    const pending = this.deferred.get(before.runId);
+    if (pending) {
+      if (
+        pending.run.version !== before.version ||
+        (opts.owner !== undefined && pending.run.leaseOwner !== opts.owner)
+      ) {
+        throw new ConflictError(`run ${before.runId} changed concurrently`);
+      }
+      pending.run = normalize(merged);
+      pending.events.push(...appended);
+      return { before, run: pending.run, events: appended };
+    }
+    const row = runToRow(merged);
+    const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
+    const fenced = opts.owner !== undefined;
+    const params = [
+      ...COMMIT_COLUMNS.map((c) => row[c]),
+      ...(withLease ? LEASE_COLUMNS.map((c) => row[c]) : []),
+      before.runId,
+      before.version,
+      ...(fenced ? [opts.owner] : []),
+    ];
+    const query = COMMIT_RUN[(withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
+    const updated = (await this.db.executeQuery(query.with<RunsTable>(this.dialect, params))).rows[0];
+    if (!updated) throw new ConflictError(`run ${before.runId} changed concurrently`);
+    await this.events.append(appended);
+    return this.record({ before, run: runFromRow(updated), events: appended });
+  }
+
+  /** The whole event log so far of a run inserted with `defer` in this transaction (a copy). */
+  deferredEvents(runId: string): RunEvent[] | undefined {
+    const pending = this.deferred.get(runId);
+    return pending && [...pending.events];
+  }
+
+  /** Write the runs inserted with `defer`, each in its final state, and run their steps. */
+  async flush(): Promise<void> {
+    for (const [runId, { run, events }] of this.deferred) {
+      this.deferred.delete(runId);
+      await this.writeNewRun(run, events);
+    }
+  }
+
+  private async record(change: RunChange): Promise<RunChange> {
+    for (const step of this.steps) await step.run(this, change);
+    this.changes.push(change);
+    return change;
+  }
+}
