@@ -18,7 +18,7 @@ export class Metrics {
   readonly activeRuns: Gauge;
   readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
   readonly pushAttempts: Counter<'outcome'>;
-  readonly pushDeliveryLag: Histogram;
+  readonly pushDeliveryLag: Histogram<never>;
   /** Where the outbox lag gauge reads from (the push worker sets it). */
   outboxLagSource: (() => Promise<number>) | undefined;
 
@@ -32,48 +32,39 @@ export class Metrics {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ instance: instanceId });
     collectDefaultMetrics({ register: this.registry });
-    this.runsStarted = new Counter({
-      name: 'handoff_runs_started_total',
-      help: 'Runs created (committed), over any surface',
-      labelNames: ['workflow'],
-      registers,
-    });
-    this.runsFinished = new Counter({
-      name: 'handoff_runs_finished_total',
-      help: 'Runs that reached a terminal status (committed)',
-      labelNames: ['workflow', 'status'],
-      registers,
-    });
-    this.nodeExecutions = new Counter({
-      name: 'handoff_node_executions_total',
-      help: 'Node executions by type and outcome',
-      labelNames: ['type', 'outcome'],
-      registers,
-    });
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new Counter<L>({ name, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers });
+    this.runsStarted = counter('handoff_runs_started_total', 'Runs created (committed), over any surface', [
+      'workflow',
+    ]);
+    this.runsFinished = counter('handoff_runs_finished_total', 'Runs that reached a terminal status (committed)', [
+      'workflow',
+      'status',
+    ]);
+    this.nodeExecutions = counter('handoff_node_executions_total', 'Node executions by type and outcome', [
+      'type',
+      'outcome',
+    ]);
+    this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
     this.activeRuns = new Gauge({
       name: 'handoff_worker_active_runs',
       help: 'Runs this instance is executing now',
       registers,
     });
-    this.httpDuration = new Histogram({
-      name: 'handoff_http_request_duration_seconds',
-      help: 'HTTP request duration',
-      labelNames: ['route', 'method', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    });
-    this.pushAttempts = new Counter({
-      name: 'handoff_push_attempts_total',
-      help: 'Push delivery attempts by outcome',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.pushDeliveryLag = new Histogram({
-      name: 'handoff_push_delivery_lag_seconds',
-      help: 'Time from transition commit to successful delivery',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300],
-      registers,
-    });
+    this.httpDuration = histogram(
+      'handoff_http_request_duration_seconds',
+      'HTTP request duration',
+      ['route', 'method', 'status'],
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    );
+    this.pushDeliveryLag = histogram(
+      'handoff_push_delivery_lag_seconds',
+      'Time from transition commit to successful delivery',
+      [],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300],
+    );
     const metrics = this;
     new Gauge({
       name: 'handoff_push_outbox_lag_seconds',

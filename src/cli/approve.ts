@@ -2,35 +2,21 @@
 // with a data part {action, …} (README "A2A"): accept | reject [feedback]; refine with
 // refineFeedback (--data, or {scope:'whole', text: --feedback}); edit-accept with
 // editedArtifactData (--data); ask with the question (--feedback) as a text part.
+import { APPROVAL_ACTIONS, type ApprovalAction } from '../engine/vocabulary.js';
 import { type Command, Option } from 'commander';
 import type { Part } from '../a2a/types.js';
 import { UsageError } from './client/card.js';
-import {
-  clientCommand,
-  type ClientOptions,
-  connect,
-  dataPart,
-  parseJsonObject,
-  parseJsonValue,
-  printResult,
-  run,
-  sendConfiguration,
-  textPart,
-  userMessage,
-} from './client/command.js';
+import * as cmd from './client/command.js';
 
-export const APPROVAL_ACTIONS = ['accept', 'reject', 'refine', 'edit-accept', 'ask'] as const;
-type Action = (typeof APPROVAL_ACTIONS)[number];
-
-interface ApproveOptions extends ClientOptions {
-  action: Action;
+interface ApproveOptions extends cmd.ClientOptions {
+  action: ApprovalAction;
   feedback?: string;
   data?: string;
   wait?: boolean;
 }
 
 /** The parts of an approval reply. */
-export function approvalParts(action: Action, feedback: string | undefined, data: string | undefined): Part[] {
+export function approvalParts(action: ApprovalAction, feedback: string | undefined, data: string | undefined): Part[] {
   const decision: Record<string, unknown> = { action };
   switch (action) {
     case 'accept':
@@ -40,42 +26,35 @@ export function approvalParts(action: Action, feedback: string | undefined, data
           `--data is for refine (refineFeedback) and edit-accept (editedArtifactData), not ${action}`,
         );
       if (feedback) decision.feedback = feedback;
-      return [dataPart(decision)];
+      return [cmd.dataPart(decision)];
     case 'refine':
-      if (data !== undefined) decision.refineFeedback = parseJsonObject(data);
+      if (data !== undefined) decision.refineFeedback = cmd.parseJsonObject(data);
       else if (feedback) decision.refineFeedback = { scope: 'whole', text: feedback };
       else throw new UsageError('refine needs --feedback TEXT or --data {"scope":…,"text":…} (refineFeedback)');
       if (feedback) decision.feedback = feedback;
-      return [dataPart(decision)];
+      return [cmd.dataPart(decision)];
     case 'edit-accept':
       if (data === undefined) throw new UsageError('edit-accept needs --data JSON (the edited artifact data)');
-      decision.editedArtifactData = parseJsonValue(data);
+      decision.editedArtifactData = cmd.parseJsonValue(data);
       if (feedback) decision.feedback = feedback;
-      return [dataPart(decision)];
+      return [cmd.dataPart(decision)];
     case 'ask':
       if (data !== undefined) throw new UsageError('--data is for refine and edit-accept, not ask');
       if (!feedback) throw new UsageError('ask needs --feedback TEXT (the question)');
-      return [dataPart(decision), textPart(feedback)];
+      return [cmd.dataPart(decision), cmd.textPart(feedback)];
   }
 }
 
 export function approveCommand(): Command {
-  return clientCommand('approve', 'decide a task waiting for approval (exit code from the resulting state)')
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
-    .addOption(new Option('--action <action>', 'the decision').choices(APPROVAL_ACTIONS).makeOptionMandatory())
+  return cmd
+    .taskCommand('approve', 'decide a task waiting for approval (exit code from the resulting state)')
+    .addOption(new Option('--action <action>', 'the decision').choices([...APPROVAL_ACTIONS]).makeOptionMandatory())
     .option('--feedback <text>', 'feedback (refine: the revision request; ask: the question)')
     .option('--data <json>', 'refine: refineFeedback object; edit-accept: the edited artifact data')
     .option('--no-wait', 'return at once instead of waiting for the task to settle')
     .action(
-      run(async (url: string, taskId: string, opts: ApproveOptions) => {
-        const parts = approvalParts(opts.action, opts.feedback, opts.data);
-        const { rpc } = await connect(url, opts);
-        const result = await rpc.call('message/send', {
-          message: userMessage(parts, { taskId }),
-          ...sendConfiguration(opts.wait),
-        });
-        return printResult(result, opts, url);
+      cmd.run(async (url: string, taskId: string, opts: ApproveOptions) => {
+        return cmd.sendAndPrint(url, opts, approvalParts(opts.action, opts.feedback, opts.data), { taskId });
       }),
     );
 }

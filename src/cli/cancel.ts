@@ -1,15 +1,12 @@
 // `handoff cancel <url> <taskId>`: tasks/cancel. A canceled task exits 1 like any unsuccessful end.
 import type { Command } from 'commander';
-import { clientCommand, type ClientOptions, connect, printResult, run } from './client/command.js';
+import { taskCommand, type ClientOptions, connect, printResult, run } from './client/command.js';
 
 export function cancelCommand(): Command {
-  return clientCommand('cancel', 'cancel a task (exit 1: canceled is not completed)')
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
-    .action(
-      run(async (url: string, id: string, opts: ClientOptions) => {
-        const { rpc } = await connect(url, opts);
-        return printResult(await rpc.call('tasks/cancel', { id }), opts, url);
-      }),
-    );
+  return taskCommand('cancel', 'cancel a task (exit 1: canceled is not completed)').action(
+    run(async (url: string, id: string, opts: ClientOptions) => {
+      const { rpc } = await connect(url, opts);
+      return printResult(await rpc.call('tasks/cancel', { id }), opts, url);
+    }),
+  );
 }

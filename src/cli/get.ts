@@ -1,16 +1,14 @@
 // `handoff get <url> <taskId>`: tasks/get. Exit code from the task state.
 import type { Command } from 'commander';
 import { UsageError } from './client/card.js';
-import { clientCommand, type ClientOptions, connect, printResult, run } from './client/command.js';
+import { taskCommand, type ClientOptions, connect, printResult, run } from './client/command.js';
 
 interface GetOptions extends ClientOptions {
   history?: string;
 }
 
 export function getCommand(): Command {
-  return clientCommand('get', 'show a task (exit 0 completed, 3 pending, 1 failed/canceled/rejected)')
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
+  return taskCommand('get', 'show a task (exit 0 completed, 3 pending, 1 failed/canceled/rejected)')
     .option('--history <n>', 'return at most the last n history messages')
     .action(
       run(async (url: string, id: string, opts: GetOptions) => {

@@ -3,7 +3,7 @@
 // JSON-RPC error (code and reason) is printed and the exit code is 1.
 import { Command } from 'commander';
 import type { TaskPushNotificationConfig } from '../a2a/types.js';
-import { clientCommand, type ClientOptions, connect, printJson, run } from './client/command.js';
+import { taskCommand, type ClientOptions, connect, printJson, run } from './client/command.js';
 import { EXIT_OK, Paint } from './client/output.js';
 
 interface SetOptions extends ClientOptions {
@@ -30,9 +30,7 @@ function print(configs: TaskPushNotificationConfig[], opts: ClientOptions, empty
 }
 
 export function pushCommand(): Command {
-  const set = clientCommand('set', 'register a webhook for a task')
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
+  const set = taskCommand('set', 'register a webhook for a task')
     .argument('<webhookUrl>', 'where the agent POSTs notifications (https)')
     .option('--token <token>', 'opaque token the agent echoes to the webhook (never shown back)')
     .option('--id <configId>', 'config id (default: the agent decides; Handoff and the SDK use the task id)')
@@ -51,9 +49,7 @@ export function pushCommand(): Command {
         return print([saved], opts, '');
       }),
     );
-  const get = clientCommand('get', "show one webhook config of a task (default: the one whose id is the task's)")
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
+  const get = taskCommand('get', "show one webhook config of a task (default: the one whose id is the task's)")
     .argument('[configId]', 'config id')
     .action(
       run(async (url: string, taskId: string, configId: string | undefined, opts: ClientOptions) => {
@@ -65,21 +61,16 @@ export function pushCommand(): Command {
         return print([config], opts, '');
       }),
     );
-  const list = clientCommand('list', "list a task's webhook configs")
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
-    .action(
-      run(async (url: string, taskId: string, opts: ClientOptions) => {
-        const { rpc } = await connect(url, opts);
-        const configs = await rpc.call<TaskPushNotificationConfig[]>('tasks/pushNotificationConfig/list', {
-          id: taskId,
-        });
-        return print(Array.isArray(configs) ? configs : [], opts, '(no push configs)');
-      }),
-    );
-  const del = clientCommand('delete', 'remove a webhook config')
-    .argument('<url>', 'agent base URL')
-    .argument('<taskId>', 'task id')
+  const list = taskCommand('list', "list a task's webhook configs").action(
+    run(async (url: string, taskId: string, opts: ClientOptions) => {
+      const { rpc } = await connect(url, opts);
+      const configs = await rpc.call<TaskPushNotificationConfig[]>('tasks/pushNotificationConfig/list', {
+        id: taskId,
+      });
+      return print(Array.isArray(configs) ? configs : [], opts, '(no push configs)');
+    }),
+  );
+  const del = taskCommand('delete', 'remove a webhook config')
     .argument('<configId>', 'config id')
     .action(
       run(async (url: string, taskId: string, configId: string, opts: ClientOptions) => {

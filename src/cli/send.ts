@@ -1,20 +1,7 @@
 // `handoff send <url> [text]`: message/send to any A2A 0.3 agent (found through its card). Blocks
 // until the task completes or needs input, unless --no-wait. Exit code from the task state.
 import type { Command } from 'commander';
-import type { Part } from '../a2a/types.js';
-import { UsageError } from './client/card.js';
-import {
-  clientCommand,
-  type ClientOptions,
-  connect,
-  dataPart,
-  parseJsonObject,
-  printResult,
-  run,
-  sendConfiguration,
-  textPart,
-  userMessage,
-} from './client/command.js';
+import { clientCommand, type ClientOptions, run, sendAndPrint, textAndData } from './client/command.js';
 
 interface SendOptions extends ClientOptions {
   skill?: string;
@@ -33,17 +20,11 @@ export function sendCommand(): Command {
     .option('--no-wait', 'return at once (configuration.blocking false) instead of waiting')
     .action(
       run(async (url: string, text: string | undefined, opts: SendOptions) => {
-        const parts: Part[] = [];
-        if (text !== undefined && text !== '') parts.push(textPart(text));
-        if (opts.data !== undefined) parts.push(dataPart(parseJsonObject(opts.data)));
-        if (parts.length === 0) throw new UsageError('nothing to send: give a text and/or --data');
-        const { rpc } = await connect(url, opts);
-        const message = userMessage(parts, {
+        const parts = textAndData(text, opts.data, 'nothing to send: give a text and/or --data');
+        return sendAndPrint(url, opts, parts, {
           ...(opts.skill ? { metadata: { skillId: opts.skill } } : {}),
           ...(opts.contextId ? { contextId: opts.contextId } : {}),
         });
-        const result = await rpc.call('message/send', { message, ...sendConfiguration(opts.wait) });
-        return printResult(result, opts, url);
       }),
     );
 }

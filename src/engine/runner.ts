@@ -8,6 +8,7 @@ import { ConflictError } from '../store/errors.js';
 import type { RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
 import type { Store } from '../store/store.js';
+import { PassLoop } from '../pass-loop.js';
 import { type Clock, systemClock } from './clock.js';
 import type { LocalWorker } from './engine.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
@@ -38,9 +39,7 @@ export class Runner implements LocalWorker {
   /** Every commit of the worker requires that it still holds the run's lease. */
   private readonly step: StepContext;
   private readonly clock: Clock;
-  private timer: NodeJS.Timeout | undefined;
-  private passing = false;
-  private again = false;
+  private readonly loop: PassLoop;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -58,6 +57,13 @@ export class Runner implements LocalWorker {
       fence: { owner: opts.instanceId },
       onExecuted: (type, outcome) => opts.metrics.nodeExecutions.inc({ type, outcome }),
     };
+    this.loop = new PassLoop(
+      () => this.pass(),
+      (err) => {
+        this.opts.logger.error({ err }, 'claim pass failed');
+        return this.pollMs;
+      },
+    );
   }
 
   /** A lease to write with a run created in this process, or undefined when there is no room. */
@@ -84,53 +90,25 @@ export class Runner implements LocalWorker {
         if (!this.active.has(n.runId)) this.kick();
       });
     });
-    this.kick();
+    this.loop.start();
   }
 
-  /** Ask for a claim pass soon; passes never overlap, a kick during one schedules another. */
+  /** Ask for a claim pass soon (see PassLoop: passes never overlap). */
   kick(): void {
-    if (this.stopping) return;
-    if (this.passing) {
-      this.again = true;
-      return;
-    }
-    this.passing = true;
-    void this.pass().finally(() => {
-      this.passing = false;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    this.loop.kick();
   }
 
-  private async pass(): Promise<void> {
-    try {
-      const room = this.concurrency - this.active.size;
-      // At capacity: a finishing run kicks the next pass; the poll is only a backstop.
-      if (room <= 0) return this.schedule(this.pollMs);
-      const runs = await this.store.runs.claim(this.opts.instanceId, this.leaseMs, room);
-      for (const run of runs) this.launch(run);
-      await this.scheduleNext();
-    } catch (err) {
-      this.opts.logger.error({ err }, 'claim pass failed');
-      this.schedule(this.pollMs);
-    }
-  }
-
-  private async scheduleNext(): Promise<void> {
+  /** Claim what there is room for; the delay until the next pass. */
+  private async pass(): Promise<number> {
+    const room = this.concurrency - this.active.size;
+    // At capacity: a finishing run kicks the next pass; the poll is only a backstop.
+    if (room <= 0) return this.pollMs;
+    const runs = await this.store.runs.claim(this.opts.instanceId, this.leaseMs, room);
+    for (const run of runs) this.launch(run);
     const next = await this.store.runs.nextWakeAt();
     // nextWakeAt already waits out leases held by others, so "due now" is at most a boundary
     // case (a timer checked a millisecond early): look again shortly, not after a whole poll.
-    const due = next === undefined ? this.pollMs : Math.min(this.pollMs, next - this.clock.now());
-    this.schedule(Math.max(10, due));
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), ms);
-    this.timer.unref();
+    return next === undefined ? this.pollMs : Math.min(this.pollMs, next - this.clock.now());
   }
 
   private launch(run: RunRecord): void {
@@ -203,7 +181,7 @@ export class Runner implements LocalWorker {
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopping = true;
     this.unsubscribe?.();
-    clearTimeout(this.timer);
+    this.loop.stop();
     const all = Promise.allSettled([...this.active.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     await this.store.runs.releaseLeases(this.opts.instanceId);

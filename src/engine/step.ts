@@ -48,34 +48,28 @@ function plan(run: RunRecord, now: number): Plan {
 }
 
 /** The worker's step: execute outside any transaction, then commit the result in a short one. */
-export async function workerStep(
-  store: Store,
+export function workerStep(store: Store, def: WorkflowDefinition, run: RunRecord, ctx: StepContext) {
+  return stepWith(def, run, ctx, (commit) => store.transaction(commit));
+}
+
+/** A request's step: only for inline nodes, executed inside the caller's transaction. */
+export function inlineStep(tx: StoreTx, def: WorkflowDefinition, run: RunRecord, ctx: StepContext) {
+  return stepWith(def, run, ctx, (commit) => commit(tx));
+}
+
+/** Plan, execute (where `within` is not yet a transaction for the worker), commit `within`. */
+async function stepWith(
   def: WorkflowDefinition,
   run: RunRecord,
   ctx: StepContext,
+  within: (commit: (tx: StoreTx) => Promise<StepOutcome>) => Promise<StepOutcome>,
 ): Promise<StepOutcome> {
   const p = plan(run, ctx.clock.now());
   if (p.kind === 'idle') return { kind: 'idle', run };
   if (p.kind === 'cancel')
-    return store.transaction(async (tx) => ({
-      kind: 'settled',
-      run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run,
-    }));
+    return within(async (tx) => ({ kind: 'settled', run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run }));
   const result = await execute(def, run, ctx);
-  return store.transaction((tx) => apply(tx, def, run, result, p.prefix, ctx));
-}
-
-/** A request's step: only for inline nodes, executed inside the caller's transaction. */
-export async function inlineStep(
-  tx: StoreTx,
-  def: WorkflowDefinition,
-  run: RunRecord,
-  ctx: StepContext,
-): Promise<StepOutcome> {
-  const p = plan(run, ctx.clock.now());
-  if (p.kind === 'idle') return { kind: 'idle', run };
-  if (p.kind === 'cancel') return { kind: 'settled', run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run };
-  return apply(tx, def, run, await execute(def, run, ctx), p.prefix, ctx);
+  return within((tx) => apply(tx, def, run, result, p.prefix, ctx));
 }
 
 /** Whether the node at the cursor may run inside a request's transaction (fast, no I/O). */

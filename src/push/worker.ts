@@ -8,6 +8,7 @@ import type { DeliveryRecord, PushConfigRecord } from '../store/model.js';
 import type { Outcome } from '../store/repos/push-outbox.js';
 import type { Store } from '../store/store.js';
 import { discardSecrets, openSecrets } from './configs.js';
+import { PassLoop } from '../pass-loop.js';
 import { deliver } from './deliver.js';
 import { backoffMs } from './schedule.js';
 import type { Vault } from './vault.js';
@@ -28,10 +29,7 @@ export interface PushWorkerOptions {
 }
 
 export class PushWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private again = false;
-  private stopping = false;
+  private readonly loop: PassLoop;
   private readonly inflight = new Set<Promise<void>>();
 
   constructor(
@@ -39,40 +37,34 @@ export class PushWorker {
     private readonly opts: PushWorkerOptions,
   ) {
     opts.metrics.outboxLagSource = () => this.store.outbox.oldestPendingAgeMs();
+    this.loop = new PassLoop(
+      () => this.pass(),
+      (err) => {
+        this.opts.logger.error({ err }, 'push pass failed');
+        return this.opts.pollMs ?? 1000;
+      },
+    );
   }
 
   start(): void {
-    this.kick();
+    this.loop.start();
   }
 
   /** Look for due deliveries soon (after a commit that may have enqueued some). */
   kick(): void {
-    if (this.stopping) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    void this.pass()
-      .catch((err) => this.opts.logger.error({ err }, 'push pass failed'))
-      .finally(() => {
-        this.running = false;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.loop.kick();
   }
 
-  private async pass(): Promise<void> {
+  /** Claim and start what there is room for; the delay until the next pass. */
+  private async pass(): Promise<number> {
+    const poll = this.opts.pollMs ?? 1000;
     const room = (this.opts.concurrency ?? 32) - this.inflight.size;
     // Every slot busy: each finishing attempt kicks the next pass; the poll is only a backstop.
-    if (room <= 0) return this.schedule(this.opts.pollMs ?? 1000);
+    if (room <= 0) return poll;
     const rows = await this.store.outbox.claimDue(this.opts.instanceId, this.opts.leaseMs ?? 60_000, room);
     for (const row of rows) this.track(this.attempt(row));
     const next = await this.store.outbox.nextDueAt();
-    const poll = this.opts.pollMs ?? 1000;
-    this.schedule(next === undefined ? poll : Math.max(10, Math.min(poll, next - Date.now())));
+    return next === undefined ? poll : Math.min(poll, next - Date.now());
   }
 
   private track(p: Promise<void>): void {
@@ -83,13 +75,6 @@ export class PushWorker {
         this.kick();
       });
     this.inflight.add(tracked);
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), ms);
-    this.timer.unref();
   }
 
   /** One attempt of one delivery. */
@@ -163,8 +148,7 @@ export class PushWorker {
    * X-Handoff-Delivery-Id. (Its late settle() finds the lease gone and records nothing.)
    */
   async stop(timeoutMs = 5000): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.timer);
+    this.loop.stop();
     await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     await this.store.outbox
       .releaseLeases(this.opts.instanceId)

@@ -75,26 +75,11 @@ export interface RunState {
 
 /** Every event type a run's log may hold. */
 export const RUN_EVENT_TYPES = [
-  'run.started',
-  'run.completed',
-  'run.failed',
-  'run.cancelling',
-  'run.cancelled',
-  'node.started',
-  'node.completed',
-  'node.failed',
-  'node.suspended',
-  'node.resumed',
-  'node.cancelled',
-  'approval.requested',
-  'approval.received',
-  'approval.ask',
-  'clarification.requested',
-  'clarification.resolved',
-  'interrupt.requested',
-  'interrupt.resolved',
-  'artifact.created',
-  'a2a.message',
+  ...(['run.started', 'run.completed', 'run.failed', 'run.cancelling', 'run.cancelled'] as const),
+  ...(['node.started', 'node.completed', 'node.failed', 'node.suspended', 'node.resumed', 'node.cancelled'] as const),
+  ...(['approval.requested', 'approval.received', 'approval.ask'] as const),
+  ...(['clarification.requested', 'clarification.resolved', 'interrupt.requested', 'interrupt.resolved'] as const),
+  ...(['artifact.created', 'a2a.message'] as const),
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 

@@ -1,4 +1,7 @@
-// Mapping between database rows and domain records. JSON is stored as TEXT on both dialects.
+// Mapping between database rows and domain records, declared once per table: a column becomes the
+// field of the same name in camelCase (unless renamed), JSON columns (TEXT on both dialects) are
+// parsed, numeric columns are numbers (pg returns some as strings), flag columns are 0/1 ↔ boolean,
+// and NULL is an absent field — so a record read back has exactly the shape it was written with.
 import type {
   A2ATasksTable,
   EventsTable,
@@ -7,179 +10,109 @@ import type {
   PushOutboxTable,
   RunsTable,
 } from './db.js';
-import type {
-  DeliveryRecord,
-  InterruptRecord,
-  PushConfigRecord,
-  RunEvent,
-  RunRecord,
-  RunStatus,
-  TaskRecord,
-} from './model.js';
+import type { DeliveryRecord, InterruptRecord, PushConfigRecord, RunEvent, RunRecord, TaskRecord } from './model.js';
 
-const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
-
-export function runFromRow(r: RunsTable): RunRecord {
-  const rec: RunRecord = {
-    runId: r.run_id,
-    tenantId: r.tenant_id,
-    principalId: r.principal_id,
-    workflowId: r.workflow_id,
-    status: r.status as RunStatus,
-    inputs: JSON.parse(r.inputs),
-    state: JSON.parse(r.state),
-    cursor: JSON.parse(r.cursor),
-    tags: JSON.parse(r.tags),
-    metadata: JSON.parse(r.metadata),
-    nextSeq: Number(r.next_seq),
-    version: Number(r.version),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-  if (r.error) rec.error = JSON.parse(r.error);
-  if (r.lease_owner) rec.leaseOwner = r.lease_owner;
-  const lease = num(r.lease_expires_at);
-  if (lease !== undefined) rec.leaseExpiresAt = lease;
-  const wake = num(r.wake_at);
-  if (wake !== undefined) rec.wakeAt = wake;
-  if (r.completed_at) rec.completedAt = r.completed_at;
-  return rec;
+interface RowShape {
+  /** Every column of the table, separated by spaces. */
+  columns: string;
+  json?: string;
+  numbers?: string;
+  flags?: string;
+  /** column → field, where the field is not the column in camelCase. */
+  renames?: Record<string, string>;
 }
 
-export function runToRow(r: RunRecord): RunsTable {
+type Kind = 'text' | 'json' | 'number' | 'flag';
+
+interface Mapper<Row, Rec> {
+  /** The table's columns, in declaration order (for fixed SQL). */
+  readonly columns: ReadonlyArray<keyof Row & string>;
+  fromRow(row: Row): Rec;
+  toRow(rec: Rec): Row;
+}
+
+const words = (list: string | undefined): string[] => (list ?? '').split(/\s+/).filter(Boolean);
+const camel = (column: string): string => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
+  const kinds = new Map<string, Kind>([
+    ...words(shape.json).map((c) => [c, 'json'] as const),
+    ...words(shape.numbers).map((c) => [c, 'number'] as const),
+    ...words(shape.flags).map((c) => [c, 'flag'] as const),
+  ]);
+  const columns = words(shape.columns).map((column) => ({
+    column,
+    field: shape.renames?.[column] ?? camel(column),
+    kind: kinds.get(column) ?? 'text',
+  }));
   return {
-    run_id: r.runId,
-    tenant_id: r.tenantId,
-    principal_id: r.principalId,
-    workflow_id: r.workflowId,
-    status: r.status,
-    inputs: JSON.stringify(r.inputs),
-    state: JSON.stringify(r.state),
-    cursor: JSON.stringify(r.cursor),
-    error: r.error ? JSON.stringify(r.error) : null,
-    tags: JSON.stringify(r.tags),
-    metadata: JSON.stringify(r.metadata),
-    next_seq: r.nextSeq,
-    version: r.version,
-    lease_owner: r.leaseOwner ?? null,
-    lease_expires_at: r.leaseExpiresAt ?? null,
-    wake_at: r.wakeAt ?? null,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    completed_at: r.completedAt ?? null,
+    columns: columns.map((c) => c.column) as Array<keyof Row & string>,
+    fromRow(row) {
+      const rec: Record<string, unknown> = {};
+      for (const { column, field, kind } of columns) {
+        const v = (row as Record<string, unknown>)[column];
+        if (v !== null && v !== undefined) rec[field] = decode(kind, v);
+      }
+      return rec as Rec;
+    },
+    toRow(rec) {
+      const row: Record<string, unknown> = {};
+      for (const { column, field, kind } of columns) {
+        const v = (rec as Record<string, unknown>)[field];
+        row[column] = v === undefined ? null : encode(kind, v);
+      }
+      return row as Row;
+    },
   };
 }
 
-export function eventFromRow(r: EventsTable): RunEvent {
-  const e: RunEvent = {
-    runId: r.run_id,
-    sequence: Number(r.seq),
-    type: r.type as RunEvent['type'],
-    payload: JSON.parse(r.payload),
-    timestamp: r.created_at,
-  };
-  if (r.node_id) e.nodeId = r.node_id;
-  return e;
+function decode(kind: Kind, v: unknown): unknown {
+  if (kind === 'json') return JSON.parse(v as string);
+  if (kind === 'number') return Number(v);
+  if (kind === 'flag') return Number(v) === 1;
+  return v;
 }
 
-export function interruptFromRow(r: InterruptsTable): InterruptRecord {
-  const rec: InterruptRecord = {
-    interruptId: r.interrupt_id,
-    runId: r.run_id,
-    nodeId: r.node_id,
-    kind: r.kind as InterruptRecord['kind'],
-    status: r.status as InterruptRecord['status'],
-    data: JSON.parse(r.data),
-    votes: JSON.parse(r.votes),
-    exchanges: JSON.parse(r.exchanges),
-    createdAt: r.created_at,
-  };
-  if (r.resolution) rec.resolution = JSON.parse(r.resolution);
-  if (r.resolved_by) rec.resolvedBy = r.resolved_by;
-  if (r.resolved_at) rec.resolvedAt = r.resolved_at;
-  return rec;
+function encode(kind: Kind, v: unknown): unknown {
+  if (kind === 'json') return JSON.stringify(v);
+  if (kind === 'flag') return v ? 1 : 0;
+  return v;
 }
 
-export function interruptToRow(r: InterruptRecord): InterruptsTable {
-  return {
-    interrupt_id: r.interruptId,
-    run_id: r.runId,
-    node_id: r.nodeId,
-    kind: r.kind,
-    status: r.status,
-    data: JSON.stringify(r.data),
-    votes: JSON.stringify(r.votes),
-    exchanges: JSON.stringify(r.exchanges),
-    resolution: r.resolution ? JSON.stringify(r.resolution) : null,
-    resolved_by: r.resolvedBy ?? null,
-    created_at: r.createdAt,
-    resolved_at: r.resolvedAt ?? null,
-  };
-}
+export const runRows = mapper<RunsTable, RunRecord>({
+  columns:
+    'run_id tenant_id principal_id workflow_id status inputs state cursor error tags metadata next_seq version' +
+    ' lease_owner lease_expires_at wake_at created_at updated_at completed_at',
+  json: 'inputs state cursor error tags metadata',
+  numbers: 'next_seq version lease_expires_at wake_at',
+});
 
-export function taskFromRow(r: A2ATasksTable): TaskRecord {
-  const rec: TaskRecord = {
-    taskId: r.task_id,
-    tenantId: r.tenant_id,
-    principalId: r.principal_id,
-    contextId: r.context_id,
-    state: r.state,
-    updatedAt: r.updated_at,
-  };
-  if (r.message_id) rec.messageId = r.message_id;
-  if (r.interrupt_kind) rec.interruptKind = r.interrupt_kind as TaskRecord['interruptKind'];
-  return rec;
-}
+export const eventRows = mapper<EventsTable, RunEvent>({
+  columns: 'run_id seq type node_id payload created_at',
+  json: 'payload',
+  numbers: 'seq',
+  renames: { seq: 'sequence', created_at: 'timestamp' },
+});
 
-export function pushConfigFromRow(r: PushConfigsTable): PushConfigRecord {
-  const rec: PushConfigRecord = {
-    taskId: r.task_id,
-    configId: r.config_id,
-    tenantId: r.tenant_id,
-    url: r.url,
-    createdAt: r.created_at,
-  };
-  if (r.auth_schemes) rec.authSchemes = JSON.parse(r.auth_schemes) as string[];
-  if (r.token_secret) rec.tokenSecretId = r.token_secret;
-  if (r.credentials_secret) rec.credentialsSecretId = r.credentials_secret;
-  if (r.token_fingerprint) rec.tokenFingerprint = r.token_fingerprint;
-  return rec;
-}
+export const interruptRows = mapper<InterruptsTable, InterruptRecord>({
+  columns: 'interrupt_id run_id node_id kind status data votes exchanges resolution resolved_by created_at resolved_at',
+  json: 'data votes exchanges resolution',
+});
 
-export function pushConfigToRow(r: PushConfigRecord): PushConfigsTable {
-  return {
-    task_id: r.taskId,
-    config_id: r.configId,
-    tenant_id: r.tenantId,
-    url: r.url,
-    auth_schemes: r.authSchemes ? JSON.stringify(r.authSchemes) : null,
-    token_secret: r.tokenSecretId ?? null,
-    credentials_secret: r.credentialsSecretId ?? null,
-    token_fingerprint: r.tokenFingerprint ?? null,
-    created_at: r.createdAt,
-  };
-}
+export const taskRows = mapper<A2ATasksTable, TaskRecord>({
+  columns: 'task_id tenant_id principal_id context_id message_id state interrupt_kind updated_at',
+});
 
-export function deliveryFromRow(r: PushOutboxTable): DeliveryRecord {
-  const rec: DeliveryRecord = {
-    deliveryId: r.delivery_id,
-    taskId: r.task_id,
-    configId: r.config_id,
-    tenantId: r.tenant_id,
-    seq: Number(r.seq),
-    state: r.state as DeliveryRecord['state'],
-    final: Number(r.final) === 1,
-    body: r.body,
-    attempts: Number(r.attempts),
-    nextAttemptAt: Number(r.next_attempt_at),
-    createdAt: r.created_at,
-  };
-  if (r.lease_owner) rec.leaseOwner = r.lease_owner;
-  const lease = num(r.lease_expires_at);
-  if (lease !== undefined) rec.leaseExpiresAt = lease;
-  const status = num(r.last_status);
-  if (status !== undefined) rec.lastStatus = status;
-  if (r.last_error) rec.lastError = r.last_error;
-  if (r.delivered_at) rec.deliveredAt = r.delivered_at;
-  return rec;
-}
+export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
+  columns: 'task_id config_id tenant_id url auth_schemes token_secret credentials_secret token_fingerprint created_at',
+  json: 'auth_schemes',
+  renames: { token_secret: 'tokenSecretId', credentials_secret: 'credentialsSecretId' },
+});
+
+export const deliveryRows = mapper<PushOutboxTable, DeliveryRecord>({
+  columns:
+    'delivery_id task_id config_id tenant_id seq state final body attempts next_attempt_at lease_owner' +
+    ' lease_expires_at last_status last_error created_at delivered_at',
+  numbers: 'seq attempts next_attempt_at lease_expires_at last_status',
+  flags: 'final',
+});

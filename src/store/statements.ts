@@ -39,3 +39,14 @@ export function statementPerCount(make: (n: number) => string): (n: number) => S
     return s;
   };
 }
+
+/**
+ * An atomic claim: lease the rows `candidates` selects (a query ending in its ORDER BY and LIMIT),
+ * in one UPDATE; on PostgreSQL the candidates are locked SKIP LOCKED, so instances claim side by
+ * side. Parameters: the owner, the lease expiry, then the candidate query's own.
+ */
+export function claimStatements(table: string, id: string, candidates: string): Record<Dialect, Statement> {
+  const text = (lock: string) =>
+    `update "${table}" set "lease_owner" = ?, "lease_expires_at" = ? where "${id}" in (${candidates}${lock}) returning *`;
+  return { sqlite: statement(text('')), postgres: statement(text(' for update skip locked')) };
+}

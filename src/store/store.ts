@@ -16,14 +16,9 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from './db.js';
 import { Events } from './repos/events.js';
-import { Idempotency } from './repos/idempotency.js';
-import { Interrupts } from './repos/interrupts.js';
-import { PushConfigs } from './repos/push-configs.js';
-import { PushOutbox } from './repos/push-outbox.js';
 import type { Dialect } from './repos/repo.js';
 import { Runs } from './repos/runs.js';
-import { Secrets } from './repos/secrets.js';
-import { TaskRecords } from './repos/task-records.js';
+import { Tables } from './repos/tables.js';
 import { type RunChange, StoreTx, type TransitionStep } from './tx.js';
 
 export type { Dialect } from './repos/repo.js';
@@ -69,16 +64,10 @@ const RELEASE = CompiledQuery.raw('release handoff_group');
 const ROLLBACK_TO = CompiledQuery.raw('rollback to handoff_group');
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
-export class Store {
+export class Store extends Tables {
   readonly dialect: Dialect;
   readonly runs: Runs;
   readonly events: Events;
-  readonly interrupts: Interrupts;
-  readonly idempotency: Idempotency;
-  readonly tasks: TaskRecords;
-  readonly pushConfigs: PushConfigs;
-  readonly outbox: PushOutbox;
-  readonly secrets: Secrets;
   /**
    * Where defined, this process's own commits are all announced to the pipeline's listeners, and
    * the returned number changes when anything else writes the database — what a read cache needs
@@ -98,20 +87,15 @@ export class Store {
   private draining = false;
 
   constructor(opts: StoreOptions) {
+    const now = opts.now ?? (() => new Date());
+    super(opts.db, opts.dialect, now);
     this.db = opts.db;
     this.dialect = opts.dialect;
-    this.now = opts.now ?? (() => new Date());
+    this.now = now;
     this.destroyFn = opts.destroy;
     this.dataVersion = opts.dataVersion;
-    const repo = [this.db, this.dialect, this.now] as const;
-    this.runs = new Runs(...repo);
-    this.events = new Events(...repo);
-    this.interrupts = new Interrupts(...repo);
-    this.idempotency = new Idempotency(...repo);
-    this.tasks = new TaskRecords(...repo);
-    this.pushConfigs = new PushConfigs(...repo);
-    this.outbox = new PushOutbox(...repo);
-    this.secrets = new Secrets(...repo);
+    this.runs = new Runs(opts.db, opts.dialect, now);
+    this.events = new Events(opts.db, opts.dialect, now);
   }
 
   /** Set the transition pipeline, once, before the first transaction (the host's composition). */

@@ -10,16 +10,11 @@ import type { Transaction } from 'kysely';
 import type { Database, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
-import { runFromRow, runToRow } from './rows.js';
+import { runRows } from './rows.js';
 import { Events } from './repos/events.js';
-import { Idempotency } from './repos/idempotency.js';
-import { Interrupts } from './repos/interrupts.js';
-import { PushConfigs } from './repos/push-configs.js';
-import { PushOutbox } from './repos/push-outbox.js';
 import type { Dialect } from './repos/repo.js';
 import { GET_RUN } from './repos/runs.js';
-import { Secrets } from './repos/secrets.js';
-import { TaskRecords } from './repos/task-records.js';
+import { Tables } from './repos/tables.js';
 import { type Statement, statement } from './statements.js';
 
 /** A run change as committed: the new snapshot and the events appended with it. */
@@ -49,30 +44,7 @@ export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leas
 };
 
 // The statements of every state change, as fixed SQL (see statements.ts).
-const RUN_COLUMNS = [
-  'run_id',
-  'tenant_id',
-  'principal_id',
-  'workflow_id',
-  'status',
-  'inputs',
-  'state',
-  'cursor',
-  'error',
-  'tags',
-  'metadata',
-  'next_seq',
-  'version',
-  'lease_owner',
-  'lease_expires_at',
-  'wake_at',
-  'created_at',
-  'updated_at',
-  'completed_at',
-] as const satisfies ReadonlyArray<keyof RunsTable>;
-// Every column of runs is written on insert: a column added to RunsTable must be added here.
-const allRunColumns: [Exclude<keyof RunsTable, (typeof RUN_COLUMNS)[number]>] extends [never] ? true : never = true;
-void allRunColumns;
+const RUN_COLUMNS = runRows.columns;
 const GET_RUN_FOR_UPDATE = statement('select * from "runs" where "run_id" = ? for update');
 const INSERT_RUN = statement(
   `insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`,
@@ -119,17 +91,11 @@ function numberEvents(runId: string, firstSeq: number, events: NewEvent[], at: s
 
 /** The record exactly as reading its row back would give it (JSON round trip, absent optionals). */
 function normalize(run: RunRecord): RunRecord {
-  return runFromRow(runToRow(run));
+  return runRows.fromRow(runRows.toRow(run));
 }
 
-export class StoreTx {
+export class StoreTx extends Tables {
   readonly changes: RunChange[] = [];
-  readonly interrupts: Interrupts;
-  readonly idempotency: Idempotency;
-  readonly tasks: TaskRecords;
-  readonly pushConfigs: PushConfigs;
-  readonly outbox: PushOutbox;
-  readonly secrets: Secrets;
   private readonly events: Events;
   /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
   private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
@@ -140,12 +106,7 @@ export class StoreTx {
     private readonly now: () => Date,
     readonly dialect: Dialect,
   ) {
-    this.interrupts = new Interrupts(db, dialect, now);
-    this.idempotency = new Idempotency(db, dialect, now);
-    this.tasks = new TaskRecords(db, dialect, now);
-    this.pushConfigs = new PushConfigs(db, dialect, now);
-    this.outbox = new PushOutbox(db, dialect, now);
-    this.secrets = new Secrets(db, dialect, now);
+    super(db, dialect, now);
     this.events = new Events(db, dialect, now);
   }
 
@@ -159,7 +120,7 @@ export class StoreTx {
     if (pending) return pending.run;
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
     const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
-    return rows[0] && runFromRow(rows[0]);
+    return rows[0] && runRows.fromRow(rows[0]);
   }
 
   /**
@@ -181,7 +142,7 @@ export class StoreTx {
 
   /** Insert a run's row and its events as they are, then run the transition steps. */
   private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
-    const row = runToRow(run);
+    const row = runRows.toRow(run);
     await this.db.executeQuery(
       INSERT_RUN.with(
         this.dialect,
@@ -225,7 +186,7 @@ export class StoreTx {
       pending.events.push(...appended);
       return { before, run: pending.run, events: appended };
     }
-    const row = runToRow(merged);
+    const row = runRows.toRow(merged);
     const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
     const fenced = opts.owner !== undefined;
     const params = [
@@ -239,7 +200,7 @@ export class StoreTx {
     const updated = (await this.db.executeQuery(query.with<RunsTable>(this.dialect, params))).rows[0];
     if (!updated) throw new ConflictError(`run ${before.runId} changed concurrently`);
     await this.events.append(appended);
-    return this.record({ before, run: runFromRow(updated), events: appended });
+    return this.record({ before, run: runRows.fromRow(updated), events: appended });
   }
 
   /** The whole event log so far of a run inserted with `defer` in this transaction (a copy). */

@@ -33,6 +33,11 @@ export function clientCommand(name: string, description: string): Command {
     .option('--timeout <seconds>', `per-request timeout in seconds (default ${DEFAULT_TIMEOUT_MS / 1000})`);
 }
 
+/** A subcommand about one task: the common options and the `<url> <taskId>` arguments. */
+export function taskCommand(name: string, description: string): Command {
+  return clientCommand(name, description).argument('<url>', 'agent base URL').argument('<taskId>', 'task id');
+}
+
 export function connection(opts: ClientOptions): Connection {
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   if (opts.timeout !== undefined) {
@@ -97,10 +102,7 @@ export function parseJsonValue(text: string, flag = '--data'): unknown {
 export const textPart = (text: string): Part => ({ kind: 'text', text });
 export const dataPart = (data: Record<string, unknown>): Part => ({ kind: 'data', data });
 
-export function userMessage(
-  parts: Part[],
-  extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {},
-): Message {
+function userMessage(parts: Part[], extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {}): Message {
   return { kind: 'message', role: 'user', messageId: randomUUID(), parts, ...extra };
 }
 
@@ -127,5 +129,29 @@ export function printResult(result: unknown, opts: ClientOptions, agentUrl: stri
 }
 
 /** Blocking unless --no-wait (commander's `wait: false`). */
-export const sendConfiguration = (wait: boolean | undefined) =>
-  wait === false ? { configuration: { blocking: false } } : {};
+const sendConfiguration = (wait: boolean | undefined) => (wait === false ? { configuration: { blocking: false } } : {});
+
+/** A text and/or a `--data` object as message parts; a usage error when there is neither. */
+export function textAndData(text: string | undefined, data: string | undefined, nothing: string): Part[] {
+  const parts: Part[] = [];
+  if (text !== undefined && text !== '') parts.push(textPart(text));
+  if (data !== undefined) parts.push(dataPart(parseJsonObject(data)));
+  if (parts.length === 0) throw new UsageError(nothing);
+  return parts;
+}
+
+/** The one send path of `send`, `answer` and `approve`: message/send to the agent at `url`, then
+ * print the resulting Task (blocking unless --no-wait); the exit code follows its state. */
+export async function sendAndPrint(
+  url: string,
+  opts: ClientOptions & { wait?: boolean },
+  parts: Part[],
+  extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {},
+): Promise<number> {
+  const { rpc } = await connect(url, opts);
+  const result = await rpc.call('message/send', {
+    message: userMessage(parts, extra),
+    ...sendConfiguration(opts.wait),
+  });
+  return printResult(result, opts, url);
+}

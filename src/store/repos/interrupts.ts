@@ -1,5 +1,5 @@
 // Interrupts: what an open gate asks, its votes and exchanges, and how it was resolved.
-import { interruptFromRow, interruptToRow } from '../rows.js';
+import { interruptRows } from '../rows.js';
 import type { InterruptRecord } from '../model.js';
 import { Repo } from './repo.js';
 
@@ -9,7 +9,7 @@ export class Interrupts extends Repo {
     let q = this.db.selectFrom('interrupts').selectAll().where('run_id', '=', runId).where('status', '=', 'open');
     if (nodeId !== undefined) q = q.where('node_id', '=', nodeId);
     const row = await q.executeTakeFirst();
-    return row && interruptFromRow(row);
+    return row && interruptRows.fromRow(row);
   }
 
   /** The newest interrupt of a node, open or not. */
@@ -22,7 +22,7 @@ export class Interrupts extends Repo {
       .orderBy('created_at', 'desc')
       .orderBy('interrupt_id', 'desc')
       .executeTakeFirst();
-    return row && interruptFromRow(row);
+    return row && interruptRows.fromRow(row);
   }
 
   async listByRun(runId: string): Promise<InterruptRecord[]> {
@@ -32,16 +32,16 @@ export class Interrupts extends Repo {
       .where('run_id', '=', runId)
       .orderBy('created_at')
       .execute();
-    return rows.map(interruptFromRow);
+    return rows.map(interruptRows.fromRow);
   }
 
   async insert(rec: InterruptRecord): Promise<void> {
-    await this.db.insertInto('interrupts').values(interruptToRow(rec)).execute();
+    await this.db.insertInto('interrupts').values(interruptRows.toRow(rec)).execute();
   }
 
   /** Update an interrupt still in `expectStatus`; false if someone else changed it first. */
   async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
-    const row = interruptToRow(rec);
+    const row = interruptRows.toRow(rec);
     const res = await this.db
       .updateTable('interrupts')
       .set({

@@ -5,7 +5,8 @@ import { type ExpressionBuilder, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database, PushOutboxTable } from '../db.js';
 import type { DeliveryRecord, DeliveryState } from '../model.js';
-import { deliveryFromRow } from '../rows.js';
+import { deliveryRows } from '../rows.js';
+import { claimStatements, statement } from '../statements.js';
 import { Repo } from './repo.js';
 
 export interface NewDelivery {
@@ -27,6 +28,21 @@ export interface Outcome {
   lastStatus?: number;
   lastError?: string;
 }
+
+const GET_DELIVERY = statement('select * from "push_outbox" where "delivery_id" = ? and "tenant_id" = ?');
+const HAS_PENDING = statement(
+  'select 1 from "push_outbox" where "task_id" = ? and "config_id" = ? and "state" = \'pending\' limit 1',
+);
+/** Due, unleased (or lease expired), and first in line for its (task, config). */
+const CLAIM_DUE = claimStatements(
+  'push_outbox',
+  'delivery_id',
+  'select "o"."delivery_id" from "push_outbox" as "o" where "o"."state" = \'pending\'' +
+    ' and "o"."next_attempt_at" <= ? and ("o"."lease_expires_at" is null or "o"."lease_expires_at" < ?)' +
+    ' and not exists (select 1 from "push_outbox" as "p" where "p"."task_id" = "o"."task_id"' +
+    ' and "p"."config_id" = "o"."config_id" and "p"."seq" < "o"."seq" and "p"."state" = \'pending\')' +
+    ' order by "o"."next_attempt_at" limit ?',
+);
 
 /** Row `o` has no earlier pending delivery of the same (task, config): it is next in line. */
 const firstInLine = ({ not, exists, selectFrom }: ExpressionBuilder<Database & { o: PushOutboxTable }, 'o'>) =>
@@ -76,23 +92,8 @@ export class PushOutbox extends Repo {
    */
   async claimDue(owner: string, leaseMs: number, limit: number): Promise<DeliveryRecord[]> {
     const now = this.now().getTime();
-    let candidates = this.db
-      .selectFrom('push_outbox as o')
-      .select('o.delivery_id')
-      .where('o.state', '=', 'pending')
-      .where('o.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('o.lease_expires_at', 'is', null), eb('o.lease_expires_at', '<', now)]))
-      .where(firstInLine)
-      .orderBy('o.next_attempt_at')
-      .limit(limit);
-    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-    const rows = await this.db
-      .updateTable('push_outbox')
-      .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
-      .where('delivery_id', 'in', candidates)
-      .returningAll()
-      .execute();
-    return rows.map(deliveryFromRow);
+    const rows = await this.all<PushOutboxTable>(CLAIM_DUE[this.dialect], [owner, now + leaseMs, now, now, limit]);
+    return rows.map(deliveryRows.fromRow);
   }
 
   /** Record an attempt's outcome for a row this worker still leases; false if it lost the lease. */
@@ -131,7 +132,7 @@ export class PushOutbox extends Repo {
       .where('state', '=', 'dead')
       .returningAll()
       .executeTakeFirst();
-    return row && deliveryFromRow(row);
+    return row && deliveryRows.fromRow(row);
   }
 
   /** The pending deliveries of a config are cancelled (the config was deleted or replaced). */
@@ -154,17 +155,12 @@ export class PushOutbox extends Repo {
       .orderBy('delivery_id', 'desc')
       .limit(filter.limit ?? 100)
       .execute();
-    return rows.map(deliveryFromRow);
+    return rows.map(deliveryRows.fromRow);
   }
 
   async get(tenantId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
-    const row = await this.db
-      .selectFrom('push_outbox')
-      .selectAll()
-      .where('delivery_id', '=', deliveryId)
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirst();
-    return row && deliveryFromRow(row);
+    const row = await this.first<PushOutboxTable>(GET_DELIVERY, [deliveryId, tenantId]);
+    return row && deliveryRows.fromRow(row);
   }
 
   /**
@@ -198,14 +194,7 @@ export class PushOutbox extends Repo {
 
   /** Whether a config still owes deliveries (its secrets are kept until it does not). */
   async hasPending(taskId: string, configId: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('push_outbox')
-      .select('delivery_id')
-      .where('task_id', '=', taskId)
-      .where('config_id', '=', configId)
-      .where('state', '=', 'pending')
-      .executeTakeFirst();
-    return row !== undefined;
+    return (await this.first(HAS_PENDING, [taskId, configId])) !== undefined;
   }
 
   /** Hand back the pending deliveries `owner` leases (a drain), or every lease (`owner` absent). */

@@ -2,6 +2,7 @@
 // the dialect and clock of its store. A repository built on a transaction writes inside it.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
+import type { Statement } from '../statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -11,4 +12,18 @@ export abstract class Repo {
     protected readonly dialect: Dialect,
     protected readonly now: () => Date,
   ) {}
+
+  /** The rows a fixed statement returns. */
+  protected async all<R>(query: Statement, params: readonly unknown[]): Promise<R[]> {
+    return (await this.db.executeQuery(query.with<R>(this.dialect, params))).rows;
+  }
+
+  protected async first<R>(query: Statement, params: readonly unknown[]): Promise<R | undefined> {
+    return (await this.all<R>(query, params))[0];
+  }
+
+  /** Run a fixed statement that writes; how many rows it changed. */
+  protected async write(query: Statement, params: readonly unknown[]): Promise<number> {
+    return Number((await this.db.executeQuery(query.with(this.dialect, params))).numAffectedRows ?? 0);
+  }
 }

@@ -3,19 +3,31 @@
 import { sql } from 'kysely';
 import type { RunsTable } from '../db.js';
 import type { RunRecord, RunStatus } from '../model.js';
-import { runFromRow } from '../rows.js';
-import { statement } from '../statements.js';
+import { runRows } from '../rows.js';
+import { claimStatements, statement } from '../statements.js';
 import { Repo } from './repo.js';
 
 /** Statuses a worker drives; any other status waits for something outside the worker. */
 const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
 
+/** Runnable, timer due, lease free or expired. */
+const CLAIM = claimStatements(
+  'runs',
+  'run_id',
+  `select "run_id" from "runs" where "status" in (${RUNNABLE.map((s) => `'${s}'`).join(', ')})` +
+    ' and ("wake_at" is null or "wake_at" <= ?) and ("lease_expires_at" is null or "lease_expires_at" < ?)' +
+    ' order by "updated_at" limit ?',
+);
 export const GET_RUN = statement('select * from "runs" where "run_id" = ?');
+const RENEW_LEASE = statement('update "runs" set "lease_expires_at" = ? where "run_id" = ? and "lease_owner" = ?');
+const RELEASE_LEASE = statement(
+  'update "runs" set "lease_owner" = null, "lease_expires_at" = null where "run_id" = ? and "lease_owner" = ?',
+);
 
 export class Runs extends Repo {
   async get(runId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.db.executeQuery(GET_RUN.with<RunsTable>(this.dialect, [runId]));
-    return rows[0] && runFromRow(rows[0]);
+    return rows[0] && runRows.fromRow(rows[0]);
   }
 
   async count(): Promise<number> {
@@ -32,42 +44,17 @@ export class Runs extends Repo {
    */
   async claim(owner: string, leaseMs: number, limit: number): Promise<RunRecord[]> {
     const now = this.now().getTime();
-    let candidates = this.db
-      .selectFrom('runs')
-      .select('run_id')
-      .where('status', 'in', RUNNABLE)
-      .where((eb) => eb.or([eb('wake_at', 'is', null), eb('wake_at', '<=', now)]))
-      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-      .orderBy('updated_at')
-      .limit(limit);
-    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-    const rows = await this.db
-      .updateTable('runs')
-      .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
-      .where('run_id', 'in', candidates)
-      .returningAll()
-      .execute();
-    return rows.map(runFromRow);
+    const rows = await this.all<RunsTable>(CLAIM[this.dialect], [owner, now + leaseMs, now, now, limit]);
+    return rows.map(runRows.fromRow);
   }
 
   /** Extend a lease this owner still holds; false if it was lost. */
   async renewLease(runId: string, owner: string, leaseMs: number): Promise<boolean> {
-    const res = await this.db
-      .updateTable('runs')
-      .set({ lease_expires_at: this.now().getTime() + leaseMs })
-      .where('run_id', '=', runId)
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
+    return (await this.write(RENEW_LEASE, [this.now().getTime() + leaseMs, runId, owner])) === 1;
   }
 
   async releaseLease(runId: string, owner: string): Promise<void> {
-    await this.db
-      .updateTable('runs')
-      .set({ lease_owner: null, lease_expires_at: null })
-      .where('run_id', '=', runId)
-      .where('lease_owner', '=', owner)
-      .execute();
+    await this.write(RELEASE_LEASE, [runId, owner]);
   }
 
   /** Free every lease of `owner` (a drain), or every lease at all (`owner` absent); returns how many. */

@@ -2,7 +2,7 @@
 // to a task (a2a_messages). A task of another tenant is simply absent from every read.
 import type { A2ATasksTable, RunsTable } from '../db.js';
 import type { RunRecord, TaskRecord } from '../model.js';
-import { runFromRow, taskFromRow } from '../rows.js';
+import { runRows, taskRows } from '../rows.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
 
@@ -63,7 +63,7 @@ export class TaskRecords extends Repo {
   /** A task record as `tenantId` may see it. */
   async get(taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
     const { rows } = await this.db.executeQuery(GET_TASK.with<A2ATasksTable>(this.dialect, [taskId, tenantId]));
-    return rows[0] && taskFromRow(rows[0]);
+    return rows[0] && taskRows.fromRow(rows[0]);
   }
 
   /** A task record with its run, read together (one statement, one consistent snapshot). */
@@ -71,7 +71,7 @@ export class TaskRecords extends Repo {
     const query = TASK_AND_RUN.with<RunsTable & TaskColumns>(this.dialect, [taskId, tenantId]);
     const row = (await this.db.executeQuery(query)).rows[0];
     if (!row) return undefined;
-    const rec = taskFromRow({
+    const rec = taskRows.fromRow({
       task_id: row.run_id,
       tenant_id: row.tenant_id,
       principal_id: row.t_principal_id,
@@ -81,14 +81,14 @@ export class TaskRecords extends Repo {
       interrupt_kind: row.t_interrupt_kind,
       updated_at: row.t_updated_at,
     });
-    return { rec, run: runFromRow(row) };
+    return { rec, run: runRows.fromRow(row) };
   }
 
   /** The task a starting message (tenant, principal, messageId) created, if any. */
   async findByMessage(tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
     const query = TASK_BY_MESSAGE.with<A2ATasksTable>(this.dialect, [tenantId, principalId, messageId]);
     const { rows } = await this.db.executeQuery(query);
-    return rows[0] && taskFromRow(rows[0]);
+    return rows[0] && taskRows.fromRow(rows[0]);
   }
 
   /** Mark a reply applied; the primary key makes a concurrent duplicate fail its transaction. */
@@ -133,7 +133,7 @@ export class TaskRecords extends Repo {
       .orderBy('task_id', 'desc')
       .limit(opts.limit + 1)
       .execute();
-    const tasks = rows.slice(0, opts.limit).map(taskFromRow);
+    const tasks = rows.slice(0, opts.limit).map(taskRows.fromRow);
     const last = tasks.at(-1);
     return rows.length > opts.limit && last ? { tasks, nextCursor: encodeCursor(last) } : { tasks };
   }
