@@ -42,7 +42,7 @@ export function compileParams(schema: AnySchemaObject): ParamsCheck {
 }
 
 /** "params.message.parts[0].text" from Ajv's "/message/parts/0/text". */
-export function fieldPath(root: string, instancePath: string, extra?: string): string {
+function fieldPath(root: string, instancePath: string, extra?: string): string {
   const segs = instancePath.split('/').slice(1);
   if (extra !== undefined) segs.push(extra);
   return segs

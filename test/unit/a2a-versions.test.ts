@@ -2,7 +2,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { A2AError } from '../../src/a2a/errors.js';
-import { cardVersion, jsonRpcMethod, methodName, requestedVersion } from '../../src/a2a/versions.js';
+import { CODECS } from '../../src/a2a/codec/index.js';
+import { cardVersion, jsonRpcMethod, methodName, requestedVersion, SERVED_VERSIONS } from '../../src/a2a/versions.js';
 
 const code = (fn: () => unknown): number | undefined => {
   try {
@@ -165,5 +166,11 @@ describe('jsonRpcMethod: PascalCase is 1.0, slash names 0.3', () => {
         method,
       );
     }
+  });
+});
+
+describe('CODECS', () => {
+  test('every served version has the codec of that version', () => {
+    for (const v of SERVED_VERSIONS) assert.equal(CODECS[v].version, v);
   });
 });

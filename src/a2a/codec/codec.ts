@@ -31,6 +31,6 @@ export interface WireCodec {
  * (a wire object is built in field order with `x: cond ? v : undefined`, then compacted). */
 export function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
   return out as T;
 }
