@@ -6,7 +6,7 @@
 //   const req = codec.decodeRequest('get', params);      // -32602 naming the field when malformed
 //   reply(codec.encodeTask(await service.get(caller, req)));
 import type { A2AError, JsonRpcErrorObject } from '../errors.js';
-import type { Operation, PushConfig, RequestOf, SendResult, StreamEvent, TaskView } from '../model.js';
+import type { Metadata, Operation, PushConfig, RequestOf, SendResult, StreamEvent, TaskView } from '../model.js';
 import type { ProtocolVersion } from '../versions.js';
 
 export interface WireCodec {
@@ -34,3 +34,25 @@ export function compact<T extends object>(o: T): T {
   for (const k in o) if (o[k] !== undefined) out[k] = o[k];
   return out as T;
 }
+
+/** A Task's fields in the order both wires write them; the codec maps status, artifacts and history
+ * its own way. Compact the result (or the object it is spread into). */
+export const taskFields = <S, A, M>(
+  t: { id: string; contextId: string; metadata?: Metadata },
+  status: S,
+  artifacts: A[] | undefined,
+  history: M[] | undefined,
+) => ({ id: t.id, contextId: t.contextId, status, artifacts, history, metadata: t.metadata });
+
+/** An artifact update's fields in the order both wires write them, around the mapped artifact. */
+export const artifactUpdateFields = <A>(
+  u: { taskId: string; contextId: string; append?: boolean; lastChunk?: boolean; metadata?: Metadata },
+  artifact: A,
+) => ({
+  taskId: u.taskId,
+  contextId: u.contextId,
+  artifact,
+  append: u.append,
+  lastChunk: u.lastChunk,
+  metadata: u.metadata,
+});

@@ -7,7 +7,7 @@ import { validateParams } from '../jsonrpc.js';
 import type * as N from '../model.js';
 import type * as W from '../types.js';
 import { methodName } from '../versions.js';
-import { compact, type WireCodec } from './codec.js';
+import { artifactUpdateFields, compact, taskFields, type WireCodec } from './codec.js';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -69,15 +69,9 @@ const encodeStatus = (s: N.TaskStatus): W.TaskStatus =>
 
 /** Empty artifacts and history are left out, as the 0.3 projection always did. */
 function encodeTask(t: N.TaskView): W.Task {
-  return compact({
-    kind: 'task',
-    id: t.id,
-    contextId: t.contextId,
-    status: encodeStatus(t.status),
-    artifacts: t.artifacts?.length ? t.artifacts.map(encodeArtifact) : undefined,
-    history: t.history?.length ? t.history.map(encodeMessage) : undefined,
-    metadata: t.metadata,
-  });
+  const artifacts = t.artifacts?.length ? t.artifacts.map(encodeArtifact) : undefined;
+  const history = t.history?.length ? t.history.map(encodeMessage) : undefined;
+  return compact({ kind: 'task', ...taskFields(t, encodeStatus(t.status), artifacts, history) });
 }
 
 function encodeStatusUpdate(u: N.StatusUpdate, final: boolean): W.TaskStatusUpdateEvent {
@@ -92,15 +86,7 @@ function encodeStatusUpdate(u: N.StatusUpdate, final: boolean): W.TaskStatusUpda
 }
 
 function encodeArtifactUpdate(u: N.ArtifactUpdate): W.TaskArtifactUpdateEvent {
-  return compact({
-    kind: 'artifact-update',
-    taskId: u.taskId,
-    contextId: u.contextId,
-    artifact: encodeArtifact(u.artifact),
-    append: u.append,
-    lastChunk: u.lastChunk,
-    metadata: u.metadata,
-  });
+  return compact({ kind: 'artifact-update', ...artifactUpdateFields(u, encodeArtifact(u.artifact)) });
 }
 
 function encodeStreamEvent(e: N.StreamEvent, final: boolean) {
@@ -169,14 +155,8 @@ function decodeStatus(s: W.TaskStatus): N.TaskStatus {
 }
 
 export function decodeTask(t: W.Task): N.TaskView {
-  return compact({
-    id: t.id,
-    contextId: t.contextId,
-    status: decodeStatus(t.status),
-    artifacts: t.artifacts?.map(decodeArtifact),
-    history: t.history?.map(decodeMessage),
-    metadata: t.metadata,
-  });
+  const { artifacts, history } = t;
+  return compact(taskFields(t, decodeStatus(t.status), artifacts?.map(decodeArtifact), history?.map(decodeMessage)));
 }
 
 /** A stream item (or push body) → the neutral event; a status update's `final` is returned beside it. */
@@ -199,14 +179,7 @@ export function decodeStreamEvent(e: W.Task | W.Message | W.TaskStatusUpdateEven
       return { event: { kind: 'status-update', update }, final: e.final };
     }
     case 'artifact-update': {
-      const update = compact({
-        taskId: e.taskId,
-        contextId: e.contextId,
-        artifact: decodeArtifact(e.artifact),
-        append: e.append,
-        lastChunk: e.lastChunk,
-        metadata: e.metadata,
-      });
+      const update = compact(artifactUpdateFields(e, decodeArtifact(e.artifact)));
       return { event: { kind: 'artifact-update', update }, final: false };
     }
   }

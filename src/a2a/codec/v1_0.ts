@@ -10,7 +10,7 @@ import { invalidAgentResponse, invalidParams, jsonRpcErrorV1 } from '../errors.j
 import type * as N from '../model.js';
 import { decodePageToken } from '../page-token.js';
 import { bool, compileParams, nonEmpty, obj, type ParamsCheck, str, strArray } from '../params-schema.js';
-import { compact, type WireCodec } from './codec.js';
+import { artifactUpdateFields, compact, taskFields, type WireCodec } from './codec.js';
 
 // ---------------------------------------------------------------- wire types (ProtoJSON)
 
@@ -174,14 +174,7 @@ const encodeStatus = (s: N.TaskStatus): V1TaskStatus =>
 
 /** `artifacts` is written whenever the view has it, `[]` included (ListTasks with includeArtifacts). */
 const encodeTask = (t: N.TaskView): V1Task =>
-  compact({
-    id: t.id,
-    contextId: t.contextId,
-    status: encodeStatus(t.status),
-    artifacts: t.artifacts?.map(encodeArtifact),
-    history: t.history?.map(encodeMessage),
-    metadata: t.metadata,
-  });
+  compact(taskFields(t, encodeStatus(t.status), t.artifacts?.map(encodeArtifact), t.history?.map(encodeMessage)));
 
 function encodeStreamEvent(e: N.StreamEvent): V1StreamResponse {
   switch (e.kind) {
@@ -200,19 +193,8 @@ function encodeStreamEvent(e: N.StreamEvent): V1StreamResponse {
         }),
       };
     }
-    case 'artifact-update': {
-      const u = e.update;
-      return {
-        artifactUpdate: compact({
-          taskId: u.taskId,
-          contextId: u.contextId,
-          artifact: encodeArtifact(u.artifact),
-          append: u.append,
-          lastChunk: u.lastChunk,
-          metadata: u.metadata,
-        }),
-      };
-    }
+    case 'artifact-update':
+      return { artifactUpdate: compact(artifactUpdateFields(e.update, encodeArtifact(e.update.artifact))) };
   }
 }
 
@@ -292,14 +274,7 @@ const decodeStatus = (s: V1TaskStatus): N.TaskStatus =>
 
 /** A peer's Task (ProtoJSON) → the neutral view. Not validated: for answers of a trusted shape. */
 export const decodeTask = (t: V1Task): N.TaskView =>
-  compact({
-    id: t.id,
-    contextId: t.contextId,
-    status: decodeStatus(t.status),
-    artifacts: t.artifacts?.map(decodeArtifact),
-    history: t.history?.map(decodeMessage),
-    metadata: t.metadata,
-  });
+  compact(taskFields(t, decodeStatus(t.status), t.artifacts?.map(decodeArtifact), t.history?.map(decodeMessage)));
 
 /** A StreamResponse (or SendMessageResponse) → the neutral event. */
 export function decodeStreamEvent(r: V1StreamResponse): N.StreamEvent {
@@ -315,15 +290,7 @@ export function decodeStreamEvent(r: V1StreamResponse): N.StreamEvent {
     });
     return { kind: 'status-update', update };
   }
-  const u = r.artifactUpdate;
-  const update = compact({
-    taskId: u.taskId,
-    contextId: u.contextId,
-    artifact: decodeArtifact(u.artifact),
-    append: u.append,
-    lastChunk: u.lastChunk,
-    metadata: u.metadata,
-  });
+  const update = compact(artifactUpdateFields(r.artifactUpdate, decodeArtifact(r.artifactUpdate.artifact)));
   return { kind: 'artifact-update', update };
 }
 
