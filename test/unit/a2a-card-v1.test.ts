@@ -113,7 +113,8 @@ describe('the official 1.3.0 client picks 1.0', () => {
       ['anonymous', opts],
       ['with API keys', authed],
     ] as const) {
-      test(`${compat ? 'with' : 'without'} legacy compat, ${label}: JSON-RPC 1.0 first, HTTP+JSON 1.0 when preferred`, async () => {
+      const name = `${compat ? 'with' : 'without'} legacy compat, ${label}`;
+      test(`${name}: JSON-RPC 1.0 first, HTTP+JSON 1.0 when preferred`, async () => {
         for (const version of ['1.0', '0.3'] as const) {
           const card = fetched(agentCardFor(version, o)) as Sdk.AgentCard;
           assert.deepEqual(picked(await factory(compat).createFromAgentCard(card)), {
