@@ -38,7 +38,7 @@ export const A2A_RPC_PATH = '/v1/a2a';
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 
 /** Trailing slashes would double up when paths are appended. */
-const origin = (baseUrl: string): string => baseUrl.replace(/\/+$/, '');
+export const origin = (baseUrl: string): string => baseUrl.replace(/\/+$/, '');
 
 const toSkill = (s: SkillInfo): AgentSkill => {
   const skill: AgentSkill = { id: s.id, name: s.name, description: s.description, tags: s.tags ?? ['workflow'] };

@@ -6,10 +6,10 @@
 //   if (bad) return errorResponse(env.id, bad);
 //
 // The edge cases follow what the A2A TCK checks (spec/a2a.md §1.6). Params schemas are open
-// (A2A lets peers add fields) but typed: a known field of the wrong type is -32602.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction, AnySchemaObject } from 'ajv/dist/2020.js';
+// (A2A lets peers add fields) but typed: a known field of the wrong type is -32602 (params-schema.ts).
+import type { AnySchemaObject } from 'ajv/dist/2020.js';
 import { type A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
+import { bool, compileParams, count, nonEmpty, obj, type ParamsCheck, str, strArray } from './params-schema.js';
 import { isPlainObject } from './values.js';
 
 export type JsonRpcId = string | number | null;
@@ -107,18 +107,7 @@ export function parseEnvelope(body: unknown): Envelope {
 
 const fail = (id: JsonRpcId, error: A2AError): Envelope => ({ ok: false, id, error });
 
-// ---------------------------------------------------------------- params schemas
-//
-// `hint` is an annotation keyword (no validation of its own): the human sentence reported for a
-// failure at that schema, so messages read "params.message.messageId: must be a non-empty string"
-// whether the field is missing or mistyped.
-
-const nonEmpty = { type: 'string', minLength: 1, hint: 'must be a non-empty string' } as const;
-const str = { type: 'string', hint: 'must be a string' } as const;
-const strArray = { type: 'array', items: str, hint: 'must be an array of strings' } as const;
-const obj = { type: 'object', hint: 'must be an object' } as const;
-const count = { type: 'integer', minimum: 0, hint: 'must be an integer >= 0' } as const;
-const bool = { type: 'boolean', hint: 'must be a boolean' } as const;
+// ---------------------------------------------------------------- params schemas (0.3)
 
 const pushAuth = {
   type: 'object',
@@ -232,11 +221,8 @@ const schemas: Record<string, AnySchemaObject> = {
 /** Methods that take no params (the extended card); any object is tolerated. */
 const PARAMLESS = new Set(['agent/getAuthenticatedExtendedCard']);
 
-// Compiled once at import: validation is on every request's hot path.
-const ajv = new Ajv2020({ allErrors: false, verbose: true, discriminator: true, strict: true, strictRequired: false });
-ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
-const validators = new Map<string, ValidateFunction>(
-  Object.entries(schemas).map(([method, schema]) => [method, ajv.compile(schema)]),
+const validators = new Map<string, ParamsCheck>(
+  Object.entries(schemas).map(([method, schema]) => [method, compileParams(schema)]),
 );
 
 /** The A2A methods this module knows params for (useful to the dispatcher's -32601). */
@@ -245,53 +231,8 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set([...validators.keys(),
 /** -32602 naming the first offending field, or undefined when the params fit `method`.
  * Unknown methods pass: answering them is the dispatcher's -32601. */
 export function validateParams(method: string, params: unknown): A2AError | undefined {
-  const validate = validators.get(method);
-  if (!validate) return undefined;
+  const check = validators.get(method);
+  if (!check) return undefined;
   if (params === undefined) return invalidParams('params: is required');
-  if (validate(params)) return undefined;
-  const errors = validate.errors ?? [];
-  return invalidParams(describe(errors), { errors: errors.slice(0, 5).map(brief) });
+  return check(params, 'params');
 }
-
-/** "params.message.parts[0].text" from Ajv's "/message/parts/0/text". */
-function fieldPath(instancePath: string, extra?: string): string {
-  const segs = instancePath.split('/').slice(1);
-  if (extra !== undefined) segs.push(extra);
-  return segs
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : `${acc}.${s}`), 'params');
-}
-
-/** The field an error is about: a missing property is reported at the property, not its parent. */
-const errorPath = (e: ErrorObject): string =>
-  e.keyword === 'required'
-    ? fieldPath(e.instancePath, (e.params as { missingProperty: string }).missingProperty)
-    : fieldPath(e.instancePath);
-
-/** The schema's `hint` for this failure, if the author wrote one. */
-function hintOf(e: ErrorObject): string | undefined {
-  const parent = e.parentSchema as AnySchemaObject | undefined;
-  if (e.keyword === 'required') {
-    const missing = (e.params as { missingProperty: string }).missingProperty;
-    const prop = (parent?.properties as Record<string, AnySchemaObject> | undefined)?.[missing];
-    return typeof prop?.hint === 'string' ? prop.hint : 'is required';
-  }
-  return typeof parent?.hint === 'string' ? parent.hint : undefined;
-}
-
-/** Compound keywords (oneOf) list their branches' errors first; prefer the first error that has
- * a hint, which is the one at the level a human thinks about. */
-function describe(errors: ErrorObject[]): string {
-  const chosen = errors.find((e) => hintOf(e) !== undefined && !isBranchRequired(e)) ?? errors[0];
-  if (!chosen) return 'params: invalid';
-  return `${errorPath(chosen)}: ${hintOf(chosen) ?? chosen.message ?? 'is invalid'}`;
-}
-
-/** A `required` inside an anonymous oneOf branch ({required:['bytes']}) says nothing useful alone. */
-const isBranchRequired = (e: ErrorObject): boolean =>
-  e.keyword === 'required' && (e.parentSchema as AnySchemaObject | undefined)?.properties === undefined;
-
-const brief = (e: ErrorObject): { path: string; message: string } => ({
-  path: errorPath(e),
-  message: hintOf(e) ?? e.message ?? 'is invalid',
-});
