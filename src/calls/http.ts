@@ -11,6 +11,7 @@ import { type Dispatcher, request as undiciRequest } from 'undici';
 import { checkCallUrl, type EgressPolicy } from '../egress/address.js';
 import { parseRetryAfter } from '../egress/retry-after.js';
 import { VERSION } from '../version.js';
+import { type CallFailure, type Report, reporter } from './failure.js';
 import { schemaError } from './schema.js';
 
 const TOKEN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
@@ -76,16 +77,7 @@ export interface HttpCallSuccess {
   body: unknown;
 }
 
-export interface HttpCallFailure {
-  ok: false;
-  code: HttpCallErrorCode;
-  retryable: boolean;
-  message: string;
-  status?: number;
-  retryAfterMs?: number;
-  /** The start of an unexpected answer's body (at most 512 characters, redacted). */
-  bodyExcerpt?: string;
-}
+export type HttpCallFailure = CallFailure<HttpCallErrorCode>;
 
 export type HttpCallOutcome = HttpCallSuccess | HttpCallFailure;
 
@@ -93,7 +85,6 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RESPONSE_LIMIT = 1024 * 1024;
 const DEFAULT_MAX_REDIRECTS = 5;
 const EXCERPT_READ_BYTES = 4096;
-const EXCERPT_CHARS = 512;
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const RETURNED_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
@@ -120,29 +111,9 @@ interface Hop {
   body: string | undefined;
 }
 
-/** Failures and excerpts of one call, with the caller's redaction applied to every text. */
-interface Report {
-  fail(code: HttpCallErrorCode, retryable: boolean, message: string, extra?: Partial<HttpCallFailure>): HttpCallFailure;
-  excerpt(text: string): string;
-}
-
-function reporter(redact: (text: string) => string = (t) => t): Report {
-  return {
-    fail: (code, retryable, message, extra = {}) => ({
-      ok: false,
-      code,
-      retryable,
-      message: redact(message),
-      ...extra,
-    }),
-    // Redacted whole, then cut: cutting first could leave the start of a secret behind.
-    excerpt: (text) => redact(text).slice(0, EXCERPT_CHARS),
-  };
-}
-
 /** One attempt of `request`. Never throws: every problem is a classified failure. */
 export async function httpCall(request: HttpCallRequest, options: HttpCallOptions): Promise<HttpCallOutcome> {
-  const report = reporter(options.redact);
+  const report = reporter<HttpCallErrorCode>(options.redact);
   const invalid = requestError(request, options.idempotencyKey);
   if (invalid !== undefined) return report.fail('invalid_request', false, `invalid request: ${invalid}`);
   const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -154,7 +125,7 @@ export async function httpCall(request: HttpCallRequest, options: HttpCallOption
     const verdict = checkCallUrl(hop.url, options.policy);
     if (!verdict.ok) {
       const code = verdict.arm === 'parse' ? 'invalid_request' : 'egress_denied';
-      return report.fail(code, false, `${verdict.reason} (${redirects === 0 ? 'request' : `redirect ${redirects}`})`);
+      return report.fail(code, false, `${verdict.reason}${redirects > 0 ? ` (redirect ${redirects})` : ''}`);
     }
     try {
       const res = await undiciRequest(verdict.url, {
@@ -252,7 +223,7 @@ function nextHop(prev: Hop, status: number, location: string): Hop {
 async function answer(
   res: Dispatcher.ResponseData,
   request: HttpCallRequest,
-  report: Report,
+  report: Report<HttpCallErrorCode>,
 ): Promise<HttpCallOutcome> {
   const status = res.statusCode;
   const expected = request.expect ? request.expect.includes(status) : status >= 200 && status < 300;
@@ -266,13 +237,7 @@ async function answer(
   }
   const contentType = headerValue(res.headers['content-type']) ?? '';
   const text = read.bytes.toString('utf8');
-  const wanted = [...RETURNED_HEADERS, ...(request.responseHeaders ?? []).map((h) => h.toLowerCase())];
-  const headers = Object.fromEntries(
-    wanted.flatMap((name) => {
-      const value = headerValue(res.headers[name]);
-      return value === undefined ? [] : [[name, value]];
-    }),
-  );
+  const headers = returnedHeaders(res.headers, request.responseHeaders);
   if (!isJson(contentType)) return { ok: true, status, headers, body: text };
   if (text.trim() === '') return { ok: true, status, headers, body: null };
   try {
@@ -285,7 +250,18 @@ async function answer(
   }
 }
 
-async function unexpected(res: Dispatcher.ResponseData, report: Report): Promise<HttpCallFailure> {
+/** The allow-listed response headers (and the caller's extra names), lower case. */
+function returnedHeaders(all: Dispatcher.ResponseData['headers'], extra: string[] = []): Record<string, string> {
+  const names = [...RETURNED_HEADERS, ...extra.map((h) => h.toLowerCase())];
+  return Object.fromEntries(
+    names.flatMap((name) => {
+      const value = headerValue(all[name]);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
+}
+
+async function unexpected(res: Dispatcher.ResponseData, report: Report<HttpCallErrorCode>): Promise<HttpCallFailure> {
   const status = res.statusCode;
   const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
   const read = await readUpTo(res.body, EXCERPT_READ_BYTES);
@@ -324,7 +300,7 @@ function discard(body: Readable): void {
   body.destroy();
 }
 
-function classifyError(err: unknown, report: Report): HttpCallFailure {
+function classifyError(err: unknown, report: Report<HttpCallErrorCode>): HttpCallFailure {
   const e = err as { code?: string; name?: string; message?: string };
   const message = e.message ?? String(err);
   if (e.code === 'EGRESS_DENIED') return report.fail('egress_denied', false, message);

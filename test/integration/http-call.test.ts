@@ -7,8 +7,9 @@ import { createServer } from 'node:net';
 import type { Agent } from 'undici';
 import { createEgressPolicy, type EgressPolicy } from '../../src/egress/address.js';
 import { createGuardedDispatcher } from '../../src/egress/dispatcher.js';
-import { httpCall, type HttpCallFailure, type HttpCallOutcome, type HttpCallRequest } from '../../src/calls/http.js';
+import { httpCall, type HttpCallRequest } from '../../src/calls/http.js';
 import { resolverFor } from '../support/dns.js';
+import { failureOf } from '../support/outcomes.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 
 const KEY = 'run-1:fetch:0';
@@ -22,11 +23,6 @@ const lookup = resolverFor({
 /** The outbound-call policy of a deployment that allow-lists its test services by name. */
 const allowHosts = createEgressPolicy({ allowHosts: ['api.handoff.test', 'other.handoff.test', 'plain.handoff.test'] });
 const strict = createEgressPolicy();
-
-function failure(out: HttpCallOutcome): HttpCallFailure {
-  assert.equal(out.ok, false, `expected a failure, got ${JSON.stringify(out)}`);
-  return out as HttpCallFailure;
-}
 
 describe('httpCall', () => {
   let rx: HttpsReceiver;
@@ -106,7 +102,7 @@ describe('httpCall', () => {
       rx.behave({ status: 404, body: 'none' });
       assert.equal((await call({ method: 'GET', url: api(), expect: [200, 404] })).ok, true);
       rx.behave({ status: 200 });
-      const out = failure(await call({ method: 'GET', url: api(), expect: [202] }));
+      const out = failureOf(await call({ method: 'GET', url: api(), expect: [202] }));
       assert.deepEqual([out.code, out.status, out.retryable], ['http_status', 200, false]);
     });
 
@@ -121,7 +117,7 @@ describe('httpCall', () => {
   describe('failures', () => {
     it('429 with Retry-After seconds is retryable and carries the wait', async () => {
       rx.behave({ status: 429, headers: { 'retry-after': '7' }, body: 'slow down' });
-      const out = failure(await call({ method: 'GET', url: api() }));
+      const out = failureOf(await call({ method: 'GET', url: api() }));
       assert.deepEqual(out, {
         ok: false,
         code: 'http_status',
@@ -135,7 +131,7 @@ describe('httpCall', () => {
 
     it('429 with Retry-After as an HTTP date is retryable and carries the wait until then', async () => {
       rx.behave({ status: 429, headers: { 'retry-after': new Date(Date.now() + 60_000).toUTCString() } });
-      const out = failure(await call({ method: 'GET', url: api() }));
+      const out = failureOf(await call({ method: 'GET', url: api() }));
       assert.equal(out.retryable, true);
       assert.ok(out.retryAfterMs! > 55_000 && out.retryAfterMs! <= 60_000, String(out.retryAfterMs));
     });
@@ -152,7 +148,7 @@ describe('httpCall', () => {
         [409, false],
       ] as const) {
         rx.behave({ status });
-        const out = failure(await call({ method: 'GET', url: api() }));
+        const out = failureOf(await call({ method: 'GET', url: api() }));
         assert.deepEqual([out.code, out.status, out.retryable], ['http_status', status, retryable], `status ${status}`);
       }
     });
@@ -160,7 +156,7 @@ describe('httpCall', () => {
     it('a permanent status carries a redacted body excerpt of at most 512 characters', async () => {
       const body = `{"error":"bad token sk-live-123 ${'x'.repeat(2000)}"}`;
       rx.behave({ status: 422, headers: { 'content-type': 'application/json' }, body });
-      const out = failure(
+      const out = failureOf(
         await call({ method: 'POST', url: api(), json: {} }, allowHosts, (t) =>
           t.replaceAll('sk-live-123', '[redacted]'),
         ),
@@ -177,20 +173,20 @@ describe('httpCall', () => {
           s.close(() => resolve(p));
         });
       });
-      const out = failure(await call({ method: 'GET', url: `https://api.handoff.test:${port}/` }));
+      const out = failureOf(await call({ method: 'GET', url: `https://api.handoff.test:${port}/` }));
       assert.deepEqual([out.code, out.retryable], ['network', true]);
       assert.match(out.message, /ECONNREFUSED/);
     });
 
     it('a connection reset before the answer is a retryable network failure', async () => {
       rx.behave({ reset: true });
-      const out = failure(await call({ method: 'GET', url: api() }));
+      const out = failureOf(await call({ method: 'GET', url: api() }));
       assert.deepEqual([out.code, out.retryable], ['network', true]);
     });
 
     it('an answer that does not come within timeoutMs is a retryable timeout', async () => {
       rx.behave({ hang: true });
-      const out = failure(await call({ method: 'GET', url: api(), timeoutMs: 200 }));
+      const out = failureOf(await call({ method: 'GET', url: api(), timeoutMs: 200 }));
       assert.deepEqual(out, { ok: false, code: 'timeout', retryable: true, message: 'the call timed out' });
       assert.equal(rx.requests.length, 1);
     });
@@ -198,7 +194,7 @@ describe('httpCall', () => {
     it('an answer larger than responseLimitBytes fails without being read to its end', async () => {
       const total = 32 * 1024 * 1024;
       rx.behave({ status: 200, bodyBytes: total });
-      const out = failure(await call({ method: 'GET', url: api(), responseLimitBytes: 64 * 1024 }));
+      const out = failureOf(await call({ method: 'GET', url: api(), responseLimitBytes: 64 * 1024 }));
       assert.deepEqual([out.code, out.retryable, out.status], ['response_too_large', false, 200]);
       assert.equal(rx.responses[0]!.finished, false, 'the body was not consumed');
       assert.ok(rx.responses[0]!.bytesWritten < total);
@@ -206,7 +202,7 @@ describe('httpCall', () => {
 
     it('a declared Content-Length over the limit fails before reading', async () => {
       rx.behave({ status: 200, headers: { 'content-length': '5000' }, body: 'y'.repeat(5000) });
-      const out = failure(await call({ method: 'GET', url: api(), responseLimitBytes: 4999 }));
+      const out = failureOf(await call({ method: 'GET', url: api(), responseLimitBytes: 4999 }));
       assert.equal(out.code, 'response_too_large');
       rx.behave({ status: 200, body: 'y'.repeat(5000) });
       assert.equal((await call({ method: 'GET', url: api(), responseLimitBytes: 5000 })).ok, true);
@@ -214,7 +210,7 @@ describe('httpCall', () => {
 
     it('a JSON content type with a body that is not JSON is an invalid response', async () => {
       rx.behave({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"truncated":' });
-      const out = failure(await call({ method: 'GET', url: api() }));
+      const out = failureOf(await call({ method: 'GET', url: api() }));
       assert.deepEqual([out.code, out.retryable, out.bodyExcerpt], ['invalid_response', false, '{"truncated":']);
     });
 
@@ -231,7 +227,7 @@ describe('httpCall', () => {
         [{ method: 'GET', url: 'not a url' }, /does not parse/],
       ];
       for (const [request, why] of bad) {
-        const out = failure(await call(request));
+        const out = failureOf(await call(request));
         assert.deepEqual([out.code, out.retryable], ['invalid_request', false], JSON.stringify(request));
         assert.match(out.message, why);
       }
@@ -242,7 +238,7 @@ describe('httpCall', () => {
   describe('redirects', () => {
     it('are not followed by default: a 3xx is a permanent redirect failure', async () => {
       rx.behave({ status: 302, location: other.urlFor('other.handoff.test', '/next') });
-      const out = failure(await call({ method: 'GET', url: api() }));
+      const out = failureOf(await call({ method: 'GET', url: api() }));
       assert.deepEqual([out.code, out.status, out.retryable], ['redirect', 302, false]);
       assert.match(out.message, /302 redirect to https:\/\/other\.handoff\.test/);
       assert.equal(other.requests.length, 0);
@@ -302,7 +298,7 @@ describe('httpCall', () => {
       ];
       for (const hop of hops) {
         rx.behave({ status: 302, location: hop });
-        const out = failure(await call({ method: 'GET', url: api(), followRedirects: 3 }));
+        const out = failureOf(await call({ method: 'GET', url: api(), followRedirects: 3 }));
         assert.deepEqual([out.code, out.retryable], ['egress_denied', false], hop);
       }
       assert.equal(rx.requests.length, hops.length, 'only the first hop of each call was made');
@@ -310,18 +306,16 @@ describe('httpCall', () => {
     });
 
     it('303 after a POST becomes a GET without a body; 307 repeats the POST with its body', async () => {
-      rx.behave((req) =>
-        req.path === '/see-other' ? { status: 303, location: '/result' } : { status: 200, body: req.method },
-      );
+      const redirectThenEcho = (path: string, status: number, location: string) =>
+        rx.behave((req) => (req.path === path ? { status, location } : { status: 200, body: req.method }));
+      redirectThenEcho('/see-other', 303, '/result');
       const out = await call({ method: 'POST', url: api('/see-other'), json: { x: 1 }, followRedirects: true });
       assert.ok(out.ok);
       assert.equal(out.body, 'GET');
       assert.equal(rx.requests[1]!.body, '');
       assert.equal(rx.requests[1]!.headers['content-type'], undefined);
       rx.requests.length = 0;
-      rx.behave((req) =>
-        req.path === '/temp' ? { status: 307, location: '/kept' } : { status: 200, body: req.method },
-      );
+      redirectThenEcho('/temp', 307, '/kept');
       const kept = await call({ method: 'POST', url: api('/temp'), json: { x: 1 }, followRedirects: true });
       assert.ok(kept.ok);
       assert.equal(kept.body, 'POST');
@@ -330,7 +324,7 @@ describe('httpCall', () => {
 
     it('stop after the allowed number of hops', async () => {
       rx.behave({ status: 302, location: '/again' });
-      const out = failure(await call({ method: 'GET', url: api(), followRedirects: 2 }));
+      const out = failureOf(await call({ method: 'GET', url: api(), followRedirects: 2 }));
       assert.deepEqual([out.code, out.retryable, out.message], ['redirect', false, 'more than 2 redirects']);
       assert.equal(rx.requests.length, 3);
     });
@@ -355,7 +349,7 @@ describe('httpCall', () => {
         `https://user:pw@api.handoff.test:${rx.port}/`,
       ];
       for (const url of urls) {
-        const out = failure(await call({ method: 'GET', url }, strict));
+        const out = failureOf(await call({ method: 'GET', url }, strict));
         assert.deepEqual([out.code, out.retryable], ['egress_denied', false], url);
       }
       assert.equal(seen(), 0);
@@ -365,7 +359,7 @@ describe('httpCall', () => {
       const loopback = createEgressPolicy({ allowCidrs: ['127.0.0.0/8'] });
       assert.equal((await call({ method: 'GET', url: rx.url }, loopback)).ok, true);
       assert.equal((await call({ method: 'GET', url: rx.urlFor('api.handoff.test') }, loopback)).ok, true);
-      const http = failure(await call({ method: 'GET', url: plain.url }, loopback));
+      const http = failureOf(await call({ method: 'GET', url: plain.url }, loopback));
       assert.equal(http.code, 'egress_denied');
       assert.match(http.message, /must use https/);
       assert.equal(plain.requests.length, 0);
@@ -376,9 +370,9 @@ describe('httpCall', () => {
       const out = await call({ method: 'GET', url: plain.urlFor('plain.handoff.test', '/x') });
       assert.deepEqual(out, { ok: true, status: 200, headers: {}, body: 'plain' });
       assert.equal(plain.requests[0]!.headers['idempotency-key'], KEY);
-      const creds = failure(await call({ method: 'GET', url: `http://u:p@plain.handoff.test:${plain.port}/` }));
+      const creds = failureOf(await call({ method: 'GET', url: `http://u:p@plain.handoff.test:${plain.port}/` }));
       assert.equal(creds.code, 'egress_denied');
-      const ip = failure(await call({ method: 'GET', url: plain.url }));
+      const ip = failureOf(await call({ method: 'GET', url: plain.url }));
       assert.equal(ip.code, 'egress_denied', 'the address itself is not allow-listed');
       assert.equal(plain.requests.length, 1);
     });
