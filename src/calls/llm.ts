@@ -3,7 +3,7 @@
 // any outbound call, then the completion read into text (and JSON, when asked for).
 //
 //   const out = await llmChat({ baseUrl, apiKey, model: 'gpt-4o-mini', prompt: 'Say hi', responseFormat: 'json' },
-//     { dispatcher, policy, idempotencyKey: 'run:draft:0', redact: secrets.redact.bind(secrets) });
+//     { dispatcher, policy, idempotencyKey: 'run:draft:0', redact: secrets.redact });
 //   if (out.ok) use(out.json ?? out.text);
 import { type Static, Type } from '@sinclair/typebox';
 import { type CallFailure, type Report, reporter } from './failure.js';
@@ -41,7 +41,6 @@ const LlmChatConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export type LlmMessage = Static<typeof MessageSchema>;
 export type LlmChatConfig = Static<typeof LlmChatConfigSchema>;
 
 export interface LlmUsage {

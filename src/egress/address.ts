@@ -62,7 +62,7 @@ export function isForbiddenAddress(ip: string): boolean {
   return addr.kind() === 'ipv6' && !addr.match(GLOBAL_UNICAST_V6);
 }
 
-export interface EgressAllowLists {
+interface EgressAllowLists {
   allowCidrs?: readonly string[];
   /** Host names, exact (`llm.corp`, `localhost`, `127.0.0.1`) or `*.suffix` (any name below it). */
   allowHosts?: readonly string[];

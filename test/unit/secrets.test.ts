@@ -79,6 +79,8 @@ describe('SecretStore', () => {
       'a [redacted] b [redacted] c [redacted] d',
     );
     assert.equal(secrets.redact('nothing here'), 'nothing here');
+    const { redact } = secrets;
+    assert.equal(redact('a tok-123'), 'a [redacted]', 'works detached, as a callback');
   });
 
   it('redacts a value as it appears in a URL or inside a JSON string', () => {
