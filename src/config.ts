@@ -5,6 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
+import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
+import { parseHostPattern } from './egress/address.js';
+import { loadSecrets, type SecretStore } from './secrets/store.js';
 
 export interface ApiKeyIdentity {
   tenantId: string;
@@ -53,6 +56,20 @@ export interface Config {
   };
   /** SSE: keepalive comment interval and the per-connection buffer cap. */
   sse: { keepaliveMs: number; maxBufferedBytes: number };
+  /**
+   * What outbound calls (http.request, llm.chat) may reach besides public https; pushes keep their
+   * own list (push.allowCidrs).
+   */
+  egress: {
+    /** CIDRs calls may reach although private (HANDOFF_EGRESS_ALLOW_CIDRS). */
+    allowCidrs: string[];
+    /** Hosts calls may reach over plain http and at any address (HANDOFF_EGRESS_ALLOW_HOSTS). */
+    allowHosts: string[];
+  };
+  /** Named Chat Completions endpoints (HANDOFF_LLM_PROVIDERS). */
+  llmProviders: Map<string, LlmProvider>;
+  /** Values of the secrets workflows name (HANDOFF_SECRET_<NAME>, HANDOFF_SECRETS_FILE). */
+  secrets: SecretStore;
 }
 
 /** The demo workflows shipped with the package (…/workflows next to dist/ and src/). */
@@ -105,7 +122,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     bodyLimit: int('HANDOFF_BODY_LIMIT', env.HANDOFF_BODY_LIMIT ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
     instanceId: instanceId(env.HANDOFF_INSTANCE_ID),
     push: {
-      allowCidrs: allowCidrs(env.HANDOFF_PUSH_ALLOW_CIDRS ?? ''),
+      allowCidrs: cidrList('HANDOFF_PUSH_ALLOW_CIDRS', env.HANDOFF_PUSH_ALLOW_CIDRS ?? ''),
       // Roughly a day: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h.
       retrySchedule: retrySchedule(env.HANDOFF_PUSH_RETRY_SCHEDULE ?? '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
       ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: caFile(env.HANDOFF_PUSH_CA_FILE) } : {}),
@@ -121,7 +138,20 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
         256 * 1024 * 1024,
       ),
     },
+    egress: {
+      allowCidrs: cidrList('HANDOFF_EGRESS_ALLOW_CIDRS', env.HANDOFF_EGRESS_ALLOW_CIDRS ?? ''),
+      allowHosts: hostList(env.HANDOFF_EGRESS_ALLOW_HOSTS ?? ''),
+    },
+    llmProviders: llmProviders(env.HANDOFF_LLM_PROVIDERS),
+    secrets: secrets(env),
   };
+  for (const [name, provider] of config.llmProviders) {
+    if (provider.apiKeySecret !== undefined && !config.secrets.has(provider.apiKeySecret)) {
+      throw new ConfigError(
+        `HANDOFF_LLM_PROVIDERS: provider ${name} names secret ${provider.apiKeySecret}, which is not defined (HANDOFF_SECRET_${provider.apiKeySecret} or HANDOFF_SECRETS_FILE)`,
+      );
+    }
+  }
   if (databaseUrl) config.databaseUrl = databaseUrl;
   if (env.HANDOFF_PG_SCHEMA) {
     // Interpolated into `create schema`, search_path and the NOTIFY channel `handoff_runs_<schema>`,
@@ -142,16 +172,49 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
   return config;
 }
 
-function allowCidrs(raw: string): string[] {
-  const cidrs = raw
+const commaList = (raw: string) =>
+  raw
     .split(',')
     .map((c) => c.trim())
     .filter(Boolean);
+
+function cidrList(setting: string, raw: string): string[] {
+  const cidrs = commaList(raw);
   for (const c of cidrs) {
     if (!ipaddr.isValidCIDR(c))
-      throw new ConfigError(`HANDOFF_PUSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.1.0.0/16, got '${c}'`);
+      throw new ConfigError(`${setting} must be comma-separated CIDRs like 10.1.0.0/16, got '${c}'`);
   }
   return cidrs;
+}
+
+function hostList(raw: string): string[] {
+  const hosts = commaList(raw);
+  for (const h of hosts) {
+    try {
+      parseHostPattern(h);
+    } catch (err) {
+      throw new ConfigError(`HANDOFF_EGRESS_ALLOW_HOSTS: ${(err as Error).message} (e.g. llm.corp,*.models.corp)`);
+    }
+  }
+  return hosts;
+}
+
+function llmProviders(raw: string | undefined): Map<string, LlmProvider> {
+  if (raw === undefined || raw.trim() === '') return new Map();
+  try {
+    return parseLlmProviders(raw);
+  } catch (err) {
+    throw new ConfigError(`HANDOFF_LLM_PROVIDERS: ${(err as Error).message}`);
+  }
+}
+
+function secrets(env: NodeJS.ProcessEnv): SecretStore {
+  try {
+    return loadSecrets({ env, ...(env.HANDOFF_SECRETS_FILE ? { file: resolve(env.HANDOFF_SECRETS_FILE) } : {}) });
+  } catch (err) {
+    // The message names the variable or the file, never a value.
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 function caFile(raw: string): string {

@@ -1,25 +1,34 @@
-// Egress guard, offline half: address classification, the operator allowlist and the
-// registration-time URL check. No DNS here — registration must work offline; the delivery
-// arm (egress.ts) resolves and re-checks every address at dial time.
+// Egress guard, offline half: address classification, the operator allow lists and the URL
+// checks (push registration, outbound calls). No DNS here — registration must work offline; the
+// dial arm (dispatcher.ts) resolves and re-checks every address at connect time.
 //
 //   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
 //   const v = checkPushUrl(body.url, policy);
 //   if (!v.ok) reply(400, v.code, v.reason);
+//   const calls = createEgressPolicy(config.egress);   // + allowHosts: plain http, private addresses
+//   const c = checkCallUrl(node.url, calls);
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-export type PushUrlArm = 'parse' | 'scheme' | 'address';
-export type PushUrlCode =
+export type EgressUrlArm = 'parse' | 'scheme' | 'address';
+export type EgressUrlCode =
   | 'invalid_url'
   | 'unsupported_protocol'
   | 'insecure_scheme'
   | 'denied_host'
   | 'userinfo_not_allowed';
-export type PushUrlVerdict = { ok: true; url: URL } | { ok: false; arm: PushUrlArm; reason: string; code: PushUrlCode };
+export type EgressUrlVerdict =
+  | { ok: true; url: URL }
+  | { ok: false; arm: EgressUrlArm; reason: string; code: EgressUrlCode };
 
 export interface EgressPolicy {
   /** True when the address is in an operator-allowlisted CIDR, or is globally routable. */
   isAllowedAddress(ip: string): boolean;
+  /**
+   * True when the operator allow-listed this host (URL.hostname): it may be reached over plain
+   * http and at any address it resolves to. Always false for the push policy.
+   */
+  isAllowedHost(hostname: string): boolean;
 }
 
 // 2000::/3 is the only IPv6 space handed out as global unicast. ipaddr.js calls some
@@ -53,10 +62,19 @@ export function isForbiddenAddress(ip: string): boolean {
   return addr.kind() === 'ipv6' && !addr.match(GLOBAL_UNICAST_V6);
 }
 
-/** The allowlist is the ONLY relaxation; there is deliberately no "allow private" switch. */
-export function createEgressPolicy(opts: { allowCidrs?: readonly string[] } = {}): EgressPolicy {
+interface EgressAllowLists {
+  allowCidrs?: readonly string[];
+  /** Host names, exact (`llm.corp`, `localhost`, `127.0.0.1`) or `*.suffix` (any name below it). */
+  allowHosts?: readonly string[];
+}
+
+/** The allow lists are the ONLY relaxation; there is deliberately no "allow private" switch. */
+export function createEgressPolicy(opts: EgressAllowLists = {}): EgressPolicy {
   // Parse eagerly so a typo in configuration fails at start-up, not at the first delivery.
   const cidrs = (opts.allowCidrs ?? []).map((c) => ipaddr.parseCIDR(c));
+  const hosts = (opts.allowHosts ?? []).map(parseHostPattern);
+  const exact = new Set(hosts.filter((h) => !h.startsWith('.')));
+  const suffixes = hosts.filter((h) => h.startsWith('.'));
   return {
     isAllowedAddress(ip: string): boolean {
       const addr = parseIp(ip);
@@ -64,7 +82,47 @@ export function createEgressPolicy(opts: { allowCidrs?: readonly string[] } = {}
       const listed = cidrs.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
       return listed || !isForbiddenAddress(ip);
     },
+    isAllowedHost(hostname: string): boolean {
+      const name = hostKey(hostname);
+      if (exact.has(name)) return true;
+      // A wildcard never covers a deny-listed name (`*.internal` must not open the metadata
+      // service); only an exact entry such as `localhost` does.
+      return !isDeniedHostname(name) && suffixes.some((s) => name.endsWith(s));
+    },
   };
+}
+
+/** How a host is compared: lower case, no trailing dot, no IPv6 brackets. */
+function hostKey(hostname: string): string {
+  return hostname
+    .toLowerCase()
+    .replace(/\.+$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
+}
+
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
+
+/**
+ * An allow-list entry → its comparison form: `*.corp.example` → `.corp.example`, an IP literal in
+ * the canonical spelling URL parsing gives it (so `0x7f.1` is `127.0.0.1`). Throws on anything else.
+ */
+export function parseHostPattern(entry: string): string {
+  const raw = entry.trim().toLowerCase();
+  const wildcard = raw.startsWith('*.');
+  const name = wildcard ? raw.slice(2) : raw;
+  const invalid = new Error(`'${entry}' is not a host name, '*.' followed by one, or an IP address`);
+  const bare = name.replace(/^\[(.*)\]$/, '$1');
+  // A port, path or userinfo would be dropped silently by URL parsing below: refuse them instead.
+  if (/[/@?#\\\s]/.test(name) || (isIP(bare) === 0 && name.includes(':'))) throw invalid;
+  let canonical: string;
+  try {
+    canonical = hostKey(new URL(`http://${isIP(bare) === 6 ? `[${bare}]` : name}/`).hostname);
+  } catch {
+    throw invalid;
+  }
+  const literal = isIP(canonical) !== 0;
+  if ((!literal && !HOST_NAME.test(canonical)) || (wildcard && literal)) throw invalid;
+  return wildcard ? `.${canonical}` : canonical;
 }
 
 const STRICT_POLICY = createEgressPolicy();
@@ -93,14 +151,32 @@ export function ipLiteralOf(hostname: string): string | null {
   return isIP(bare) === 0 ? null : bare;
 }
 
-const deny = (arm: PushUrlArm, code: PushUrlCode, reason: string): PushUrlVerdict => ({ ok: false, arm, code, reason });
+const deny = (arm: EgressUrlArm, code: EgressUrlCode, reason: string): EgressUrlVerdict => ({
+  ok: false,
+  arm,
+  code,
+  reason,
+});
+
+/** Registration arm of push URLs: https only, whatever the policy (it allow-lists no host). */
+export function checkPushUrl(raw: string, policy: EgressPolicy = STRICT_POLICY): EgressUrlVerdict {
+  return checkUrl(raw, policy, 'push URLs must use https');
+}
 
 /**
- * Registration arm (OpenWOP §4.3 order): parse → http(s) → https → userinfo → host.
+ * The URL of an outbound call (each redirect hop too): the push rules, except that a host on the
+ * policy's allow list may use plain http and any address. The dispatcher re-checks at dial time.
+ */
+export function checkCallUrl(raw: string, policy: EgressPolicy): EgressUrlVerdict {
+  return checkUrl(raw, policy, 'outbound calls must use https unless the host is allow-listed');
+}
+
+/**
+ * OpenWOP §4.3 order: parse → http(s) → https → userinfo → host.
  * The scheme is judged before the host, so `http://10.0.0.5` reports the scheme arm.
  * WHATWG parsing has already canonicalised `0x7f.1`, `2130706433`, `[::ffff:127.0.0.1]`, etc.
  */
-export function checkPushUrl(raw: string, policy: EgressPolicy = STRICT_POLICY): PushUrlVerdict {
+function checkUrl(raw: string, policy: EgressPolicy, insecureReason: string): EgressUrlVerdict {
   let url: URL;
   try {
     url = new URL(raw);
@@ -110,12 +186,14 @@ export function checkPushUrl(raw: string, policy: EgressPolicy = STRICT_POLICY):
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return deny('scheme', 'unsupported_protocol', `protocol ${url.protocol} is not supported`);
   }
-  if (url.protocol !== 'https:') return deny('scheme', 'insecure_scheme', 'push URLs must use https');
+  const allowedHost = policy.isAllowedHost(url.hostname);
+  if (url.protocol !== 'https:' && !allowedHost) return deny('scheme', 'insecure_scheme', insecureReason);
   // Credentials in the URL would be sent to whoever the host turns out to be, and `a@b` forms
   // are a classic way to make a reviewer misread the destination.
   if (url.username !== '' || url.password !== '') {
     return deny('address', 'userinfo_not_allowed', 'credentials in the URL are not allowed');
   }
+  if (allowedHost) return { ok: true, url };
   const literal = ipLiteralOf(url.hostname);
   if (literal !== null) {
     return policy.isAllowedAddress(literal)

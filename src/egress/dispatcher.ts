@@ -1,6 +1,7 @@
 // Egress guard, dial half: an undici Agent that resolves, checks and pins every address it
-// dials. Every outbound request (pushes, calls to peers and APIs) goes through one of these;
-// URLs are checked before that by address.ts (offline, no DNS).
+// dials. Every outbound request (pushes, calls to peers and APIs) goes through one of these,
+// built with the policy of its kind (pushes: CIDRs only; calls: CIDRs and hosts); URLs are
+// checked before that by address.ts (offline, no DNS).
 //
 //   const dispatcher = createGuardedDispatcher({ policy });
 //   await request(url, { dispatcher, method: 'POST', body });   // refused destinations throw EgressDeniedError
@@ -64,28 +65,46 @@ function pinnedLookup(addrs: ResolvedAddress[]) {
   };
 }
 
-/** Resolve once and refuse if ANY answer is forbidden: a mixed answer is a rebinding tell. */
-async function resolveChecked(hostname: string, policy: EgressPolicy, lookup: Resolver): Promise<ResolvedAddress[]> {
+/**
+ * Resolve once and refuse if ANY answer is not allowed: a mixed answer is a rebinding tell.
+ * `allowed` already knows whether the host is allow-listed (then every address is).
+ */
+async function resolveChecked(
+  hostname: string,
+  trustedHost: boolean,
+  allowed: (ip: string) => boolean,
+  lookup: Resolver,
+): Promise<ResolvedAddress[]> {
   const literal = ipLiteralOf(hostname);
   // net.connect never calls `lookup` for an IP literal, so literals are judged here.
   if (literal !== null) {
-    if (!policy.isAllowedAddress(literal)) throw new EgressDeniedError(`address ${literal} is not allowed`);
+    if (!allowed(literal)) throw new EgressDeniedError(`address ${literal} is not allowed`);
     return [{ address: literal, family: literal.includes(':') ? 6 : 4 }];
   }
-  if (isDeniedHostname(hostname)) throw new EgressDeniedError(`host ${hostname} is on the deny list`);
+  if (!trustedHost && isDeniedHostname(hostname)) throw new EgressDeniedError(`host ${hostname} is on the deny list`);
   const addrs = await lookup(hostname);
   if (addrs.length === 0) throw new EgressDeniedError(`host ${hostname} resolved to nothing`);
-  const bad = addrs.find((a) => !policy.isAllowedAddress(a.address));
+  const bad = addrs.find((a) => !allowed(a.address));
   if (bad) throw new EgressDeniedError(`host ${hostname} resolves to disallowed address ${bad.address}`);
   return addrs;
 }
 
-/** An undici Agent whose every connection passes the resolve-, dial- and peer-time checks. */
+/**
+ * An undici Agent whose every connection passes the scheme-, resolve-, dial- and peer-time checks.
+ * A host the policy allow-lists may use plain http and any address; every other host gets https
+ * and global (or CIDR-allow-listed) addresses only.
+ */
 export function createGuardedDispatcher(opts: GuardedDispatcherOptions): Agent {
   const lookup = opts.lookup ?? systemResolver;
   const base = { timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.ca ? { ca: opts.ca } : {}) };
   const connect: buildConnector.connector = (options, callback) => {
-    resolveChecked(options.hostname, opts.policy, lookup).then(
+    const trustedHost = opts.policy.isAllowedHost(options.hostname);
+    const allowed = (ip: string) => trustedHost || opts.policy.isAllowedAddress(ip);
+    // The URL checks refuse this already; judged again here so no caller can skip it.
+    if (options.protocol !== 'https:' && !trustedHost) {
+      return callback(new EgressDeniedError(`plain http to ${options.hostname} is not allowed`), null);
+    }
+    resolveChecked(options.hostname, trustedHost, allowed, lookup).then(
       (addrs) => {
         // A connector per connection so its `lookup` is pinned to this connection's checked
         // answers; `hostname` stays the name, so SNI, certificate check and Host are unchanged.
@@ -94,7 +113,7 @@ export function createGuardedDispatcher(opts: GuardedDispatcherOptions): Agent {
           if (err) return callback(err, null);
           // Backstop: judge the peer actually connected to, whatever happened above.
           const peer = (socket as Socket).remoteAddress;
-          if (peer === undefined || !opts.policy.isAllowedAddress(peer)) {
+          if (peer === undefined || !allowed(peer)) {
             (socket as Socket).destroy();
             return callback(new EgressDeniedError(`connected peer ${peer ?? '?'} is not allowed`), null);
           }

@@ -1,5 +1,6 @@
-// A loopback HTTPS webhook receiver for tests, with a throw-away CA made by `openssl` at test
-// time (no key material is committed). Its certificate covers `receiver.test` and 127.0.0.1.
+// A loopback HTTPS receiver for tests (webhooks, outbound calls, the fake LLM), with a throw-away
+// CA made by `openssl` at test time (no key material is committed). Its certificate covers
+// `receiver.test`, any `*.handoff.test` name and 127.0.0.1. `{ tls: false }` serves plain HTTP.
 //
 //   const rx = await startHttpsReceiver();
 //   rx.behave({ status: 503, headers: { 'retry-after': '7' } });
@@ -7,8 +8,8 @@
 //   assert.equal(rx.requests.length, 1); await rx.close();
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +51,7 @@ export function generateTestCerts(): TestCerts {
     writeFileSync(
       join(dir, 'ext.cnf'),
       [
-        'subjectAltName=DNS:receiver.test,IP:127.0.0.1',
+        'subjectAltName=DNS:receiver.test,DNS:*.handoff.test,IP:127.0.0.1',
         'basicConstraints=CA:FALSE',
         'extendedKeyUsage=serverAuth',
       ].join('\n'),
@@ -94,11 +95,15 @@ export interface Behaviour {
   delayMs?: number;
   /** Destroy the connection instead of answering. */
   reset?: boolean;
+  /** Never answer (the connection stays open until the receiver closes). */
+  hang?: boolean;
   /** Sets `Location` (pair with a 3xx status). */
   location?: string;
   headers?: Record<string, string>;
   /** Stream this many bytes of body (chunked, no Content-Length). */
   bodyBytes?: number;
+  /** The response body. */
+  body?: string;
 }
 
 export interface ResponseRecord {
@@ -135,7 +140,7 @@ async function streamBody(res: ServerResponse, total: number, rec: ResponseRecor
     });
 }
 
-export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<HttpsReceiver> {
+export async function startHttpsReceiver(opts: { host?: string; tls?: boolean } = {}): Promise<HttpsReceiver> {
   const certs = generateTestCerts();
   const requests: ReceivedRequest[] = [];
   const responses: ResponseRecord[] = [];
@@ -153,21 +158,27 @@ export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<
     };
     requests.push(rec);
     const b = typeof behaviour === 'function' ? behaviour(rec) : behaviour;
-    if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
+    // unref: a delayed answer nobody waits for any more must not hold the test process open.
+    if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs).unref());
     if (b.reset) return req.socket.destroy();
+    if (b.hang) return;
     const headers: Record<string, string> = { ...b.headers, ...(b.location ? { location: b.location } : {}) };
     res.writeHead(b.status ?? 200, headers);
     const out: ResponseRecord = { finished: false, bytesWritten: 0 };
     responses.push(out);
     if (b.bodyBytes) return streamBody(res, b.bodyBytes, out);
-    res.end(() => {
+    res.end(b.body ?? '', () => {
       out.finished = true;
     });
   };
 
-  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch(() => res.destroy());
-  });
+  };
+  const tls = opts.tls ?? true;
+  const server: Server = tls
+    ? createHttpsServer({ key: certs.keyPem, cert: certs.certPem }, listener)
+    : createHttpServer(listener);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -175,12 +186,12 @@ export async function startHttpsReceiver(opts: { host?: string } = {}): Promise<
   });
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `https://${host}:${port}/`,
+    url: `${tls ? 'https' : 'http'}://${host}:${port}/`,
     port,
     caPem: certs.caPem,
     requests,
     responses,
-    urlFor: (h, path = '/') => `https://${h}:${port}${path}`,
+    urlFor: (h, path = '/') => `${tls ? 'https' : 'http'}://${h}:${port}${path}`,
     behave: (b) => {
       behaviour = b;
     },

@@ -1,7 +1,17 @@
 // loadConfig: defaults, environment twins, and clear refusals of bad values.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
+
+const refuses = (env: Record<string, string>, name: string) =>
+  assert.throws(
+    () => loadConfig({}, env),
+    (err: Error) => err instanceof ConfigError && err.message.includes(name),
+    JSON.stringify(env),
+  );
 
 describe('loadConfig', () => {
   it('uses a PostgreSQL pool of 10 unless HANDOFF_PG_POOL_SIZE says otherwise', () => {
@@ -75,12 +85,6 @@ describe('loadConfig', () => {
   });
 
   it('refuses malformed push settings and secret key, naming the setting (never echoing the key)', () => {
-    const refuses = (env: Record<string, string>, name: string) =>
-      assert.throws(
-        () => loadConfig({}, env),
-        (err: Error) => err instanceof ConfigError && err.message.includes(name),
-        JSON.stringify(env),
-      );
     refuses({ HANDOFF_PUSH_ALLOW_CIDRS: '10.0.0.0/8,10.1.0.0' }, 'HANDOFF_PUSH_ALLOW_CIDRS');
     refuses({ HANDOFF_PUSH_ALLOW_CIDRS: 'intranet' }, 'HANDOFF_PUSH_ALLOW_CIDRS');
     refuses({ HANDOFF_PUSH_CA_FILE: '/nonexistent/handoff-ca.pem' }, 'HANDOFF_PUSH_CA_FILE');
@@ -96,5 +100,60 @@ describe('loadConfig', () => {
     );
     assert.deepEqual(ok.push.allowCidrs, ['10.0.0.0/8', 'fd00::/8']);
     assert.equal(ok.push.secretKey, Buffer.alloc(32, 7).toString('base64'));
+  });
+
+  it('lets outbound calls reach nothing private unless HANDOFF_EGRESS_ALLOW_CIDRS / _HOSTS say so', () => {
+    assert.deepEqual(loadConfig({}, {}).egress, { allowCidrs: [], allowHosts: [] });
+    const c = loadConfig(
+      {},
+      {
+        HANDOFF_EGRESS_ALLOW_CIDRS: '10.0.0.0/8, fd00::/8',
+        HANDOFF_EGRESS_ALLOW_HOSTS: 'llm.corp, *.models.corp,localhost',
+      },
+    );
+    assert.deepEqual(c.egress, {
+      allowCidrs: ['10.0.0.0/8', 'fd00::/8'],
+      allowHosts: ['llm.corp', '*.models.corp', 'localhost'],
+    });
+    assert.deepEqual(c.push.allowCidrs, [], 'pushes keep their own list');
+  });
+
+  it('refuses malformed egress allow lists, naming the setting', () => {
+    refuses({ HANDOFF_EGRESS_ALLOW_CIDRS: '10.0.0.0/8,intranet' }, 'HANDOFF_EGRESS_ALLOW_CIDRS');
+    refuses({ HANDOFF_EGRESS_ALLOW_HOSTS: 'llm.corp:8080' }, 'HANDOFF_EGRESS_ALLOW_HOSTS');
+    refuses({ HANDOFF_EGRESS_ALLOW_HOSTS: 'https://llm.corp' }, 'HANDOFF_EGRESS_ALLOW_HOSTS');
+    refuses({ HANDOFF_EGRESS_ALLOW_HOSTS: '*' }, 'HANDOFF_EGRESS_ALLOW_HOSTS');
+  });
+
+  it('reads secrets from HANDOFF_SECRET_<NAME> and HANDOFF_SECRETS_FILE, and LLM providers naming them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'handoff-config-'));
+    try {
+      const file = join(dir, 'secrets.json');
+      writeFileSync(file, JSON.stringify({ OPENAI_KEY: 'sk-file' }));
+      const providers = JSON.stringify({
+        openai: { baseUrl: 'https://api.openai.com/v1', apiKeySecret: 'OPENAI_KEY' },
+        local: { baseUrl: 'http://127.0.0.1:11434/v1' },
+      });
+      const c = loadConfig(
+        {},
+        {
+          HANDOFF_SECRETS_FILE: file,
+          HANDOFF_SECRET_TOKEN: 't0k3n',
+          HANDOFF_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+          HANDOFF_LLM_PROVIDERS: providers,
+        },
+      );
+      assert.equal(c.secrets.get('OPENAI_KEY'), 'sk-file');
+      assert.equal(c.secrets.get('TOKEN'), 't0k3n');
+      assert.equal(c.secrets.has('KEY'), false, 'the host key is not a secret');
+      assert.deepEqual([...c.llmProviders.keys()], ['openai', 'local']);
+      assert.equal(loadConfig({}, {}).llmProviders.size, 0);
+      refuses({ HANDOFF_SECRETS_FILE: join(dir, 'missing.json') }, 'HANDOFF_SECRETS_FILE');
+      refuses({ HANDOFF_SECRET_lower: 'x' }, 'HANDOFF_SECRET_lower');
+      refuses({ HANDOFF_LLM_PROVIDERS: '{"a": {}}' }, 'HANDOFF_LLM_PROVIDERS');
+      refuses({ HANDOFF_LLM_PROVIDERS: providers }, 'provider openai names secret OPENAI_KEY, which is not defined');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,7 +3,7 @@
 // 127.0.0.2, allowlisted, where nothing listens.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Agent } from 'undici';
+import { type Agent, request } from 'undici';
 import { createEgressPolicy, type EgressPolicy } from '../../src/egress/address.js';
 import { createGuardedDispatcher, type ResolvedAddress } from '../../src/egress/dispatcher.js';
 import { parseRetryAfter } from '../../src/egress/retry-after.js';
@@ -110,7 +110,7 @@ describe('guarded delivery', () => {
   it('destroys the socket when the connected peer is not allowed (backstop)', async () => {
     let checks = 0;
     // Allows the resolve-time check, then refuses everything: only the peer check can catch it.
-    const flaky: EgressPolicy = { isAllowedAddress: () => checks++ === 0 };
+    const flaky: EgressPolicy = { isAllowedAddress: () => checks++ === 0, isAllowedHost: () => false };
     const r = await deliver(make(flaky, toReceiver), rx.urlFor('receiver.test'), post);
     assert.equal(r.error, 'egress_denied');
     assert.equal(rx.requests.length, 0);
@@ -182,6 +182,49 @@ describe('guarded delivery', () => {
     assert.equal((await deliver(d, `http://127.0.0.1:${rx.port}/`, post)).error, 'insecure_scheme');
     assert.equal((await deliver(d, `https://u:p@127.0.0.1:${rx.port}/`, post)).error, 'insecure_scheme');
     assert.equal(rx.requests.length, 0);
+  });
+});
+
+describe('guarded dispatcher: the host allow list of outbound calls', () => {
+  let plain: HttpsReceiver;
+  const dispatchers: Agent[] = [];
+  const get = (policy: EgressPolicy, url: string, lookup = async () => [v4('127.0.0.1')]) => {
+    const dispatcher = createGuardedDispatcher({ policy, lookup });
+    dispatchers.push(dispatcher);
+    return request(url, { dispatcher }).then((r) => r.body.text().then(() => r.statusCode));
+  };
+
+  before(async () => {
+    plain = await startHttpsReceiver({ tls: false });
+  });
+  afterEach(async () => {
+    plain.requests.length = 0;
+    await Promise.all(dispatchers.splice(0).map((d) => d.destroy()));
+  });
+  after(() => plain.close());
+
+  it('dials plain http only to an allow-listed host, which may be at a private address', async () => {
+    const calls = createEgressPolicy({ allowHosts: ['llm.handoff.test'] });
+    assert.equal(await get(calls, plain.urlFor('llm.handoff.test')), 200);
+    assert.equal(await get(calls, plain.urlFor('LLM.handoff.test.')), 200);
+    assert.equal(plain.requests.length, 2);
+  });
+
+  it('refuses plain http at dial time to any other host, even at an allow-listed address', async () => {
+    const cidr = createEgressPolicy({ allowCidrs: ['127.0.0.0/8'], allowHosts: ['llm.handoff.test'] });
+    await assert.rejects(get(cidr, plain.url), { code: 'EGRESS_DENIED', message: /plain http/ });
+    await assert.rejects(get(cidr, plain.urlFor('other.handoff.test')), { code: 'EGRESS_DENIED' });
+    assert.equal(plain.requests.length, 0);
+  });
+
+  it('still refuses a private answer for a host that is not allow-listed', async () => {
+    const calls = createEgressPolicy({ allowHosts: ['llm.handoff.test'] });
+    const denied = createGuardedDispatcher({ policy: calls, lookup: async () => [v4('10.0.0.1')] });
+    dispatchers.push(denied);
+    await assert.rejects(request('https://api.handoff.test/', { dispatcher: denied }), {
+      code: 'EGRESS_DENIED',
+      message: /disallowed address 10\.0\.0\.1/,
+    });
   });
 });
 

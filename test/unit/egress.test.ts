@@ -1,17 +1,21 @@
-// Registration arm of the egress guard, table-driven. Every row states its verdict and, when
-// refused, the arm and code. Loops generate rows over ranges, but the expectation is explicit.
+// The URL arm of the egress guard (push registration, outbound calls), table-driven. Every row
+// states its verdict and, when refused, the arm and code. Loops generate rows over ranges, but the
+// expectation is explicit.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  checkCallUrl,
   checkPushUrl,
   createEgressPolicy,
   isForbiddenAddress,
   type EgressPolicy,
-  type PushUrlArm,
-  type PushUrlCode,
+  type EgressUrlArm,
+  type EgressUrlCode,
+  type EgressUrlVerdict,
+  parseHostPattern,
 } from '../../src/egress/address.js';
 
-type Expect = 'ok' | readonly [PushUrlArm, PushUrlCode];
+type Expect = 'ok' | readonly [EgressUrlArm, EgressUrlCode];
 type Row = readonly [url: string, expect: Expect];
 
 const OK = 'ok';
@@ -289,8 +293,13 @@ const table: Row[] = [
   ...publicOk,
 ];
 
-function assertVerdict(url: string, expect: Expect, policy?: EgressPolicy): void {
-  const v = checkPushUrl(url, policy);
+function assertVerdict(
+  url: string,
+  expect: Expect,
+  policy?: EgressPolicy,
+  check: (url: string, policy?: EgressPolicy) => EgressUrlVerdict = checkPushUrl,
+): void {
+  const v = check(url, policy);
   if (expect === OK) {
     assert.equal(v.ok, true, `${JSON.stringify(url)} should be accepted, got ${JSON.stringify(v)}`);
     return;
@@ -383,5 +392,89 @@ describe('isForbiddenAddress (fail-closed)', () => {
   for (const [ip, forbidden] of rows) {
     it(`${JSON.stringify(ip)} → ${forbidden ? 'forbidden' : 'allowed'}`, () =>
       assert.equal(isForbiddenAddress(ip), forbidden));
+  }
+});
+
+describe('checkCallUrl (outbound calls)', () => {
+  const strict = createEgressPolicy();
+  const callCheck = (url: string, policy?: EgressPolicy) => checkCallUrl(url, policy ?? strict);
+
+  it('gives every push row the same verdict when no host is allow-listed', () => {
+    for (const [url, expect] of table) assertVerdict(url, expect, strict, callCheck);
+  });
+
+  const policy = createEgressPolicy({
+    allowCidrs: ['10.1.0.0/16'],
+    allowHosts: ['llm.corp', '*.models.corp', 'localhost', '0x7f.1', '[::1]', '*.internal'],
+  });
+  const rows: Row[] = [
+    ['http://llm.corp:8080/v1', OK],
+    ['https://llm.corp/', OK],
+    ['http://LLM.corp./v1', OK],
+    ['http://a.models.corp/', OK],
+    ['http://a.b.models.corp/', OK],
+    ['http://models.corp/', INSECURE], // `*.suffix` is the names below it, not the suffix itself
+    ['http://llm.corp.evil.example/', INSECURE],
+    ['http://evilllm.corp/', INSECURE],
+    ['http://localhost:11434/v1', OK], // an exact entry opens a deny-listed name
+    ['http://127.0.0.1:11434/', OK], // `0x7f.1` was canonicalised to 127.0.0.1
+    ['http://127.1/', OK],
+    ['http://[::1]:8000/', OK],
+    ['http://127.0.0.2/', INSECURE],
+    ['https://127.0.0.2/', DENIED],
+    ['http://10.1.2.3/', INSECURE], // an allow-listed CIDR opens the address, not plain http
+    ['https://10.1.2.3/', OK],
+    ['https://10.2.0.1/', DENIED],
+    ['http://user@llm.corp/', USERINFO],
+    ['https://user:pw@llm.corp/', USERINFO],
+    ['ftp://llm.corp/', PROTOCOL],
+    ['http://public.example/', INSECURE],
+    // A wildcard never covers a deny-listed name: `*.internal` does not open the metadata service.
+    ['http://metadata.google.internal/', INSECURE],
+    ['https://metadata.google.internal/', DENIED],
+    ['https://db.internal/', DENIED],
+  ];
+  for (const [url, expect] of rows) {
+    it(`with allow lists: ${url} → ${expect === OK ? 'ok' : expect.join('/')}`, () =>
+      assertVerdict(url, expect, policy, callCheck));
+  }
+});
+
+describe('parseHostPattern (HANDOFF_EGRESS_ALLOW_HOSTS entries)', () => {
+  const good: Array<[string, string]> = [
+    ['llm.corp', 'llm.corp'],
+    [' LLM.Corp. ', 'llm.corp'],
+    ['*.models.corp', '.models.corp'],
+    ['localhost', 'localhost'],
+    ['ollama', 'ollama'],
+    ['my_host.example', 'my_host.example'],
+    ['127.0.0.1', '127.0.0.1'],
+    ['0x7f.1', '127.0.0.1'],
+    ['::1', '::1'],
+    ['[::1]', '::1'],
+    ['bücher.example', 'xn--bcher-kva.example'],
+  ];
+  for (const [entry, form] of good) {
+    it(`${JSON.stringify(entry)} → ${form}`, () => assert.equal(parseHostPattern(entry), form));
+  }
+  const bad = [
+    '',
+    '*',
+    '*.',
+    '*.10.0.0.1',
+    'llm.corp:8080',
+    '[::1]:80',
+    'http://llm.corp',
+    'llm.corp/v1',
+    'user@llm.corp',
+    'a..b',
+    '-a.example',
+    'a b',
+    'a*.example',
+    'llm.corp?x',
+  ];
+  for (const entry of bad) {
+    it(`${JSON.stringify(entry)} is refused`, () =>
+      assert.throws(() => parseHostPattern(entry), /is not a host name, '\*\.' followed by one, or an IP address/));
   }
 });
