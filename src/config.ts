@@ -1,10 +1,11 @@
 // One typed configuration, from flags and their environment twins (flags win).
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
+import { type AgentEntry, parseAgentRegistry } from './peers/registry.js';
 
 export interface ApiKeyIdentity {
   tenantId: string;
@@ -53,6 +54,17 @@ export interface Config {
   };
   /** SSE: keepalive comment interval and the per-connection buffer cap. */
   sse: { keepaliveMs: number; maxBufferedBytes: number };
+  /** Serve HTTPS with this PEM certificate and key (--tls-cert / --tls-key); plain HTTP without. */
+  tls?: { certFile: string; keyFile: string };
+  /** Other A2A agents this host may call (src/peers/). */
+  agents: {
+    /** Name → card URL and bearer token (HANDOFF_AGENTS, HANDOFF_AGENT_TOKEN_<NAME>). */
+    registry: Map<string, AgentEntry>;
+    /** Bound on each call to a peer (HANDOFF_AGENT_TIMEOUT_MS). */
+    timeoutMs: number;
+    /** Extra CA (PEM file) trusted for https peers, in addition to the public roots. */
+    caFile?: string;
+  };
 }
 
 /** The demo workflows shipped with the package (…/workflows next to dist/ and src/). */
@@ -81,6 +93,8 @@ export interface RawOptions {
   publicUrl?: string;
   defaultSkill?: string;
   logLevel?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.env): Config {
@@ -108,7 +122,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       allowCidrs: allowCidrs(env.HANDOFF_PUSH_ALLOW_CIDRS ?? ''),
       // Roughly a day: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h.
       retrySchedule: retrySchedule(env.HANDOFF_PUSH_RETRY_SCHEDULE ?? '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
-      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: caFile(env.HANDOFF_PUSH_CA_FILE) } : {}),
+      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: existingFile('HANDOFF_PUSH_CA_FILE', env.HANDOFF_PUSH_CA_FILE) } : {}),
       ...(env.HANDOFF_SECRET_KEY ? { secretKey: secretKey(env.HANDOFF_SECRET_KEY) } : {}),
       leaseMs: pushLeaseMs(env.HANDOFF_PUSH_LEASE_MS ?? '60000'),
     },
@@ -121,7 +135,19 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
         256 * 1024 * 1024,
       ),
     },
+    agents: {
+      registry: agentRegistry(env),
+      timeoutMs: int('HANDOFF_AGENT_TIMEOUT_MS', env.HANDOFF_AGENT_TIMEOUT_MS ?? '30000', 100, 3_600_000),
+      ...(env.HANDOFF_AGENT_CA_FILE
+        ? { caFile: existingFile('HANDOFF_AGENT_CA_FILE', env.HANDOFF_AGENT_CA_FILE) }
+        : {}),
+    },
   };
+  const tls = tlsFiles(
+    flags.tlsCert || env.HANDOFF_TLS_CERT || undefined,
+    flags.tlsKey || env.HANDOFF_TLS_KEY || undefined,
+  );
+  if (tls) config.tls = tls;
   if (databaseUrl) config.databaseUrl = databaseUrl;
   if (env.HANDOFF_PG_SCHEMA) {
     // Interpolated into `create schema`, search_path and the NOTIFY channel `handoff_runs_<schema>`,
@@ -154,10 +180,30 @@ function allowCidrs(raw: string): string[] {
   return cidrs;
 }
 
-function caFile(raw: string): string {
+function existingFile(setting: string, raw: string): string {
   const file = resolve(raw);
-  if (!existsSync(file)) throw new ConfigError(`HANDOFF_PUSH_CA_FILE: no such file ${file}`);
+  if (!existsSync(file) || !statSync(file).isFile()) throw new ConfigError(`${setting}: no such file ${file}`);
   return file;
+}
+
+function agentRegistry(env: NodeJS.ProcessEnv): Map<string, AgentEntry> {
+  const verdict = parseAgentRegistry(env);
+  if (!verdict.ok) throw new ConfigError(verdict.error);
+  return verdict.agents;
+}
+
+/** Both or neither: a certificate without its key (or the reverse) cannot serve TLS. */
+function tlsFiles(cert: string | undefined, key: string | undefined): Config['tls'] {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    throw new ConfigError(
+      '--tls-cert (HANDOFF_TLS_CERT) and --tls-key (HANDOFF_TLS_KEY) go together: give both or neither',
+    );
+  }
+  return {
+    certFile: existingFile('--tls-cert (HANDOFF_TLS_CERT)', cert),
+    keyFile: existingFile('--tls-key (HANDOFF_TLS_KEY)', key),
+  };
 }
 
 /** Every instance sharing a database needs the same key (docs/operations.md); the value is never echoed. */
