@@ -22,6 +22,7 @@ import {
   RestTransportFactory,
   type TransportFactory,
 } from '@a2a-js/sdk/client';
+import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { Agent } from 'undici';
 import type { Config } from '../config.js';
 import { createEgressPolicy, type EgressPolicy } from '../egress/address.js';
@@ -87,10 +88,10 @@ export interface SendRequest {
   /** Extra message metadata; `openwop` and `skillId` are set by the client. */
   metadata?: Record<string, unknown>;
   /** Webhook the peer should push this task's updates to. */
-  pushConfig?: PushConfig;
+  pushConfig?: PeerPushConfig;
 }
 
-export interface PushConfig {
+export interface PeerPushConfig {
   url: string;
   /** Sent back by the peer with each push; never logged. */
   token: string;
@@ -166,10 +167,9 @@ export class Peers {
     } catch {
       // The factory's only refusal: no interface of a binding it has a transport for.
       const offered = (card.supportedInterfaces ?? []).map((i) => `${i.protocolBinding} ${i.protocolVersion}`);
-      throw peerError(
-        INVALID_AGENT_RESPONSE,
-        `agent card at ${shownUrl(cardUrl)} offers no interface this host speaks (JSONRPC or HTTP+JSON, A2A 0.3 or 1.0): ${offered.join(', ') || 'none'}`,
-      );
+      const what = `agent card at ${shownUrl(cardUrl)} offers no interface this host speaks`;
+      const speaks = '(JSONRPC or HTTP+JSON, A2A 0.3 or 1.0)';
+      throw peerError(INVALID_AGENT_RESPONSE, `${what} ${speaks}: ${offered.join(', ') || 'none'}`);
     }
     if (guarded) checkInputUrl(chosenUrl, this.inputPolicy);
     const chosen: ChosenInterface = {
@@ -291,7 +291,7 @@ export class PeerClient {
   }
 
   /** Register a webhook for the task; the answer never repeats the token. */
-  async setPushConfig(taskId: string, config: PushConfig): Promise<{ id: string; taskId: string; url: string }> {
+  async setPushConfig(taskId: string, config: PeerPushConfig): Promise<{ id: string; taskId: string; url: string }> {
     const saved = await this.call('setPushConfig', (o) =>
       this.client.createTaskPushNotificationConfig(pushConfig(taskId, config), o),
     );
@@ -320,7 +320,7 @@ export class PeerClient {
     } catch (err) {
       if (opts.signal?.aborted) return;
       const e = toPeerError(err, what, this.timeoutMs);
-      const unsupported = e.failure.kind === 'peer' && e.failure.code === -32004;
+      const unsupported = e.failure.kind === 'peer' && e.failure.code === A2A_ERROR_CODE.UNSUPPORTED_OPERATION;
       if (known !== undefined || !unsupported) throw e;
       const task = await this.getTask(taskId);
       if (!TERMINAL_STATES.has(task.state)) throw e;
@@ -359,7 +359,7 @@ const part = (content: NonNullable<Part['content']>): Part => ({
 });
 
 /** Token twice: 0.3 peers send it back as X-A2A-Notification-Token, 1.0 peers as `Authorization: Bearer`. */
-const pushConfig = (taskId: string, c: PushConfig) => ({
+const pushConfig = (taskId: string, c: PeerPushConfig) => ({
   tenant: '',
   id: c.id ?? '',
   taskId,

@@ -17,7 +17,7 @@ export interface PeerFetchOptions {
 }
 
 /** A non-streaming answer larger than this is refused (SSE events are bounded by the SDK, 4 MiB each). */
-export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** How much of an error answer is read to find a JSON-RPC or REST error object in it. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 

@@ -62,7 +62,7 @@ function stateOf(state: TaskState | undefined, taskId: string): StoredTaskState 
   return stored;
 }
 
-export function toPeerPart(part: Part): PeerPart {
+function toPeerPart(part: Part): PeerPart {
   const c = part.content;
   const file = {
     ...(part.filename ? { name: part.filename } : {}),

@@ -17,7 +17,7 @@ export interface AgentEntry {
 
 export type RegistryVerdict = { ok: true; agents: Map<string, AgentEntry> } | { ok: false; error: string };
 
-export const WELL_KNOWN_CARD = '/.well-known/agent-card.json';
+const WELL_KNOWN_CARD = '/.well-known/agent-card.json';
 
 /** Names appear in workflow definitions and, upper-cased, in an environment variable. */
 const AGENT_NAME = /^[a-z][a-z0-9_-]{0,62}$/;

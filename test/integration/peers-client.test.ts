@@ -285,7 +285,7 @@ for (const f of FOREIGN) {
       await reaches(peer, parked.taskId, 'canceled');
     });
 
-    it('push: a webhook given with the send receives the updates with its token; a set one is confirmed without the token', async () => {
+    it('push: a webhook given with the send is pushed to with its token; one set later is confirmed', async () => {
       const token = `tok-${randomUUID()}`;
       const path = `/hook/${randomUUID()}`;
       const sent = await sendTask(peer, {

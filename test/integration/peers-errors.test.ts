@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createEgressPolicy } from '../../src/egress/address.js';
+import { loadConfig } from '../../src/config.js';
 import { Peers } from '../../src/peers/client.js';
 import { PeerError } from '../../src/peers/errors.js';
 import { messageIdFor } from '../../src/peers/identity.js';
-import type { AgentEntry } from '../../src/peers/registry.js';
+import { type AgentEntry, tokenSetting } from '../../src/peers/registry.js';
 import { startTestHost, type TestHost } from '../support/host.js';
 import { generateTestCerts } from '../support/https-receiver.js';
 import { freePort } from '../support/server-process.js';
@@ -108,6 +109,7 @@ before(async () => {
   downPort = await freePort();
   writeFileSync(join(dir, 'cert.pem'), certs.certPem);
   writeFileSync(join(dir, 'key.pem'), certs.keyPem);
+  writeFileSync(join(dir, 'ca.pem'), certs.caPem);
   tls = await startTestHost({
     startRunner: false,
     env: { HANDOFF_TLS_CERT: join(dir, 'cert.pem'), HANDOFF_TLS_KEY: join(dir, 'key.pem') },
@@ -144,28 +146,20 @@ const isTransport = (e: PeerError) => e.failure.kind === 'transport';
 describe('peers from the registry that fail', () => {
   let peers: Peers;
   before(() => {
-    const names = [
-      'empty',
-      'no-skills',
-      'grpc',
-      'missing',
-      'busy',
-      'moved',
-      'huge',
-      'garbage',
-      'limited',
-      'teapot',
-      'custom-error',
+    // Built the way the host will build it: settings → loadConfig → Peers.fromConfig.
+    const names = ['empty', 'no-skills', 'grpc', 'missing', 'busy', 'moved', 'huge', 'garbage', 'limited'];
+    const agents = [
+      ...[...names, 'teapot', 'custom-error', 'short-stream'].map((n) => `${n}=${base}/${n}.json`),
+      `html=${base}/html`,
+      `down=http://127.0.0.1:${downPort}`,
     ];
-    const reg = registry(names);
-    reg.set('html', { name: 'html', cardUrl: `${base}/html/.well-known/agent-card.json` });
-    reg.set('short-stream', { name: 'short-stream', cardUrl: `${base}/short-stream.json` });
-    reg.set('down', {
-      name: 'down',
-      cardUrl: `http://127.0.0.1:${downPort}/.well-known/agent-card.json`,
-      token: TOKEN,
-    });
-    peers = new Peers({ registry: reg, timeoutMs: 10_000, ca: certs.caPem });
+    const env: Record<string, string> = {
+      HANDOFF_AGENTS: agents.join(','),
+      HANDOFF_AGENT_CA_FILE: join(dir, 'ca.pem'),
+      HANDOFF_AGENT_TIMEOUT_MS: '10000',
+    };
+    for (const n of [...names, 'down']) env[tokenSetting(n)] = TOKEN;
+    peers = Peers.fromConfig(loadConfig({}, env));
   });
   after(() => peers.close());
 
@@ -194,7 +188,7 @@ describe('peers from the registry that fail', () => {
     assert.match((await fails(resolve('huge'), isPeer(-32006))).message, /larger than 4194304 bytes/);
   });
 
-  it('HTTP answers: 404 is a peer error with that code; 503 and 429 are transport errors with Retry-After', async () => {
+  it('HTTP answers: 404 is a peer error with that code; 503 and 429 are transport errors (Retry-After)', async () => {
     await fails(resolve('missing'), isPeer(404));
     const busy = await fails(resolve('busy'), isTransport);
     assert.equal(busy.failure.kind === 'transport' && busy.failure.retryAfterMs, 7000);
