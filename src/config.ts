@@ -1,5 +1,5 @@
 // One typed configuration, from flags and their environment twins (flags win).
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -8,6 +8,7 @@ import ipaddr from 'ipaddr.js';
 import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
 import { parseHostPattern } from './egress/address.js';
 import { loadSecrets, type SecretStore } from './secrets/store.js';
+import { type AgentEntry, parseAgentRegistry } from './peers/registry.js';
 
 export interface ApiKeyIdentity {
   tenantId: string;
@@ -70,6 +71,17 @@ export interface Config {
   llmProviders: Map<string, LlmProvider>;
   /** Values of the secrets workflows name (HANDOFF_SECRET_<NAME>, HANDOFF_SECRETS_FILE). */
   secrets: SecretStore;
+  /** Serve HTTPS with this PEM certificate and key (--tls-cert / --tls-key); plain HTTP without. */
+  tls?: { certFile: string; keyFile: string };
+  /** Other A2A agents this host may call (src/peers/). */
+  agents: {
+    /** Name → card URL and bearer token (HANDOFF_AGENTS, HANDOFF_AGENT_TOKEN_<NAME>). */
+    registry: Map<string, AgentEntry>;
+    /** Bound on each call to a peer (HANDOFF_AGENT_TIMEOUT_MS). */
+    timeoutMs: number;
+    /** Extra CA (PEM file) trusted for https peers, in addition to the public roots. */
+    caFile?: string;
+  };
 }
 
 /** The demo workflows shipped with the package (…/workflows next to dist/ and src/). */
@@ -98,6 +110,8 @@ export interface RawOptions {
   publicUrl?: string;
   defaultSkill?: string;
   logLevel?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.env): Config {
@@ -125,7 +139,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       allowCidrs: cidrList('HANDOFF_PUSH_ALLOW_CIDRS', env.HANDOFF_PUSH_ALLOW_CIDRS ?? ''),
       // Roughly a day: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h.
       retrySchedule: retrySchedule(env.HANDOFF_PUSH_RETRY_SCHEDULE ?? '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
-      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: caFile(env.HANDOFF_PUSH_CA_FILE) } : {}),
+      ...(env.HANDOFF_PUSH_CA_FILE ? { caFile: existingFile('HANDOFF_PUSH_CA_FILE', env.HANDOFF_PUSH_CA_FILE) } : {}),
       ...(env.HANDOFF_SECRET_KEY ? { secretKey: secretKey(env.HANDOFF_SECRET_KEY) } : {}),
       leaseMs: pushLeaseMs(env.HANDOFF_PUSH_LEASE_MS ?? '60000'),
     },
@@ -144,11 +158,24 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     },
     llmProviders: llmProviders(env.HANDOFF_LLM_PROVIDERS),
     secrets: secrets(env),
+    agents: {
+      registry: agentRegistry(env),
+      timeoutMs: int('HANDOFF_AGENT_TIMEOUT_MS', env.HANDOFF_AGENT_TIMEOUT_MS ?? '30000', 100, 3_600_000),
+      ...(env.HANDOFF_AGENT_CA_FILE
+        ? { caFile: existingFile('HANDOFF_AGENT_CA_FILE', env.HANDOFF_AGENT_CA_FILE) }
+        : {}),
+    },
   };
+  const tls = tlsFiles(
+    flags.tlsCert || env.HANDOFF_TLS_CERT || undefined,
+    flags.tlsKey || env.HANDOFF_TLS_KEY || undefined,
+  );
+  if (tls) config.tls = tls;
   for (const [name, provider] of config.llmProviders) {
     if (provider.apiKeySecret !== undefined && !config.secrets.has(provider.apiKeySecret)) {
       throw new ConfigError(
-        `HANDOFF_LLM_PROVIDERS: provider ${name} names secret ${provider.apiKeySecret}, which is not defined (HANDOFF_SECRET_${provider.apiKeySecret} or HANDOFF_SECRETS_FILE)`,
+        `HANDOFF_LLM_PROVIDERS: provider ${name} names secret ${provider.apiKeySecret}, which is not defined` +
+          ` (HANDOFF_SECRET_${provider.apiKeySecret} or HANDOFF_SECRETS_FILE)`,
       );
     }
   }
@@ -217,10 +244,30 @@ function secrets(env: NodeJS.ProcessEnv): SecretStore {
   }
 }
 
-function caFile(raw: string): string {
+function existingFile(setting: string, raw: string): string {
   const file = resolve(raw);
-  if (!existsSync(file)) throw new ConfigError(`HANDOFF_PUSH_CA_FILE: no such file ${file}`);
+  if (!existsSync(file) || !statSync(file).isFile()) throw new ConfigError(`${setting}: no such file ${file}`);
   return file;
+}
+
+function agentRegistry(env: NodeJS.ProcessEnv): Map<string, AgentEntry> {
+  const verdict = parseAgentRegistry(env);
+  if (!verdict.ok) throw new ConfigError(verdict.error);
+  return verdict.agents;
+}
+
+/** Both or neither: a certificate without its key (or the reverse) cannot serve TLS. */
+function tlsFiles(cert: string | undefined, key: string | undefined): Config['tls'] {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    throw new ConfigError(
+      '--tls-cert (HANDOFF_TLS_CERT) and --tls-key (HANDOFF_TLS_KEY) go together: give both or neither',
+    );
+  }
+  return {
+    certFile: existingFile('--tls-cert (HANDOFF_TLS_CERT)', cert),
+    keyFile: existingFile('--tls-key (HANDOFF_TLS_KEY)', key),
+  };
 }
 
 /** Every instance sharing a database needs the same key (docs/operations.md); the value is never echoed. */

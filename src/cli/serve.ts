@@ -18,6 +18,8 @@ export function serveCommand(): Command {
       'workflow used when an A2A message names no skill (HANDOFF_DEFAULT_SKILL, default echo)',
     )
     .option('--log-level <level>', 'pino log level (HANDOFF_LOG_LEVEL, default info)')
+    .option('--tls-cert <pem>', 'serve HTTPS with this PEM certificate (HANDOFF_TLS_CERT; needs --tls-key)')
+    .option('--tls-key <pem>', 'the PEM private key of --tls-cert (HANDOFF_TLS_KEY)')
     .action(async (opts: RawOptions) => {
       let config: Config;
       try {

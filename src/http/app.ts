@@ -1,4 +1,5 @@
 // The Fastify application: one instance per host process, routes per surface.
+import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChangeBus } from '../bus/bus.js';
@@ -26,7 +27,10 @@ export interface AppDeps {
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const { tls } = deps.config;
   const app: FastifyInstance = Fastify({
+    // Read once at start: a rotated certificate takes a restart (or a TLS-terminating proxy).
+    ...(tls ? { https: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.bodyLimit,

@@ -500,7 +500,7 @@ describe('handoff client commands', { concurrency: true }, () => {
     });
 
     it('the input-required skill exits 3; an answer completes it (exit 0)', { timeout: TEST_TIMEOUT_MS }, async () => {
-      const sent = await cli(['send', sdk.url, 'start', '--skill', 'ask'], { apiKey: null });
+      const sent = await cli(['send', sdk.url, 'start', '--skill', 'clarify'], { apiKey: null });
       expectExit(sent, 3);
       assert.match(sent.stdout, /state\s+input-required/);
       assert.match(sent.stdout, new RegExp(`message\\s+${SAMPLE_QUESTION}`));

@@ -1,0 +1,98 @@
+// The host's registry of other A2A agents it may call by name: operator configuration, so its
+// URLs may be plain http and private or loopback addresses (a local two-host setup must work).
+//
+//   HANDOFF_AGENTS=reviewer=https://b.example.com,translator=https://c.example.com/a2a/card.json
+//   HANDOFF_AGENT_TOKEN_REVIEWER=…          (optional bearer token for `reviewer`)
+//
+// A URL whose path ends in `.json` is the agent card itself; any other is a base URL whose
+// `/.well-known/agent-card.json` is read (appended to its path, as the `handoff` client does).
+// Parsing returns a verdict, not an exception: src/config.ts turns a refusal into a ConfigError.
+
+export interface AgentEntry {
+  name: string;
+  cardUrl: string;
+  /** Sent as `Authorization: Bearer <token>` on every request to this agent; never logged. */
+  token?: string;
+}
+
+export type RegistryVerdict = { ok: true; agents: Map<string, AgentEntry> } | { ok: false; error: string };
+
+const WELL_KNOWN_CARD = '/.well-known/agent-card.json';
+
+/** Names appear in workflow definitions and, upper-cased, in an environment variable. */
+const AGENT_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
+const TOKEN_PREFIX = 'HANDOFF_AGENT_TOKEN_';
+/** A header value: visible ASCII, no spaces (a CR/LF would split the request). */
+const TOKEN_CHARS = /^[\x21-\x7e]+$/;
+
+/** `HANDOFF_AGENT_TOKEN_<NAME>`: upper-cased, every character that is not A-Z or 0-9 becomes `_`. */
+export const tokenSetting = (name: string): string => TOKEN_PREFIX + name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+
+/** The agent card's URL for a base URL or a card URL; null when `raw` is not an http(s) URL. */
+export function cardUrlFor(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.pathname.endsWith('.json')) return url.toString();
+  url.search = '';
+  url.hash = '';
+  return url.toString().replace(/\/+$/, '') + WELL_KNOWN_CARD;
+}
+
+export function parseAgentRegistry(env: NodeJS.ProcessEnv): RegistryVerdict {
+  const agents = new Map<string, AgentEntry>();
+  const byTokenSetting = new Map<string, string>();
+  const entries = (env.HANDOFF_AGENTS ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    const name = eq < 0 ? entry : entry.slice(0, eq).trim();
+    const raw = eq < 0 ? '' : entry.slice(eq + 1).trim();
+    if (!AGENT_NAME.test(name)) {
+      return refuse(`agent names are a-z, 0-9, '-' and '_' (starting with a letter), got '${name.slice(0, 70)}'`);
+    }
+    if (agents.has(name)) return refuse(`agent '${name}' is named twice`);
+    const setting = tokenSetting(name);
+    const other = byTokenSetting.get(setting);
+    if (other !== undefined) return refuse(`agents '${other}' and '${name}' would share the token setting ${setting}`);
+    const cardUrl = cardUrlFor(raw);
+    if (cardUrl === null) {
+      return refuse(`agent '${name}' needs an http(s) URL (name=https://host[/path]), got '${raw.slice(0, 100)}'`);
+    }
+    // Credentials belong in the token setting: a URL is shown in errors, a token never is.
+    const url = new URL(cardUrl);
+    if (url.username !== '' || url.password !== '') {
+      return refuse(`agent '${name}': put credentials in ${setting}, not in the URL`);
+    }
+    byTokenSetting.set(setting, name);
+    const token = env[setting];
+    agents.set(name, { name, cardUrl, ...(token !== undefined ? { token } : {}) });
+  }
+  return checkTokens(env, agents, byTokenSetting);
+}
+
+/** Every token setting must name a registered agent and hold a usable header value (never echoed). */
+function checkTokens(
+  env: NodeJS.ProcessEnv,
+  agents: Map<string, AgentEntry>,
+  byTokenSetting: Map<string, string>,
+): RegistryVerdict {
+  for (const [setting, value] of Object.entries(env)) {
+    if (!setting.startsWith(TOKEN_PREFIX) || value === undefined) continue;
+    if (!byTokenSetting.has(setting)) {
+      return { ok: false, error: `${setting} is set but HANDOFF_AGENTS names no agent it belongs to` };
+    }
+    if (!TOKEN_CHARS.test(value)) {
+      return { ok: false, error: `${setting} must be a non-empty token of visible ASCII characters without spaces` };
+    }
+  }
+  return { ok: true, agents };
+}
+
+const refuse = (why: string): RegistryVerdict => ({ ok: false, error: `HANDOFF_AGENTS: ${why}` });
