@@ -11,6 +11,7 @@ import { errorHandler } from './errors.js';
 import { openapiRoutes } from './openapi.js';
 import { compileValidator } from './validation.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
+import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
 
 export interface AppDeps {
@@ -60,6 +61,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   runRoutes(app, deps.engine, deps.bus, deps.config.sse);
+  runListRoutes(app, deps.engine.store, deps.bus, deps.config.sse);
   openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, {
     families: deps.discovery?.families ?? (() => ({})),
