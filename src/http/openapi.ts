@@ -17,6 +17,7 @@ import * as rpcErrors from '../a2a/errors.js';
 import { KNOWN_METHODS, validateParams } from '../a2a/jsonrpc.js';
 import { RUN_STATUSES } from '../store/model.js';
 import { VERSION } from '../version.js';
+import { CONSOLE_PATH } from './routes/console.js';
 import { RunListQuery } from './routes/run-list.js';
 import { CancelBody, CreateRunBody, PollQuery, ResolveBody } from './routes/runs.js';
 
@@ -1006,6 +1007,7 @@ function paths(): Json {
         },
       },
     },
+    ...consolePaths(),
     [OPENAPI_PATH]: {
       get: {
         operationId: 'getOpenApi',
@@ -1013,6 +1015,62 @@ function paths(): Json {
         summary: 'This OpenAPI document',
         security: PUBLIC,
         responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+      },
+    },
+  };
+}
+
+/** The console's page (the same for each of its client routes) and its content-hashed assets. */
+function consolePaths(): Json {
+  const page = (path: string, operationId: string, summary: string, parameters: Json[] = []) => ({
+    [path]: {
+      get: {
+        operationId,
+        tags: ['console'],
+        summary,
+        description:
+          'The console’s page (the same HTML for every console path; the page routes in the browser). Public: it ' +
+          'holds no data, signs in with an API key and calls this API. `Cache-Control: no-cache` with an ETag. ' +
+          'A browser opening `/` is redirected here.',
+        security: PUBLIC,
+        parameters,
+        responses: {
+          '200': { description: 'The console page.', content: { 'text/html': { schema: { type: 'string' } } } },
+          '304': { description: 'Not modified (`If-None-Match`).' },
+          '503': failure(
+            'The console was not built (`console_not_built`).',
+            'console_not_built',
+            'the console is not built',
+          ),
+        },
+      },
+    },
+  });
+  const shownRun = { ...runIdParam, name: 'runId', description: 'The run the page shows.' };
+  return {
+    ...page(CONSOLE_PATH, 'getConsole', 'Web console: inbox'),
+    ...page(`${CONSOLE_PATH}/operations`, 'getConsoleOperations', 'Web console: operations'),
+    ...page(`${CONSOLE_PATH}/runs/{runId}`, 'getConsoleRun', 'Web console: one run', [shownRun]),
+    [`${CONSOLE_PATH}/assets/{file}`]: {
+      get: {
+        operationId: 'getConsoleAsset',
+        tags: ['console'],
+        summary: 'Web console asset',
+        description: 'A script, style sheet or source map of the console, by content-hashed name (cached immutable).',
+        security: PUBLIC,
+        parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+        responses: {
+          '200': {
+            description: 'The asset.',
+            content: {
+              'text/javascript': { schema: { type: 'string' } },
+              'text/css': { schema: { type: 'string' } },
+              'application/json': { schema: { type: 'object' } },
+            },
+          },
+          '304': { description: 'Not modified (`If-None-Match`).' },
+          '404': failure('No such asset (`not_found`).', 'not_found', 'no console asset app-x.js'),
+        },
       },
     },
   };
@@ -1043,6 +1101,7 @@ export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
       { name: 'workflows', description: 'The loaded workflow definitions.' },
       { name: 'a2a', description: 'The A2A v0.3 agent surface (JSON-RPC) and its durable task state.' },
       { name: 'operations', description: 'Health and metrics.' },
+      { name: 'console', description: 'The web console: a page and its assets, served by the host.' },
     ],
     paths: paths(),
     components: {
