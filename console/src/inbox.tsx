@@ -79,6 +79,10 @@ function InboxItem({ run }: { run: RunSummary }) {
       <h2>
         <Link href={runPath(run.runId)}>{i?.title ?? run.workflowId}</Link>
       </h2>
+      <p class="meta">
+        <code>{run.runId}</code>
+        {run.tags.length > 0 && <span> · {run.tags.join(', ')}</span>}
+      </p>
       <dl class="facts">
         <div>
           <dt>Workflow</dt>
@@ -101,12 +105,6 @@ function InboxItem({ run }: { run: RunSummary }) {
         <div>
           <dt>Who may decide</dt>
           <dd>{i?.approversList?.length ? i.approversList.join(', ') : 'Anyone in your tenant'}</dd>
-        </div>
-        <div>
-          <dt>Run</dt>
-          <dd>
-            <code>{run.runId}</code>
-          </dd>
         </div>
       </dl>
     </li>

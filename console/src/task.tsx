@@ -346,14 +346,17 @@ function Timeline({ events }: { events: RunEvent[] }) {
         <ol class="timeline">
           {events.map((e) => (
             <li key={e.sequence} data-event-type={e.type}>
-              <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
-              {Object.keys(e.payload).length > 0 && (
+              {Object.keys(e.payload).length > 0 ? (
                 <details>
                   <summary>
-                    Details<span class="visually-hidden"> of event {e.sequence}</span>
+                    <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
                   </summary>
                   <Json value={e.payload} />
                 </details>
+              ) : (
+                <>
+                  <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+                </>
               )}
             </li>
           ))}

@@ -131,7 +131,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     const runId = await startRun('approval', ALICE, { prompt: 'console live' });
     const card = page.locator(`.card[data-run-id="${runId}"]`);
     await card.waitFor();
-    assert.match(await card.innerText(), /approval[\s\S]*A decision[\s\S]*Anyone in your tenant/);
+    assert.match(String(await card.textContent()), /approval[\s\S]*A decision[\s\S]*Anyone in your tenant/);
     assert.ok(await card.locator('time[datetime][title]').count(), 'relative time with the exact time on hover');
 
     await card.getByRole('link', { name: 'Review the draft' }).click();
@@ -183,7 +183,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     await page.keyboard.type('Hello from the console');
     await page.keyboard.press('Tab');
     const focused = page.locator(':focus');
-    assert.equal(await focused.innerText(), 'Send answers', 'Tab reaches the submit button');
+    assert.equal(await focused.textContent(), 'Send answers', 'Tab reaches the submit button');
     await page.keyboard.press('Enter');
     await runStatus(page, 'Completed');
     await page.locator('[data-testid=artifact]', { hasText: 'Hello from the console' }).waitFor();
@@ -228,7 +228,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Operations' }).click();
     const row = page.locator(`tr[data-delivery-id="${dead.deliveryId}"]`);
     await row.and(page.locator('[data-state=dead]')).waitFor();
-    assert.match(await row.innerText(), /Dead letter[\s\S]*HTTP 500/);
+    assert.match(String(await row.textContent()), /Dead letter[\s\S]*HTTP 500/);
     await page.getByRole('button', { name: `Retry delivery ${dead.deliveryId}` }).click();
     await page.locator(`tr[data-delivery-id="${dead.deliveryId}"][data-state=delivered]`).waitFor();
     assert.ok(rx.requests.some((r) => r.headers['x-handoff-delivery-id'] === dead.deliveryId && r.path === '/hook'));
