@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { Ago } from './time.js';
 import type { OpenInterrupt } from './types.js';
-import { Artifact, ErrorNote, isTextRecord } from './ui.js';
+import { Artifact, ErrorNote, Fact, isTextRecord, SelectField } from './ui.js';
 
 export type Decide = (resumeValue: Record<string, unknown>, what: string) => Promise<void>;
 
@@ -23,26 +23,19 @@ export function ApprovalPanel({ interrupt, pending, onDecide }: PanelProps) {
       <h2 id="decide-title">Your decision{p.title ? `: ${p.title}` : ''}</h2>
       {p.description && <p>{p.description}</p>}
       <dl class="facts">
-        <div>
-          <dt>Who may decide</dt>
-          <dd>{p.approversList?.length ? p.approversList.join(', ') : 'Anyone in your tenant'}</dd>
-        </div>
+        <Fact term="Who may decide">
+          {p.approversList?.length ? p.approversList.join(', ') : 'Anyone in your tenant'}
+        </Fact>
         {required > 1 && (
-          <div>
-            <dt>Approvals</dt>
-            <dd>
-              {interrupt.votes.length} of {required}
-              {interrupt.votes.length > 0 && ` (${interrupt.votes.map((v) => v.principal).join(', ')})`}
-            </dd>
-          </div>
+          <Fact term="Approvals">
+            {interrupt.votes.length} of {required}
+            {interrupt.votes.length > 0 && ` (${interrupt.votes.map((v) => v.principal).join(', ')})`}
+          </Fact>
         )}
         {deadline && (
-          <div>
-            <dt>Deadline</dt>
-            <dd>
-              <Ago iso={deadline} />
-            </dd>
-          </div>
+          <Fact term="Deadline">
+            <Ago iso={deadline} />
+          </Fact>
         )}
       </dl>
       <h3>Draft under review</h3>
@@ -159,27 +152,12 @@ function RefineForm({ onDecide }: { onDecide: Decide }) {
   const [scope, setScope] = useState('whole');
   const [text, setText] = useState('');
   const [error, setError] = useState<string | undefined>();
-  const submit = (e: Event) => {
-    e.preventDefault();
-    if (text.trim() === '') {
-      setError('Say what should change.');
-      return;
-    }
-    setError(undefined);
-    void onDecide({ action: 'refine', refineFeedback: { scope, text: text.trim() } }, 'Revision requested');
-  };
+  const submit = whenFilled(text, 'Say what should change.', setError, () =>
+    onDecide({ action: 'refine', refineFeedback: { scope, text: text.trim() } }, 'Revision requested'),
+  );
   return (
     <form onSubmit={submit} noValidate>
-      <div class="field">
-        <label for="refine-scope">What to revise</label>
-        <select id="refine-scope" value={scope} onChange={(e) => setScope(e.currentTarget.value)}>
-          {SCOPES.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField id="refine-scope" label="What to revise" value={scope} options={SCOPES} onChange={setScope} />
       <div class="field">
         <label for="refine-text">What should change</label>
         <textarea id="refine-text" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
@@ -214,15 +192,9 @@ function RejectForm({ onDecide }: { onDecide: Decide }) {
 function AskForm({ onDecide }: { onDecide: Decide }) {
   const [question, setQuestion] = useState('');
   const [error, setError] = useState<string | undefined>();
-  const submit = (e: Event) => {
-    e.preventDefault();
-    if (question.trim() === '') {
-      setError('Write the question first.');
-      return;
-    }
-    setError(undefined);
-    void onDecide({ action: 'ask', question: question.trim() }, 'Question sent').then(() => setQuestion(''));
-  };
+  const submit = whenFilled(question, 'Write the question first.', setError, () =>
+    onDecide({ action: 'ask', question: question.trim() }, 'Question sent').then(() => setQuestion('')),
+  );
   return (
     <form onSubmit={submit} noValidate>
       <div class="field">
@@ -233,6 +205,24 @@ function AskForm({ onDecide }: { onDecide: Decide }) {
       <button type="submit">Send the question</button>
     </form>
   );
+}
+
+/** A submit handler that first checks `text` is filled in, else shows `missing`. */
+function whenFilled(
+  text: string,
+  missing: string,
+  setError: (e: string | undefined) => void,
+  send: () => Promise<void>,
+): (e: Event) => void {
+  return (e) => {
+    e.preventDefault();
+    if (text.trim() === '') {
+      setError(missing);
+      return;
+    }
+    setError(undefined);
+    void send();
+  };
 }
 
 function Thread({ exchanges }: { exchanges: OpenInterrupt['exchanges'] }) {

@@ -5,7 +5,7 @@ import { coalesce, useRunChanges } from './live.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
 import { type RunList, type RunSummary, WAITING } from './types.js';
-import { ErrorNote, StreamBadge } from './ui.js';
+import { ErrorNote, Fact, StreamBadge } from './ui.js';
 
 const INBOX = '/v1/runs?status=waiting-approval,waiting-input&limit=100';
 
@@ -84,28 +84,15 @@ function InboxItem({ run }: { run: RunSummary }) {
         {run.tags.length > 0 && <span> · {run.tags.join(', ')}</span>}
       </p>
       <dl class="facts">
-        <div>
-          <dt>Workflow</dt>
-          <dd>{run.workflowId}</dd>
-        </div>
-        <div>
-          <dt>Needs</dt>
-          <dd>{asks}</dd>
-        </div>
-        <div>
-          <dt>Started</dt>
-          <dd>
-            <Ago iso={run.createdAt} />
-          </dd>
-        </div>
-        <div>
-          <dt>Deadline</dt>
-          <dd>{i?.expiresAt ? <Ago iso={i.expiresAt} /> : 'None'}</dd>
-        </div>
-        <div>
-          <dt>Who may decide</dt>
-          <dd>{i?.approversList?.length ? i.approversList.join(', ') : 'Anyone in your tenant'}</dd>
-        </div>
+        <Fact term="Workflow">{run.workflowId}</Fact>
+        <Fact term="Needs">{asks}</Fact>
+        <Fact term="Started">
+          <Ago iso={run.createdAt} />
+        </Fact>
+        <Fact term="Deadline">{i?.expiresAt ? <Ago iso={i.expiresAt} /> : 'None'}</Fact>
+        <Fact term="Who may decide">
+          {i?.approversList?.length ? i.approversList.join(', ') : 'Anyone in your tenant'}
+        </Fact>
       </dl>
     </li>
   );

@@ -1,5 +1,7 @@
-// Keeping lists current from the tenant's change stream (GET /v1/runs/changes).
+// Keeping what a page shows current: reads that say why they failed, and the tenant's change
+// stream (GET /v1/runs/changes).
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { errorText } from './api.js';
 import { follow, type StreamState } from './stream.js';
 
 export interface RunChange {
@@ -60,4 +62,31 @@ export function useRunChanges(onChange: (c: RunChange) => void, resync: () => vo
     });
   }, []);
   return state;
+}
+
+export interface Loaded<T> {
+  value: T | undefined;
+  /** Why the last read failed (the last good value stays shown). */
+  error: string | undefined;
+  reload: () => Promise<void>;
+  /** Change the shown value in place (e.g. with a row an action returned). */
+  update: (change: (value: T | undefined) => T | undefined) => void;
+}
+
+/** `read()` when the component mounts and whenever `deps` change. */
+export function useLoaded<T>(read: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [value, setValue] = useState<T | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const reload = async () => {
+    try {
+      setValue(await read());
+      setError(undefined);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  useEffect(() => {
+    void reload();
+  }, deps);
+  return { value, error, reload, update: setValue };
 }

@@ -2,11 +2,11 @@
 // discovery document, and links to metrics and the OpenAPI document.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { useRunChanges } from './live.js';
+import { useLoaded, useRunChanges } from './live.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
 import type { AgentCard, Delivery, RunList, RunSummary, WorkflowSummary } from './types.js';
-import { ErrorNote, Json, Notice, Status, StreamBadge, statusWords } from './ui.js';
+import { ErrorNote, Fact, Json, Notice, SelectField, Status, statusWords, StreamBadge, Table } from './ui.js';
 
 const STATUSES = [
   'pending',
@@ -17,6 +17,11 @@ const STATUSES = [
   'failed',
   'cancelling',
   'cancelled',
+];
+const STATE_OPTIONS: Array<[string, string]> = [
+  ['', 'Any state'],
+  ['waiting-approval,waiting-input', 'Waiting on a person'],
+  ...STATUSES.map((s): [string, string] => [s, statusWords(s)]),
 ];
 
 export function Operations() {
@@ -128,37 +133,20 @@ function Runs() {
       </div>
       <search aria-label="Filter runs">
         <form class="filters" onSubmit={submit}>
-          <div class="field">
-            <label for="filter-status">State</label>
-            <select
-              id="filter-status"
-              value={draft.status}
-              onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
-            >
-              <option value="">Any state</option>
-              <option value="waiting-approval,waiting-input">Waiting on a person</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {statusWords(s)}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="filter-workflow">Workflow</label>
-            <select
-              id="filter-workflow"
-              value={draft.workflowId}
-              onChange={(e) => setDraft({ ...draft, workflowId: e.currentTarget.value })}
-            >
-              <option value="">Any workflow</option>
-              {workflows.map((w) => (
-                <option key={w.id} value={w.id}>
-                  {w.name} ({w.id})
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField
+            id="filter-status"
+            label="State"
+            value={draft.status}
+            options={STATE_OPTIONS}
+            onChange={(status) => setDraft({ ...draft, status })}
+          />
+          <SelectField
+            id="filter-workflow"
+            label="Workflow"
+            value={draft.workflowId}
+            options={[['', 'Any workflow'], ...workflows.map((w) => [w.id, `${w.name} (${w.id})`] as const)]}
+            onChange={(workflowId) => setDraft({ ...draft, workflowId })}
+          />
           <div class="field">
             <label for="filter-q">Text</label>
             <input
@@ -183,41 +171,31 @@ function Runs() {
       )}
       {runs?.length === 0 && <p class="empty">No run matches.</p>}
       {runs && runs.length > 0 && (
-        <div class="table-wrap">
-          <table class="runs">
-            <caption class="visually-hidden">Runs, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Workflow</th>
-                <th scope="col">State</th>
-                <th scope="col">Started</th>
-                <th scope="col">Last change</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => (
-                <tr key={r.runId} data-run-id={r.runId}>
-                  <td>
-                    <Link href={runPath(r.runId)}>
-                      <code>{r.runId}</code>
-                    </Link>
-                  </td>
-                  <td>{r.workflowId}</td>
-                  <td>
-                    <Status status={r.status} />
-                  </td>
-                  <td>
-                    <Ago iso={r.createdAt} />
-                  </td>
-                  <td>
-                    <Ago iso={r.updatedAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          class="runs"
+          caption="Runs, newest first"
+          columns={['Run', 'Workflow', 'State', 'Started', 'Last change']}
+        >
+          {runs.map((r) => (
+            <tr key={r.runId} data-run-id={r.runId}>
+              <td>
+                <Link href={runPath(r.runId)}>
+                  <code>{r.runId}</code>
+                </Link>
+              </td>
+              <td>{r.workflowId}</td>
+              <td>
+                <Status status={r.status} />
+              </td>
+              <td>
+                <Ago iso={r.createdAt} />
+              </td>
+              <td>
+                <Ago iso={r.updatedAt} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       {cursor && (
         <button type="button" onClick={() => void load(filter, cursor)}>
@@ -228,7 +206,6 @@ function Runs() {
   );
 }
 
-const DELIVERY_STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 const DELIVERY_WORDS: Record<string, string> = {
   pending: 'Pending',
   delivered: 'Delivered',
@@ -240,9 +217,8 @@ const PENDING_POLL_MS = 1_000;
 
 function Deliveries({ taskId }: { taskId: string | undefined }) {
   const [state, setState] = useState('');
-  const [list, setList] = useState<Delivery[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
   const [note, setNote] = useState<string | undefined>();
+  const [failed, setFailed] = useState<string | undefined>();
   const url = useMemo(() => {
     const params = new URLSearchParams({ limit: '100' });
     if (state) params.set('state', state);
@@ -250,17 +226,9 @@ function Deliveries({ taskId }: { taskId: string | undefined }) {
     return `/v1/a2a/deliveries?${params}`;
   }, [state, taskId]);
 
-  const load = async () => {
-    try {
-      setList((await api<{ deliveries: Delivery[] }>(url)).deliveries);
-      setError(undefined);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
-  useEffect(() => {
-    void load();
-  }, [url]);
+  const deliveries = useLoaded(async () => (await api<{ deliveries: Delivery[] }>(url)).deliveries, [url]);
+  const list = deliveries.value;
+  const load = deliveries.reload;
   const anyPending = list?.some((d) => d.state === 'pending') ?? false;
   useEffect(() => {
     if (!anyPending) return;
@@ -274,11 +242,12 @@ function Deliveries({ taskId }: { taskId: string | undefined }) {
         method: 'POST',
         body: {},
       });
-      setList((l) => l?.map((x) => (x.deliveryId === again.deliveryId ? again : x)));
+      deliveries.update((l) => l?.map((x) => (x.deliveryId === again.deliveryId ? again : x)));
       setNote(`Delivery ${d.deliveryId} is queued again.`);
+      setFailed(undefined);
     } catch (err) {
       setNote(undefined);
-      setError(`Could not retry delivery ${d.deliveryId}. ${errorText(err)}`);
+      setFailed(`Could not retry delivery ${d.deliveryId}. ${errorText(err)}`);
       void load();
     }
   };
@@ -287,81 +256,65 @@ function Deliveries({ taskId }: { taskId: string | undefined }) {
     <section id="deliveries" aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Push deliveries{taskId ? ` of ${taskId}` : ''}</h2>
       <div class="filters">
-        <div class="field">
-          <label for="delivery-state">State</label>
-          <select id="delivery-state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
-            <option value="">Any state</option>
-            {DELIVERY_STATES.map((s) => (
-              <option key={s} value={s}>
-                {DELIVERY_WORDS[s]}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="delivery-state"
+          label="State"
+          value={state}
+          options={[['', 'Any state'], ...Object.entries(DELIVERY_WORDS)]}
+          onChange={setState}
+        />
         <button type="button" onClick={() => void load()}>
           Refresh
         </button>
       </div>
       {note && <Notice tone="ok">{note}</Notice>}
-      {error && <ErrorNote>{error}</ErrorNote>}
+      {failed && <ErrorNote>{failed}</ErrorNote>}
+      {deliveries.error && <ErrorNote>Could not list the push deliveries. {deliveries.error}</ErrorNote>}
       {list?.length === 0 && <p class="empty">No push deliveries{state ? ` in this state` : ''}.</p>}
       {list && list.length > 0 && (
-        <div class="table-wrap">
-          <table class="deliveries">
-            <caption class="visually-hidden">Push deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Delivery</th>
-                <th scope="col">Task</th>
-                <th scope="col">State</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last result</th>
-                <th scope="col">When</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((d) => (
-                <tr key={d.deliveryId} data-delivery-id={d.deliveryId} data-state={d.state}>
-                  <td>
-                    <code>{d.deliveryId}</code>
-                    <div class="hint">config {d.configId}</div>
-                  </td>
-                  <td>
-                    <Link href={runPath(d.taskId)}>
-                      <code>{d.taskId}</code>
-                    </Link>
-                  </td>
-                  <td>
-                    <span class={`delivery delivery-${d.state}`}>{DELIVERY_WORDS[d.state] ?? d.state}</span>
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>{lastResult(d)}</td>
-                  <td>
-                    {d.state === 'pending' && d.nextAttemptAt ? (
-                      <>
-                        next <Ago iso={d.nextAttemptAt} />
-                      </>
-                    ) : d.deliveredAt ? (
-                      <Ago iso={d.deliveredAt} />
-                    ) : (
-                      <Ago iso={d.createdAt} />
-                    )}
-                  </td>
-                  <td>
-                    {d.state === 'dead' && (
-                      <button type="button" onClick={() => void retry(d)} aria-label={`Retry delivery ${d.deliveryId}`}>
-                        Retry
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          class="deliveries"
+          caption="Push deliveries, newest first"
+          columns={['Delivery', 'Task', 'State', 'Attempts', 'Last result', 'When']}
+          actions
+        >
+          {list.map((d) => (
+            <tr key={d.deliveryId} data-delivery-id={d.deliveryId} data-state={d.state}>
+              <td>
+                <code>{d.deliveryId}</code>
+                <div class="hint">config {d.configId}</div>
+              </td>
+              <td>
+                <Link href={runPath(d.taskId)}>
+                  <code>{d.taskId}</code>
+                </Link>
+              </td>
+              <td>
+                <span class={`delivery delivery-${d.state}`}>{DELIVERY_WORDS[d.state] ?? d.state}</span>
+              </td>
+              <td>{d.attempts}</td>
+              <td>{lastResult(d)}</td>
+              <td>
+                {d.state === 'pending' && d.nextAttemptAt ? (
+                  <>
+                    next <Ago iso={d.nextAttemptAt} />
+                  </>
+                ) : d.deliveredAt ? (
+                  <Ago iso={d.deliveredAt} />
+                ) : (
+                  <Ago iso={d.createdAt} />
+                )}
+              </td>
+              <td>
+                {d.state === 'dead' && (
+                  <button type="button" onClick={() => void retry(d)} aria-label={`Retry delivery ${d.deliveryId}`}>
+                    Retry
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );
@@ -374,18 +327,11 @@ function lastResult(d: Delivery): string {
 }
 
 function Agent() {
-  const [card, setCard] = useState<AgentCard | undefined>();
-  const [discovery, setDiscovery] = useState<unknown>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    Promise.all([api<AgentCard>('/.well-known/agent-card.json'), api<unknown>('/.well-known/openwop')]).then(
-      ([c, d]) => {
-        setCard(c);
-        setDiscovery(d);
-      },
-      (err) => setError(errorText(err)),
-    );
-  }, []);
+  const { value, error } = useLoaded(
+    () => Promise.all([api<AgentCard>('/.well-known/agent-card.json'), api<unknown>('/.well-known/openwop')]),
+    [],
+  );
+  const [card, discovery] = value ?? [];
   return (
     <section id="agent" aria-labelledby="agent-title">
       <h2 id="agent-title">Agent</h2>
@@ -393,27 +339,18 @@ function Agent() {
       {card && (
         <>
           <dl class="facts">
-            <div>
-              <dt>Name</dt>
-              <dd>
-                {card.name} {card.version}
-              </dd>
-            </div>
-            <div>
-              <dt>A2A</dt>
-              <dd>
-                {card.protocolVersion} at <code>{card.url}</code>
-              </dd>
-            </div>
-            <div>
-              <dt>Capabilities</dt>
-              <dd>
-                {Object.entries(card.capabilities ?? {})
-                  .filter(([, on]) => on)
-                  .map(([name]) => name)
-                  .join(', ') || 'none'}
-              </dd>
-            </div>
+            <Fact term="Name">
+              {card.name} {card.version}
+            </Fact>
+            <Fact term="A2A">
+              {card.protocolVersion} at <code>{card.url}</code>
+            </Fact>
+            <Fact term="Capabilities">
+              {Object.entries(card.capabilities ?? {})
+                .filter(([, on]) => on)
+                .map(([name]) => name)
+                .join(', ') || 'none'}
+            </Fact>
           </dl>
           <h3>Skills</h3>
           <ul>

@@ -3,12 +3,12 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api, errorText, rpc } from './api.js';
 import { ApprovalPanel, ClarificationPanel } from './decide.js';
-import { coalesce } from './live.js';
+import { coalesce, useLoaded } from './live.js';
 import { Link } from './router.js';
 import { follow, type StreamState } from './stream.js';
 import { Ago } from './time.js';
 import type { PushConfig, ResolveAnswer, RunEvent, RunSnapshot, WaitingOn } from './types.js';
-import { Artifact, ErrorNote, Json, Notice, Status, StreamBadge } from './ui.js';
+import { Artifact, ErrorNote, Fact, Json, Notice, Status, StreamBadge, Table } from './ui.js';
 
 const FINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 /** Answers that mean someone else got there first: the page was stale. */
@@ -189,46 +189,23 @@ function outcomeText(what: string, answer: ResolveAnswer): string {
 function Facts({ run }: { run: RunSnapshot }) {
   return (
     <dl class="facts">
-      <div>
-        <dt>Run</dt>
-        <dd>
-          <code>{run.runId}</code>
-        </dd>
-      </div>
-      <div>
-        <dt>Workflow</dt>
-        <dd>{run.workflowId}</dd>
-      </div>
-      <div>
-        <dt>Started by</dt>
-        <dd>{run.owner.principal}</dd>
-      </div>
-      <div>
-        <dt>Started</dt>
-        <dd>
-          <Ago iso={run.createdAt} />
-        </dd>
-      </div>
-      <div>
-        <dt>Last change</dt>
-        <dd>
-          <Ago iso={run.updatedAt} />
-        </dd>
-      </div>
+      <Fact term="Run">
+        <code>{run.runId}</code>
+      </Fact>
+      <Fact term="Workflow">{run.workflowId}</Fact>
+      <Fact term="Started by">{run.owner.principal}</Fact>
+      <Fact term="Started">
+        <Ago iso={run.createdAt} />
+      </Fact>
+      <Fact term="Last change">
+        <Ago iso={run.updatedAt} />
+      </Fact>
       {run.completedAt && (
-        <div>
-          <dt>Finished</dt>
-          <dd>
-            <Ago iso={run.completedAt} />
-          </dd>
-        </div>
+        <Fact term="Finished">
+          <Ago iso={run.completedAt} />
+        </Fact>
       )}
-      {run.tags.length > 0 && (
-        <div>
-          <dt>Tags</dt>
-          <dd>{run.tags.join(', ')}</dd>
-        </div>
-      )}
+      {run.tags.length > 0 && <Fact term="Tags">{run.tags.join(', ')}</Fact>}
     </dl>
   );
 }
@@ -238,36 +215,19 @@ function WaitingOnAgent({ on }: { on: WaitingOn }) {
     <section class="panel" aria-labelledby="waiting-title">
       <h2 id="waiting-title">Waiting on another agent</h2>
       <dl class="facts">
-        <div>
-          <dt>Agent</dt>
-          <dd>{on.agentCardUrl ? <a href={on.agentCardUrl}>{on.agent ?? on.agentCardUrl}</a> : (on.agent ?? '—')}</dd>
-        </div>
-        <div>
-          <dt>Their task</dt>
-          <dd>
-            <code>{on.peerTaskId ?? '—'}</code>
-          </dd>
-        </div>
-        {on.peerState && (
-          <div>
-            <dt>Their state</dt>
-            <dd>{on.peerState}</dd>
-          </div>
-        )}
+        <Fact term="Agent">
+          {on.agentCardUrl ? <a href={on.agentCardUrl}>{on.agent ?? on.agentCardUrl}</a> : (on.agent ?? '—')}
+        </Fact>
+        <Fact term="Their task">
+          <code>{on.peerTaskId ?? '—'}</code>
+        </Fact>
+        {on.peerState && <Fact term="Their state">{on.peerState}</Fact>}
         {on.since && (
-          <div>
-            <dt>Since</dt>
-            <dd>
-              <Ago iso={on.since} />
-            </dd>
-          </div>
+          <Fact term="Since">
+            <Ago iso={on.since} />
+          </Fact>
         )}
-        {on.protocolVersion && (
-          <div>
-            <dt>A2A version</dt>
-            <dd>{on.protocolVersion}</dd>
-          </div>
-        )}
+        {on.protocolVersion && <Fact term="A2A version">{on.protocolVersion}</Fact>}
       </dl>
     </section>
   );
@@ -368,53 +328,33 @@ function Timeline({ events }: { events: RunEvent[] }) {
 
 /** The task's webhooks (A2A tasks/pushNotificationConfig/list); tokens are never shown. */
 function PushConfigs({ runId }: { runId: string }) {
-  const [configs, setConfigs] = useState<PushConfig[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const load = async () => {
-    try {
-      setConfigs(await rpc<PushConfig[]>('tasks/pushNotificationConfig/list', { id: runId }));
-      setError(undefined);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
-  useEffect(() => {
-    void load();
-  }, [runId]);
+  const {
+    value: configs,
+    error,
+    reload,
+  } = useLoaded(() => rpc<PushConfig[]>('tasks/pushNotificationConfig/list', { id: runId }), [runId]);
   return (
     <section aria-labelledby="push-title">
       <h2 id="push-title">Push notifications</h2>
       {error && <ErrorNote>Could not read the push configs. {error}</ErrorNote>}
       {configs?.length === 0 && <p>No webhooks are registered for this task.</p>}
       {configs && configs.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Webhooks of this task</caption>
-            <thead>
-              <tr>
-                <th scope="col">Config</th>
-                <th scope="col">URL</th>
-                <th scope="col">Authentication</th>
-              </tr>
-            </thead>
-            <tbody>
-              {configs.map((c) => (
-                <tr key={c.pushNotificationConfig.id ?? c.pushNotificationConfig.url}>
-                  <td>
-                    <code>{c.pushNotificationConfig.id ?? '—'}</code>
-                  </td>
-                  <td class="url">{c.pushNotificationConfig.url}</td>
-                  <td>{c.pushNotificationConfig.authentication?.schemes.join(', ') ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Webhooks of this task" columns={['Config', 'URL', 'Authentication']}>
+          {configs.map((c) => (
+            <tr key={c.pushNotificationConfig.id ?? c.pushNotificationConfig.url}>
+              <td>
+                <code>{c.pushNotificationConfig.id ?? '—'}</code>
+              </td>
+              <td class="url">{c.pushNotificationConfig.url}</td>
+              <td>{c.pushNotificationConfig.authentication?.schemes.join(', ') ?? '—'}</td>
+            </tr>
+          ))}
+        </Table>
       )}
       <p>
         <Link href={`/console/operations?taskId=${encodeURIComponent(runId)}`}>Push deliveries of this task</Link>
       </p>
-      <button type="button" class="quiet" onClick={() => void load()}>
+      <button type="button" class="quiet" onClick={() => void reload()}>
         Refresh webhooks
       </button>
     </section>

@@ -55,6 +55,70 @@ export function StreamBadge({ state }: { state: StreamState }) {
   );
 }
 
+/** A labelled drop-down; `options` are [value, words] pairs. */
+export function SelectField(props: {
+  id: string;
+  label: string;
+  value: string;
+  options: ReadonlyArray<readonly [string, string]>;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+        {props.options.map(([value, words]) => (
+          <option key={value} value={value}>
+            {words}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** A table that scrolls sideways on a narrow screen; `actions` adds a last column for buttons. */
+export function Table(props: {
+  caption: string;
+  columns: string[];
+  actions?: boolean;
+  class?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap">
+      <table class={props.class}>
+        <caption class="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th scope="col" key={c}>
+                {c}
+              </th>
+            ))}
+            {props.actions && (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** One term of a `<dl class="facts">`. */
+export function Fact({ term, children }: { term: string; children: ComponentChildren }) {
+  return (
+    <div>
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
 export function Json({ value }: { value: unknown }) {
   return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
 }

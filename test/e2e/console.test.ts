@@ -3,12 +3,12 @@
 // retried, tenants kept apart, and a decision made elsewhere shown instead of overwritten.
 // Every wait is on a condition on the page or the API; nothing sleeps.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { skillMessage } from '../support/a2a.js';
 import { type HttpsReceiver, startHttpsReceiver } from '../support/https-receiver.js';
 import {
   getJson,
@@ -193,6 +193,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
 
   it('retries a dead-lettered push delivery; its webhook is shown without its token', async () => {
     rx.behave({ status: 500 });
+    const hook = rx.urlFor('127.0.0.1', '/hook');
     const send = await postJson(
       `${srv.url}/v1/a2a`,
       {
@@ -200,14 +201,8 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
         id: 1,
         method: 'message/send',
         params: {
-          message: {
-            kind: 'message',
-            role: 'user',
-            messageId: `m-${randomUUID()}`,
-            parts: [{ kind: 'text', text: 'push me' }],
-            metadata: { skillId: 'echo' },
-          },
-          configuration: { pushNotificationConfig: { url: rx.urlFor('127.0.0.1', '/hook'), token: 'tok-secret-1' } },
+          message: skillMessage('echo', 'push me'),
+          configuration: { pushNotificationConfig: { url: hook, token: 'tok-secret-1' } },
         },
       },
       { token: ALICE },
@@ -234,7 +229,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     assert.ok(rx.requests.some((r) => r.headers['x-handoff-delivery-id'] === dead.deliveryId && r.path === '/hook'));
 
     await openRun(page, taskId);
-    await page.getByRole('cell', { name: rx.urlFor('127.0.0.1', '/hook') }).waitFor();
+    await page.getByRole('cell', { name: hook }).waitFor();
     assert.ok(!(await page.content()).includes('tok-secret-1'), 'the token is never shown');
     await page.context().close();
   });
