@@ -3,7 +3,14 @@
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
-import type { NewEvent, RunEvent, RunEventType, RunRecord, TaskRecord } from '../store/model.js';
+import {
+  type NewEvent,
+  type RunEvent,
+  type RunEventType,
+  type RunRecord,
+  type TaskRecord,
+  isWaiting,
+} from '../store/model.js';
 import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
 import { RawJson } from './jsonrpc.js';
@@ -334,7 +341,7 @@ export class A2AService {
     const { rec, run } = known
       ? { rec: await this.visibleTask(caller, taskId), run: known }
       : await this.taskAndRun(caller, taskId);
-    const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
+    const waiting = isWaiting(run.status);
     const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
     const events = await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
     return toTask({
@@ -354,7 +361,7 @@ export class A2AService {
    */
   private taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Task | Promise<Task> {
     // Waiting runs need their open interrupt's data: read as usual.
-    if (run.status === 'waiting-approval' || run.status === 'waiting-input')
+    if (isWaiting(run.status))
       return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
     return toTask({
       run,

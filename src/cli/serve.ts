@@ -47,7 +47,7 @@ export function serveCommand(): Command {
       }
       const started = host;
       started.logger.info(
-        { address, database: started.store.dialect, workflows: started.workflows.ids() },
+        { address, console: `${address}/console`, database: started.store.dialect, workflows: started.workflows.ids() },
         'handoff listening',
       );
       let closing = false;

@@ -12,6 +12,8 @@ import { errorHandler } from './errors.js';
 import { openapiRoutes } from './openapi.js';
 import { compileValidator } from './validation.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
+import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
+import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
 
 export interface AppDeps {
@@ -43,6 +45,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => {
+    if (isBrowserAtRoot(req)) return reply.redirect('/console');
     void reply.status(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` });
   });
   // While draining, tell keep-alive clients to go: an idle kept-alive socket would otherwise hold
@@ -65,6 +68,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   runRoutes(app, deps.engine, deps.bus, deps.config.sse);
+  runListRoutes(app, deps.engine.store, deps.bus, deps.config.sse);
+  consoleRoutes(app);
   openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),

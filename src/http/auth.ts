@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiKeyIdentity, LOCAL_IDENTITY } from '../config.js';
 import type { Caller } from '../engine/engine.js';
 import { HttpError } from './errors.js';
+import { isBrowserAtRoot } from './routes/console.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,7 +13,15 @@ declare module 'fastify' {
   }
 }
 
-const PUBLIC = [/^\/\.well-known\//, /^\/healthz$/, /^\/metrics$/, /^\/v1\/openapi\.json$/, /^\/v1\/a2a\/agent\.json$/];
+const PUBLIC = [
+  /^\/\.well-known\//,
+  /^\/healthz$/,
+  /^\/metrics$/,
+  /^\/v1\/openapi\.json$/,
+  /^\/v1\/a2a\/agent\.json$/,
+  // The console's page and assets: no data in them; the page signs in and calls the API.
+  /^\/console(\/|$)/,
+];
 
 /** An onRequest hook (callback style: it runs on every request and needs no promise). */
 export function authHook(keys: Map<string, ApiKeyIdentity>) {
@@ -30,7 +39,7 @@ export function authHook(keys: Map<string, ApiKeyIdentity>) {
       return;
     }
     const path = req.url.split('?')[0] ?? '';
-    if (PUBLIC.some((re) => re.test(path))) {
+    if (PUBLIC.some((re) => re.test(path)) || isBrowserAtRoot(req)) {
       done();
       return;
     }

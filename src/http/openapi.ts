@@ -17,6 +17,8 @@ import * as rpcErrors from '../a2a/errors.js';
 import { KNOWN_METHODS, validateParams } from '../a2a/jsonrpc.js';
 import { RUN_STATUSES } from '../store/model.js';
 import { VERSION } from '../version.js';
+import { CONSOLE_PATH } from './routes/console.js';
+import { RunListQuery } from './routes/run-list.js';
 import { CancelBody, CreateRunBody, PollQuery, ResolveBody } from './routes/runs.js';
 
 type Json = Record<string, unknown>;
@@ -59,15 +61,9 @@ const nodeIdParam: Json = {
   schema: { type: 'string', minLength: 1 },
 };
 
-/** One query parameter per property of the PollQuery schema the route validates with. */
-function pollParams(): Json[] {
-  const schema = plain(PollQuery) as { properties: Record<string, Json>; required?: string[] };
-  const about: Record<string, string> = {
-    lastSequence: 'Return events with a sequence greater than this (-1, the default, from the start).',
-    since: 'Alias of `lastSequence` (the OpenWOP sqlite host’s name); `lastSequence` wins when both are set.',
-    timeout: 'Seconds to wait for a new event when there is none yet (default 30; 0 answers at once).',
-    limit: 'Most events in one answer (default 500).',
-  };
+/** One query parameter per property of a TypeBox query schema a route validates with. */
+function queryParams(query: unknown, about: Record<string, string>): Json[] {
+  const schema = plain(query) as { properties: Record<string, Json>; required?: string[] };
   return Object.entries(schema.properties).map(([name, s]) => ({
     name,
     in: 'query',
@@ -76,6 +72,25 @@ function pollParams(): Json[] {
     schema: s,
   }));
 }
+
+const pollParams = (): Json[] =>
+  queryParams(PollQuery, {
+    lastSequence: 'Return events with a sequence greater than this (-1, the default, from the start).',
+    since: 'Alias of `lastSequence` (the OpenWOP sqlite host’s name); `lastSequence` wins when both are set.',
+    timeout: 'Seconds to wait for a new event when there is none yet (default 30; 0 answers at once).',
+    limit: 'Most events in one answer (default 500).',
+  });
+
+const runListParams = (): Json[] =>
+  queryParams(RunListQuery, {
+    status: 'Comma-separated run statuses; a run in any of them is listed (all statuses when absent).',
+    workflowId: 'Only runs of this workflow.',
+    q:
+      'Text, case-insensitive (ASCII): a run whose id starts with it, or whose workflow id or one of whose tags ' +
+      'contains it. Matched over the tenant’s runs newest first.',
+    limit: 'Most runs in one page (default 50).',
+    cursor: 'The `nextCursor` of the previous page.',
+  });
 
 // ------------------------------------------------------------------ component schemas
 
@@ -200,6 +215,46 @@ function schemas(): Record<string, unknown> {
         createdAt: { type: 'string', format: 'date-time' },
         updatedAt: { type: 'string', format: 'date-time' },
         completedAt: { type: 'string', format: 'date-time' },
+      },
+    },
+    RunSummary: {
+      description: 'A run as lists show it: identity, times, and what it waits on (no inputs or node states).',
+      type: 'object',
+      required: ['runId', 'workflowId', 'status', 'tags', 'createdAt', 'updatedAt'],
+      properties: {
+        runId: { type: 'string' },
+        workflowId: { type: 'string' },
+        status: ref('RunStatus'),
+        tags: { type: 'array', items: { type: 'string' } },
+        createdAt: { type: 'string', format: 'date-time' },
+        updatedAt: { type: 'string', format: 'date-time' },
+        completedAt: { type: 'string', format: 'date-time' },
+        interrupt: {
+          description: 'The open interrupt of a run waiting for approval or input.',
+          type: 'object',
+          required: ['kind', 'nodeId'],
+          properties: {
+            kind: { type: 'string', enum: ['approval', 'clarification'] },
+            nodeId: { type: 'string' },
+            title: { type: 'string' },
+            approversList: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'Who may decide; absent: any principal of the tenant.',
+            },
+            expiresAt: { type: 'string', format: 'date-time', description: 'The gate’s deadline, if it has one.' },
+          },
+        },
+        waitingOn: { type: 'object', description: 'What else the run waits on (e.g. another A2A agent’s task).' },
+        error: ref('RunError'),
+      },
+    },
+    RunList: {
+      type: 'object',
+      required: ['runs'],
+      properties: {
+        runs: { type: 'array', items: ref('RunSummary') },
+        nextCursor: { type: 'string', description: 'Pass as `cursor` for the next page; absent on the last page.' },
       },
     },
     CancelRunRequest: plain(CancelBody),
@@ -684,6 +739,20 @@ function paths(): Json {
       },
     },
     '/v1/runs': {
+      get: {
+        operationId: 'listRuns',
+        tags: ['runs'],
+        summary: 'The caller’s runs, newest first',
+        description:
+          'The runs of the caller’s tenant, newest first (by creation, then run id), one page at a time by keyset ' +
+          '(`nextCursor`). The console’s inbox is `?status=waiting-approval,waiting-input`.',
+        parameters: runListParams(),
+        responses: {
+          '200': { description: 'One page of runs.', content: json(ref('RunList')) },
+          '400': bad('query or cursor'),
+          '401': shared('Unauthorized'),
+        },
+      },
       post: {
         operationId: 'createRun',
         tags: ['runs'],
@@ -736,6 +805,25 @@ function paths(): Json {
           ),
           '413': shared('PayloadTooLarge'),
           '415': shared('UnsupportedMediaType'),
+        },
+      },
+    },
+    '/v1/runs/changes': {
+      get: {
+        operationId: 'streamRunChanges',
+        tags: ['runs'],
+        summary: 'Changes of the caller’s runs, live (SSE)',
+        description:
+          'Server-Sent Events, one `event: run` per committed change of a run of the caller’s tenant, on any instance: ' +
+          '`data: {runId, status, lastSeq}`. `event: resync` (`data: {}`) means changes may have been missed: list ' +
+          'again. Not durable and not resumable (no `id:`): after a reconnect, list again. `:keepalive` comments ' +
+          'at least every 15 s; a client that stops reading is disconnected.',
+        responses: {
+          '200': {
+            description: 'The change stream.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          '401': shared('Unauthorized'),
         },
       },
     },
@@ -919,6 +1007,7 @@ function paths(): Json {
         },
       },
     },
+    ...consolePaths(),
     [OPENAPI_PATH]: {
       get: {
         operationId: 'getOpenApi',
@@ -926,6 +1015,62 @@ function paths(): Json {
         summary: 'This OpenAPI document',
         security: PUBLIC,
         responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+      },
+    },
+  };
+}
+
+/** The console's page (the same for each of its client routes) and its content-hashed assets. */
+function consolePaths(): Json {
+  const page = (path: string, operationId: string, summary: string, parameters: Json[] = []) => ({
+    [path]: {
+      get: {
+        operationId,
+        tags: ['console'],
+        summary,
+        description:
+          'The console’s page (the same HTML for every console path; the page routes in the browser). Public: it ' +
+          'holds no data, signs in with an API key and calls this API. `Cache-Control: no-cache` with an ETag. ' +
+          'A browser opening `/` is redirected here.',
+        security: PUBLIC,
+        parameters,
+        responses: {
+          '200': { description: 'The console page.', content: { 'text/html': { schema: { type: 'string' } } } },
+          '304': { description: 'Not modified (`If-None-Match`).' },
+          '503': failure(
+            'The console was not built (`console_not_built`).',
+            'console_not_built',
+            'the console is not built',
+          ),
+        },
+      },
+    },
+  });
+  const shownRun = { ...runIdParam, name: 'runId', description: 'The run the page shows.' };
+  return {
+    ...page(CONSOLE_PATH, 'getConsole', 'Web console: inbox'),
+    ...page(`${CONSOLE_PATH}/operations`, 'getConsoleOperations', 'Web console: operations'),
+    ...page(`${CONSOLE_PATH}/runs/{runId}`, 'getConsoleRun', 'Web console: one run', [shownRun]),
+    [`${CONSOLE_PATH}/assets/{file}`]: {
+      get: {
+        operationId: 'getConsoleAsset',
+        tags: ['console'],
+        summary: 'Web console asset',
+        description: 'A script, style sheet or source map of the console, by content-hashed name (cached immutable).',
+        security: PUBLIC,
+        parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+        responses: {
+          '200': {
+            description: 'The asset.',
+            content: {
+              'text/javascript': { schema: { type: 'string' } },
+              'text/css': { schema: { type: 'string' } },
+              'application/json': { schema: { type: 'object' } },
+            },
+          },
+          '304': { description: 'Not modified (`If-None-Match`).' },
+          '404': failure('No such asset (`not_found`).', 'not_found', 'no console asset app-x.js'),
+        },
       },
     },
   };
@@ -956,6 +1101,7 @@ export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
       { name: 'workflows', description: 'The loaded workflow definitions.' },
       { name: 'a2a', description: 'The A2A v0.3 agent surface (JSON-RPC) and its durable task state.' },
       { name: 'operations', description: 'Health and metrics.' },
+      { name: 'console', description: 'The web console: a page and its assets, served by the host.' },
     ],
     paths: paths(),
     components: {

@@ -1,8 +1,8 @@
 // Wire views of stored records for the REST surface (RunSnapshot, RunEventDoc).
-import type { InterruptRecord, RunEvent, RunRecord } from '../store/model.js';
+import { type InterruptRecord, type RunEvent, type RunRecord, isWaiting } from '../store/model.js';
 
 export function runSnapshot(run: RunRecord, open?: InterruptRecord): Record<string, unknown> {
-  const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
+  const waiting = isWaiting(run.status);
   return {
     runId: run.runId,
     workflowId: run.workflowId,

@@ -1,7 +1,8 @@
 // Versioned schema migrations, supplied in code so they ship inside dist/ and run at start.
 // Kysely's Migrator keeps the applied list and a lock table on both dialects, so several
 // instances starting together migrate once (one holds the lock, the rest wait).
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { WAITING_STATUSES } from './model.js';
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 type Dialect = 'sqlite' | 'postgres';
 
@@ -188,6 +189,30 @@ function taskListIndex(): Migration {
   };
 }
 
+/** The statuses of a run that waits on a person: the console's inbox (src/store/run-list.ts). */
+
+function runListIndexes(): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      // GET /v1/runs: a tenant's runs, newest first. created_at never changes, so a commit that
+      // moves a run along does not touch this index.
+      await db.schema
+        .createIndex('runs_tenant_created')
+        .on('runs')
+        .columns(['tenant_id', 'created_at', 'run_id'])
+        .execute();
+      // The inbox (runs waiting on a person), newest first, without walking every finished run.
+      // Partial: a run has an entry only while it waits.
+      await db.schema
+        .createIndex('runs_tenant_waiting')
+        .on('runs')
+        .columns(['tenant_id', 'created_at', 'run_id'])
+        .where(sql.ref('status'), 'in', [...WAITING_STATUSES])
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -195,6 +220,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0003_a2a_messages': a2aMessages(),
     '0004_push': push(dialect),
     '0005_task_list': taskListIndex(),
+    '0006_run_list': runListIndexes(),
   };
   return { getMigrations: async () => migrations };
 }

@@ -17,6 +17,10 @@ export const RUN_STATUSES = [
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/** The statuses of a run that waits on a person (an approval or an answer). */
+export const WAITING_STATUSES = ['waiting-approval', 'waiting-input'] as const;
+export const isWaiting = (s: RunStatus): boolean => (WAITING_STATUSES as readonly string[]).includes(s);
+
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 export const isTerminal = (s: RunStatus): boolean => TERMINAL_STATUSES.has(s);
 

@@ -12,6 +12,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildOpenApi, OPENAPI_PATH, openapiRoutes } from '../../src/http/openapi.js';
+import { RunListQuery } from '../../src/http/routes/run-list.js';
 import { CancelBody, CreateRunBody, PollQuery, ResolveBody } from '../../src/http/routes/runs.js';
 import { bearer, type Json, REPO_ROOT, startTestHost, type TestHost } from '../support/host.js';
 
@@ -238,8 +239,12 @@ describe('OpenAPI document', () => {
     assert.deepEqual(body('POST /v1/runs'), plain(CreateRunBody));
     assert.deepEqual(body('POST /v1/runs/{id}/cancel'), plain(CancelBody));
     assert.deepEqual(body('POST /v1/runs/{id}/interrupts/{nodeId}'), plain(ResolveBody));
-    const query = (opOf(served, 'GET /v1/runs/{id}/events/poll').parameters as Json[]).filter((p) => p.in === 'query');
-    assert.deepEqual(Object.fromEntries(query.map((p) => [p.name, p.schema])), plain(PollQuery).properties);
+    const query = (key: string) =>
+      Object.fromEntries(
+        (opOf(served, key).parameters as Json[]).filter((p) => p.in === 'query').map((p) => [p.name, p.schema]),
+      );
+    assert.deepEqual(query('GET /v1/runs/{id}/events/poll'), plain(PollQuery).properties);
+    assert.deepEqual(query('GET /v1/runs'), plain(RunListQuery).properties);
   });
 
   it('describes JSON-RPC per method, errors included, on HTTP 200', () => {
@@ -376,6 +381,10 @@ describe('OpenAPI document against the real host', () => {
     const waiting = await t.waitForStatus(runId, ['waiting-approval'], auth);
     assert.ok(waiting.interrupt, 'the snapshot carries the open interrupt');
     fits(schemaOf('GET /v1/runs/{id}', '200'), waiting);
+    const listed = await t.get('/v1/runs?status=waiting-approval', auth);
+    assert.equal(listed.status, 200, listed.text);
+    fits(schemaOf('GET /v1/runs', '200'), listed.body);
+    assert.ok(listed.body.runs.some((r: Json) => r.runId === runId && r.interrupt?.nodeId === waiting.currentNodeId));
     const poll = await t.get(`/v1/runs/${runId}/events/poll?lastSequence=-1&timeout=0`, auth);
     fits(schemaOf('GET /v1/runs/{id}/events/poll', '200'), poll.body);
 

@@ -3,7 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Caller, Engine } from '../../engine/engine.js';
-import { isTerminal } from '../../store/model.js';
+import { isTerminal, isWaiting } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
 import { parseLastEventId, type SseOptions, SseStream, streamRegistry } from '../sse.js';
@@ -79,7 +79,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
 
   app.get<{ Params: Static<typeof RunId> }>('/v1/runs/:id', { schema: { params: RunId } }, async (req) => {
     const run = await engine.getRun(req.caller, req.params.id);
-    const waiting = run.status === 'waiting-approval' || run.status === 'waiting-input';
+    const waiting = isWaiting(run.status);
     const open = waiting ? await engine.store.interrupts.getOpen(run.runId) : undefined;
     return runSnapshot(run, open);
   });

@@ -25,6 +25,18 @@ export class Interrupts extends Repo {
     return row && interruptRows.fromRow(row);
   }
 
+  /** The open interrupts of these runs, by run id (one query). */
+  async openOf(runIds: readonly string[]): Promise<Map<string, InterruptRecord>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('interrupts')
+      .selectAll()
+      .where('run_id', 'in', runIds)
+      .where('status', '=', 'open')
+      .execute();
+    return new Map(rows.map((r) => [r.run_id, interruptRows.fromRow(r)]));
+  }
+
   async listByRun(runId: string): Promise<InterruptRecord[]> {
     const rows = await this.db
       .selectFrom('interrupts')

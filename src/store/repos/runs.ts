@@ -1,8 +1,9 @@
 // Run snapshots as read outside a transaction, and the worker's leases on them. Writes that
 // change a run's content go through StoreTx (tx.ts); leases are single atomic statements.
-import { sql } from 'kysely';
+import { type Expression, type SqlBool, sql } from 'kysely';
 import type { RunsTable } from '../db.js';
-import type { RunRecord, RunStatus } from '../model.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { isWaiting, type RunRecord, type RunStatus, WAITING_STATUSES } from '../model.js';
 import { runRows } from '../rows.js';
 import { claimStatements, statement } from '../statements.js';
 import { Repo } from './repo.js';
@@ -24,10 +25,71 @@ const RELEASE_LEASE = statement(
   'update "runs" set "lease_owner" = null, "lease_expires_at" = null where "run_id" = ? and "lease_owner" = ?',
 );
 
+export interface RunListFilter {
+  /** Any of these statuses (all when absent). */
+  statuses?: RunStatus[];
+  workflowId?: string;
+  /** Case-insensitive (ASCII): a run id prefix, or text within the workflow id or a tag. */
+  text?: string;
+  limit: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunRecord[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+// Written exactly as the partial index's predicate: SQLite uses a partial index only when the query
+// repeats its WHERE term (literals, not parameters).
+const WAITING_TERM: Expression<SqlBool> = sql<SqlBool>`${sql.ref('status')} in (${sql.join(
+  WAITING_STATUSES.map((s) => sql.lit(s)),
+)})`;
+
 export class Runs extends Repo {
   async get(runId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.db.executeQuery(GET_RUN.with<RunsTable>(this.dialect, [runId]));
     return rows[0] && runRows.fromRow(rows[0]);
+  }
+
+  /**
+   * A tenant's runs, newest first (created_at, then run_id), by keyset pagination (GET /v1/runs,
+   * the console). Two indexes serve it (migration 0006): every run of a tenant, and a partial one
+   * holding only the runs that wait on a person.
+   */
+  async list(tenantId: string, filter: RunListFilter): Promise<RunPage> {
+    let q = this.db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId);
+    const statuses = filter.statuses;
+    if (statuses && statuses.length > 0) {
+      if (statuses.every(isWaiting)) q = q.where(WAITING_TERM);
+      // Statuses are checked against RUN_STATUSES by the caller; literals keep the plan independent of them.
+      q = q.where(
+        sql.ref('status'),
+        'in',
+        statuses.map((s) => sql.lit(s)),
+      );
+    }
+    if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
+    if (filter.text !== undefined) q = q.where(textMatch(filter.text));
+    if (filter.cursor !== undefined) {
+      const [createdAt, runId] = decodeCursor(filter.cursor, 2) ?? [];
+      if (createdAt === undefined || runId === undefined) {
+        throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
+      }
+      q = q.where(sql<SqlBool>`(${sql.ref('created_at')}, ${sql.ref('run_id')}) < (${createdAt}, ${runId})`);
+    }
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('run_id', 'desc')
+      .limit(filter.limit + 1)
+      .execute();
+    const runs = rows.slice(0, filter.limit).map(runRows.fromRow);
+    const last = runs.at(-1);
+    return rows.length > filter.limit && last
+      ? { runs, nextCursor: encodeCursor([last.createdAt, last.runId]) }
+      : { runs };
   }
 
   async count(): Promise<number> {
@@ -86,3 +148,19 @@ export class Runs extends Repo {
     return row?.next == null ? undefined : Number(row.next);
   }
 }
+
+/**
+ * `text` as a run id prefix, or within the workflow id or a tag. Tags are stored as JSON text, so
+ * the text is matched in its JSON-escaped form (a quote in it cannot match a tag boundary).
+ */
+function textMatch(text: string): Expression<SqlBool> {
+  const lower = text.toLowerCase();
+  const plain = escapeLike(lower);
+  const inTags = escapeLike(JSON.stringify(lower).slice(1, -1));
+  const terms = [like('run_id', `${plain}%`), like('workflow_id', `%${plain}%`), like('tags', `%${inTags}%`)];
+  return sql<SqlBool>`(${sql.join(terms, sql` or `)})`;
+}
+
+const like = (column: string, pattern: string) => sql<SqlBool>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+
+const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -3,6 +3,7 @@
 import type { A2ATasksTable, RunsTable } from '../db.js';
 import type { RunRecord, TaskRecord } from '../model.js';
 import { runRows, taskRows } from '../rows.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
 
@@ -119,7 +120,7 @@ export class TaskRecords extends Repo {
     let q = this.db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId);
     if (opts.state) q = q.where('state', '=', opts.state);
     if (opts.contextId) q = q.where('context_id', '=', opts.contextId);
-    const after = opts.cursor ? decodeCursor(opts.cursor) : undefined;
+    const after = opts.cursor === undefined ? undefined : cursorKey(opts.cursor);
     if (after) {
       q = q.where((eb) =>
         eb.or([
@@ -135,20 +136,15 @@ export class TaskRecords extends Repo {
       .execute();
     const tasks = rows.slice(0, opts.limit).map(taskRows.fromRow);
     const last = tasks.at(-1);
-    return rows.length > opts.limit && last ? { tasks, nextCursor: encodeCursor(last) } : { tasks };
+    return rows.length > opts.limit && last
+      ? { tasks, nextCursor: encodeCursor([last.updatedAt, last.taskId]) }
+      : { tasks };
   }
 }
 
-const encodeCursor = (t: TaskRecord): string =>
-  Buffer.from(JSON.stringify([t.updatedAt, t.taskId])).toString('base64url');
-
 /** A malformed cursor is a RangeError (the caller's 400), never a query. */
-function decodeCursor(cursor: string): { updatedAt: string; taskId: string } {
-  try {
-    const [updatedAt, taskId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof updatedAt === 'string' && typeof taskId === 'string') return { updatedAt, taskId };
-  } catch {
-    // fall through
-  }
-  throw new RangeError('invalid cursor');
+function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
+  const [updatedAt, taskId] = decodeCursor(cursor, 2) ?? [];
+  if (updatedAt === undefined || taskId === undefined) throw new RangeError('invalid cursor');
+  return { updatedAt, taskId };
 }

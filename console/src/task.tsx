@@ -1,0 +1,364 @@
+// One run (an A2A task): status, what it waits on, the decision forms, artifacts, the live
+// timeline of its events, and its push notification configs.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, api, errorText, rpc } from './api.js';
+import { ApprovalPanel, ClarificationPanel } from './decide.js';
+import { coalesce, useLoaded } from './live.js';
+import { Link } from './router.js';
+import { follow, type StreamState } from './stream.js';
+import { Ago } from './time.js';
+import type { PushConfig, ResolveAnswer, RunEvent, RunSnapshot, WaitingOn } from './types.js';
+import { Artifact, ErrorNote, Fact, Json, Notice, Status, StreamBadge, Table } from './ui.js';
+
+const FINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+/** Answers that mean someone else got there first: the page was stale. */
+const STALE = new Set(['interrupt_already_resolved', 'interrupt_cancelled', 'interrupt_not_found', 'run_terminal']);
+
+type Note = { tone: 'ok' | 'warn' | 'info'; text: string };
+
+export function TaskPage({ runId }: { runId: string }) {
+  const [run, setRun] = useState<RunSnapshot | undefined>();
+  const [missing, setMissing] = useState<string | undefined>();
+  const [loadError, setLoadError] = useState<string | undefined>();
+  const [events, setEvents] = useState<RunEvent[]>([]);
+  const [stream, setStream] = useState<StreamState>('connecting');
+  const [note, setNote] = useState<Note | undefined>();
+  const [pending, setPending] = useState(false);
+  const eventsRef = useRef<RunEvent[]>([]);
+  const path = `/v1/runs/${encodeURIComponent(runId)}`;
+
+  const refresh = useMemo(
+    () =>
+      coalesce(async () => {
+        try {
+          setRun(await api<RunSnapshot>(path));
+          setLoadError(undefined);
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 404) setMissing(notHere(runId));
+          else setLoadError(errorText(err));
+        }
+      }),
+    [runId],
+  );
+
+  useEffect(() => {
+    void refresh();
+    return follow(`${path}/events`, {
+      onState: setStream,
+      // The snapshot read and the event stream both find an unknown run: one message either way.
+      onError: (err) => setMissing(err.status === 404 ? notHere(runId) : err.message),
+      isDone: () => FINAL_EVENTS.has(eventsRef.current.at(-1)?.type ?? ''),
+      onEvent(e) {
+        const event = JSON.parse(e.data) as RunEvent;
+        if (eventsRef.current.some((x) => x.sequence === event.sequence)) return;
+        eventsRef.current = [...eventsRef.current, event];
+        setEvents(eventsRef.current);
+        void refresh();
+      },
+    });
+  }, [runId]);
+
+  useEffect(() => {
+    document.title = `${run?.interrupt?.payload.title ?? run?.workflowId ?? 'Run'} · ${runId} · Handoff`;
+  }, [run, runId]);
+
+  useDecidedElsewhere(run, events, pending, setNote);
+
+  const decide = async (resumeValue: Record<string, unknown>, what: string) => {
+    const open = run?.interrupt;
+    if (!open) return;
+    setPending(true);
+    setNote(undefined);
+    try {
+      const answer = await api<ResolveAnswer>(`${path}/interrupts/${encodeURIComponent(open.nodeId)}`, {
+        method: 'POST',
+        body: { resumeValue },
+      });
+      setNote({ tone: 'ok', text: outcomeText(what, answer) });
+    } catch (err) {
+      const stale = err instanceof ApiError && STALE.has(err.code);
+      setNote({
+        tone: 'warn',
+        text: stale
+          ? `Not applied: ${errorText(err)} Someone else decided first; the page now shows the run as it is.`
+          : `Not applied: ${errorText(err)}`,
+      });
+    } finally {
+      // Whatever happened, this page has spoken for the interrupt it showed.
+      explained.add(open.interruptId);
+      await refresh();
+      setPending(false);
+    }
+  };
+
+  if (missing) {
+    return (
+      <section>
+        <h1 tabIndex={-1}>Run not found</h1>
+        <ErrorNote>{missing}</ErrorNote>
+        <p>
+          Back to the <Link href="/console">inbox</Link>.
+        </p>
+      </section>
+    );
+  }
+  const open = run?.interrupt;
+  return (
+    <section aria-labelledby="run-title" data-run-id={runId}>
+      <nav aria-label="Breadcrumb" class="crumbs">
+        <Link href="/console">Inbox</Link> › <span>{runId}</span>
+      </nav>
+      <div class="page-head">
+        <h1 id="run-title" tabIndex={-1}>
+          {open?.payload.title ?? run?.workflowId ?? 'Run'}
+        </h1>
+        {run && <Status status={run.status} />}
+        <StreamBadge state={stream} />
+      </div>
+      {note && <Notice tone={note.tone}>{note.text}</Notice>}
+      {loadError && <ErrorNote>Could not load the run. {loadError}</ErrorNote>}
+      {!run && !loadError && <p>Loading…</p>}
+      {run && <Facts run={run} />}
+      {run?.error && (
+        <ErrorNote>
+          The run failed: {run.error.message} ({run.error.code}).
+        </ErrorNote>
+      )}
+      {run?.waitingOn && <WaitingOnAgent on={run.waitingOn} />}
+      {open?.kind === 'approval' && (
+        <ApprovalPanel key={open.interruptId} interrupt={open} pending={pending} onDecide={decide} />
+      )}
+      {open?.kind === 'clarification' && (
+        <ClarificationPanel key={open.interruptId} interrupt={open} pending={pending} onDecide={decide} />
+      )}
+      <Artifacts events={events} />
+      <Timeline events={events} />
+      <PushConfigs runId={runId} />
+    </section>
+  );
+}
+
+/** Interrupts this page decided itself, or already explained (no "decided elsewhere" for them). */
+const explained = new Set<string>();
+
+/**
+ * When the interrupt the page showed closes without this page deciding it, say who decided what:
+ * the forms vanish, but the person who was about to decide learns why.
+ */
+function useDecidedElsewhere(
+  run: RunSnapshot | undefined,
+  events: RunEvent[],
+  pending: boolean,
+  setNote: (n: Note) => void,
+) {
+  const shown = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (pending || !run) return;
+    const now = run.interrupt?.interruptId;
+    const was = shown.current;
+    if (was && was !== now && !explained.has(was)) {
+      explained.add(was);
+      setNote({ tone: 'info', text: decidedText(was, events, run) });
+    }
+    shown.current = now;
+  }, [run, pending]);
+}
+
+function decidedText(interruptId: string, events: RunEvent[], run: RunSnapshot): string {
+  const decision = [...events]
+    .reverse()
+    .find(
+      (e) =>
+        e.payload.interruptId === interruptId &&
+        (e.type === 'approval.received' || e.type === 'clarification.resolved'),
+    );
+  if (run.status === 'cancelled' || run.status === 'cancelling') return 'The run was cancelled while you had it open.';
+  if (!decision) return 'This step was decided elsewhere while you had the page open.';
+  const who = String(decision.payload.decidedBy ?? 'someone');
+  const action = decision.type === 'clarification.resolved' ? 'answered' : `chose ${String(decision.payload.action)}`;
+  return `Decided elsewhere while you had the page open: ${who} ${action}. Nothing you entered was sent.`;
+}
+
+function outcomeText(what: string, answer: ResolveAnswer): string {
+  const i = answer.interrupt;
+  if (i.outcome === 'vote-recorded') return `Your approval was recorded: ${i.votes} of ${i.requiredApprovals ?? 1}.`;
+  if (i.outcome === 'ask-recorded') return 'Your question was recorded. The run keeps waiting for a decision.';
+  return `${what}. The run is now ${answer.status.replace('-', ' ')}.`;
+}
+
+function Facts({ run }: { run: RunSnapshot }) {
+  return (
+    <dl class="facts">
+      <Fact term="Run">
+        <code>{run.runId}</code>
+      </Fact>
+      <Fact term="Workflow">{run.workflowId}</Fact>
+      <Fact term="Started by">{run.owner.principal}</Fact>
+      <Fact term="Started">
+        <Ago iso={run.createdAt} />
+      </Fact>
+      <Fact term="Last change">
+        <Ago iso={run.updatedAt} />
+      </Fact>
+      {run.completedAt && (
+        <Fact term="Finished">
+          <Ago iso={run.completedAt} />
+        </Fact>
+      )}
+      {run.tags.length > 0 && <Fact term="Tags">{run.tags.join(', ')}</Fact>}
+    </dl>
+  );
+}
+
+function WaitingOnAgent({ on }: { on: WaitingOn }) {
+  return (
+    <section class="panel" aria-labelledby="waiting-title">
+      <h2 id="waiting-title">Waiting on another agent</h2>
+      <dl class="facts">
+        <Fact term="Agent">
+          {on.agentCardUrl ? <a href={on.agentCardUrl}>{on.agent ?? on.agentCardUrl}</a> : (on.agent ?? '—')}
+        </Fact>
+        <Fact term="Their task">
+          <code>{on.peerTaskId ?? '—'}</code>
+        </Fact>
+        {on.peerState && <Fact term="Their state">{on.peerState}</Fact>}
+        {on.since && (
+          <Fact term="Since">
+            <Ago iso={on.since} />
+          </Fact>
+        )}
+        {on.protocolVersion && <Fact term="A2A version">{on.protocolVersion}</Fact>}
+      </dl>
+    </section>
+  );
+}
+
+function Artifacts({ events }: { events: RunEvent[] }) {
+  const artifacts = events.filter((e) => e.type === 'artifact.created');
+  if (artifacts.length === 0) return null;
+  return (
+    <section aria-labelledby="artifacts-title">
+      <h2 id="artifacts-title">Artifacts</h2>
+      {artifacts.map((e) => (
+        <article class="artifact" key={e.sequence} data-testid="artifact">
+          <h3>
+            {String(e.payload.name ?? e.payload.artifactId ?? e.nodeId)} <Ago iso={e.timestamp} />
+          </h3>
+          <Artifact value={e.payload.data} />
+        </article>
+      ))}
+    </section>
+  );
+}
+
+function eventText(e: RunEvent): string {
+  const p = e.payload;
+  const node = e.nodeId ? ` ${e.nodeId}` : '';
+  switch (e.type) {
+    case 'run.started':
+      return 'Run started';
+    case 'run.completed':
+      return 'Run completed';
+    case 'run.failed':
+      return 'Run failed';
+    case 'run.cancelling':
+      return 'Run cancelling';
+    case 'run.cancelled':
+      return 'Run cancelled';
+    case 'node.started':
+      return `Step${node} started`;
+    case 'node.completed':
+      return `Step${node} finished`;
+    case 'artifact.created':
+      return `Artifact${node} created`;
+    case 'node.suspended':
+      return `Step${node} waits for a person`;
+    case 'node.resumed':
+      return `Step${node} resumed`;
+    case 'node.failed':
+      return `Step${node} failed`;
+    case 'interrupt.requested':
+      return `Waiting for ${p.kind === 'clarification' ? 'answers' : 'a decision'} at${node}`;
+    case 'interrupt.resolved':
+      return `Decision applied at${node}`;
+    case 'approval.requested':
+      return `Approval requested at${node}`;
+    case 'clarification.requested':
+      return `Questions asked at${node}`;
+    case 'approval.received':
+      return `${String(p.decidedBy)} chose ${String(p.action)}`;
+    case 'approval.ask':
+      return `${String(p.decidedBy)} asked a question`;
+    case 'clarification.resolved':
+      return `${String(p.decidedBy)} answered`;
+    default:
+      return `${e.type}${node}`;
+  }
+}
+
+function Timeline({ events }: { events: RunEvent[] }) {
+  return (
+    <section aria-labelledby="timeline-title">
+      <h2 id="timeline-title">Timeline</h2>
+      {events.length === 0 ? (
+        <p>No events yet.</p>
+      ) : (
+        <ol class="timeline">
+          {events.map((e) => (
+            <li key={e.sequence} data-event-type={e.type}>
+              {Object.keys(e.payload).length > 0 ? (
+                <details>
+                  <summary>
+                    <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+                  </summary>
+                  <Json value={e.payload} />
+                </details>
+              ) : (
+                <>
+                  <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+                </>
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+/** The task's webhooks (A2A tasks/pushNotificationConfig/list); tokens are never shown. */
+function PushConfigs({ runId }: { runId: string }) {
+  const {
+    value: configs,
+    error,
+    reload,
+  } = useLoaded(() => rpc<PushConfig[]>('tasks/pushNotificationConfig/list', { id: runId }), [runId]);
+  return (
+    <section aria-labelledby="push-title">
+      <h2 id="push-title">Push notifications</h2>
+      {error && <ErrorNote>Could not read the push configs. {error}</ErrorNote>}
+      {configs?.length === 0 && <p>No webhooks are registered for this task.</p>}
+      {configs && configs.length > 0 && (
+        <Table caption="Webhooks of this task" columns={['Config', 'URL', 'Authentication']}>
+          {configs.map((c) => (
+            <tr key={c.pushNotificationConfig.id ?? c.pushNotificationConfig.url}>
+              <td>
+                <code>{c.pushNotificationConfig.id ?? '—'}</code>
+              </td>
+              <td class="url">{c.pushNotificationConfig.url}</td>
+              <td>{c.pushNotificationConfig.authentication?.schemes.join(', ') ?? '—'}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <p>
+        <Link href={`/console/operations?taskId=${encodeURIComponent(runId)}`}>Push deliveries of this task</Link>
+      </p>
+      <button type="button" class="quiet" onClick={() => void reload()}>
+        Refresh webhooks
+      </button>
+    </section>
+  );
+}
+
+const notHere = (runId: string) => `There is no run ${runId} here. It may belong to another tenant, or it was purged.`;

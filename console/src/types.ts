@@ -1,0 +1,140 @@
+// The shapes the console reads from the host's REST and A2A APIs (only the fields it uses).
+
+export interface OpenInterruptSummary {
+  kind: 'approval' | 'clarification';
+  nodeId: string;
+  title?: string;
+  approversList?: string[];
+  expiresAt?: string;
+}
+
+/** Another A2A agent's task the run waits on (the `a2a.invoke` node). */
+export interface WaitingOn {
+  kind: string;
+  nodeId?: string;
+  agent?: string;
+  agentCardUrl?: string;
+  peerTaskId?: string;
+  peerContextId?: string;
+  peerState?: string;
+  protocolVersion?: string;
+  since?: string;
+}
+
+export interface RunError {
+  code: string;
+  message: string;
+}
+
+export interface RunSummary {
+  runId: string;
+  workflowId: string;
+  status: string;
+  tags: string[];
+  createdAt: string;
+  updatedAt: string;
+  completedAt?: string;
+  interrupt?: OpenInterruptSummary;
+  waitingOn?: WaitingOn;
+  error?: RunError;
+}
+
+export interface RunList {
+  runs: RunSummary[];
+  nextCursor?: string;
+}
+
+export interface Question {
+  id: string;
+  question: string;
+}
+
+export interface OpenInterrupt {
+  kind: 'approval' | 'clarification';
+  nodeId: string;
+  interruptId: string;
+  expiresAt?: string;
+  payload: {
+    title?: string;
+    description?: string;
+    artifact?: unknown;
+    actions?: string[];
+    requiredApprovals?: number;
+    approversList?: string[];
+    questions?: Question[];
+    expiresAt?: string;
+  };
+  votes: Array<{ principal: string; action: string; at: string }>;
+  exchanges: Array<{ principalId: string; question: string; at: string }>;
+}
+
+export interface RunSnapshot {
+  runId: string;
+  workflowId: string;
+  status: string;
+  owner: { tenant: string; principal: string };
+  currentNodeId?: string;
+  interrupt?: OpenInterrupt;
+  waitingOn?: WaitingOn;
+  error?: RunError;
+  tags: string[];
+  createdAt: string;
+  updatedAt: string;
+  completedAt?: string;
+}
+
+export interface RunEvent {
+  eventId: string;
+  type: string;
+  sequence: number;
+  nodeId?: string;
+  payload: Record<string, unknown>;
+  timestamp: string;
+}
+
+export interface ResolveAnswer {
+  status: string;
+  interrupt: {
+    interruptId: string;
+    outcome: 'resolved' | 'vote-recorded' | 'ask-recorded';
+    votes: number;
+    requiredApprovals?: number;
+  };
+}
+
+export interface Delivery {
+  deliveryId: string;
+  taskId: string;
+  configId: string;
+  state: 'pending' | 'delivered' | 'dead' | 'cancelled';
+  final: boolean;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+export interface PushConfig {
+  taskId: string;
+  pushNotificationConfig: { id?: string; url: string; authentication?: { schemes: string[] } };
+}
+
+export interface AgentCard {
+  name: string;
+  description: string;
+  version: string;
+  url: string;
+  protocolVersion: string;
+  capabilities?: Record<string, boolean>;
+  skills: Array<{ id: string; name: string; description: string }>;
+}
+
+export interface WorkflowSummary {
+  id: string;
+  name: string;
+}
+
+export const WAITING = new Set(['waiting-approval', 'waiting-input']);
+export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);

@@ -1,0 +1,106 @@
+// The web console: a static page and its assets, built into dist/console by console/build.mjs and
+// read into memory at start. The page holds no data and no secret (it signs in and calls the
+// public APIs like any client), so these routes are public. Assets have content-hashed names and
+// are cached for good; the page itself is revalidated (ETag) so a new build is picked up.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../errors.js';
+
+export const CONSOLE_PATH = '/console';
+
+/** The page's paths: the client routes of the console (each shows the same page). */
+export const CONSOLE_PAGES = [CONSOLE_PATH, `${CONSOLE_PATH}/operations`, `${CONSOLE_PATH}/runs/:runId`];
+
+// Scripts and styles only from this origin, no inline code; the page calls only this origin.
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+interface StaticFile {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+interface Built {
+  page: StaticFile;
+  assets: Map<string, StaticFile>;
+}
+
+/** Where the build puts the console: <repository>/dist/console, from src/ (tsx) or dist/src/. */
+export function defaultConsoleDir(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist', 'console');
+    if (dirname(dir) === dir) return join(process.cwd(), 'dist', 'console');
+  }
+}
+
+export function consoleRoutes(app: FastifyInstance, dir = defaultConsoleDir()): void {
+  const built = load(dir);
+  const page = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!built)
+      throw new HttpError(503, 'console_not_built', `the console is not built in ${dir}: run \`npm run build\``);
+    return send(req, reply, built.page, 'no-cache');
+  };
+  for (const path of CONSOLE_PAGES) app.get(path, page);
+  app.get<{ Params: { file: string } }>(`${CONSOLE_PATH}/assets/:file`, async (req, reply) => {
+    const file = built?.assets.get(req.params.file);
+    if (!file) throw new HttpError(404, 'not_found', `no console asset ${req.params.file}`);
+    // Content-hashed names: a changed file has a new name, so a cached one never goes stale.
+    return send(req, reply, file, 'public, max-age=31536000, immutable');
+  });
+}
+
+/**
+ * A browser opening the host's root is sent to the console. Other clients get what they always
+ * got there (a 404 answer; a 401 first without a valid key on a host with keys).
+ */
+export function isBrowserAtRoot(req: FastifyRequest): boolean {
+  return req.method === 'GET' && req.url === '/' && /\btext\/html\b/.test(req.headers.accept ?? '');
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, file: StaticFile, cacheControl: string) {
+  void reply.headers({ ...SECURITY_HEADERS, 'Cache-Control': cacheControl, ETag: file.etag });
+  if (matches(req.headers['if-none-match'], file.etag)) return reply.status(304).send();
+  return reply.type(file.type).send(file.body);
+}
+
+/** `If-None-Match`: a list of tags, weak or strong, or `*`. */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
+}
+
+function load(dir: string): Built | undefined {
+  const index = join(dir, 'index.html');
+  if (!existsSync(index)) return undefined;
+  const assets = new Map<string, StaticFile>();
+  const assetDir = join(dir, 'assets');
+  if (existsSync(assetDir)) {
+    for (const name of readdirSync(assetDir)) {
+      const type = TYPES[extname(name)];
+      if (type) assets.set(name, staticFile(readFileSync(join(assetDir, name)), type));
+    }
+  }
+  return { page: staticFile(readFileSync(index), 'text/html; charset=utf-8'), assets };
+}
+
+function staticFile(body: Buffer, type: string): StaticFile {
+  return { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+}

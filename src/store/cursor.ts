@@ -1,0 +1,21 @@
+// Opaque page cursors for keyset pagination: the sort key of the last row a page showed, as
+// base64url JSON. The next page is every row strictly after it, so rows inserted meanwhile never
+// shift a page or show twice. Not signed: a forged cursor only moves within a list its caller may
+// already see (every list is scoped before the cursor applies).
+
+/** Far above any real cursor; bounds the work a hostile one can cause. */
+const MAX_CURSOR_LENGTH = 1024;
+
+export const encodeCursor = (key: readonly string[]): string => Buffer.from(JSON.stringify(key)).toString('base64url');
+
+/** The key of a cursor this server gave (`size` non-empty strings), or undefined for anything else. */
+export function decodeCursor(cursor: string, size: number): string[] | undefined {
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+  try {
+    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    const ok = Array.isArray(key) && key.length === size && key.every((k) => typeof k === 'string' && k !== '');
+    return ok ? (key as string[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
