@@ -15,6 +15,7 @@ import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
+import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
 import { setInstanceLabel } from './metrics.js';
 import { openStore } from './store/connect.js';
@@ -36,6 +37,8 @@ export interface Host {
   runner: Runner;
   pushWorker: PushWorker;
   app: FastifyInstance;
+  /** The SSE streams of this host and their shared limits. */
+  sse: SseHub;
   workflows: WorkflowRegistry;
   /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
   taskCache: TaskCache | undefined;
@@ -133,7 +136,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const a2a = new A2AService(engine, bus, {
     defaultSkill: config.defaultSkill,
     skills: publicSkills,
-    push: { vault, policy },
+    push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
     ...(taskCache ? { cache: taskCache } : {}),
   });
   const runner = new Runner(engine, bus, {
@@ -143,12 +146,14 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     pollMs: config.pollMs,
   });
   const retention = new Retention(store, config.retentionDays, log);
-  const app = buildApp({
+  const sse = new SseHub(config.sse);
+  const app = await buildApp({
     config,
     logger: log,
     engine,
     bus,
     workflows,
+    sse,
     plugins: [
       (a) =>
         a2aRoutes(a, {
@@ -159,6 +164,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
           streams: new A2AStreams(engine, bus, a2a),
           pushPolicy: policy,
           pushWorker,
+          sse,
         }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
@@ -173,6 +179,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     runner,
     pushWorker,
     app,
+    sse,
     workflows,
     taskCache,
     async listen() {

@@ -40,6 +40,17 @@ export const metrics = {
     help: 'Runs this instance is executing now',
     registers: [registry],
   }),
+  sseStreams: new Gauge({
+    name: 'handoff_sse_streams',
+    help: 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS bounds them)',
+    registers: [registry],
+  }),
+  sseDrops: new Counter({
+    name: 'handoff_sse_dropped_total',
+    help: 'SSE clients dropped: behind (per-stream cap), stalled, host_buffer (host-wide cap), too_large',
+    labelNames: ['reason'],
+    registers: [registry],
+  }),
   httpDuration: new Histogram({
     name: 'handoff_http_request_duration_seconds',
     help: 'HTTP request duration',

@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 and A2A v0.3 error codes (spec/a2a.md §1.6) and the one error type the A2A layer
 // throws. Handlers throw `A2AError`; the dispatcher turns it into `{code, message, data?}`.
 // Anything else that escapes a handler becomes `internal()` so no stack or SQL text leaks.
+import { TooManyPushConfigs } from '../push/configs.js';
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -62,5 +63,19 @@ export const contentTypeNotSupported = (msg: string): A2AError => new A2AError(C
 export const extendedCardNotConfigured = (): A2AError =>
   new A2AError(AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED, 'Authenticated extended card is not configured');
 
+/**
+ * Not an A2A code (A2A defines none for it; JSON-RPC leaves -32000…-32099 to servers): the caller
+ * is over a quota (HANDOFF_TENANT_RATE, HANDOFF_TENANT_MAX_ACTIVE_RUNS) or the host is at its
+ * stream limit; `data.retryAfterSeconds` says when to try again. Sent with HTTP 429 or 503.
+ */
+export const TRY_LATER = -32029;
+
+export const tryLater = (msg: string, retryAfterSeconds: number): A2AError =>
+  new A2AError(TRY_LATER, msg, { retryAfterSeconds });
+
 /** Map anything thrown by a handler to a wire-safe error. */
-export const toA2AError = (e: unknown): A2AError => (isA2AError(e) ? e : internal());
+export const toA2AError = (e: unknown): A2AError => {
+  if (isA2AError(e)) return e;
+  if (e instanceof TooManyPushConfigs) return invalidParams(e.message, { max: e.max });
+  return internal();
+};

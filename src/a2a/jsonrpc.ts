@@ -9,7 +9,15 @@
 // (A2A lets peers add fields) but typed: a known field of the wrong type is -32602.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction, AnySchemaObject } from 'ajv/dist/2020.js';
-import { type A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
+import { inspectJson } from '../json-guard.js';
+import {
+  type A2AError,
+  invalidParams,
+  invalidRequest,
+  parseError,
+  type JsonRpcErrorObject,
+  taskNotFound,
+} from './errors.js';
 
 export type JsonRpcId = string | number | null;
 
@@ -108,6 +116,43 @@ export function parseEnvelope(body: unknown): Envelope {
 }
 
 const fail = (id: JsonRpcId, error: A2AError): Envelope => ({ ok: false, id, error });
+
+/**
+ * The depth limit, checked on the parsed body before anything else walks it (parseEnvelope,
+ * validation, the engine): -32602 when the excess is inside `params`, else -32600. The id is
+ * echoed when it is readable.
+ */
+export function tooDeep(body: unknown, maxDepth: number): { id: JsonRpcId; error: A2AError } | undefined {
+  const problem = inspectJson(body, { maxDepth, root: 'request', nul: false });
+  if (!problem) return undefined;
+  const raw = isPlainObject(body) ? body.id : undefined;
+  const id = raw !== undefined && isValidId(raw) ? raw : null;
+  const inParams = problem.path.startsWith('request.params');
+  const where = inParams ? problem.path.slice('request.'.length) : 'request';
+  return { id, error: (inParams ? invalidParams : invalidRequest)(`${where}: ${problem.message}`) };
+}
+
+/** Where each method names an existing task (default `params.id`). */
+const TASK_ID_PATH: Record<string, string[]> = {
+  'message/send': ['message', 'taskId'],
+  'message/stream': ['message', 'taskId'],
+  'tasks/pushNotificationConfig/set': ['taskId'],
+};
+
+/**
+ * U+0000 anywhere in `params`: no identifier or stored text may hold it (PostgreSQL cannot). In
+ * the task id it answers exactly like an unknown task (-32001); anywhere else -32602.
+ */
+export function paramsProblem(method: string, params: unknown, maxDepth: number): A2AError | undefined {
+  const problem = inspectJson(params, { maxDepth, root: 'params' });
+  if (!problem) return undefined;
+  const at = TASK_ID_PATH[method] ?? ['id'];
+  if (problem.path === ['params', ...at].join('.')) {
+    const taskId = at.reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : undefined), params);
+    return taskNotFound(String(taskId));
+  }
+  return invalidParams(`${problem.path}: ${problem.message}`);
+}
 
 // ---------------------------------------------------------------- params schemas
 //

@@ -63,6 +63,8 @@ import type {
 export interface PushSupport {
   vault: Vault;
   policy: EgressPolicy;
+  /** HANDOFF_PUSH_MAX_CONFIGS_PER_TASK: one more is -32602. */
+  maxConfigsPerTask: number;
 }
 
 export interface A2AServiceOptions {
@@ -261,16 +263,16 @@ export class A2AService {
   }
 
   private registerInline(caller: Caller, config: PushNotificationConfig) {
-    const { vault } = this.pushSupport();
+    const { vault, maxConfigsPerTask } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
-      await putConfig(tx.db, vault, run.runId, caller.tenantId, configInput(config));
+      await putConfig(tx.db, vault, run.runId, caller.tenantId, configInput(config), maxConfigsPerTask);
     };
   }
 
   private async setPush(caller: Caller, p: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     this.checkPush(p.pushNotificationConfig.url);
     await this.record(caller, p.taskId);
-    const { vault } = this.pushSupport();
+    const { vault, maxConfigsPerTask } = this.pushSupport();
     // A finished task will push nothing more: its caller secrets are not kept at all.
     const run = await this.engine.getRun(caller, p.taskId);
     const input = isTerminal(run.status)
@@ -278,7 +280,7 @@ export class A2AService {
       : configInput(p.pushNotificationConfig);
     const saved = await this.engine.store.db
       .transaction()
-      .execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, input));
+      .execute((trx) => putConfig(trx, vault, p.taskId, caller.tenantId, input, maxConfigsPerTask));
     return wireConfig(p.taskId, saved);
   }
 

@@ -1,4 +1,5 @@
 // The Fastify application: one instance per host process, routes per surface.
+import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChangeBus } from '../bus/bus.js';
@@ -8,7 +9,11 @@ import type { WorkflowRegistry } from '../engine/workflow/loader.js';
 import { metrics } from '../metrics.js';
 import { authHook } from './auth.js';
 import { errorHandler } from './errors.js';
+import { hostHook, nulIdHook, originHook } from './guards.js';
+import { jsonBodyParser } from './json-body.js';
 import { openapiRoutes } from './openapi.js';
+import { registerTenantRate } from './quotas.js';
+import type { SseHub } from './sse.js';
 import { compileValidator } from './validation.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runRoutes } from './routes/runs.js';
@@ -19,12 +24,15 @@ export interface AppDeps {
   engine: Engine;
   bus: ChangeBus;
   workflows: WorkflowRegistry;
+  /** The host's SSE streams and their shared limits. */
+  sse: SseHub;
   /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
   plugins?: Array<(app: FastifyInstance) => void>;
   discovery?: Partial<DiscoveryExtras>;
 }
 
-export function buildApp(deps: AppDeps): FastifyInstance {
+/** Async because plugins whose hooks must precede the routes (CORS, rate limit) load first. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -34,8 +42,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     maxParamLength: 256,
   });
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
-  // JSON only: a text/plain body is 415, not a confusing schema error.
-  app.removeContentTypeParser('text/plain');
+  // JSON only, within the depth limit: a text/plain or form body is 415, not a confusing schema error.
+  jsonBodyParser(app, deps.config.jsonMaxDepth);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => {
     void reply.status(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` });
@@ -51,7 +59,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (closing) void reply.header('Connection', 'close');
     done(null, payload);
   });
+  // In this order, before any work: the Host (rebinding), CORS preflights (which carry no key),
+  // the Origin of writes (forgery), the API key, then the tenant's rate (a per-route hook).
+  app.addHook('onRequest', hostHook(deps.config));
+  if (deps.config.corsOrigins.length > 0) await app.register(cors, corsOptions(deps.config.corsOrigins));
+  app.addHook('onRequest', originHook(deps.config));
   app.addHook('onRequest', authHook(deps.config.apiKeys));
+  await registerTenantRate(app, deps.config, deps.engine.store);
+  app.addHook('preValidation', nulIdHook);
+  app.addHook('preClose', async () => deps.sse.closeAll());
   app.addHook('onResponse', (req, reply, done) => {
     metrics.httpDuration.observe(
       { route: req.routeOptions.url ?? 'unknown', method: req.method, status: String(reply.statusCode) },
@@ -59,7 +75,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
     done();
   });
-  runRoutes(app, deps.engine, deps.bus, deps.config.sse);
+  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
   openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, {
     families: deps.discovery?.families ?? (() => ({})),
@@ -67,4 +83,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   for (const plugin of deps.plugins ?? []) plugin(app);
   return app;
+}
+
+/** HANDOFF_CORS_ORIGINS set: browsers on those origins may call the API with a bearer key. */
+function corsOptions(origins: string[]) {
+  return {
+    origin: origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'POST'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Last-Event-ID'],
+    exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'openwop-Idempotent-Replay'],
+    maxAge: 600,
+  };
 }

@@ -14,6 +14,12 @@ declare module 'fastify' {
 
 const PUBLIC = [/^\/\.well-known\//, /^\/healthz$/, /^\/metrics$/, /^\/v1\/openapi\.json$/, /^\/v1\/a2a\/agent\.json$/];
 
+/** Routes that answer without an API key (`url` may carry a query string). */
+export const isPublicPath = (url: string): boolean => {
+  const path = url.split('?')[0] ?? '';
+  return PUBLIC.some((re) => re.test(path));
+};
+
 /** An onRequest hook (callback style: it runs on every request and needs no promise). */
 export function authHook(keys: Map<string, ApiKeyIdentity>) {
   const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
@@ -29,8 +35,7 @@ export function authHook(keys: Map<string, ApiKeyIdentity>) {
       done();
       return;
     }
-    const path = req.url.split('?')[0] ?? '';
-    if (PUBLIC.some((re) => re.test(path))) {
+    if (isPublicPath(req.url)) {
       done();
       return;
     }

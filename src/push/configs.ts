@@ -21,13 +21,33 @@ export interface PushConfigView {
   tokenFingerprint?: string;
 }
 
-/** Insert or replace (same task and id) a config; the replaced config's secrets are deleted. */
+/**
+ * A task already has the most configs it may have (HANDOFF_PUSH_MAX_CONFIGS_PER_TASK): every
+ * transition writes one delivery per config, so their number is a cost any caller could multiply.
+ */
+export class TooManyPushConfigs extends Error {
+  override readonly name = 'TooManyPushConfigs';
+  constructor(
+    readonly taskId: string,
+    readonly max: number,
+  ) {
+    super(
+      `task ${taskId} already has ${max} push notification configs (HANDOFF_PUSH_MAX_CONFIGS_PER_TASK); delete one or replace one by its id`,
+    );
+  }
+}
+
+/**
+ * Insert or replace (same task and id) a config; the replaced config's secrets are deleted. A new
+ * id beyond `maxPerTask` configs throws TooManyPushConfigs and writes nothing.
+ */
 export async function putConfig(
   db: Kysely<Database>,
   vault: Vault,
   taskId: string,
   tenantId: string,
   input: PushConfigInput,
+  maxPerTask: number,
 ): Promise<PushConfigView> {
   const configId = input.id ?? taskId;
   const old = await db
@@ -37,6 +57,7 @@ export async function putConfig(
     .where('config_id', '=', configId)
     .executeTakeFirst();
   if (old) await removeConfig(db, vault, old);
+  else if ((await countConfigs(db, taskId)) >= maxPerTask) throw new TooManyPushConfigs(taskId, maxPerTask);
   const row: PushConfigsTable = {
     task_id: taskId,
     config_id: configId,
@@ -52,6 +73,16 @@ export async function putConfig(
   };
   await db.insertInto('push_configs').values(row).execute();
   return view(row);
+}
+
+/** How many configs a task has. */
+export async function countConfigs(db: Kysely<Database>, taskId: string): Promise<number> {
+  const row = await db
+    .selectFrom('push_configs')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('task_id', '=', taskId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function getConfig(

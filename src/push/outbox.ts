@@ -17,8 +17,19 @@ export interface NewDelivery {
   body: unknown;
 }
 
+/**
+ * Rows per insert statement. One statement for all of a transition's deliveries once met SQLite's
+ * bound on bound parameters (16 per row) and failed the transition; batches never do.
+ */
+export const ENQUEUE_BATCH = 100;
+
 export async function enqueue(db: Kysely<Database>, deliveries: NewDelivery[], now = Date.now()): Promise<void> {
-  if (deliveries.length === 0) return;
+  for (let i = 0; i < deliveries.length; i += ENQUEUE_BATCH) {
+    await insertDeliveries(db, deliveries.slice(i, i + ENQUEUE_BATCH), now);
+  }
+}
+
+async function insertDeliveries(db: Kysely<Database>, deliveries: NewDelivery[], now: number): Promise<void> {
   const at = new Date(now).toISOString();
   await db
     .insertInto('push_outbox')

@@ -188,6 +188,22 @@ function taskListIndex(): Migration {
   };
 }
 
+function quotas(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      // HANDOFF_TENANT_MAX_ACTIVE_RUNS counts a tenant's runs that are not terminal.
+      await db.schema.createIndex('runs_tenant_status').on('runs').columns(['tenant_id', 'status']).execute();
+      // HANDOFF_TENANT_RATE on PostgreSQL: one fixed window per tenant, shared by the instances.
+      await db.schema
+        .createTable('rate_limits')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('hits', 'integer', (c) => c.notNull())
+        .addColumn('reset_at', int64(d), (c) => c.notNull())
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -195,6 +211,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0003_a2a_messages': a2aMessages(),
     '0004_push': push(dialect),
     '0005_task_list': taskListIndex(),
+    '0006_quotas': quotas(dialect),
   };
   return { getMigrations: async () => migrations };
 }
