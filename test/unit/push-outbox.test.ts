@@ -1,5 +1,6 @@
-// The push outbox's pure parts (backoff, schedule parsing) and its claim order against a real
-// store: SQLite in a temp file always, PostgreSQL (own schema) when HANDOFF_TEST_PG_URL is set.
+// The push outbox's pure parts (backoff, schedule parsing), its batched enqueue and its claim order
+// against a real store: SQLite in a temp file always, PostgreSQL (own schema) when
+// HANDOFF_TEST_PG_URL is set.
 // Time never passes by sleeping: every call takes an explicit `now`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import {
   backoffMs,
   claimDue,
+  ENQUEUE_BATCH,
   enqueue,
   hasPending,
   listDeliveries,
@@ -161,6 +163,16 @@ for (const dialect of DIALECTS) {
       claimDue(store.db, store.dialect, owner, LEASE, limit, now);
     const rowsOf = async (taskId: string) =>
       (await listDeliveries(store.db, 'default', { taskId, limit: 1000 })).sort((a, b) => a.seq - b.seq);
+
+    it('one transition with 3,000 configs enqueues every delivery (batches of ENQUEUE_BATCH rows; one statement overflowed SQLite bound parameters)', async () => {
+      const t = task();
+      const many = Array.from({ length: 3000 }, (_, i) => delivery(t, 5, { configId: `c${i}` }));
+      await enqueue(store.db, many, T0);
+      const rows = await store.db.selectFrom('push_outbox').select('config_id').where('task_id', '=', t).execute();
+      assert.equal(rows.length, 3000);
+      assert.equal(new Set(rows.map((r) => r.config_id)).size, 3000);
+      assert.ok(ENQUEUE_BATCH <= 100, 'a batch stays far below any bound on parameters');
+    });
 
     it('the second delivery of a config is not claimable while the first is pending; after delivered it is', async () => {
       const t = task();
