@@ -55,7 +55,14 @@ export interface Config {
    * SSE: keepalive comment interval, the per-connection buffer cap (which the first frame must fit),
    * the host-wide cap on open streams and on bytes buffered for all of them together.
    */
-  sse: { keepaliveMs: number; maxBufferedBytes: number; maxStreams: number; maxTotalBufferedBytes: number };
+  sse: {
+    keepaliveMs: number;
+    maxBufferedBytes: number;
+    /** A stream whose buffer makes no progress this long is destroyed (HANDOFF_SSE_STALL_MS). */
+    stallMs: number;
+    maxStreams: number;
+    maxTotalBufferedBytes: number;
+  };
   /** Request bodies (and so run inputs) may nest JSON at most this deep (HANDOFF_JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
   /** Origins a browser may call from (HANDOFF_CORS_ORIGINS); empty: CORS closed. `*` only with API keys. */
@@ -201,6 +208,7 @@ function sseLimits(env: NodeJS.ProcessEnv): Config['sse'] {
   return {
     keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
     maxBufferedBytes,
+    stallMs: int('HANDOFF_SSE_STALL_MS', env.HANDOFF_SSE_STALL_MS ?? '30000', 100, 600_000),
     maxStreams: int('HANDOFF_SSE_MAX_STREAMS', env.HANDOFF_SSE_MAX_STREAMS ?? '1000', 1, 1_000_000),
     maxTotalBufferedBytes,
   };
