@@ -20,7 +20,8 @@ export async function registerTenantRate(app: FastifyInstance, config: Config, s
     max: rate.max,
     timeWindow: rate.windowMs,
     // After authentication (an onRequest hook added before this plugin): the key is the tenant.
-    keyGenerator: (req: FastifyRequest) => `tenant:${req.caller.tenantId}`,
+    // Public routes have no caller; the allow list below lets them through.
+    keyGenerator: (req: FastifyRequest) => `tenant:${(req.caller as FastifyRequest['caller'] | undefined)?.tenantId}`,
     // Health, metrics, discovery and the card answer without a tenant; probes must never be refused.
     allowList: (req: FastifyRequest) => req.caller === undefined || isPublicPath(req.url),
     // A database hiccup must not turn every request into an error: the request goes on unlimited.
