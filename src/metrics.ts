@@ -45,6 +45,11 @@ export const metrics = {
     help: 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS bounds them)',
     registers: [registry],
   }),
+  sseBuffered: new Gauge({
+    name: 'handoff_sse_buffered_bytes',
+    help: 'Bytes written to SSE streams and not yet taken by the kernel (HANDOFF_SSE_MAX_TOTAL_BUFFER bounds them)',
+    registers: [registry],
+  }),
   sseDrops: new Counter({
     name: 'handoff_sse_dropped_total',
     help: 'SSE clients dropped: behind (per-stream cap), stalled, host_buffer (host-wide cap), too_large',

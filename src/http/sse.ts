@@ -100,7 +100,7 @@ export class SseHub {
   /** @internal A stream leaves when its connection is gone; its unflushed bytes go with it. */
   remove(stream: SseStream, queued: number): void {
     if (!this.streams.delete(stream)) return;
-    this.bufferedBytes -= queued;
+    this.account(-queued);
     metrics.sseStreams.dec();
     if (this.streams.size === 0) {
       clearInterval(this.sweeper);
@@ -111,6 +111,7 @@ export class SseHub {
   /** @internal Count bytes queued or flushed. */
   account(bytes: number): void {
     this.bufferedBytes += bytes;
+    metrics.sseBuffered.inc(bytes);
   }
 
   /**

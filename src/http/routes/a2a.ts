@@ -18,7 +18,7 @@ import type { A2AService } from '../../a2a/service.js';
 import { type A2AStreams, type OpenedStream, trimmedTask } from '../../a2a/stream.js';
 import type { MessageSendParams, Task, TaskIdParams } from '../../a2a/types.js';
 import { invalidParams } from '../../a2a/errors.js';
-import { parseLastEventId, type SseHub, type SseSlot } from '../sse.js';
+import { parseLastEventId, type SseHub, type SseSlot, type SseStream } from '../sse.js';
 import { JSON_MEDIA_TYPES } from '../json-body.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from './runs.js';
@@ -179,12 +179,7 @@ async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: Fastify
   }
   const sse = slot.open(reply);
   try {
-    const first = opened.first;
-    // The first frame is the whole Task; one too large for the per-stream cap goes trimmed.
-    if (first)
-      sse.send(successResponse(call.id, first.result), idOf(first.id), () =>
-        successResponse(call.id, trimmedTask(first.result as Task)),
-      );
+    sendFirst(sse, call.id, opened);
     for await (const item of deps.streams.updates(opened, sse.signal)) {
       if (!(await sse.ready())) break;
       sse.send(successResponse(call.id, item.result), idOf(item.id));
@@ -193,6 +188,20 @@ async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: Fastify
     sse.send(errorResponse(call.id, wireError(req, err)), { event: 'error' });
   }
   sse.close();
+}
+
+/**
+ * The first frame is the whole Task; one too large for the per-stream cap goes trimmed. The Task
+ * is let go once sent: a stream lives for hours, and a thousand of them must not hold a thousand
+ * Tasks.
+ */
+function sendFirst(sse: SseStream, id: JsonRpcId, opened: OpenedStream): void {
+  const first = opened.first;
+  if (!first) return;
+  delete opened.first;
+  sse.send(successResponse(id, first.result), idOf(first.id), () =>
+    successResponse(id, trimmedTask(first.result as Task)),
+  );
 }
 
 const idOf = (id: number | undefined) => (id === undefined || id < 0 ? {} : { id });
