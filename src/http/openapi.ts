@@ -46,6 +46,17 @@ const retryAfter: Json = {
   schema: { type: 'integer', minimum: 0 },
 };
 
+/** A quota or capacity refusal of the JSON-RPC endpoint: HTTP 429/503, Retry-After, error -32029. */
+const tryLaterRpc = (why: string, message: string, seconds: number): Json => ({
+  description: `${why}: a JSON-RPC error ${rpcErrors.TRY_LATER} with \`data.retryAfterSeconds\` (A2A has no code for it).`,
+  headers: { 'Retry-After': retryAfter },
+  content: json(ref('JsonRpcErrorResponse'), {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: rpcErrors.TRY_LATER, message, data: { retryAfterSeconds: seconds } },
+  }),
+});
+
 // ------------------------------------------------------------------ parameters
 
 /** Path parameters, as the routes declare them (RunId / NodeParams in routes/runs.ts). */
@@ -593,32 +604,16 @@ function paths(): Json {
           ),
           '413': shared('PayloadTooLarge'),
           '415': shared('UnsupportedMediaType'),
-          '429': {
-            description: `The tenant is over a quota (HANDOFF_TENANT_RATE; HANDOFF_TENANT_MAX_ACTIVE_RUNS for a message that starts a task): a JSON-RPC error ${rpcErrors.TRY_LATER} with \`data.retryAfterSeconds\` (no A2A code exists for it).`,
-            headers: { 'Retry-After': retryAfter },
-            content: json(ref('JsonRpcErrorResponse'), {
-              jsonrpc: '2.0',
-              id: 1,
-              error: {
-                code: rpcErrors.TRY_LATER,
-                message: 'this tenant sent more than 100 requests in 1 s (HANDOFF_TENANT_RATE); retry in 1 s',
-                data: { retryAfterSeconds: 1 },
-              },
-            }),
-          },
-          '503': {
-            description: `A streaming method when the host already serves HANDOFF_SSE_MAX_STREAMS streams: a JSON-RPC error ${rpcErrors.TRY_LATER}; nothing was started.`,
-            headers: { 'Retry-After': retryAfter },
-            content: json(ref('JsonRpcErrorResponse'), {
-              jsonrpc: '2.0',
-              id: 1,
-              error: {
-                code: rpcErrors.TRY_LATER,
-                message: 'this host already serves 1000 streams (HANDOFF_SSE_MAX_STREAMS); retry in 5 s',
-                data: { retryAfterSeconds: 5 },
-              },
-            }),
-          },
+          '429': tryLaterRpc(
+            'The tenant is over a quota (HANDOFF_TENANT_RATE; HANDOFF_TENANT_MAX_ACTIVE_RUNS for a message that starts a task)',
+            'this tenant sent more than 100 requests in 1 s (HANDOFF_TENANT_RATE); retry in 1 s',
+            1,
+          ),
+          '503': tryLaterRpc(
+            'A streaming method when the host already serves HANDOFF_SSE_MAX_STREAMS streams (nothing was started)',
+            'this host already serves 1000 streams (HANDOFF_SSE_MAX_STREAMS); retry in 5 s',
+            5,
+          ),
         },
       },
     },

@@ -3,6 +3,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
+/** loadConfig(env) throws a ConfigError whose message names the setting `name`. */
+const refuses = (env: Record<string, string>, name: string) =>
+  assert.throws(
+    () => loadConfig({}, env),
+    (err: Error) => err instanceof ConfigError && err.message.includes(name),
+    JSON.stringify(env),
+  );
+
 describe('loadConfig', () => {
   it('uses a PostgreSQL pool of 10 unless HANDOFF_PG_POOL_SIZE says otherwise', () => {
     assert.equal(loadConfig({}, {}).pgPoolSize, 10);
@@ -75,12 +83,6 @@ describe('loadConfig', () => {
   });
 
   it('refuses malformed push settings and secret key, naming the setting (never echoing the key)', () => {
-    const refuses = (env: Record<string, string>, name: string) =>
-      assert.throws(
-        () => loadConfig({}, env),
-        (err: Error) => err instanceof ConfigError && err.message.includes(name),
-        JSON.stringify(env),
-      );
     refuses({ HANDOFF_PUSH_ALLOW_CIDRS: '10.0.0.0/8,10.1.0.0' }, 'HANDOFF_PUSH_ALLOW_CIDRS');
     refuses({ HANDOFF_PUSH_ALLOW_CIDRS: 'intranet' }, 'HANDOFF_PUSH_ALLOW_CIDRS');
     refuses({ HANDOFF_PUSH_CA_FILE: '/nonexistent/handoff-ca.pem' }, 'HANDOFF_PUSH_CA_FILE');
@@ -140,12 +142,6 @@ describe('loadConfig', () => {
   });
 
   it('refuses malformed hostile-input and quota settings, naming the setting', () => {
-    const refuses = (env: Record<string, string>, name: string) =>
-      assert.throws(
-        () => loadConfig({}, env),
-        (err: Error) => err instanceof ConfigError && err.message.includes(name),
-        JSON.stringify(env),
-      );
     for (const bad of ['0', '7', '257', 'deep']) refuses({ HANDOFF_JSON_MAX_DEPTH: bad }, 'HANDOFF_JSON_MAX_DEPTH');
     for (const bad of ['app.example.com', 'https://app.example.com/', 'https://a.example/x', 'ftp//x']) {
       refuses({ HANDOFF_CORS_ORIGINS: bad }, 'HANDOFF_CORS_ORIGINS');
