@@ -76,7 +76,7 @@ export async function putConfig(
 }
 
 /** How many configs a task has. */
-export async function countConfigs(db: Kysely<Database>, taskId: string): Promise<number> {
+async function countConfigs(db: Kysely<Database>, taskId: string): Promise<number> {
   const row = await db
     .selectFrom('push_configs')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))

@@ -1,4 +1,4 @@
-// SseStream (src/http/sse.ts) on a real Fastify server listening on 127.0.0.1:0, with node:http
+// SseStream (src/http/sse.ts, streams of one SseHub) on a real Fastify server listening on 127.0.0.1:0, with node:http
 // clients that read, stall, resume or vanish: the frame format and headers, keepalive comments,
 // the bounded per-connection buffer (a client that stops reading is dropped once the cap is passed
 // or the buffer does not drain within stallMs, and the server side is freed: signal aborted,
