@@ -55,8 +55,33 @@ export interface Config {
      */
     leaseMs: number;
   };
-  /** SSE: keepalive comment interval and the per-connection buffer cap. */
-  sse: { keepaliveMs: number; maxBufferedBytes: number };
+  /**
+   * SSE: keepalive comment interval, the per-connection buffer cap (which the first frame must fit),
+   * the host-wide cap on open streams and on bytes buffered for all of them together.
+   */
+  sse: {
+    keepaliveMs: number;
+    maxBufferedBytes: number;
+    /** A stream whose buffer makes no progress this long is destroyed (HANDOFF_SSE_STALL_MS). */
+    stallMs: number;
+    maxStreams: number;
+    maxTotalBufferedBytes: number;
+  };
+  /** Request bodies (and so run inputs) may nest JSON at most this deep (HANDOFF_JSON_MAX_DEPTH). */
+  jsonMaxDepth: number;
+  /** Origins a browser may call from (HANDOFF_CORS_ORIGINS); empty: CORS closed. `*` only with API keys. */
+  corsOrigins: string[];
+  /** Host names requests may carry besides loopback and the public URL's (HANDOFF_ALLOWED_HOSTS); `*`: any. */
+  allowedHosts: string[];
+  /** Quotas that keep one tenant from starving the others. */
+  quotas: {
+    /** Push configs one task may have (HANDOFF_PUSH_MAX_CONFIGS_PER_TASK). */
+    pushConfigsPerTask: number;
+    /** Requests per tenant per window (HANDOFF_TENANT_RATE); undefined: no limit. */
+    tenantRate?: { max: number; windowMs: number };
+    /** Non-terminal runs one tenant may have (HANDOFF_TENANT_MAX_ACTIVE_RUNS); undefined: no limit. */
+    tenantMaxActiveRuns?: number;
+  };
   /**
    * What outbound calls (http.request, llm.chat) may reach besides public https; pushes keep their
    * own list (push.allowCidrs).
@@ -143,14 +168,28 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       ...(env.HANDOFF_SECRET_KEY ? { secretKey: secretKey(env.HANDOFF_SECRET_KEY) } : {}),
       leaseMs: pushLeaseMs(env.HANDOFF_PUSH_LEASE_MS ?? '60000'),
     },
-    sse: {
-      keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
-      maxBufferedBytes: int(
-        'HANDOFF_SSE_MAX_BUFFER',
-        env.HANDOFF_SSE_MAX_BUFFER ?? String(1024 * 1024),
-        1024,
-        256 * 1024 * 1024,
+    sse: sseLimits(env),
+    jsonMaxDepth: int('HANDOFF_JSON_MAX_DEPTH', env.HANDOFF_JSON_MAX_DEPTH ?? '64', 8, 256),
+    corsOrigins: corsOrigins(env.HANDOFF_CORS_ORIGINS ?? ''),
+    allowedHosts: allowedHosts(env.HANDOFF_ALLOWED_HOSTS ?? ''),
+    quotas: {
+      pushConfigsPerTask: int(
+        'HANDOFF_PUSH_MAX_CONFIGS_PER_TASK',
+        env.HANDOFF_PUSH_MAX_CONFIGS_PER_TASK ?? '10',
+        1,
+        1000,
       ),
+      ...(env.HANDOFF_TENANT_RATE ? { tenantRate: tenantRate(env.HANDOFF_TENANT_RATE) } : {}),
+      ...(env.HANDOFF_TENANT_MAX_ACTIVE_RUNS
+        ? {
+            tenantMaxActiveRuns: int(
+              'HANDOFF_TENANT_MAX_ACTIVE_RUNS',
+              env.HANDOFF_TENANT_MAX_ACTIVE_RUNS,
+              1,
+              10_000_000,
+            ),
+          }
+        : {}),
     },
     egress: {
       allowCidrs: cidrList('HANDOFF_EGRESS_ALLOW_CIDRS', env.HANDOFF_EGRESS_ALLOW_CIDRS ?? ''),
@@ -196,14 +235,85 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       `refusing to listen on ${config.host} without authentication: set HANDOFF_API_KEYS, or bind to 127.0.0.1`,
     );
   }
+  if (config.publicUrl && !URL.canParse(config.publicUrl)) {
+    throw new ConfigError(`--public-url (HANDOFF_PUBLIC_URL) must be an absolute URL, got '${config.publicUrl}'`);
+  }
+  // A keyless host trusts whoever reaches it: letting every web page read its answers would
+  // hand the local user's runs to any site they visit.
+  if (config.corsOrigins.includes('*') && config.apiKeys.size === 0) {
+    throw new ConfigError(
+      'HANDOFF_CORS_ORIGINS=* requires HANDOFF_API_KEYS (a keyless host would answer any web page)',
+    );
+  }
   return config;
 }
 
-const commaList = (raw: string) =>
+function sseLimits(env: NodeJS.ProcessEnv): Config['sse'] {
+  const MiB = 1024 * 1024;
+  const maxBufferedBytes = int('HANDOFF_SSE_MAX_BUFFER', env.HANDOFF_SSE_MAX_BUFFER ?? String(MiB), 1024, 256 * MiB);
+  const maxTotalBufferedBytes = int(
+    'HANDOFF_SSE_MAX_TOTAL_BUFFER',
+    env.HANDOFF_SSE_MAX_TOTAL_BUFFER ?? String(64 * MiB),
+    1024,
+    16 * 1024 * MiB,
+  );
+  if (maxTotalBufferedBytes < maxBufferedBytes) {
+    throw new ConfigError(
+      `HANDOFF_SSE_MAX_TOTAL_BUFFER (${maxTotalBufferedBytes}) must be at least HANDOFF_SSE_MAX_BUFFER (${maxBufferedBytes}): one stream's buffer must fit in the host's`,
+    );
+  }
+  return {
+    keepaliveMs: int('HANDOFF_SSE_KEEPALIVE_MS', env.HANDOFF_SSE_KEEPALIVE_MS ?? '15000', 100, 15_000),
+    maxBufferedBytes,
+    stallMs: int('HANDOFF_SSE_STALL_MS', env.HANDOFF_SSE_STALL_MS ?? '30000', 100, 600_000),
+    maxStreams: int('HANDOFF_SSE_MAX_STREAMS', env.HANDOFF_SSE_MAX_STREAMS ?? '1000', 1, 1_000_000),
+    maxTotalBufferedBytes,
+  };
+}
+
+const commaList = (raw: string): string[] =>
   raw
     .split(',')
-    .map((c) => c.trim())
+    .map((s) => s.trim())
     .filter(Boolean);
+
+/** Browser origins (`scheme://host[:port]`, exactly as a browser sends them), or `*`. */
+function corsOrigins(raw: string): string[] {
+  const origins = commaList(raw);
+  for (const o of origins) {
+    if (o !== '*' && (!URL.canParse(o) || new URL(o).origin !== o)) {
+      throw new ConfigError(
+        `HANDOFF_CORS_ORIGINS must be comma-separated origins like https://app.example.com (scheme, host, port; no path or trailing slash), got '${o}'`,
+      );
+    }
+  }
+  return origins;
+}
+
+/** Host names (no port: any port of an allowed name is allowed), IPv6 in brackets, or `*`. */
+function allowedHosts(raw: string): string[] {
+  const hosts = commaList(raw).map((h) => h.toLowerCase());
+  for (const h of hosts) {
+    if (h !== '*' && !/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/.test(h)) {
+      throw new ConfigError(
+        `HANDOFF_ALLOWED_HOSTS must be comma-separated host names without port (e.g. handoff.internal,10.0.0.5,[fd00::5]) or *, got '${h}'`,
+      );
+    }
+  }
+  return hosts;
+}
+
+/** `100/s`, `6000/m` or `50000/h`: requests per tenant per window. */
+function tenantRate(raw: string): { max: number; windowMs: number } {
+  const m = raw.trim().match(/^(\d{1,9})\/(s|m|h)$/);
+  if (!m || Number(m[1]) < 1) {
+    throw new ConfigError(
+      `HANDOFF_TENANT_RATE must be requests per window like 100/s, 6000/m or 50000/h, got '${raw}'`,
+    );
+  }
+  const windowMs = { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
+  return { max: Number(m[1]), windowMs };
+}
 
 function cidrList(setting: string, raw: string): string[] {
   const cidrs = commaList(raw);

@@ -20,6 +20,7 @@ import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
+import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
 import { Metrics } from './metrics.js';
 import { parseSchedule } from './push/schedule.js';
@@ -38,6 +39,8 @@ export interface Host {
   pushWorker: PushWorker;
   metrics: Metrics;
   app: FastifyInstance;
+  /** The SSE streams of this host and their shared limits. */
+  sse: SseHub;
   workflows: WorkflowRegistry;
   /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
   taskCache: TaskCache | undefined;
@@ -90,20 +93,22 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const a2a = new A2AService(engine, bus, {
     defaultSkill: config.defaultSkill,
     skills: publicSkills,
-    push: { vault, policy },
+    push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
     ...(taskCache ? { cache: taskCache } : {}),
   });
   const retention = new Retention(store, config.retentionDays, log);
   const streams = new A2AStreams(engine, bus, a2a);
-  const app = buildApp({
+  const sse = new SseHub(config.sse, metrics);
+  const app = await buildApp({
     config,
     logger: log,
     engine,
     bus,
     workflows,
     metrics,
+    sse,
     plugins: [
-      (a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams, pushPolicy: policy, pushWorker }),
+      (a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams, pushPolicy: policy, pushWorker, sse }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -118,6 +123,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     pushWorker,
     metrics,
     app,
+    sse,
     workflows,
     taskCache,
     async listen() {

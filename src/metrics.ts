@@ -16,6 +16,11 @@ export class Metrics {
   readonly runsFinished: Counter<'workflow' | 'status'>;
   readonly nodeExecutions: Counter<'type' | 'outcome'>;
   readonly activeRuns: Gauge;
+  /** SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS bounds them). */
+  readonly sseStreams: Gauge;
+  /** Bytes written to SSE streams and not yet taken by the kernel (HANDOFF_SSE_MAX_TOTAL_BUFFER). */
+  readonly sseBuffered: Gauge;
+  readonly sseDrops: Counter<'reason'>;
   readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
   readonly pushAttempts: Counter<'outcome'>;
   readonly pushDeliveryLag: Histogram<never>;
@@ -48,11 +53,18 @@ export class Metrics {
       'outcome',
     ]);
     this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
-    this.activeRuns = new Gauge({
-      name: 'handoff_worker_active_runs',
-      help: 'Runs this instance is executing now',
-      registers,
-    });
+    const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
+    this.activeRuns = gauge('handoff_worker_active_runs', 'Runs this instance is executing now');
+    this.sseStreams = gauge('handoff_sse_streams', 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS)');
+    this.sseBuffered = gauge(
+      'handoff_sse_buffered_bytes',
+      'Bytes written to SSE streams and not yet taken by the kernel (HANDOFF_SSE_MAX_TOTAL_BUFFER)',
+    );
+    this.sseDrops = counter(
+      'handoff_sse_dropped_total',
+      'SSE clients dropped: behind (per-stream cap), stalled, host_buffer (host-wide cap), too_large',
+      ['reason'],
+    );
     this.httpDuration = histogram(
       'handoff_http_request_duration_seconds',
       'HTTP request duration',

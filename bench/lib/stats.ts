@@ -25,3 +25,9 @@ export function medians(runs: readonly Figures[]): Figures {
   const keys = new Set(runs.flatMap((r) => Object.keys(r)));
   return Object.fromEntries([...keys].map((k) => [k, median(runs.map((r) => r[k] ?? NaN))]));
 }
+
+/** The p-th percentile (nearest rank) of values sorted ascending; NaN when there are none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}

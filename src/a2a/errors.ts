@@ -3,6 +3,7 @@
 // `toJSON()` is the 0.3 JSON-RPC error `{code, message, data?}`, `jsonRpcErrorV1` the 1.0 one
 // (`data` a list of google.rpc details), `restError` the HTTP+JSON status and google.rpc.Status body.
 // Anything else that escapes a handler becomes `internal()` so no stack or SQL text leaks.
+import { TooManyPushConfigs } from '../push/configs.js';
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -83,8 +84,22 @@ export const versionNotSupported = (requested: string, supported: readonly strin
     { requestedVersion: requested, supportedVersions: supported.join(',') },
   );
 
+/**
+ * Not an A2A code (A2A defines none for it; JSON-RPC leaves -32000…-32099 to servers): the caller
+ * is over a quota (HANDOFF_TENANT_RATE, HANDOFF_TENANT_MAX_ACTIVE_RUNS) or the host is at its
+ * stream limit; `data.retryAfterSeconds` says when to try again. Sent with HTTP 429 or 503.
+ */
+export const TRY_LATER = -32029;
+
+export const tryLater = (msg: string, retryAfterSeconds: number): A2AError =>
+  new A2AError(TRY_LATER, msg, { retryAfterSeconds });
+
 /** Map anything thrown by a handler to a wire-safe error. */
-export const toA2AError = (e: unknown): A2AError => (isA2AError(e) ? e : internal());
+export const toA2AError = (e: unknown): A2AError => {
+  if (isA2AError(e)) return e;
+  if (e instanceof TooManyPushConfigs) return invalidParams(e.message, { max: e.max });
+  return internal();
+};
 
 // ---------------------------------------------------------------- the 1.0 forms
 
@@ -144,6 +159,7 @@ const FORMS: Readonly<Record<number, ErrorForm>> = {
   },
   [EXTENSION_SUPPORT_REQUIRED]: { reason: 'EXTENSION_SUPPORT_REQUIRED', http: 400, status: 'FAILED_PRECONDITION' },
   [VERSION_NOT_SUPPORTED]: { reason: 'VERSION_NOT_SUPPORTED', http: 400, status: 'FAILED_PRECONDITION' },
+  [TRY_LATER]: { reason: 'TRY_LATER', http: 429, status: 'RESOURCE_EXHAUSTED' },
 };
 
 const formOf = (err: A2AError): ErrorForm => FORMS[err.code] ?? (FORMS[INTERNAL_ERROR] as ErrorForm);

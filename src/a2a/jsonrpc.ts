@@ -8,7 +8,15 @@
 // The edge cases follow what the A2A TCK checks (spec/a2a.md §1.6). Params schemas are open
 // (A2A lets peers add fields) but typed: a known field of the wrong type is -32602 (params-schema.ts).
 import type { AnySchemaObject } from 'ajv/dist/2020.js';
-import { type A2AError, invalidParams, invalidRequest, parseError, type JsonRpcErrorObject } from './errors.js';
+import { inspectJson } from '../json-guard.js';
+import {
+  type A2AError,
+  invalidParams,
+  invalidRequest,
+  parseError,
+  type JsonRpcErrorObject,
+  taskNotFound,
+} from './errors.js';
 import { bool, compileParams, count, nonEmpty, obj, type ParamsCheck, str, strArray } from './params-schema.js';
 import { isPlainObject } from './values.js';
 
@@ -106,6 +114,43 @@ export function parseEnvelope(body: unknown): Envelope {
 }
 
 const fail = (id: JsonRpcId, error: A2AError): Envelope => ({ ok: false, id, error });
+
+/**
+ * The depth limit, checked on the parsed body before anything else walks it (parseEnvelope,
+ * validation, the engine): -32602 when the excess is inside `params`, else -32600. The id is
+ * echoed when it is readable.
+ */
+export function tooDeep(body: unknown, maxDepth: number): { id: JsonRpcId; error: A2AError } | undefined {
+  const problem = inspectJson(body, { maxDepth, root: 'request', nul: false });
+  if (!problem) return undefined;
+  const raw = isPlainObject(body) ? body.id : undefined;
+  const id = raw !== undefined && isValidId(raw) ? raw : null;
+  const inParams = problem.path.startsWith('request.params');
+  const where = inParams ? problem.path.slice('request.'.length) : 'request';
+  return { id, error: (inParams ? invalidParams : invalidRequest)(`${where}: ${problem.message}`) };
+}
+
+/** Where each method names an existing task (default `params.id`). */
+const TASK_ID_PATH: Record<string, string[]> = {
+  'message/send': ['message', 'taskId'],
+  'message/stream': ['message', 'taskId'],
+  'tasks/pushNotificationConfig/set': ['taskId'],
+};
+
+/**
+ * U+0000 anywhere in `params`: no identifier or stored text may hold it (PostgreSQL cannot). In
+ * the task id it answers exactly like an unknown task (-32001); anywhere else -32602.
+ */
+export function paramsProblem(method: string, params: unknown, maxDepth: number): A2AError | undefined {
+  const problem = inspectJson(params, { maxDepth, root: 'params' });
+  if (!problem) return undefined;
+  const at = TASK_ID_PATH[method] ?? ['id'];
+  if (problem.path === ['params', ...at].join('.')) {
+    const taskId = at.reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : undefined), params);
+    return taskNotFound(String(taskId));
+  }
+  return invalidParams(`${problem.path}: ${problem.message}`);
+}
 
 // ---------------------------------------------------------------- params schemas (0.3)
 

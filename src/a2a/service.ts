@@ -49,6 +49,8 @@ import type {
 export interface PushSupport {
   vault: Vault;
   policy: EgressPolicy;
+  /** HANDOFF_PUSH_MAX_CONFIGS_PER_TASK: one more is -32602. */
+  maxConfigsPerTask: number;
 }
 
 export interface A2AServiceOptions {
@@ -247,22 +249,24 @@ export class A2AService {
   }
 
   private registerInline(caller: Caller, config: PushNotificationConfig) {
-    const { vault } = this.pushSupport();
+    const { vault, maxConfigsPerTask } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
-      await putConfig(tx, vault, run.runId, caller.tenantId, configInput(config));
+      await putConfig(tx, vault, run.runId, caller.tenantId, configInput(config), maxConfigsPerTask);
     };
   }
 
   private async setPush(caller: Caller, p: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     this.checkPush(p.pushNotificationConfig.url);
     await this.visibleTask(caller, p.taskId);
-    const { vault } = this.pushSupport();
+    const { vault, maxConfigsPerTask } = this.pushSupport();
     // A finished task will push nothing more: its caller secrets are not kept at all.
     const run = await this.engine.getRun(caller, p.taskId);
     const input = isTerminal(run.status)
       ? withoutSecrets(p.pushNotificationConfig)
       : configInput(p.pushNotificationConfig);
-    const saved = await this.engine.store.transaction((tx) => putConfig(tx, vault, p.taskId, caller.tenantId, input));
+    const saved = await this.engine.store.transaction((tx) =>
+      putConfig(tx, vault, p.taskId, caller.tenantId, input, maxConfigsPerTask),
+    );
     return wireConfig(p.taskId, saved);
   }
 

@@ -105,3 +105,18 @@ export class A2AStreams {
     }
   }
 }
+
+/**
+ * The first Task of a stream when the whole Task is larger than a stream may buffer
+ * (HANDOFF_SSE_MAX_BUFFER): no history, no artifacts, and of the interrupt only what names it
+ * (the artifact to approve and the questions can be large); `metadata.openwop.truncated` says so
+ * and points to tasks/get, which returns it whole. The status is kept: it is what streams are about.
+ */
+export function trimmedTask(task: Task): Task {
+  const openwop = { ...((task.metadata?.openwop ?? {}) as Record<string, unknown>) };
+  const interrupt = openwop.interrupt as Record<string, unknown> | undefined;
+  if (interrupt) openwop.interrupt = { kind: interrupt.kind, nodeId: interrupt.nodeId, actions: interrupt.actions };
+  openwop.truncated = true;
+  openwop.hint = `This Task is too large for a stream (HANDOFF_SSE_MAX_BUFFER); read it whole with tasks/get, id "${task.id}"`;
+  return { kind: 'task', id: task.id, contextId: task.contextId, status: task.status, metadata: { openwop } };
+}

@@ -6,7 +6,7 @@
 //
 //   for await (const e of followRun(store, bus, runId, { after: lastEventId, signal })) send(e);
 import type { ChangeBus } from '../bus/bus.js';
-import { FINAL_EVENT_TYPES, isTerminal, type RunEvent } from '../store/model.js';
+import { FINAL_EVENT_TYPES, isTerminal, type RunEvent, type RunRecord } from '../store/model.js';
 import type { Store } from '../store/store.js';
 
 export interface FollowOptions {
@@ -17,6 +17,8 @@ export interface FollowOptions {
   /** Page size of each read from the log. */
   pageSize?: number;
 }
+
+const hasEnded = (run: RunRecord | undefined): boolean => !run || isTerminal(run.status);
 
 export async function* followRun(
   store: Store,
@@ -51,8 +53,9 @@ export async function* followRun(
       // The run may have ended between the read above and this one: read the log once more
       // before concluding, or its last events would be lost.
       if (ended) return;
-      const run = await store.runs.get(runId);
-      if (!run || isTerminal(run.status)) {
+      // Only the verdict is kept: a run record held across the wait below would be held for the
+      // stream's whole life (inputs and outputs can be megabytes; a host has a thousand streams).
+      if (hasEnded(await store.runs.get(runId))) {
         ended = true;
         continue;
       }

@@ -1,5 +1,6 @@
 // The Fastify application: one instance per host process, routes per surface.
 import { readFileSync } from 'node:fs';
+import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChangeBus } from '../bus/bus.js';
@@ -9,12 +10,16 @@ import type { WorkflowRegistry } from '../engine/workflow/loader.js';
 import type { Metrics } from '../metrics.js';
 import { authHook } from './auth.js';
 import { errorHandler } from './errors.js';
+import { hostHook, nulIdHook, originHook } from './guards.js';
+import { jsonBodyParser } from './json-body.js';
 import { openapiRoutes } from './openapi.js';
-import { compileValidator } from './validation.js';
-import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
+import { registerTenantRate } from './quotas.js';
 import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
+import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
+import type { SseHub } from './sse.js';
+import { compileValidator } from './validation.js';
 
 export interface AppDeps {
   config: Config;
@@ -23,12 +28,15 @@ export interface AppDeps {
   bus: ChangeBus;
   workflows: WorkflowRegistry;
   metrics: Metrics;
+  /** The host's SSE streams and their shared limits. */
+  sse: SseHub;
   /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
   plugins?: Array<(app: FastifyInstance) => void>;
   discovery?: Partial<DiscoveryExtras>;
 }
 
-export function buildApp(deps: AppDeps): FastifyInstance {
+/** Async because plugins whose hooks must precede the routes (CORS, rate limit) load first. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { tls } = deps.config;
   const app: FastifyInstance = Fastify({
     // Read once at start: a rotated certificate takes a restart (or a TLS-terminating proxy).
@@ -38,11 +46,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: deps.config.bodyLimit,
     return503OnClosing: true,
     // Run ids are up to 128 characters; the default (100) would answer longer ones with a bare 414.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
   });
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
-  // JSON only: a text/plain body is 415, not a confusing schema error.
-  app.removeContentTypeParser('text/plain');
+  // JSON only, within the depth limit: a text/plain or form body is 415, not a confusing schema error.
+  jsonBodyParser(app, deps.config.jsonMaxDepth);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => {
     if (isBrowserAtRoot(req)) return reply.redirect('/console');
@@ -59,7 +67,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (closing) void reply.header('Connection', 'close');
     done(null, payload);
   });
+  // In this order, before any work: the Host (rebinding), CORS preflights (which carry no key),
+  // the Origin of writes (forgery), the API key, then the tenant's rate (a per-route hook).
+  app.addHook('onRequest', hostHook(deps.config));
+  if (deps.config.corsOrigins.length > 0) await app.register(cors, corsOptions(deps.config.corsOrigins));
+  app.addHook('onRequest', originHook(deps.config));
   app.addHook('onRequest', authHook(deps.config.apiKeys));
+  await registerTenantRate(app, deps.config, deps.engine.store);
+  app.addHook('preValidation', nulIdHook);
+  app.addHook('preClose', async () => deps.sse.closeAll());
   app.addHook('onResponse', (req, reply, done) => {
     deps.metrics.httpDuration.observe(
       { route: req.routeOptions.url ?? 'unknown', method: req.method, status: String(reply.statusCode) },
@@ -67,8 +83,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
     done();
   });
-  runRoutes(app, deps.engine, deps.bus, deps.config.sse);
-  runListRoutes(app, deps.engine.store, deps.bus, deps.config.sse);
+  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
+  runListRoutes(app, deps.engine.store, deps.bus, deps.sse);
   consoleRoutes(app);
   openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
@@ -77,4 +93,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   for (const plugin of deps.plugins ?? []) plugin(app);
   return app;
+}
+
+/** HANDOFF_CORS_ORIGINS set: browsers on those origins may call the API with a bearer key. */
+function corsOptions(origins: string[]) {
+  return {
+    origin: origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'POST'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Last-Event-ID'],
+    exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'openwop-Idempotent-Replay'],
+    maxAge: 600,
+  };
 }

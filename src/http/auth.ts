@@ -23,6 +23,12 @@ const PUBLIC = [
   /^\/console(\/|$)/,
 ];
 
+/** Routes that answer without an API key (`url` may carry a query string). */
+export const isPublicPath = (url: string): boolean => {
+  const path = url.split('?')[0] ?? '';
+  return PUBLIC.some((re) => re.test(path));
+};
+
 /** An onRequest hook (callback style: it runs on every request and needs no promise). */
 export function authHook(keys: Map<string, ApiKeyIdentity>) {
   const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
@@ -38,8 +44,7 @@ export function authHook(keys: Map<string, ApiKeyIdentity>) {
       done();
       return;
     }
-    const path = req.url.split('?')[0] ?? '';
-    if (PUBLIC.some((re) => re.test(path)) || isBrowserAtRoot(req)) {
+    if (isPublicPath(req.url) || isBrowserAtRoot(req)) {
       done();
       return;
     }

@@ -49,7 +49,10 @@ function toResponse(err: FastifyError | Error): { status: number; body: ReturnTy
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: envelope('payload_too_large', fe.message) };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: envelope('unsupported_media_type', 'Content-Type must be application/json') };
+      return {
+        status: 415,
+        body: envelope('unsupported_media_type', 'Content-Type must be application/json or application/a2a+json'),
+      };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, body: envelope('validation_error', 'the JSON body is empty') };
   }

@@ -43,6 +43,22 @@ const shared = (name: string): Json => ({ $ref: `#/components/responses/${name}`
 
 const PUBLIC: Json[] = []; // `security: []` overrides the document-wide bearer requirement
 
+const retryAfter: Json = {
+  description: 'Seconds to wait before trying again.',
+  schema: { type: 'integer', minimum: 0 },
+};
+
+/** A quota or capacity refusal of the JSON-RPC endpoint: HTTP 429/503, Retry-After, error -32029. */
+const tryLaterRpc = (why: string, message: string, seconds: number): Json => ({
+  description: `${why}: a JSON-RPC error ${rpcErrors.TRY_LATER} with \`data.retryAfterSeconds\` (A2A has no code for it).`,
+  headers: { 'Retry-After': retryAfter },
+  content: json(ref('JsonRpcErrorResponse'), {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: rpcErrors.TRY_LATER, message, data: { retryAfterSeconds: seconds } },
+  }),
+});
+
 // ------------------------------------------------------------------ parameters
 
 /** Path parameters, as the routes declare them (RunId / NodeParams in routes/runs.ts). */
@@ -636,8 +652,23 @@ function paths(): Json {
             },
           },
           '401': shared('Unauthorized'),
+          '403': failure(
+            'A browser wrote from an origin that is not allowed (`forbidden`; HANDOFF_CORS_ORIGINS).',
+            'forbidden',
+            "writes from the web origin 'https://evil.example' are not allowed; list it in HANDOFF_CORS_ORIGINS",
+          ),
           '413': shared('PayloadTooLarge'),
           '415': shared('UnsupportedMediaType'),
+          '429': tryLaterRpc(
+            'The tenant is over a quota (HANDOFF_TENANT_RATE; HANDOFF_TENANT_MAX_ACTIVE_RUNS for a message that starts a task)',
+            'this tenant sent more than 100 requests in 1 s (HANDOFF_TENANT_RATE); retry in 1 s',
+            1,
+          ),
+          '503': tryLaterRpc(
+            'A streaming method when the host already serves HANDOFF_SSE_MAX_STREAMS streams (nothing was started)',
+            'this host already serves 1000 streams (HANDOFF_SSE_MAX_STREAMS); retry in 5 s',
+            5,
+          ),
         },
       },
     },
@@ -794,7 +825,7 @@ function paths(): Json {
           ),
           '401': shared('Unauthorized'),
           '403': failure(
-            '`tenantId` differs from the authenticated tenant (`forbidden`).',
+            '`tenantId` differs from the authenticated tenant, or a browser wrote from an origin that is not allowed (`forbidden`).',
             'forbidden',
             'tenantId does not match the authenticated tenant',
           ),
@@ -805,6 +836,16 @@ function paths(): Json {
           ),
           '413': shared('PayloadTooLarge'),
           '415': shared('UnsupportedMediaType'),
+          '429': {
+            description:
+              'The tenant is over a quota: HANDOFF_TENANT_RATE (`rate_limited`) or HANDOFF_TENANT_MAX_ACTIVE_RUNS (`too_many_active_runs`).',
+            headers: { 'Retry-After': retryAfter },
+            content: json(ref('ErrorEnvelope'), {
+              error: 'too_many_active_runs',
+              message:
+                'this tenant already has 100 runs that are not finished (HANDOFF_TENANT_MAX_ACTIVE_RUNS is 100); retry when some have ended',
+            }),
+          },
         },
       },
     },
@@ -926,6 +967,14 @@ function paths(): Json {
           '400': bad('path or Last-Event-ID'),
           '401': shared('Unauthorized'),
           '404': notFoundRun,
+          '503': {
+            description: 'The host already serves HANDOFF_SSE_MAX_STREAMS streams (`too_many_streams`).',
+            headers: { 'Retry-After': retryAfter },
+            content: json(ref('ErrorEnvelope'), {
+              error: 'too_many_streams',
+              message: 'this host already serves 1000 streams (HANDOFF_SSE_MAX_STREAMS); retry in 5 s',
+            }),
+          },
         },
       },
     },
@@ -1087,7 +1136,9 @@ export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
       version: VERSION,
       description:
         'A durable host for long-lived, human-in-the-loop OpenWOP workflow runs, exposed over the OpenWOP REST API and ' +
-        'as an A2A v0.3 agent (JSON-RPC). Errors of the REST routes are `{error, message, details?}`.',
+        'as an A2A v0.3 agent (JSON-RPC). Errors of the REST routes are `{error, message, details?}`. On every route: a ' +
+        'Host the host is not known by is 421 `misdirected_request` (HANDOFF_ALLOWED_HOSTS), and with HANDOFF_TENANT_RATE ' +
+        'a tenant over its rate is 429 `rate_limited` with Retry-After.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [
@@ -1129,10 +1180,10 @@ export function buildOpenApi(opts: { serverUrl?: string } = {}): object {
           content: json(ref('ErrorEnvelope'), { error: 'payload_too_large', message: 'Request body is too large' }),
         },
         UnsupportedMediaType: {
-          description: 'The body is not `application/json` (`unsupported_media_type`).',
+          description: 'The body is not `application/json` or `application/a2a+json` (`unsupported_media_type`).',
           content: json(ref('ErrorEnvelope'), {
             error: 'unsupported_media_type',
-            message: 'Content-Type must be application/json',
+            message: 'Content-Type must be application/json or application/a2a+json',
           }),
         },
       },

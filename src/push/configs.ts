@@ -20,17 +20,38 @@ export interface PushConfigView {
   tokenFingerprint?: string;
 }
 
-/** Insert or replace (same task and id) a config; the replaced config's secrets are deleted. */
+/**
+ * A task already has the most configs it may have (HANDOFF_PUSH_MAX_CONFIGS_PER_TASK): every
+ * transition writes one delivery per config, so their number is a cost any caller could multiply.
+ */
+export class TooManyPushConfigs extends Error {
+  override readonly name = 'TooManyPushConfigs';
+  constructor(
+    readonly taskId: string,
+    readonly max: number,
+  ) {
+    super(
+      `task ${taskId} already has ${max} push notification configs (HANDOFF_PUSH_MAX_CONFIGS_PER_TASK); delete one or replace one by its id`,
+    );
+  }
+}
+
+/**
+ * Insert or replace (same task and id) a config; the replaced config's secrets are deleted. A new
+ * id beyond `maxPerTask` configs throws TooManyPushConfigs and writes nothing.
+ */
 export async function putConfig(
   tx: StoreTx,
   vault: Vault,
   taskId: string,
   tenantId: string,
   input: PushConfigInput,
+  maxPerTask: number,
 ): Promise<PushConfigView> {
   const configId = input.id ?? taskId;
   const old = await tx.pushConfigs.get(taskId, configId);
   if (old) await removeConfig(tx, old);
+  else if ((await tx.pushConfigs.count(taskId)) >= maxPerTask) throw new TooManyPushConfigs(taskId, maxPerTask);
   const seal = (plain: string | undefined) => (plain ? tx.secrets.put(vault.seal(plain)) : undefined);
   const tokenSecretId = await seal(input.token);
   const credentialsSecretId = await seal(input.authentication?.credentials);

@@ -118,6 +118,13 @@ export interface PushOutboxTable {
   delivered_at: string | null;
 }
 
+/** HANDOFF_TENANT_RATE windows on PostgreSQL (src/store/quotas.ts). */
+export interface RateLimitsTable {
+  key: string;
+  hits: number;
+  reset_at: number;
+}
+
 export interface Database {
   runs: RunsTable;
   events: EventsTable;
@@ -128,4 +135,5 @@ export interface Database {
   push_configs: PushConfigsTable;
   secrets: SecretsTable;
   push_outbox: PushOutboxTable;
+  rate_limits: RateLimitsTable;
 }

@@ -189,8 +189,6 @@ function taskListIndex(): Migration {
   };
 }
 
-/** The statuses of a run that waits on a person: the console's inbox (src/store/run-list.ts). */
-
 function runListIndexes(): Migration {
   return {
     async up(db: Kysely<unknown>) {
@@ -213,6 +211,22 @@ function runListIndexes(): Migration {
   };
 }
 
+function quotas(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      // HANDOFF_TENANT_MAX_ACTIVE_RUNS counts a tenant's runs that are not terminal.
+      await db.schema.createIndex('runs_tenant_status').on('runs').columns(['tenant_id', 'status']).execute();
+      // HANDOFF_TENANT_RATE on PostgreSQL: one fixed window per tenant, shared by the instances.
+      await db.schema
+        .createTable('rate_limits')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('hits', 'integer', (c) => c.notNull())
+        .addColumn('reset_at', int64(d), (c) => c.notNull())
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -221,6 +235,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0004_push': push(dialect),
     '0005_task_list': taskListIndex(),
     '0006_run_list': runListIndexes(),
+    '0007_quotas': quotas(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -17,6 +17,7 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from './db.js';
 import { Events } from './repos/events.js';
 import type { Dialect } from './repos/repo.js';
+import { Quotas } from './repos/quotas.js';
 import { Runs } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
 import { type RunChange, StoreTx, type TransitionStep } from './tx.js';
@@ -68,6 +69,7 @@ export class Store extends Tables {
   readonly dialect: Dialect;
   readonly runs: Runs;
   readonly events: Events;
+  readonly quotas: Quotas;
   /**
    * Where defined, this process's own commits are all announced to the pipeline's listeners, and
    * the returned number changes when anything else writes the database — what a read cache needs
@@ -96,6 +98,7 @@ export class Store extends Tables {
     this.dataVersion = opts.dataVersion;
     this.runs = new Runs(opts.db, opts.dialect, now);
     this.events = new Events(opts.db, opts.dialect, now);
+    this.quotas = new Quotas(opts.db, opts.dialect, now);
   }
 
   /** Set the transition pipeline, once, before the first transaction (the host's composition). */

@@ -178,7 +178,12 @@ describe('A2A card and discovery with a public URL', () => {
   const PUBLIC = 'https://handoff.example.com';
   let t: TestHost;
   before(async () => {
-    t = await startTestHost({ apiKeys: API_KEYS, env: { HANDOFF_PUBLIC_URL: `${PUBLIC}/` } });
+    // evil.example.net is allowed as a Host (else 421: test/integration/csrf-rebinding.test.ts), to
+    // show that even an allowed foreign Host never reaches the card.
+    t = await startTestHost({
+      apiKeys: API_KEYS,
+      env: { HANDOFF_PUBLIC_URL: `${PUBLIC}/`, HANDOFF_ALLOWED_HOSTS: 'evil.example.net' },
+    });
   });
   after(async () => {
     await t?.close();

@@ -15,8 +15,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { BUILTIN_WORKFLOWS, type Config, loadConfig } from '../../src/config.js';
 import { createHost, type Host } from '../../src/host.js';
 
@@ -64,6 +65,8 @@ export interface TestHostOptions {
   workflows?: string[];
   /** Start the worker (default true). False leaves created runs `pending`. */
   startRunner?: boolean;
+  /** The host's logger (default: silent). */
+  logger?: Logger;
 }
 
 export interface TestHost {
@@ -114,7 +117,7 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
       BUILTIN_DIR,
       ...config.workflowDirs.filter((d) => d !== BUILTIN_WORKFLOWS && resolve(d) !== BUILTIN_DIR),
     ];
-    host = await createHost(config, pino({ level: 'silent' }));
+    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }));
   } catch (err) {
     await cleanup(ownDir ? dataDir : undefined, schema);
     throw err;
@@ -271,4 +274,28 @@ export async function allEvents(app: FastifyInstance, runId: string, headers: He
     if (events.length < 1000) return out;
     lastSequence = events.at(-1).sequence;
   }
+}
+
+/**
+ * What the host has written: the row count of every table and the sum of run versions (every
+ * change to a run moves its version). Equal before and after a request: it wrote nothing.
+ */
+export async function footprint(t: TestHost): Promise<Record<string, number>> {
+  const tables = [
+    'runs',
+    'events',
+    'interrupts',
+    'idempotency',
+    'a2a_tasks',
+    'a2a_messages',
+    'push_configs',
+    'secrets',
+    'push_outbox',
+  ];
+  const counts = tables.map((name) => sql`(select count(*) from ${sql.table(name)})`.as(name));
+  const versions = sql`(select coalesce(sum(version), 0) from runs)`.as('run_versions');
+  const { rows } = await sql<Record<string, unknown>>`select ${sql.join([...counts, versions])}`.execute(
+    t.host.store.db,
+  );
+  return Object.fromEntries(Object.entries(rows[0] ?? {}).map(([k, v]) => [k, Number(v)]));
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
+/** loadConfig(env) throws a ConfigError whose message names the setting `name`. */
 const refuses = (env: Record<string, string>, name: string) =>
   assert.throws(
     () => loadConfig({}, env),
@@ -155,5 +156,73 @@ describe('loadConfig', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('hostile-input and quota settings: defaults, and values as written', () => {
+    const d = loadConfig({}, {});
+    assert.equal(d.jsonMaxDepth, 64);
+    assert.deepEqual(d.corsOrigins, []);
+    assert.deepEqual(d.allowedHosts, []);
+    assert.deepEqual(d.sse, {
+      keepaliveMs: 15_000,
+      maxBufferedBytes: 1024 * 1024,
+      stallMs: 30_000,
+      maxStreams: 1000,
+      maxTotalBufferedBytes: 64 * 1024 * 1024,
+    });
+    assert.deepEqual(d.quotas, { pushConfigsPerTask: 10 });
+    const c = loadConfig(
+      {},
+      {
+        HANDOFF_JSON_MAX_DEPTH: '100',
+        HANDOFF_CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
+        HANDOFF_ALLOWED_HOSTS: 'Handoff.Internal,10.0.0.5,[fd00::5]',
+        HANDOFF_SSE_MAX_STREAMS: '50',
+        HANDOFF_SSE_MAX_TOTAL_BUFFER: String(8 * 1024 * 1024),
+        HANDOFF_SSE_STALL_MS: '5000',
+        HANDOFF_PUSH_MAX_CONFIGS_PER_TASK: '3',
+        HANDOFF_TENANT_RATE: '6000/m',
+        HANDOFF_TENANT_MAX_ACTIVE_RUNS: '500',
+      },
+    );
+    assert.equal(c.jsonMaxDepth, 100);
+    assert.deepEqual(c.corsOrigins, ['https://app.example.com', 'http://localhost:5173']);
+    assert.deepEqual(c.allowedHosts, ['handoff.internal', '10.0.0.5', '[fd00::5]']);
+    assert.equal(c.sse.maxStreams, 50);
+    assert.equal(c.sse.maxTotalBufferedBytes, 8 * 1024 * 1024);
+    assert.equal(c.sse.stallMs, 5000);
+    assert.deepEqual(c.quotas, {
+      pushConfigsPerTask: 3,
+      tenantRate: { max: 6000, windowMs: 60_000 },
+      tenantMaxActiveRuns: 500,
+    });
+    assert.deepEqual(loadConfig({}, { HANDOFF_TENANT_RATE: '100/s' }).quotas.tenantRate, { max: 100, windowMs: 1000 });
+  });
+
+  it('refuses malformed hostile-input and quota settings, naming the setting', () => {
+    for (const bad of ['0', '7', '257', 'deep']) refuses({ HANDOFF_JSON_MAX_DEPTH: bad }, 'HANDOFF_JSON_MAX_DEPTH');
+    for (const bad of ['app.example.com', 'https://app.example.com/', 'https://a.example/x', 'ftp//x']) {
+      refuses({ HANDOFF_CORS_ORIGINS: bad }, 'HANDOFF_CORS_ORIGINS');
+    }
+    // A keyless host answering every web page would hand the local user's runs to any site.
+    refuses({ HANDOFF_CORS_ORIGINS: '*' }, 'HANDOFF_CORS_ORIGINS');
+    assert.deepEqual(loadConfig({}, { HANDOFF_CORS_ORIGINS: '*', HANDOFF_API_KEYS: 'key-aaaaaaaa=t:p' }).corsOrigins, [
+      '*',
+    ]);
+    for (const bad of ['host:8080', 'http://host', 'a b', '-x.example']) {
+      refuses({ HANDOFF_ALLOWED_HOSTS: bad }, 'HANDOFF_ALLOWED_HOSTS');
+    }
+    refuses({ HANDOFF_SSE_MAX_STREAMS: '0' }, 'HANDOFF_SSE_MAX_STREAMS');
+    refuses({ HANDOFF_SSE_STALL_MS: '10' }, 'HANDOFF_SSE_STALL_MS');
+    refuses({ HANDOFF_SSE_MAX_TOTAL_BUFFER: '2048', HANDOFF_SSE_MAX_BUFFER: '4096' }, 'HANDOFF_SSE_MAX_TOTAL_BUFFER');
+    for (const bad of ['0', '1001', 'ten']) {
+      refuses({ HANDOFF_PUSH_MAX_CONFIGS_PER_TASK: bad }, 'HANDOFF_PUSH_MAX_CONFIGS_PER_TASK');
+    }
+    for (const bad of ['100', '100/d', '0/s', '/s', '1.5/s', '100 per second']) {
+      refuses({ HANDOFF_TENANT_RATE: bad }, 'HANDOFF_TENANT_RATE');
+    }
+    for (const bad of ['0', '-1', 'many'])
+      refuses({ HANDOFF_TENANT_MAX_ACTIVE_RUNS: bad }, 'HANDOFF_TENANT_MAX_ACTIVE_RUNS');
+    refuses({ HANDOFF_PUBLIC_URL: 'handoff.example.com' }, 'HANDOFF_PUBLIC_URL');
   });
 });

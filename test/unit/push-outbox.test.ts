@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { backoffMs, parseSchedule } from '../../src/push/schedule.js';
 import { openStore } from '../../src/store/connect.js';
 import type { DeliveryRecord } from '../../src/store/model.js';
-import type { NewDelivery } from '../../src/store/repos/push-outbox.js';
+import { ENQUEUE_BATCH, type NewDelivery } from '../../src/store/repos/push-outbox.js';
 import type { Store } from '../../src/store/store.js';
 import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
 
@@ -163,6 +163,26 @@ for (const dialect of DIALECTS) {
     };
     const rowsOf = async (taskId: string) =>
       (await store.outbox.list('default', { taskId, limit: 1000 })).sort((a, b) => a.seq - b.seq);
+
+    it('one transition with 3,000 configs enqueues every delivery (batches of ENQUEUE_BATCH rows; one statement overflowed SQLite bound parameters)', async () => {
+      const t = task();
+      const many = Array.from({ length: 3000 }, (_, i) => delivery(t, 5, { configId: `c${i}` }));
+      await enqueue(many, T0);
+      const rows = await store.db.selectFrom('push_outbox').select('config_id').where('task_id', '=', t).execute();
+      assert.equal(rows.length, 3000);
+      assert.equal(new Set(rows.map((r) => r.config_id)).size, 3000);
+      assert.ok(ENQUEUE_BATCH <= 100, 'a batch stays far below any bound on parameters');
+    });
+
+    it('one transition with 3,000 configs enqueues every delivery (batches of ENQUEUE_BATCH rows; one statement overflowed SQLite bound parameters)', async () => {
+      const t = task();
+      const many = Array.from({ length: 3000 }, (_, i) => delivery(t, 5, { configId: `c${i}` }));
+      await enqueue(many, T0);
+      const rows = await store.db.selectFrom('push_outbox').select('config_id').where('task_id', '=', t).execute();
+      assert.equal(rows.length, 3000);
+      assert.equal(new Set(rows.map((r) => r.config_id)).size, 3000);
+      assert.ok(ENQUEUE_BATCH <= 100, 'a batch stays far below any bound on parameters');
+    });
 
     it('the second delivery of a config is not claimable while the first is pending; after delivered it is', async () => {
       const t = task();

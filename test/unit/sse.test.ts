@@ -1,4 +1,4 @@
-// SseStream (src/http/sse.ts) on a real Fastify server listening on 127.0.0.1:0, with node:http
+// SseStream (src/http/sse.ts, streams of one SseHub) on a real Fastify server listening on 127.0.0.1:0, with node:http
 // clients that read, stall, resume or vanish: the frame format and headers, keepalive comments,
 // the bounded per-connection buffer (a client that stops reading is dropped once the cap is passed
 // or the buffer does not drain within stallMs, and the server side is freed: signal aborted,
@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { after, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { parseLastEventId, type SseOptions, SseStream, streamRegistry } from '../../src/http/sse.js';
+import { parseLastEventId, SseHub, type SseOptions, SseStream } from '../../src/http/sse.js';
 import { openSse } from '../support/sse-client.js';
 
 const KIB = 1024;
@@ -63,7 +63,7 @@ interface Served {
 interface Harness {
   app: FastifyInstance;
   url: string;
-  registry: Set<SseStream>;
+  registry: SseHub;
   /** The next request's Served record. */
   next(): Promise<Served>;
 }
@@ -73,11 +73,13 @@ type Producer = (s: SseStream, rec: Served, reply: FastifyReply, markBlocked: ()
 /** A Fastify app with one GET /sse route whose body is `producer`; streams share `registry`. */
 async function harness(opts: SseOptions, producer: Producer, useAppRegistry = false): Promise<Harness> {
   const app = Fastify();
-  const registry = useAppRegistry ? streamRegistry(app) : new Set<SseStream>();
+  const registry = new SseHub(opts);
+  if (useAppRegistry) app.addHook('preClose', async () => registry.closeAll());
   const waiting: Array<(s: Served) => void> = [];
   const ready: Served[] = [];
   app.get('/sse', async (req: FastifyRequest, reply: FastifyReply) => {
-    const stream = new SseStream(req, reply, opts, registry);
+    void req;
+    const stream = new SseStream(reply, registry);
     const blocked = deferred<number>();
     const finished = deferred<void>();
     const rec: Served = { stream, sent: 0, maxQueued: 0, blocked: blocked.promise, finished: finished.promise };
@@ -338,7 +340,7 @@ describe('SseStream on a real server', () => {
     assert.equal(got.complete, true);
   });
 
-  it('streamRegistry: app.close() ends every open stream (close does not hang on them)', async () => {
+  it('SseHub.closeAll: app.close() ends every open stream (close does not hang on them)', async () => {
     const h = await harness({ keepaliveMs: 60_000 }, async (s) => aborted(s.signal, 'registry route'), true);
     const a = await openSse(h.url);
     const b = await openSse(h.url);

@@ -2,20 +2,32 @@
 // HANDOFF_TEST_SEAMS=1) the RFC 0100 conformance seams.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
-import { toA2AError } from '../../a2a/errors.js';
+import { type A2AError, toA2AError, tryLater } from '../../a2a/errors.js';
 import {
   errorResponse,
+  type JsonRpcId,
+  paramsProblem,
   parseEnvelope,
   parseJson,
   successResponse,
   successText,
+  tooDeep,
   validateParams,
 } from '../../a2a/jsonrpc.js';
 import type { A2AService } from '../../a2a/service.js';
-import type { A2AStreams, OpenedStream } from '../../a2a/stream.js';
-import type { MessageSendParams, TaskIdParams } from '../../a2a/types.js';
+import { type A2AStreams, type OpenedStream, trimmedTask } from '../../a2a/stream.js';
+import type { MessageSendParams, Task, TaskIdParams } from '../../a2a/types.js';
 import { invalidParams } from '../../a2a/errors.js';
-import { parseLastEventId, SseStream, streamRegistry } from '../sse.js';
+import {
+  parseLastEventId,
+  type SseHub,
+  type SseSlot,
+  type SseStream,
+  STREAMS_RETRY_AFTER_S,
+  tooManyStreams,
+} from '../sse.js';
+import { JSON_MEDIA_TYPES } from '../json-body.js';
+import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { toTaskState } from '../../a2a/projection.js';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/engine.js';
@@ -24,7 +36,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { A2ATaskState } from '../../a2a/types.js';
 import { checkPushUrl, type EgressPolicy } from '../../egress/address.js';
 import type { DeliveryRecord } from '../../store/model.js';
-import { HttpError } from '../errors.js';
+import { errorHandler, HttpError } from '../errors.js';
 import { VERSION } from '../../version.js';
 
 export interface A2ARouteDeps {
@@ -36,6 +48,8 @@ export interface A2ARouteDeps {
   /** The egress policy push registrations are checked against (seam). */
   pushPolicy: EgressPolicy;
   pushWorker?: { kick(): void };
+  /** The host's SSE streams (shared with the REST event stream). */
+  sse: SseHub;
 }
 
 /** The features this host really serves; the card and the discovery block both read these. */
@@ -74,17 +88,27 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   deliveryRoutes(app, deps);
 
   // JSON-RPC: parse the body ourselves so malformed JSON is a JSON-RPC -32700, not a REST 400.
+  // Only the JSON media types: a text/plain or form body (what a page may send cross-site without
+  // a preflight) is 415 like on every REST write route, before anything is read.
   void app.register(async (rpc) => {
-    rpc.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-    // Whatever the declared type, the answer is JSON-RPC (a missing Content-Type is a client slip).
-    rpc.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-    const open = streamRegistry(rpc);
+    rpc.removeAllContentTypeParsers();
+    rpc.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    // A quota refusal of this route (HANDOFF_TENANT_RATE) is answered in JSON-RPC, on HTTP 429.
+    rpc.setErrorHandler((err: Error, req, reply) => {
+      if (!(err instanceof HttpError && err.statusCode === 429)) return errorHandler(err, req, reply);
+      const after = Number(err.details?.retryAfterSeconds ?? 1);
+      void reply.status(429).send(errorResponse(null, tryLater(err.message, after)));
+    });
     rpc.post('/v1/a2a', async (req, reply) => {
-      const parsed = parseRequest(String(req.body ?? ''));
+      const parsed = parseRequest(String(req.body ?? ''), deps.config.jsonMaxDepth);
       if ('error' in parsed) return reply.header('Content-Type', 'application/json').send(parsed);
-      if (STREAMING.has(parsed.method)) return streamRpc(deps, open, req, reply, parsed);
       void reply.header('Content-Type', 'application/json');
-      return callRpc(deps.service, req.caller, parsed);
+      if (startsRun(parsed)) {
+        const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
+        if (refusal) return refuse(reply, 429, ACTIVE_RUNS_RETRY_AFTER_S, parsed.id, refusal);
+      }
+      if (STREAMING.has(parsed.method)) return streamRpc(deps, req, reply, parsed);
+      return callRpc(deps.service, req, parsed);
     });
   });
 
@@ -99,51 +123,89 @@ interface RpcCall {
   params: unknown;
 }
 
-/** Parse and validate a JSON-RPC request; a failure is already the error response to send. */
-function parseRequest(text: string): RpcCall | ReturnType<typeof errorResponse> {
+/**
+ * Parse and validate a JSON-RPC request; a failure is already the error response to send. The
+ * depth limit comes first, before anything walks the value.
+ */
+function parseRequest(text: string, maxDepth: number): RpcCall | ReturnType<typeof errorResponse> {
   const json = parseJson(text);
   if (!json.ok) return errorResponse(null, json.error);
+  const deep = tooDeep(json.value, maxDepth);
+  if (deep) return errorResponse(deep.id, deep.error);
   const env = parseEnvelope(json.value);
   if (!env.ok) return errorResponse(env.id, env.error);
-  const invalid = validateParams(env.method, env.params);
-  if (invalid) return errorResponse(env.id, invalid);
+  const bad = paramsProblem(env.method, env.params, maxDepth) ?? validateParams(env.method, env.params);
+  if (bad) return errorResponse(env.id, bad);
   return { id: env.id, method: env.method, params: env.params };
 }
 
-async function callRpc(service: A2AService, caller: FastifyRequest['caller'], call: RpcCall) {
+/** message/send and message/stream without a taskId start a run (HANDOFF_TENANT_MAX_ACTIVE_RUNS). */
+const startsRun = (call: RpcCall): boolean =>
+  (call.method === 'message/send' || call.method === 'message/stream') &&
+  (call.params as MessageSendParams).message.taskId === undefined;
+
+/** A quota or capacity refusal: the HTTP status and Retry-After, and the JSON-RPC error saying why. */
+function refuse(reply: FastifyReply, status: 429 | 503, retryAfterS: number, id: JsonRpcId, message: string) {
+  return reply
+    .status(status)
+    .header('Retry-After', String(retryAfterS))
+    .header('Content-Type', 'application/json')
+    .send(errorResponse(id, tryLater(message, retryAfterS)));
+}
+
+/** An internal failure is answered generically and logged once, with the request id (req.log). */
+function wireError(req: FastifyRequest, err: unknown): A2AError {
+  const wire = toA2AError(err);
+  if (wire.code === -32603) req.log.error({ err }, 'request failed');
+  return wire;
+}
+
+async function callRpc(service: A2AService, req: FastifyRequest, call: RpcCall) {
   try {
-    return successText(call.id, await service.call(caller, call.method, call.params));
+    return successText(call.id, await service.call(req.caller, call.method, call.params));
   } catch (err) {
-    return errorResponse(call.id, toA2AError(err));
+    return errorResponse(call.id, wireError(req, err));
   }
 }
 
 /** message/stream and tasks/resubscribe: errors before the first event are plain JSON-RPC errors;
  * after it, an `error` event. Each event's SSE id is the run event sequence. */
-async function streamRpc(
-  deps: A2ARouteDeps,
-  registry: Set<SseStream>,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  call: RpcCall,
-) {
+async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: FastifyReply, call: RpcCall) {
+  // The place is held before the task is started or resumed: a refusal has no side effect.
+  const slot: SseSlot | undefined = deps.sse.reserve();
+  if (!slot) return refuse(reply, 503, STREAMS_RETRY_AFTER_S, call.id, tooManyStreams(deps.sse));
   let opened: OpenedStream;
   try {
     opened = await openStream(deps, req, call);
   } catch (err) {
-    return reply.header('Content-Type', 'application/json').send(errorResponse(call.id, toA2AError(err)));
+    slot.release();
+    return reply.send(errorResponse(call.id, wireError(req, err)));
   }
-  const sse = new SseStream(req, reply, deps.config.sse, registry);
+  const sse = slot.open(reply);
   try {
-    if (opened.first) sse.send(successResponse(call.id, opened.first.result), idOf(opened.first.id));
+    sendFirst(sse, call.id, opened);
     for await (const item of deps.streams.updates(opened, sse.signal)) {
       if (!(await sse.ready())) break;
       sse.send(successResponse(call.id, item.result), idOf(item.id));
     }
   } catch (err) {
-    sse.send(errorResponse(call.id, toA2AError(err)), { event: 'error' });
+    sse.send(errorResponse(call.id, wireError(req, err)), { event: 'error' });
   }
   sse.close();
+}
+
+/**
+ * The first frame is the whole Task; one too large for the per-stream cap goes trimmed. The Task
+ * is let go once sent: a stream lives for hours, and a thousand of them must not hold a thousand
+ * Tasks.
+ */
+function sendFirst(sse: SseStream, id: JsonRpcId, opened: OpenedStream): void {
+  const first = opened.first;
+  if (!first) return;
+  delete opened.first;
+  sse.send(successResponse(id, first.result), idOf(first.id), () =>
+    successResponse(id, trimmedTask(first.result as Task)),
+  );
 }
 
 const idOf = (id: number | undefined) => (id === undefined || id < 0 ? {} : { id });
@@ -280,7 +342,9 @@ function seamRoutes(
         pushNotificationConfig: { url },
       });
     } catch (err) {
-      if ((err as { code?: number }).code === -32001) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
+      const wire = toA2AError(err);
+      if (wire.code === -32001) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
+      if (wire.code === -32602) throw new HttpError(400, 'validation_error', wire.message);
       throw err;
     }
     return stateRecord(deps, req.caller.tenantId, taskId);

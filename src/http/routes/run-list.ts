@@ -7,7 +7,7 @@ import { isWaiting, RUN_STATUSES, type RunStatus } from '../../store/model.js';
 import type { InterruptRecord, RunRecord } from '../../store/model.js';
 import type { Store } from '../../store/store.js';
 import { HttpError } from '../errors.js';
-import { type SseOptions, SseStream, streamRegistry } from '../sse.js';
+import { openOrRefuse, type SseHub } from '../sse.js';
 import { runSnapshot } from '../views.js';
 
 const STATUS_LIST = `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`;
@@ -23,7 +23,7 @@ export const RunListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus, sse: SseOptions = {}): void {
+export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus, sse: SseHub): void {
   app.get<{ Querystring: Static<typeof RunListQuery> }>(
     '/v1/runs',
     { schema: { querystring: RunListQuery } },
@@ -50,11 +50,10 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
 
   // Not durable (the bus is not): a client that reconnects lists again. Notices are a few dozen
   // bytes, written as they come; a client that stops reading is dropped at the buffer cap.
-  const streams = streamRegistry(app);
   app.get('/v1/runs/changes', async (req, reply) => {
     const tenantId = req.caller.tenantId;
     // Subscribed in the same turn the headers go out: no notice can fall between the two.
-    const stream = new SseStream(req, reply, sse, streams);
+    const stream = openOrRefuse(sse, reply);
     const unsubscribe = bus.subscribeAll((n) => {
       // After a gap in cross-instance notices the bus says "look again" for every run.
       if (n.runId === '*') stream.send({}, { event: 'resync' });

@@ -2,11 +2,13 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
+import type { Config } from '../../config.js';
 import type { Caller, Engine } from '../../engine/engine.js';
 import { isTerminal, isWaiting } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
-import { parseLastEventId, type SseOptions, SseStream, streamRegistry } from '../sse.js';
+import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
+import { openOrRefuse, parseLastEventId, type SseHub } from '../sse.js';
 import { eventDoc, runSnapshot } from '../views.js';
 
 const RunId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -41,7 +43,14 @@ export const PollQuery = Type.Object(
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~:-]{1,255}$/;
 
-export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, sse: SseOptions = {}): void {
+export interface RunRouteDeps {
+  engine: Engine;
+  bus: ChangeBus;
+  sse: SseHub;
+  config: Config;
+}
+
+export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: RunRouteDeps): void {
   // Long-polls parked waiting for events; a graceful shutdown answers them at once.
   const parked = new Set<() => void>();
   app.addHook('preClose', async () => {
@@ -59,6 +68,11 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
       const key = req.headers['idempotency-key'];
       if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
         throw new HttpError(400, 'validation_error', 'Idempotency-Key must be 1-255 URL-safe characters');
+      }
+      const refusal = await activeRunsRefusal(engine.store, config, req.caller.tenantId);
+      if (refusal) {
+        void reply.header('Retry-After', String(ACTIVE_RUNS_RETRY_AFTER_S));
+        throw new HttpError(429, 'too_many_active_runs', refusal);
       }
       const { run, replayed } = await engine.startRun(req.caller, {
         workflowId: body.workflowId,
@@ -131,7 +145,6 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
   );
 
   // The run's event log as SSE: the backlog after Last-Event-ID, then live, closed at the end.
-  const streams = streamRegistry(app);
   app.get<{ Params: Static<typeof RunId> }>(
     '/v1/runs/:id/events',
     { schema: { params: RunId } },
@@ -143,7 +156,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine, bus: ChangeBus, 
       } catch (err) {
         throw new HttpError(400, 'validation_error', (err as Error).message);
       }
-      const stream = new SseStream(req, reply, sse, streams);
+      const stream = openOrRefuse(sse, reply);
       for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: stream.signal })) {
         if (!(await stream.ready())) break;
         stream.send(eventDoc(e), { id: e.sequence, event: e.type });

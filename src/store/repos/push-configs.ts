@@ -11,6 +11,7 @@ const LIST_CONFIGS = statement('select * from "push_configs" where "task_id" = ?
 const BY_KEY = ' where "task_id" = ? and "config_id" = ?';
 const GET_CONFIG = statement(`select * from "push_configs"${BY_KEY}`);
 const DELETE_CONFIG = statement(`delete from "push_configs"${BY_KEY}`);
+const COUNT_CONFIGS = statement('select count(*) as "n" from "push_configs" where "task_id" = ?');
 const CLEAR_SECRETS = statement(
   `update "push_configs" set "token_secret" = null, "credentials_secret" = null${BY_KEY}`,
 );
@@ -28,6 +29,11 @@ export class PushConfigs extends Repo {
   /** A task's configs, oldest first. */
   async list(taskId: string): Promise<PushConfigRecord[]> {
     return (await this.all<PushConfigsTable>(LIST_CONFIGS, [taskId])).map(pushConfigRows.fromRow);
+  }
+
+  /** How many configs a task has. */
+  async count(taskId: string): Promise<number> {
+    return Number((await this.first<{ n: number | string }>(COUNT_CONFIGS, [taskId]))?.n ?? 0);
   }
 
   async delete(taskId: string, configId: string): Promise<void> {

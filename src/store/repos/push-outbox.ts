@@ -57,8 +57,20 @@ const firstInLine = ({ not, exists, selectFrom }: ExpressionBuilder<Database & {
     ),
   );
 
+/**
+ * Rows per insert statement. One statement for all of a transition's deliveries once met SQLite's
+ * bound on bound parameters (16 per row) and failed the transition; batches never do.
+ */
+export const ENQUEUE_BATCH = 100;
+
 export class PushOutbox extends Repo {
   async enqueue(deliveries: NewDelivery[]): Promise<void> {
+    for (let i = 0; i < deliveries.length; i += ENQUEUE_BATCH) {
+      await this.insertBatch(deliveries.slice(i, i + ENQUEUE_BATCH));
+    }
+  }
+
+  private async insertBatch(deliveries: NewDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     const at = this.now();
     await this.db

@@ -1,0 +1,245 @@
+// Hostile request bodies and identifiers (issue 11, items 1–4), on SQLite and PostgreSQL: JSON
+// nested far deeper than HANDOFF_JSON_MAX_DEPTH is a precise refusal naming the limit on both
+// surfaces (it overflowed the stack of the envelope check, structuredClone and the hash before);
+// U+0000 in an id answers like an unknown id, anywhere else in a request a 400 / -32602 (PostgreSQL
+// answered 500 / -32603); and every refusal writes nothing. Also: an internal failure is logged
+// once with the request id on every surface (it was not logged at all on the JSON-RPC path).
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { assertRpcError, dataMessage, rpc, rpcRaw, sendOk, skillMessage, textMessage } from '../support/a2a.js';
+import { DIALECTS, footprint, type Json, type Reply, startTestHost, type TestHost } from '../support/host.js';
+
+/** `depth` objects nested in each other around `inner`: {"a":{"a":…inner…}}. */
+const nested = (depth: number, inner = '1'): string => `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
+const nestedValue = (depth: number): Json => JSON.parse(nested(depth));
+
+/** A 400 `validation_error` envelope whose message contains `pattern`. */
+function assertRefused(res: Reply, status: number, error: string, pattern?: RegExp): void {
+  assert.equal(res.status, status, res.text);
+  assert.equal(res.body?.error, error, res.text);
+  if (pattern) assert.match(res.body.message, pattern);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`hostile input (${dialect})`, () => {
+    let t: TestHost;
+    let waiting: string;
+    before(async () => {
+      t = await startTestHost({ pg: dialect === 'postgres' });
+      waiting = (await sendOk(t, skillMessage('approval', 'draft'))).id;
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    /** Run `fn` and assert that it wrote nothing. */
+    async function writesNothing<T>(fn: () => Promise<T>): Promise<T> {
+      const before = await footprint(t);
+      const out = await fn();
+      assert.deepEqual(await footprint(t), before, 'a refused request wrote something');
+      return out;
+    }
+
+    describe('JSON nested deeper than HANDOFF_JSON_MAX_DEPTH (64)', () => {
+      it('POST /v1/a2a with params nested 8,000 deep (48 KB) → -32602 naming the limit, for any method', async () => {
+        for (const method of ['nope', 'message/send', 'tasks/get']) {
+          const body = `{"jsonrpc":"2.0","id":1,"method":"${method}","params":${nested(8000)}}`;
+          const res = await writesNothing(() => rpcRaw(t, body));
+          const err = assertRpcError(res, -32602, 1);
+          assert.match(err.message, /^params(\.a)+: JSON nests deeper than 64 levels \(HANDOFF_JSON_MAX_DEPTH\)$/);
+        }
+      });
+
+      it('a whole body nested that deep (no readable envelope) → -32600 with id null', async () => {
+        const res = await rpcRaw(t, `${'['.repeat(8000)}${']'.repeat(8000)}`);
+        assert.match(assertRpcError(res, -32600, null).message, /HANDOFF_JSON_MAX_DEPTH/);
+      });
+
+      it('message/send with a data part nested 2,000 deep → -32602, nothing started', async () => {
+        const msg = dataMessage({ deep: nestedValue(2000) });
+        const res = await writesNothing(() => rpc(t, 'message/send', { message: msg }, { id: 'deep' }));
+        assert.match(assertRpcError(res, -32602, 'deep').message, /^params\.message\.parts\[0\]\.data\.deep/);
+      });
+
+      it('at the limit it is accepted: a data part whose body nests exactly 64 levels starts a task', async () => {
+        // request(1) → params(2) → message(3) → parts(4) → part(5) → data(6) → 58 levels more.
+        const task = await sendOk(t, dataMessage(nestedValue(59)));
+        assert.equal(task.status.state, 'completed');
+        const over = await rpc(t, 'message/send', { message: dataMessage(nestedValue(60)) }, { id: 1 });
+        assertRpcError(over, -32602, 1);
+      });
+
+      it('POST /v1/runs with inputs nested 2,000 deep → 400 naming the limit, nothing created', async () => {
+        const res = await writesNothing(() =>
+          t.request('POST', '/v1/runs', `{"workflowId":"echo","inputs":${nested(2000)}}`, {
+            'content-type': 'application/json',
+          }),
+        );
+        assertRefused(res, 400, 'validation_error', /^body\.inputs(\.a)+: JSON nests deeper than 64 levels/);
+      });
+
+      it('an interrupt answer nested 2,000 deep → 400, the gate still waits', async () => {
+        const res = await writesNothing(() =>
+          t.request('POST', `/v1/runs/${waiting}/interrupts/review`, `{"resumeValue":${nested(2000)}}`, {
+            'content-type': 'application/json',
+          }),
+        );
+        assertRefused(res, 400, 'validation_error', /HANDOFF_JSON_MAX_DEPTH/);
+        assert.equal((await t.get(`/v1/runs/${waiting}`)).body.status, 'waiting-approval');
+      });
+    });
+
+    describe('U+0000 in identifiers and stored text', () => {
+      it('a NUL run, task or delivery id in a path → 404 like an unknown id (was 500 on PostgreSQL)', async () => {
+        const cases: Array<[string, string]> = [
+          ['GET', '/v1/runs/%00'],
+          ['GET', '/v1/runs/run_%00x'],
+          ['GET', '/v1/runs/%00/events/poll?timeout=0'],
+          ['GET', '/v1/runs/%00/events'],
+          ['POST', '/v1/runs/%00/cancel'],
+          ['POST', `/v1/runs/${waiting}/interrupts/%00`],
+          ['POST', `/v1/runs/${waiting}/approvals/re%00view`],
+          ['GET', '/v1/a2a/tasks/%00'],
+          ['POST', '/v1/a2a/deliveries/%00/retry'],
+        ];
+        for (const [method, url] of cases) {
+          const res = await writesNothing(() =>
+            t.request(method, url, method === 'POST' ? { resumeValue: { action: 'accept' } } : undefined),
+          );
+          assertRefused(res, 404, 'not_found');
+          assert.match(res.body.message, /not found/, url);
+        }
+        assert.equal((await t.get(`/v1/runs/${waiting}`)).body.status, 'waiting-approval');
+      });
+
+      it('a NUL in a query value → 400 naming the parameter', async () => {
+        for (const url of [
+          '/v1/a2a/tasks?contextId=%00',
+          '/v1/a2a/deliveries?taskId=a%00',
+          '/v1/a2a/tasks?cursor=%00',
+        ]) {
+          assertRefused(await t.get(url), 400, 'validation_error', /U\+0000/);
+        }
+      });
+
+      it('a NUL task id in JSON-RPC → -32001 exactly like an unknown task (was -32603 on PostgreSQL)', async () => {
+        const calls: Array<[string, Json]> = [
+          ['tasks/get', { id: '\u0000' }],
+          ['tasks/cancel', { id: 'run_\u0000' }],
+          ['tasks/resubscribe', { id: '\u0000' }],
+          ['tasks/pushNotificationConfig/list', { id: '\u0000' }],
+          [
+            'tasks/pushNotificationConfig/set',
+            { taskId: '\u0000', pushNotificationConfig: { url: 'https://a.example' } },
+          ],
+          ['message/send', { message: textMessage('x', { taskId: '\u0000' }) }],
+          ['message/stream', { message: textMessage('x', { taskId: '\u0000' }) }],
+        ];
+        for (const [method, params] of calls) {
+          const res = await writesNothing(() => rpc(t, method, params, { id: 7 }));
+          const err = assertRpcError(res, -32001, 7);
+          const unknown = assertRpcError(await rpc(t, 'tasks/get', { id: 'run_unknown' }, { id: 7 }), -32001, 7);
+          assert.equal(err.message.replace(/: .*/s, ''), unknown.message.replace(/: .*/s, ''), method);
+        }
+      });
+
+      it('a NUL anywhere else in JSON-RPC params (messageId, contextId, config ids, text) → -32602 naming the field', async () => {
+        const calls: Array<[string, Json, RegExp]> = [
+          ['message/send', { message: textMessage('x', { messageId: 'm\u0000' }) }, /params\.message\.messageId/],
+          ['message/send', { message: textMessage('x', { contextId: '\u0000' }) }, /params\.message\.contextId/],
+          ['message/send', { message: textMessage('a\u0000b') }, /params\.message\.parts\[0\]\.text/],
+          ['message/send', { message: dataMessage({ 'k\u0000': 1 }) }, /params\.message\.parts\[0\]\.data/],
+          [
+            'tasks/pushNotificationConfig/set',
+            { taskId: waiting, pushNotificationConfig: { id: '\u0000', url: 'https://a.example' } },
+            /params\.pushNotificationConfig\.id/,
+          ],
+          [
+            'tasks/pushNotificationConfig/get',
+            { id: waiting, pushNotificationConfigId: '\u0000' },
+            /params\.pushNotificationConfigId/,
+          ],
+          [
+            'tasks/pushNotificationConfig/delete',
+            { id: waiting, pushNotificationConfigId: 'x\u0000' },
+            /params\.pushNotificationConfigId/,
+          ],
+        ];
+        for (const [method, params, field] of calls) {
+          const res = await writesNothing(() => rpc(t, method, params, { id: 'n' }));
+          const err = assertRpcError(res, -32602, 'n');
+          assert.match(err.message, field);
+          assert.match(err.message, /U\+0000/);
+        }
+      });
+
+      it('a NUL in a REST body (workflowId, tags, metadata, inputs, answers) → 400 naming the field', async () => {
+        const bodies: Array<[string, Json, RegExp]> = [
+          ['/v1/runs', { workflowId: 'echo\u0000' }, /body\.workflowId/],
+          ['/v1/runs', { workflowId: 'echo', tags: ['a\u0000'] }, /body\.tags\[0\]/],
+          ['/v1/runs', { workflowId: 'echo', metadata: { note: '\u0000' } }, /body\.metadata\.note/],
+          ['/v1/runs', { workflowId: 'echo', inputs: { prompt: 'x\u0000y' } }, /body\.inputs\.prompt/],
+          [`/v1/runs/${waiting}/cancel`, { reason: '\u0000' }, /body\.reason/],
+          [
+            `/v1/runs/${waiting}/interrupts/review`,
+            { resumeValue: { action: 'accept', feedback: '\u0000' } },
+            /feedback/,
+          ],
+        ];
+        for (const [url, body, field] of bodies) {
+          const res = await writesNothing(() => t.post(url, body));
+          assertRefused(res, 400, 'validation_error', field);
+        }
+        assert.equal((await t.get(`/v1/runs/${waiting}`)).body.status, 'waiting-approval');
+      });
+    });
+  });
+
+  describe(`internal failures are logged with the request id on every surface (${dialect})`, () => {
+    let t: TestHost;
+    const lines: Json[] = [];
+    before(async () => {
+      const sink = new Writable({
+        write(chunk, _enc, done) {
+          for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+          done();
+        },
+      });
+      t = await startTestHost({ pg: dialect === 'postgres', logger: pino({ level: 'error' }, sink) });
+      // The task table goes missing: every read of a task now fails inside the store.
+      await sql`alter table a2a_tasks rename to a2a_tasks_gone`.execute(t.host.store.db);
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    /** The error lines logged since `from`, each with a request id. */
+    const failures = (from: number) => lines.slice(from).filter((l) => l.level === 50 && l.msg === 'request failed');
+
+    for (const [surface, call] of [
+      ['JSON-RPC tasks/get', (h: TestHost) => rpc(h, 'tasks/get', { id: 'run_x' }, { id: 3 })],
+      ['JSON-RPC tasks/resubscribe', (h: TestHost) => rpc(h, 'tasks/resubscribe', { id: 'run_x' }, { id: 3 })],
+    ] as const) {
+      it(`${surface}: -32603 with a generic message, logged once with reqId and the error`, async () => {
+        const from = lines.length;
+        const err = assertRpcError(await call(t), -32603, 3);
+        assert.equal(err.message, 'Internal error');
+        const logged = failures(from);
+        assert.equal(logged.length, 1, JSON.stringify(lines.slice(from)));
+        assert.match(String(logged[0].reqId), /\S/);
+        assert.match(JSON.stringify(logged[0].err), /a2a_tasks/);
+      });
+    }
+
+    it('REST GET /v1/a2a/tasks/{id}: 500 internal_error, logged once with reqId', async () => {
+      const from = lines.length;
+      const res = await t.get('/v1/a2a/tasks/run_x');
+      assertRefused(res, 500, 'internal_error');
+      assert.equal(failures(from).length, 1);
+      assert.match(String(failures(from)[0].reqId), /\S/);
+    });
+  });
+}
