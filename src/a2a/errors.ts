@@ -1,4 +1,4 @@
-// JSON-RPC 2.0 and A2A error codes (spec/a2a.md §1.6; 1.0 adds -32008 and -32009) and the one
+// JSON-RPC 2.0 and A2A error codes (docs/protocol/a2a.md#v03-errors; 1.0 adds -32008 and -32009) and the one
 // error type the A2A layer throws. Handlers throw `A2AError`; each wire form is one function:
 // `toJSON()` is the 0.3 JSON-RPC error `{code, message, data?}`, `jsonRpcErrorV1` the 1.0 one
 // (`data` a list of google.rpc details), `restError` the HTTP+JSON status and google.rpc.Status body.

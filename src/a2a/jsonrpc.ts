@@ -5,7 +5,7 @@
 //   const bad = validateParams(env.method, env.params);
 //   if (bad) return errorResponse(env.id, bad);
 //
-// The edge cases follow what the A2A TCK checks (spec/a2a.md §1.6). Params schemas are open
+// The edge cases follow what the A2A TCK checks (docs/protocol/a2a.md#v03-errors). Params schemas are open
 // (A2A lets peers add fields) but typed: a known field of the wrong type is -32602 (params-schema.ts).
 import type { AnySchemaObject } from 'ajv/dist/2020.js';
 import { inspectJson } from '../json-guard.js';

@@ -1,7 +1,7 @@
 // The one pure projection OpenWOP run → A2A v0.3 Task, shared by tasks/get, streams, pushes and
 // the REST read seam, so every surface reports the same state for the same run. The status table
-// is spec/openwop.md §1.3 / §7.4 verbatim. Also: A2A message parts → run inputs, and a resume
-// message → an interrupt resolution (spec/openwop.md §1.6 §4).
+// is docs/protocol/openwop.md#forward-projection verbatim. Also: A2A message parts → run inputs, and a resume
+// message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
 import type { InterruptKind, RunEvent, RunRecord, RunStatus, TaskRecord } from '../store/model.js';
@@ -181,7 +181,7 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
   meta.nodeId = interrupt.nodeId;
   if (kind === 'approval') {
     const actions = stringArray(interrupt.data.actions);
-    // Gates may list `edit`; the resume wire name is `edit-accept` (spec/openwop.md §9.14).
+    // Gates may list `edit`; the resume wire name is `edit-accept` (docs/protocol/openwop.md#approval).
     if (actions) meta.actions = actions.map(normalizeApprovalAction);
     // What the caller is asked to approve; Task reads are authenticated (pushes stay content-free).
     if (typeof interrupt.data.title === 'string') meta.title = interrupt.data.title;

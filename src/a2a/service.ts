@@ -142,7 +142,7 @@ export class A2AService {
         workflowId: skill,
         inputs,
         tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
-        // A2A content crosses a trust boundary into the run (a2a-integration §trust). The task's
+        // A2A content crosses a trust boundary into the run (docs/protocol/openwop.md#trust-boundary). The task's
         // contextId is the caller's, else made here (the task record keeps the same one).
         metadata: {
           a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() },

@@ -1,5 +1,5 @@
-// A2A v0.3 JSON-RPC wire objects that Handoff emits and accepts (spec/a2a.md §1.3–§1.5), plus the
-// RFC 0100 A2ATaskState record (spec/openwop.md §2.3). Types only: no behaviour.
+// A2A v0.3 JSON-RPC wire objects that Handoff emits and accepts (docs/protocol/a2a.md#v03-objects), plus the
+// RFC 0100 A2ATaskState record (docs/protocol/openwop.md#a2ataskstate). Types only: no behaviour.
 //
 // Every data object carries its `kind` discriminator: v0.3 lists it as required on the wire.
 

@@ -1,4 +1,4 @@
-// Capability and seam gating (spec/openwop.md §6.2): a leg whose flag is not advertised in the
+// Capability and seam gating (docs/protocol/openwop.md#conformance-gating): a leg whose flag is not advertised in the
 // ROOT `a2a` block, or whose host-sample seam answers 404/403, skips — and the runner turns the
 // skip into a FAIL under --strict. Any other status is an answer from the host.
 import type { LegRun, SuiteContext } from './context.js';

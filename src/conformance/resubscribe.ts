@@ -1,4 +1,4 @@
-// Leg 5, tasks/resubscribe (gated on a2a.streaming) — the RFC 0100 leg nobody shipped. Start a
+// Leg 5, tasks/resubscribe (gated on a2a.streaming) — a leg of RFC 0100's plan the published suite does not ship. Start a
 // task with JSON-RPC message/stream on a skill that runs for a while (skill `steps` with
 // {steps: 4, stepMs: 300} when the card offers it, else the first skill), read until a
 // status-update arrives, DROP the connection, then tasks/resubscribe {id} with no cursor: the

@@ -1,5 +1,5 @@
 // Leg 2, A2ATaskState + a2a capability shape (always on, server-free): the five checks of the
-// OpenWOP suite (spec/openwop.md §6.3 item 4, a–e) against the published schemas this package
+// OpenWOP suite (docs/protocol/openwop.md#conformance-legs, leg 3, a–e) against the published schemas this package
 // ships. It proves the schema copies the other legs validate the host with are the RFC's.
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { type LegRun, type SuiteContext, isObject } from './context.js';

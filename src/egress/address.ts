@@ -127,7 +127,7 @@ export function parseHostPattern(entry: string): string {
 
 const STRICT_POLICY = createEgressPolicy();
 
-// OpenWOP §4.1/§4.3 names, plus the loopback aliases common /etc/hosts files ship with.
+// The names of docs/protocol/egress.md#denied-names, plus the loopback aliases common /etc/hosts files ship with.
 const DENIED_NAMES = new Set([
   'localhost',
   'localhost.localdomain',
@@ -172,7 +172,7 @@ export function checkCallUrl(raw: string, policy: EgressPolicy): EgressUrlVerdic
 }
 
 /**
- * OpenWOP §4.3 order: parse → http(s) → https → userinfo → host.
+ * The order of docs/protocol/egress.md#registration: parse → http(s) → https → userinfo → host.
  * The scheme is judged before the host, so `http://10.0.0.5` reports the scheme arm.
  * WHATWG parsing has already canonicalised `0x7f.1`, `2130706433`, `[::ffff:127.0.0.1]`, etc.
  */

@@ -1,5 +1,5 @@
 // The engine's public operations: start a run, cancel it, resolve its interrupt. Each one is a
-// single store transaction (DESIGN.md, "the one rule"); the worker (runner.ts) does the rest.
+// single store transaction (docs/architecture.md, "the one rule"); the worker (runner.ts) does the rest.
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
 import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';

@@ -1,5 +1,5 @@
 // Errors the engine reports to its callers. `code` is the OpenWOP error code
-// (spec/openwop.md §3.5, §3.7); the HTTP layer maps codes to statuses.
+// (docs/protocol/openwop.md#errors); the HTTP layer maps codes to statuses.
 export type EngineErrorCode =
   | 'validation_error'
   | 'not_found'

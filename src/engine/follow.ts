@@ -1,6 +1,6 @@
 // Following a run's event log: the one stream engine behind the REST SSE stream, message/stream
 // and tasks/resubscribe. It subscribes to the change bus FIRST and reads the log SECOND, so an
-// event committed between the two is never lost (spec/openwop.md §7.3); it reads every event
+// event committed between the two is never lost (docs/protocol/openwop.md#event-stream); it reads every event
 // from the store by cursor, so a follower can start after any sequence, on any instance, after
 // any restart, and never sees an event twice.
 //

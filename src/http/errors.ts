@@ -1,4 +1,4 @@
-// The OpenWOP error envelope `{error, message, details?}` (spec/openwop.md §3.5) and the one
+// The OpenWOP error envelope `{error, message, details?}` (docs/protocol/openwop.md#errors) and the one
 // place where engine error codes become HTTP statuses.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { EngineError, type EngineErrorCode } from '../engine/errors.js';

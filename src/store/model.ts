@@ -1,7 +1,7 @@
 // The records the store persists. Plain data: no behaviour, no I/O.
 // Every layer above reads these shapes; only the store writes them.
 
-/** OpenWOP run statuses (spec/openwop.md §3.3). `paused` and `waiting-external` exist in the
+/** OpenWOP run statuses (docs/protocol/openwop.md#run-statuses). `paused` and `waiting-external` exist in the
  * protocol; this host never enters them but accepts them when projecting. */
 export const RUN_STATUSES = [
   'pending',
@@ -134,7 +134,7 @@ export interface InterruptRecord {
   resolvedAt?: string;
 }
 
-/** A stored idempotent response (spec/openwop.md §3.6). */
+/** A stored idempotent response (docs/protocol/openwop.md#idempotency). */
 export interface IdempotencyRecord {
   tenantId: string;
   scope: string;

@@ -3,7 +3,7 @@
 // `watch` that survives a SIGKILL and restart of the server, and (2) a plain @a2a-js/sdk 0.3.14
 // agent (test/support/sdk-sample-server.ts), so the client is shown to speak A2A, not just Handoff.
 //
-// Exit codes (spec/openwop.md §6.5): 0 completed; 3 submitted/working/input-required/auth-required;
+// Exit codes (docs/protocol/openwop.md#cli-exit-codes): 0 completed; 3 submitted/working/input-required/auth-required;
 // 1 failed/canceled/rejected or any error. Everything binds to 127.0.0.1; every child process is
 // bounded by a timeout and killed in the after hooks.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Many Handoff instances on one PostgreSQL (issue #6): THREE real compiled server processes
+// Many Handoff instances on one PostgreSQL: THREE real compiled server processes
 // (`handoff serve`, instances a, b and c) share one database schema, one vault key
 // (HANDOFF_SECRET_KEY) and one API key; see test/support/cluster.ts. What is checked, end to end:
 //

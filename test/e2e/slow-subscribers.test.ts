@@ -1,4 +1,4 @@
-// Stalled subscribers do not take a host's memory (issue 11, item 8), against the compiled server
+// Stalled subscribers do not take a host's memory, against the compiled server
 // in its own process: 300 clients resubscribe to ten waiting tasks of about 800 KB each and never
 // read. The server's RSS stays under its RSS before they came plus HANDOFF_SSE_MAX_TOTAL_BUFFER
 // (64 MiB) plus 128 MiB for the work of serving them (the ceiling docs/security.md states), and

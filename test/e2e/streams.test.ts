@@ -1,6 +1,6 @@
 // A2A streams end to end: the REAL compiled server (`handoff serve`) in a child process, driven by
 // the official client `@a2a-js/sdk@0.3.14` AND by a raw SSE client (test/support/sse-client.ts).
-// What is checked is the Streams decision of DESIGN.md: the SSE `id:` of every A2A update is the
+// What is checked is the stream-cursor decision of docs/decisions.md: the SSE `id:` of every A2A update is the
 // run event sequence, so a client that drops its stream mid-run and re-attaches with the last id
 // it saw (Last-Event-ID header, or params.metadata.lastEventId) gets exactly what it missed, then
 // the live updates, through `completed` with `final: true` — also across a SIGKILL and restart of

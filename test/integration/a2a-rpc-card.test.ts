@@ -1,4 +1,4 @@
-// A2A discovery and authentication (spec/a2a.md §1.1, §1.5; spec/openwop.md §2.7, §8 "Discovery
+// A2A discovery and authentication (docs/protocol/a2a.md#v03-agent-card; docs/protocol/openwop.md#discovery "Discovery
 // and card"): the Agent Card at /.well-known/agent-card.json and /v1/a2a/agent.json, the root `a2a`
 // block of /.well-known/openwop (validated against schemas/capabilities-a2a.schema.json), the
 // public URL setting, and the 401 of the JSON-RPC endpoint when API keys are configured. The card

@@ -1,4 +1,4 @@
-// Human-in-the-loop over A2A v0.3 (spec/openwop.md §1.6 §4, DESIGN.md "Resume"): an approval
+// Human-in-the-loop over A2A v0.3 (docs/protocol/openwop.md#resume-by-message): an approval
 // gate answered with each of the five actions (and the legacy forms), a clarification answered by
 // text or by {answers}, cancel of an input-required task, and the refusals that must leave the
 // task untouched. decidedBy is always the authenticated principal. Runs on SQLite, and on

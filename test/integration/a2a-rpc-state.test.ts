@@ -1,6 +1,6 @@
-// The persisted A2ATaskState (RFC 0100 §2; spec/openwop.md §2.3, §8 "A2ATaskState persistence")
+// The persisted A2ATaskState (RFC 0100; docs/protocol/openwop.md#a2ataskstate)
 // read through GET /v1/a2a/tasks/{id}, for every run status this host reaches, and the RFC 0100
-// conformance seams (spec/openwop.md §6.3 item 5, §6.5) behind HANDOFF_TEST_SEAMS=1. Each record
+// conformance seams (docs/protocol/openwop.md#conformance-legs, #conformance-seams) behind HANDOFF_TEST_SEAMS=1. Each record
 // must validate against schemas/a2a-task-state.schema.json, equal the projection of its run's
 // status, carry interruptKind iff input-required, and move updatedAt only when the projected state
 // moves. Runs on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set.
@@ -191,7 +191,7 @@ for (const dialect of DIALECTS) {
       assert.equal(missing.status, 404);
       assert.equal(foreign.text.replaceAll(task.id, '<ID>'), missing.text.replaceAll(unknown, '<ID>'));
       assert.equal((await alice.recordReply(unknown)).status, 404);
-      // Tenancy is the boundary (DESIGN.md "Auth and tenancy"): bob of t1 reads alice's record.
+      // Tenancy is the boundary (docs/protocol/openwop.md#auth-and-tenancy): bob of t1 reads alice's record.
       assert.deepEqual(await bob.record(task.id), await alice.record(task.id));
     });
   });

@@ -1,7 +1,7 @@
 // The A2A v0.3 JSON-RPC endpoint (POST /v1/a2a) through Fastify inject: the envelope and every
-// error code the host answers (spec/a2a.md §1.1, §1.6 and the TCK edge cases), message/send of the
+// error code the host answers (docs/protocol/a2a.md#v03-transport, #v03-errors), message/send of the
 // echo skill (blocking, non-blocking, historyLength), idempotent sends, tenancy, and the trust
-// marking of runs started over A2A (spec/openwop.md §1.6–§1.7). Every error path is checked to
+// marking of runs started over A2A (docs/protocol/openwop.md#start-by-message, #trust-boundary). Every error path is checked to
 // have written nothing. Runs on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set.
 //
 // Sibling files: a2a-rpc-hitl (approval / clarification over A2A), a2a-rpc-card (auth, card,

@@ -1,4 +1,4 @@
-// A web page the local user visits must not drive a keyless loopback host (issue 11, items 6–7):
+// A web page the local user visits must not drive a keyless loopback host:
 // - bodies a browser may send cross-site without a preflight (text/plain, forms, multipart, no
 //   type) are 415 on /v1/a2a and every REST write route, with no side effect — before, /v1/a2a
 //   parsed any type, so a page could start a task and approve a waiting one;

@@ -1,4 +1,4 @@
-// Fuzz (issue 11): thousands of malformed and hostile bodies, seeded and bounded, against the
+// Fuzz: thousands of malformed and hostile bodies, seeded and bounded, against the
 // JSON-RPC endpoint and the REST write routes, on SQLite and PostgreSQL. Asserted for every one:
 // no 5xx; on /v1/a2a every HTTP 200 answer is a valid JSON-RPC response (a result, or an error
 // with an integer code and a message); every refusal (an HTTP error, or a JSON-RPC error) wrote

@@ -1,4 +1,4 @@
-// Hostile request bodies and identifiers (issue 11, items 1–4), on SQLite and PostgreSQL: JSON
+// Hostile request bodies and identifiers, on SQLite and PostgreSQL: JSON
 // nested far deeper than HANDOFF_JSON_MAX_DEPTH is a precise refusal naming the limit on both
 // surfaces (it overflowed the stack of the envelope check, structuredClone and the hash before);
 // U+0000 in an id answers like an unknown id, anywhere else in a request a 400 / -32602 (PostgreSQL

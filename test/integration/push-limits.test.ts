@@ -1,4 +1,4 @@
-// Push configs per task are capped (issue 11, item 5): HANDOFF_PUSH_MAX_CONFIGS_PER_TASK (default
+// Push configs per task are capped: HANDOFF_PUSH_MAX_CONFIGS_PER_TASK (default
 // 10), one more is -32602 (400 on the RFC 0100 seam) and writes nothing, replacing an existing id
 // is fine; a task with many configs still moves (its outbox rows are written in batches). Before,
 // any principal could register thousands, and ~2,730 made the task impossible to approve or

@@ -1,4 +1,4 @@
-// The OpenWOP run API end to end through Fastify inject (spec/openwop.md §3.1–§3.8): run
+// The OpenWOP run API end to end through Fastify inject (docs/protocol/openwop.md#run-api): run
 // lifecycles, the five approval actions, clarification, cancel in every state, concurrent
 // resolution and idempotent creation. Runs on SQLite, and on PostgreSQL when
 // HANDOFF_TEST_PG_URL is set.

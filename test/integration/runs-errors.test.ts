@@ -1,4 +1,4 @@
-// The run API's refusals (spec/openwop.md §3.5): each bad request gets its precise error
+// The run API's refusals (docs/protocol/openwop.md#errors): each bad request gets its precise error
 // envelope and writes nothing; authentication and tenancy; discovery, workflows and metrics;
 // retention. SQLite always, PostgreSQL too when HANDOFF_TEST_PG_URL is set.
 import assert from 'node:assert/strict';

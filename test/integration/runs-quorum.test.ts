@@ -1,4 +1,4 @@
-// Quorum and approvers list on an approval gate (spec/openwop.md §3.7: host-side checks happen
+// Quorum and approvers list on an approval gate (docs/protocol/openwop.md#interrupts: host-side checks happen
 // before the engine moves the run): a gate needing 2 approvals from ['alice', 'bob'], with three
 // keys of one tenant. SQLite always, PostgreSQL too when HANDOFF_TEST_PG_URL is set.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Slow SSE clients have a memory ceiling (issue 11, item 8), on a real listening host:
+// Slow SSE clients have a memory ceiling on a real listening host:
 // - the first frame (the whole Task) counts against the per-stream cap: a Task larger than
 //   HANDOFF_SSE_MAX_BUFFER is sent without history and artifacts, marked truncated, pointing to
 //   tasks/get (it was written whole, whatever its size);

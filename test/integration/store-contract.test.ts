@@ -1,6 +1,6 @@
 // The store contract, one suite run against every dialect: SQLite (a temp file) always, and
 // PostgreSQL (a throw-away schema) when HANDOFF_TEST_PG_URL is set. Every assertion is about
-// behaviour a caller relies on (src/store/store.ts header, /work/shared/DESIGN.md "the one
+// behaviour a caller relies on (src/store/store.ts header, docs/architecture.md "the one
 // rule"); time moves only through the store's injected clock, never by sleeping.
 //
 //   contract(name, open, env)

@@ -1,4 +1,4 @@
-// Quotas that keep one tenant from starving the others (issue 11): HANDOFF_TENANT_RATE (requests
+// Quotas that keep one tenant from starving the others: HANDOFF_TENANT_RATE (requests
 // per tenant per window; in memory per instance on SQLite, shared by the instances on PostgreSQL)
 // and HANDOFF_TENANT_MAX_ACTIVE_RUNS (runs not yet finished). Over either: 429 + Retry-After, a
 // JSON-RPC error -32029 on /v1/a2a, nothing written; other tenants are not affected.

@@ -1,6 +1,6 @@
 // Several real Handoff server processes on ONE PostgreSQL schema, for end-to-end tests of the
-// multi-instance deployment (DESIGN.md: "several stateless host processes share it, claim runs
-// with leases, and fan events out with LISTEN/NOTIFY").
+// multi-instance deployment (docs/operations.md): stateless host processes share the database,
+// claim runs with leases, and fan events out with LISTEN/NOTIFY.
 //
 //   const cluster = await startCluster({ pgUrl, schema, names: ['a', 'b', 'c'], env: pushEnv });
 //   const [a, b, c] = cluster.nodes;                    // ClusterNode: ServerProcess + its name

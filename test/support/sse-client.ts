@@ -324,7 +324,7 @@ export interface ExpectedUpdate {
   state?: string;
 }
 
-/** The A2A state a run event moves the task into (DESIGN.md Streams; src/a2a/stream.ts). */
+/** The A2A state a run event moves the task into (docs/architecture.md#streams; src/a2a/stream.ts). */
 export function a2aStateOf(type: string): string | undefined {
   switch (type) {
     case 'run.started':

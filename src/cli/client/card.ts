@@ -1,4 +1,4 @@
-// Agent discovery (spec/a2a.md §1.5): `<url>/.well-known/agent-card.json` (or the card URL itself
+// Agent discovery (docs/protocol/a2a.md#v03-agent-card): `<url>/.well-known/agent-card.json` (or the card URL itself
 // when the argument already names a `.json`), then the JSON-RPC endpoint it declares: `card.url`
 // when its transport is JSONRPC, else the first JSONRPC entry of `additionalInterfaces`.
 import type { AgentCard } from '../../a2a/types.js';

@@ -1,5 +1,5 @@
 // Output of the client commands: exit codes from task states (the openwop CLI convention,
-// spec/openwop.md §6.5), colour only on a TTY without NO_COLOR (node:util styleText), and the
+// docs/protocol/openwop.md#cli-exit-codes), colour only on a TTY without NO_COLOR (node:util styleText), and the
 // human rendering of Tasks, stream events and errors. `--json` output is written by the commands.
 import { styleText } from 'node:util';
 import type { Artifact, Message, Part, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../a2a/types.js';

@@ -1,4 +1,4 @@
-// A small A2A v0.3 JSON-RPC client (spec/a2a.md §1.1, §1.7): POST one request to the agent's
+// A small A2A v0.3 JSON-RPC client (docs/protocol/a2a.md#v03-transport, #v03-streaming): POST one request to the agent's
 // endpoint; a plain call answers `application/json`, a streaming one (`message/stream`,
 // `tasks/resubscribe`) `text/event-stream` whose every `data:` is a JSON-RPC response.
 //

@@ -1,4 +1,4 @@
-// The OpenWOP WorkflowDefinition shape (spec/openwop.md §3.9), the subset this host executes.
+// The OpenWOP WorkflowDefinition shape (docs/protocol/openwop.md#workflow-definition), the subset this host executes.
 
 export type PortValue =
   | { type: 'static'; value: unknown }

@@ -308,7 +308,7 @@ function deliveryView(r: DeliveryRecord) {
   };
 }
 
-/** RFC 0100 conformance seams (spec/openwop.md §6.5): they drive the real code path. */
+/** RFC 0100 conformance seams (docs/protocol/openwop.md#conformance-seams): they drive the real code path. */
 function seamRoutes(
   app: FastifyInstance,
   deps: A2ARouteDeps,

@@ -1,4 +1,4 @@
-// The OpenWOP run API (spec/openwop.md §3.1–§3.8): create, read, cancel, resolve, poll events.
+// The OpenWOP run API (docs/protocol/openwop.md#run-api): create, read, cancel, resolve, poll events.
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
