@@ -55,7 +55,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
   const metrics = new Metrics(config.instanceId);
   const workflows = await loadWorkflows(config.workflowDirs);
-  const store = await openHostStore(config, log);
+  const store = await openHostStore(config, log, metrics);
   const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
@@ -169,7 +169,7 @@ export function pipeline(parts: {
   };
 }
 
-async function openHostStore(config: Config, log: Logger): Promise<Store> {
+async function openHostStore(config: Config, log: Logger, metrics: Metrics): Promise<Store> {
   const store = await openStore({
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
@@ -177,6 +177,7 @@ async function openHostStore(config: Config, log: Logger): Promise<Store> {
     sqliteFile: sqliteFile(config),
     sqliteSynchronous: config.sqliteSynchronous,
     sqliteExclusive: true,
+    onStatement: (op) => metrics.storeStatements.inc({ op }),
   });
   if (store.dialect === 'sqlite') {
     // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)

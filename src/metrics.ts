@@ -23,6 +23,8 @@ export class Metrics {
   readonly sseDrops: Counter<'reason'>;
   readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
   readonly pushAttempts: Counter<'outcome'>;
+  /** Statements the database ran for this host, by kind (select, insert, update, begin, commit…). */
+  readonly storeStatements: Counter<'op'>;
   readonly pushDeliveryLag: Histogram<never>;
   /** Where the outbox lag gauge reads from (the push worker sets it). */
   outboxLagSource: (() => Promise<number>) | undefined;
@@ -53,6 +55,7 @@ export class Metrics {
       'outcome',
     ]);
     this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
+    this.storeStatements = counter('handoff_store_statements_total', 'Statements the database ran, by kind', ['op']);
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
     this.activeRuns = gauge('handoff_worker_active_runs', 'Runs this instance is executing now');
     this.sseStreams = gauge('handoff_sse_streams', 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS)');

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
   type DatabaseIntrospector,
+  type LogEvent,
   Kysely,
   Migrator,
   PostgresDialect,
@@ -37,6 +38,20 @@ export interface OpenStoreOptions {
    * cannot open it meanwhile, and every transaction skips the shared-memory locking.
    */
   sqliteExclusive?: boolean;
+  /** Told of every statement the database runs (BEGIN and COMMIT included), by its first keyword. */
+  onStatement?: (op: string) => void;
+}
+
+/** Kysely's query log, reduced to the statement's kind (`select`, `insert`, `commit`, …). */
+function statementLog(onStatement: ((op: string) => void) | undefined) {
+  if (!onStatement) return {};
+  return {
+    log(event: LogEvent) {
+      const sql = event.query.sql;
+      const space = sql.search(/\s/);
+      onStatement((space < 0 ? sql : sql.slice(0, space)).toLowerCase());
+    },
+  };
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
@@ -78,7 +93,10 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   // Group commit runs each transaction in a savepoint, and SQLite keeps a savepoint's undo pages
   // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
   database.pragma('temp_store = MEMORY');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    ...statementLog(opts.onStatement),
+  });
   const dataVersion = database.prepare('pragma data_version').pluck();
   const store: StoreOptions = {
     db,
@@ -182,7 +200,10 @@ async function openPostgres(opts: OpenStoreOptions): Promise<Opened> {
     max: opts.pgPoolSize ?? 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public') });
+  const db = new Kysely<Database>({
+    dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public'),
+    ...statementLog(opts.onStatement),
+  });
   return { store: { db, dialect: 'postgres', destroy: () => db.destroy() } };
 }
 

@@ -344,6 +344,20 @@ for (const dialect of DIALECTS) {
         /^handoff_runs_started_total\{(?=[^}]*workflow="echo")(?=[^}]*instance="[^"]+")[^}]*\} \d+/m,
       );
     });
+
+    it('/metrics counts the statements the database ran, by kind', async () => {
+      const count = async (op: string) => {
+        const m = (await t.get('/metrics')).text.match(
+          new RegExp(`^handoff_store_statements_total\\{(?=[^}]*op="${op}")[^}]*\\} (\\d+)`, 'm'),
+        );
+        return Number(m?.[1] ?? 0);
+      };
+      const [inserts, commits] = [await count('insert'), await count('commit')];
+      const runId = await t.createRun('echo');
+      await t.waitForStatus(runId, ['completed']);
+      assert.ok((await count('insert')) > inserts, 'the run, its events and its task record were inserted');
+      assert.ok((await count('commit')) > commits, 'and committed');
+    });
   });
 
   describe(`retention (${dialect})`, () => {
