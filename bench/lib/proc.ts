@@ -8,8 +8,8 @@ import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { http } from './http.js';
 
-export const SERVER_CPU = 0;
-export const LOADGEN_CPU = 1;
+const SERVER_CPU = 0;
+const LOADGEN_CPU = 1;
 
 export interface ServerProcess {
   pid: number;
@@ -29,7 +29,7 @@ export interface StartOptions {
 }
 
 let tasksetCache: boolean | undefined;
-export function hasTaskset(): boolean {
+function hasTaskset(): boolean {
   tasksetCache ??= spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0;
   return tasksetCache;
 }

@@ -79,7 +79,7 @@ export interface SectionSource {
   build(results: ScenarioResult[]): Section[];
 }
 
-export const DEFAULT_SKILLS: SkillIds = { echo: 'echo', approval: 'approval' };
+const DEFAULT_SKILLS: SkillIds = { echo: 'echo', approval: 'approval' };
 
 const targets = new Map<string, Target>();
 const scenarios = new Map<string, Scenario>();

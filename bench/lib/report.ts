@@ -16,8 +16,8 @@ export interface Section {
   after?: string;
 }
 
-export const NOTES_BEGIN = '<!-- notes:begin -->';
-export const NOTES_END = '<!-- notes:end -->';
+const NOTES_BEGIN = '<!-- notes:begin -->';
+const NOTES_END = '<!-- notes:end -->';
 
 const DEFAULT_NOTES = `${NOTES_BEGIN}
 ## Notes
@@ -64,7 +64,7 @@ export function mdTable(columns: string[], rows: string[][]): string {
 }
 
 /** One section: `## title`, optional intro, the table, optional text after. */
-export function renderSection(section: Section): string {
+function renderSection(section: Section): string {
   const out = [`## ${section.title}`, ''];
   if (section.intro) out.push(section.intro, '');
   if (section.columns.length > 0) out.push(mdTable(section.columns, section.rows), '');
@@ -73,7 +73,7 @@ export function renderSection(section: Section): string {
 }
 
 /** The notes block of an existing RESULTS.md (markers included), or a fresh empty one. */
-export function previousNotes(path: string): string {
+function previousNotes(path: string): string {
   if (!existsSync(path)) return DEFAULT_NOTES;
   const text = readFileSync(path, 'utf8');
   const begin = text.indexOf(NOTES_BEGIN);
@@ -88,7 +88,7 @@ const RUN_LEVEL = new Set(['Per-run figures (req/s, in run order)', 'How these f
  * Sections of the previous RESULTS.md that this run did not write, so a run of some scenarios
  * (`--scenarios push`) updates those and keeps the others' figures (each carries its own date).
  */
-export function previousSections(path: string, written: Set<string>): string[] {
+function previousSections(path: string, written: Set<string>): string[] {
   if (!existsSync(path)) return [];
   let text = readFileSync(path, 'utf8');
   const begin = text.indexOf(NOTES_BEGIN);

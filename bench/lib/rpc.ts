@@ -17,7 +17,7 @@ const rpc = (method: string, params: Record<string, unknown>): RpcRequest => ({
   params,
 });
 
-export const ECHO_TEXT = 'Hello from the Handoff benchmark: please echo this sentence back.';
+const ECHO_TEXT = 'Hello from the Handoff benchmark: please echo this sentence back.';
 
 /** message/send starting a new task of `skillId` (fresh messageId, so idempotency never short-cuts). */
 export function sendNew(skillId: string, text = ECHO_TEXT): RpcRequest {

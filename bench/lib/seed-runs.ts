@@ -70,7 +70,7 @@ const RUNS_PER_INSERT = 500;
 const RUNS_PER_TX = 20_000;
 
 /** Make `<dataDir>/handoff.db` hold exactly `total` completed echo runs (dataDir must be fresh). */
-export async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult> {
+async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult> {
   const t0 = performance.now();
   const templateId = await createTemplate(dataDir);
   const t1 = performance.now();
@@ -158,7 +158,7 @@ export async function seedEchoRuns(dataDir: string, total: number): Promise<Seed
 }
 
 /** `n` ids picked at random (partial Fisher–Yates). */
-export function pickIds(all: readonly string[], n: number): string[] {
+function pickIds(all: readonly string[], n: number): string[] {
   const a = [...all];
   const k = Math.min(n, a.length);
   for (let i = 0; i < k; i++) {

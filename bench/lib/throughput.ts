@@ -11,11 +11,11 @@ import {
   type ScenarioContext,
   type ScenarioResult,
 } from './registry.js';
-import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, type Section } from './report.js';
+import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, rateCell, type Section } from './report.js';
 import { medians, spread, total } from './stats.js';
 
 /** The target every ratio is taken against. */
-export const REFERENCE = 'sdk';
+const REFERENCE = 'sdk';
 
 /** One JSON-RPC request of a flow, POSTed to the target's JSON-RPC endpoint. */
 export interface RpcStep {
@@ -113,10 +113,9 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
 
 function targetRow(cell: CellResult, flows: boolean): string[] {
   const m = medians(cell.runs);
-  const rps = spread(cell.runs, 'reqPerSec');
   return [
     cell.reason ? `${cell.target} (${cell.reason})` : cell.target,
-    `**${fmtInt(rps.median)}** (${fmtInt(rps.min)}–${fmtInt(rps.max)})`,
+    rateCell(cell.runs, 'reqPerSec'),
     ...(flows ? [`**${fmtInt(m.flowsPerSec)}**`] : []),
     fmtMs(m.p50Ms),
     fmtMs(m.p90Ms),
@@ -180,7 +179,7 @@ const COLUMNS = [
   'start ms',
 ];
 
-export function throughputSection(result: ScenarioResult, flows: boolean): Section {
+function throughputSection(result: ScenarioResult, flows: boolean): Section {
   const columns = flows ? [...COLUMNS.slice(0, 2), 'flows/s', ...COLUMNS.slice(2)] : COLUMNS;
   const blank = (): string[] => columns.slice(2).map(() => '');
   const ok = result.cells.filter((c) => c.runs.length > 0);

@@ -213,16 +213,11 @@ async function sendPhase(cluster: Cluster, p: Plan): Promise<Figures> {
 
 // ─── (b) steps runs ──────────────────────────────────────────────────────────────────────────────
 
-/** POST /v1/runs: its answer's status, run id and run status. */
-async function postRun(
-  agent: Agent,
-  base: string,
-  body: unknown,
-): Promise<{ status: number; runId?: string; runStatus?: string }> {
-  const res = await http('POST', `${base}/v1/runs`, { body, agent });
+/** POST /v1/runs: the answer's HTTP status (0: no answer) and run id. */
+async function postRun(agent: Agent, base: string, body: unknown): Promise<{ status: number; runId?: string }> {
+  const res = await http('POST', `${base}/v1/runs`, { body, agent }).catch(() => ({ status: 0, text: '' }));
   const runId = /"runId":"([^"]+)"/.exec(res.text)?.[1];
-  const runStatus = /"status":"([a-z-]+)"/.exec(res.text)?.[1];
-  return { status: res.status, ...(runId ? { runId } : {}), ...(runStatus ? { runStatus } : {}) };
+  return runId ? { status: res.status, runId } : { status: res.status };
 }
 
 interface Pending {
@@ -362,7 +357,7 @@ async function stepsPhase(cluster: Cluster, p: Plan): Promise<Figures> {
   const oneRun = async (_: number, k: number): Promise<void> => {
     const i = k % n;
     const t = performance.now();
-    const res = await postRun(agents[i]!, cluster.instances[i]!.base, body).catch(() => ({ status: 0, runId: '' }));
+    const res = await postRun(agents[i]!, cluster.instances[i]!.base, body);
     if (res.status !== 201 || !res.runId) {
       createErrors++;
       await sleep(50);
