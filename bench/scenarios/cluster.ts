@@ -26,6 +26,7 @@
 // skipped (and said so in the section) rather than overrun; the takeover's time is kept in reserve.
 import { Agent } from 'node:http';
 import { cpus } from 'node:os';
+import { TERMINAL_STATUSES } from '../../src/store/model.js';
 import { sleep } from '../lib/clock.js';
 import { startCluster, type Cluster, type Notice } from '../lib/cluster.js';
 import { PG_URL, probePg, type PgInfo } from '../lib/handoff-server.js';
@@ -66,7 +67,8 @@ const TAKEOVER = {
 };
 /** Renewal interval of src/engine/runner.ts: leaseMs / 3. */
 const RENEW_MS = Math.max(50, Math.floor(TAKEOVER.leaseMs / 3));
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** Run statuses after which a run never changes (Handoff's own list). */
+const TERMINAL: ReadonlySet<string> = TERMINAL_STATUSES;
 
 // ─── time plan ───────────────────────────────────────────────────────────────────────────────────
 

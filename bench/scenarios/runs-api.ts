@@ -18,6 +18,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TERMINAL_STATUSES } from '../../src/store/model.js';
 import { PG_URL, probePg, startHandoffPg, startHandoffSqlite, type PgInfo } from '../lib/handoff-server.js';
 import { measureLoad, measurePaired, type Step } from '../lib/load.js';
 import {
@@ -88,7 +89,8 @@ function ensureTime(deadline: number, needS: number, what: string): void {
 const originOf = (ctx: ScenarioContext): string => new URL(ctx.running.url).origin;
 const statusOf = (body: string): string | undefined => /"status":"([a-z-]+)"/.exec(body)?.[1];
 const runIdOf = (body: string): string | undefined => /"runId":"([^"]+)"/.exec(body)?.[1];
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** Run statuses after which a run never changes (Handoff's own list). */
+const TERMINAL: ReadonlySet<string> = TERMINAL_STATUSES;
 
 /** Top-level copies for the harness's log line and per-run table. */
 function headline(f: Figures): Figures {
