@@ -1,6 +1,6 @@
 // Benchmark harness: every registered scenario against every registered target, rounds
 // alternating the target order, medians into bench/RESULTS.md and raw figures into
-// bench/results.json.
+// bench/results.json (local only: git ignores it).
 //
 //   npm run bench                              full: 3 rounds × 8 s (+2 s warm-up) per run
 //   node --import tsx bench/run.ts --quick     smoke: 1 round × 2 s (+0.5 s warm-up), < 60 s in all
@@ -26,7 +26,7 @@ import {
   type ScenarioResult,
   type Target,
 } from './lib/registry.js';
-import { fmtInt, fmtMs, writeReport } from './lib/report.js';
+import { fmtInt, fmtMs, shortError, writeReport } from './lib/report.js';
 import './targets.js';
 
 interface Options {
@@ -104,8 +104,6 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 const log = (msg: string): void => console.log(`[bench] ${msg}`);
-const shortError = (err: unknown): string =>
-  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
 
 /** Targets that failed to start once are not retried (saves time; "not available" for all). */
 const unavailable = new Map<string, string>();
@@ -125,8 +123,8 @@ async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: 
   try {
     running = await target.start();
   } catch (err) {
-    unavailable.set(target.name, shortError(err));
-    log(`${target.name}: not available — ${shortError(err)}`);
+    unavailable.set(target.name, shortError(err, 200));
+    log(`${target.name}: not available — ${shortError(err, 200)}`);
     return;
   }
   const startMs = performance.now() - t0; // spawn → card answers 2xx (cold start incl. migrations)
@@ -139,11 +137,14 @@ async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: 
     figures.startMs = startMs;
     cell.runs.push(figures);
     log(
-      `${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ${fmtInt(figures.reqPerSec).padStart(7)} req/s  p50 ${fmtMs(figures.p50Ms)} ms  p99 ${fmtMs(figures.p99Ms)} ms  cpu ${fmtInt(figures.serverCpuUsPerReq)} µs/req  other-cpu ${fmtInt(figures.otherCpuPct)}%  failures ${figures.failures ?? 0}`,
+      `${scenario.name.padEnd(9)} ${target.name.padEnd(8)} ` +
+        `${fmtInt(figures.reqPerSec).padStart(7)} req/s  p50 ${fmtMs(figures.p50Ms)} ms  p99 ` +
+        `${fmtMs(figures.p99Ms)} ms  cpu ${fmtInt(figures.serverCpuUsPerReq)} µs/req  ` +
+        `other-cpu ${fmtInt(figures.otherCpuPct)}%  failures ${figures.failures ?? 0}`,
     );
   } catch (err) {
-    cell.reason = `${cell.runs.length + 1}. run failed: ${shortError(err)}`;
-    log(`${scenario.name} ${target.name}: FAILED — ${shortError(err)}`);
+    cell.reason = `${cell.runs.length + 1}. run failed: ${shortError(err, 200)}`;
+    log(`${scenario.name} ${target.name}: FAILED — ${shortError(err, 200)}`);
   } finally {
     await running.stop();
   }

@@ -84,7 +84,9 @@ registerTarget({
   ...childTarget({
     name: 'floor',
     description:
-      'the durable floor: Fastify + better-sqlite3 writing only the rows Handoff commits for an echo send, on its schema and SQLite settings (bench/baselines/sqlite-floor-server.ts)',
+      'the durable floor: Fastify + better-sqlite3 writing only the rows Handoff commits ' +
+      'for an echo send, on its schema and SQLite settings ' +
+      '(bench/baselines/sqlite-floor-server.ts)',
     launch: (port) => ({ argv: [...benchScript('baselines/sqlite-floor-server'), '--port', String(port)] }),
     rpcPath: '/a2a/jsonrpc',
   }),

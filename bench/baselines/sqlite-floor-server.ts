@@ -46,16 +46,22 @@ const byMessage = db.prepare(
   'select task_id from a2a_tasks where tenant_id = ? and principal_id = ? and message_id = ?',
 );
 const insertRun = db.prepare(
-  'insert into runs (run_id, tenant_id, principal_id, workflow_id, status, inputs, state, cursor, error, tags, metadata, next_seq, version, lease_owner, lease_expires_at, wake_at, created_at, updated_at, completed_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  'insert into runs (run_id, tenant_id, principal_id, workflow_id, status, inputs, ' +
+    'state, cursor, error, tags, metadata, next_seq, version, lease_owner, ' +
+    'lease_expires_at, wake_at, created_at, updated_at, completed_at) values (?, ?, ?, ' +
+    '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const insertEvents = db.prepare(
-  `insert into events (run_id, seq, type, node_id, payload, created_at) values ${Array(6).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
+  `insert into events (run_id, seq, type, node_id, payload, created_at) values ` +
+    `${Array(6).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
 );
 const insertTask = db.prepare(
-  'insert into a2a_tasks (task_id, tenant_id, principal_id, context_id, message_id, state, interrupt_kind, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+  'insert into a2a_tasks (task_id, tenant_id, principal_id, context_id, message_id, ' +
+    'state, interrupt_kind, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const taskAndRun = db.prepare(
-  'select t.context_id, t.state, t.updated_at, r.workflow_id, r.status from a2a_tasks t join runs r on r.run_id = t.task_id where t.task_id = ? and t.tenant_id = ?',
+  'select t.context_id, t.state, t.updated_at, r.workflow_id, r.status from a2a_tasks ' +
+    't join runs r on r.run_id = t.task_id where t.task_id = ? and t.tenant_id = ?',
 );
 const taskEvents = db.prepare(
   "select type, payload from events where run_id = ? and type in ('artifact.created', 'a2a.message') order by seq",

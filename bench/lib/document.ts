@@ -15,7 +15,10 @@ export interface RunInfo {
 
 function modeText(mode: RunMode): string {
   const kind = mode.quick ? 'quick' : 'full';
-  return `**${kind}**: ${mode.rounds} round(s), ${mode.durationS} s measured + ${mode.warmupS} s warm-up per run, targets alternated per round`;
+  return (
+    `**${kind}**: ${mode.rounds} round(s), ${mode.durationS} s measured + ` +
+    `${mode.warmupS} s warm-up per run, targets alternated per round`
+  );
 }
 
 export function header(info: RunInfo): string {
@@ -44,7 +47,8 @@ export function header(info: RunInfo): string {
   return [
     '# Handoff benchmark results',
     '',
-    'Written by `bench/run.ts` (`npm run bench`; `--quick` for a smoke run). Raw figures: `bench/results.json`.',
+    'Written by `bench/run.ts` (`npm run bench`; `--quick` for a smoke run). ' +
+      'Raw figures: `bench/results.json`, written beside this file by every run (not committed).',
     '',
     '| | |',
     '|---|---|',
@@ -68,14 +72,38 @@ export function methodSection(): Section {
     columns: [],
     rows: [],
     after: [
-      '- Every run starts a fresh server process (empty store), pinned to one core; autocannon runs closed-loop (each connection sends its next request when the previous answer arrives) over HTTP/1.1 keep-alive; a warm-up run precedes the measured run on the same process.',
-      '- Figures per target are medians over rounds; req/s also shows min–max. "errors" = socket errors + timeouts + non-2xx + 2xx answers lacking the expected state (JSON-RPC errors are HTTP 200), summed over all runs.',
-      '- Latency = time from writing a request to its complete response, per request (sub-ms precision). For `approval` it mixes both requests of the flow.',
-      '- Server CPU µs/req = server CPU time (utime+stime of the process, all threads incl. GC, from /proc/<pid>/stat) during the measured run / responses. "req/s per busy core" = 10⁶ / that: the capacity of one fully used core, meaningful even when the load generator was the limit (load-gen CPU % near 100 with server CPU % below 100 — then req/s is a lower bound).',
-      '- "other CPU %" = machine-wide busy CPU (/proc/stat) minus server minus load generator during the measured run, in % of one core: work of other processes on the box. A run with a high figure there was disturbed; the medians over rounds are meant to absorb that, but a quick (1-round) run cannot.',
-      '- Peak RSS = VmHWM of the server at the end of the run (warm-up included). bytes/resp = response bytes on the wire incl. status line and headers. start ms = spawn until the agent card answers 2xx.',
-      "- Ratio rows (`x/sdk`): req/s and per-core capacity as plain ratios (> 1 = more than the SDK); latency, RSS and CPU cost as × (< 1 = better). The machine's speed drifts between runs, so compare targets measured in the same run.",
-      '- "paired" (req/s per busy core, ratio rows of the request/response scenarios): after its own measurement, each target runs again beside a fresh SDK server (both pinned to the server core, the SDK warmed up first), and the two are loaded in alternating windows (A B B A A B B A, the measured time split evenly between them); the ratio is SDK CPU per request ÷ this target\'s CPU per request, summed over its windows. Shown: the median over runs and the per-run range. It cancels the minute-to-minute drift of this VM\'s CPU speed that the unpaired ratio (of medians taken at different times) carries.',
+      '- Every run starts a fresh server process (empty store), pinned to one core; ' +
+        'autocannon runs closed-loop (each connection sends its next request when the ' +
+        'previous answer arrives) over HTTP/1.1 keep-alive; a warm-up run precedes the ' +
+        'measured run on the same process.',
+      '- Figures per target are medians over rounds; req/s also shows min–max. "errors" = ' +
+        'socket errors + timeouts + non-2xx + 2xx answers lacking the expected state ' +
+        '(JSON-RPC errors are HTTP 200), summed over all runs.',
+      '- Latency = time from writing a request to its complete response, per request ' +
+        '(sub-ms precision). For `approval` it mixes both requests of the flow.',
+      '- Server CPU µs/req = server CPU time (utime+stime of the process, all threads ' +
+        'incl. GC, from /proc/<pid>/stat) during the measured run / responses. "req/s per ' +
+        'busy core" = 10⁶ / that: the capacity of one fully used core, meaningful even when ' +
+        'the load generator was the limit (load-gen CPU % near 100 with server CPU % below ' +
+        '100 — then req/s is a lower bound).',
+      '- "other CPU %" = machine-wide busy CPU (/proc/stat) minus server minus load ' +
+        'generator during the measured run, in % of one core: work of other processes on the ' +
+        'box. A run with a high figure there was disturbed; the medians over rounds are ' +
+        'meant to absorb that, but a quick (1-round) run cannot.',
+      '- Peak RSS = VmHWM of the server at the end of the run (warm-up included). ' +
+        'bytes/resp = response bytes on the wire incl. status line and headers. start ms = ' +
+        'spawn until the agent card answers 2xx.',
+      '- Ratio rows (`x/sdk`): req/s and per-core capacity as plain ratios (> 1 = more than ' +
+        "the SDK); latency, RSS and CPU cost as × (< 1 = better). The machine's speed drifts " +
+        'between runs, so compare targets measured in the same run.',
+      '- "paired" (req/s per busy core, ratio rows of the request/response scenarios): ' +
+        'after its own measurement, each target runs again beside a fresh SDK server (both ' +
+        'pinned to the server core, the SDK warmed up first), and the two are loaded in ' +
+        'alternating windows (A B B A A B B A, the measured time split evenly between them); ' +
+        "the ratio is SDK CPU per request ÷ this target's CPU per request, summed over its " +
+        'windows. Shown: the median over runs and the per-run range. It cancels the ' +
+        "minute-to-minute drift of this VM's CPU speed that the unpaired ratio (of medians " +
+        'taken at different times) carries.',
     ].join('\n'),
   };
 }

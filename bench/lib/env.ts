@@ -31,7 +31,7 @@ export function benchScript(relative: string): string[] {
     : [process.execPath, join(BENCH_RUN, `${relative}.js`)];
 }
 
-export const PACKAGES = ['@a2a-js/sdk', 'a2a-js-sdk-v03', 'express', 'autocannon', 'undici', 'typescript', 'tsx'];
+const PACKAGES = ['@a2a-js/sdk', 'a2a-js-sdk-v03', 'express', 'autocannon', 'undici', 'typescript', 'tsx'];
 
 function packageVersion(name: string): string {
   try {

@@ -1,7 +1,8 @@
-// Handoff servers the run-API scenarios start themselves (the harness's `handoff` target always gets
-// a fresh, empty SQLite dir): on a given data dir (seeded beforehand), or on PostgreSQL in a
-// throwaway schema that is dropped afterwards. Same binary and pinning as the harness target:
-// compiled dist/src/cli/main.js `serve`, core 0, ready when /healthz answers 2xx.
+// Handoff servers the scenarios start themselves, when the harness's `handoff` target (a fresh,
+// empty SQLite dir, no extra settings) is not what they need: on SQLite with a given data dir
+// (seeded beforehand) or extra HANDOFF_* settings, or on PostgreSQL in a throwaway schema that is
+// dropped afterwards. Same binary and pinning as the harness target: compiled dist/src/cli/main.js
+// `serve`, core 0, ready when /healthz answers 2xx.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,10 +44,34 @@ async function spawnHandoff(
   return { base, pid: proc.pid, pinned: proc.pinned, stop: () => proc.stop() };
 }
 
-/** Handoff on SQLite in `dataDir` (its file is `<dataDir>/handoff.db`); the dir is left alone. */
-export async function startHandoffSqlite(dataDir: string): Promise<HandoffServer> {
-  const s = await spawnHandoff(dataDir, {});
-  return { ...s, backendPids: async () => [] };
+export interface SqliteOptions {
+  /** A data dir to use as it is (e.g. seeded beforehand), left alone by stop(); default: a fresh
+   * temp dir, removed by stop(). */
+  dataDir?: string;
+  /** HANDOFF_* settings for this server (every other HANDOFF_* variable is removed). */
+  env?: Record<string, string>;
+}
+
+/** Handoff on SQLite (its file is `<dataDir>/handoff.db`). */
+export async function startHandoffSqlite(opts: SqliteOptions = {}): Promise<HandoffServer> {
+  const own = opts.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'handoff-bench-')) : undefined;
+  const removeOwn = (): void => {
+    if (own) rmSync(own, { recursive: true, force: true });
+  };
+  try {
+    const s = await spawnHandoff(opts.dataDir ?? (own as string), opts.env ?? {});
+    const stop = async (): Promise<void> => {
+      try {
+        await s.stop();
+      } finally {
+        removeOwn();
+      }
+    };
+    return { ...s, backendPids: async () => [], stop };
+  } catch (err) {
+    removeOwn();
+    throw err;
+  }
 }
 
 export interface PgInfo {

@@ -4,12 +4,12 @@
 // cycles from the other and /proc CPU time maps one-to-one to server work.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
+import { http } from './http.js';
 
-export const SERVER_CPU = 0;
-export const LOADGEN_CPU = 1;
+const SERVER_CPU = 0;
+const LOADGEN_CPU = 1;
 
 export interface ServerProcess {
   pid: number;
@@ -29,7 +29,7 @@ export interface StartOptions {
 }
 
 let tasksetCache: boolean | undefined;
-export function hasTaskset(): boolean {
+function hasTaskset(): boolean {
   tasksetCache ??= spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0;
   return tasksetCache;
 }
@@ -105,6 +105,16 @@ function readStatusKb(pid: number, key: 'VmHWM' | 'VmRSS'): number {
   return line ? Number(line.replace(/\D+/g, '')) : NaN;
 }
 
+/** The load averages over 1, 5 and 15 minutes (NaN where unreadable): how busy the box was. */
+export function loadAverages(): [number, number, number] {
+  try {
+    const [a, b, c] = readFileSync('/proc/loadavg', 'utf8').split(' ').map(Number);
+    return [a ?? NaN, b ?? NaN, c ?? NaN];
+  } catch {
+    return [NaN, NaN, NaN];
+  }
+}
+
 /** Peak resident set size (VmHWM) in MiB. */
 export const readPeakRssMiB = (pid: number): number => readStatusKb(pid, 'VmHWM') / 1024;
 /** Current resident set size (VmRSS) in MiB. */
@@ -130,17 +140,11 @@ function keepTail(child: ChildProcess): () => string {
 }
 
 /** HTTP status of a GET, or 0 if nothing answered. */
-function httpStatus(url: string): Promise<number> {
-  return new Promise((resolve) => {
-    // agent:false → Connection: close, so no keep-alive socket lingers in the server's counts.
-    const req = get(url, { agent: false, timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', () => resolve(0));
-    req.on('timeout', () => req.destroy());
-  });
-}
+const httpStatus = (url: string): Promise<number> =>
+  http('GET', url, { timeoutMs: 1000 }).then(
+    (r) => r.status,
+    () => 0,
+  );
 
 /** The line of a crashed child's output most likely to say why (first "Error", else the last line). */
 function why(output: string): string {

@@ -2,9 +2,9 @@
 // certificate for IP 127.0.0.1 made by `openssl` into a temp dir (the CA's PEM file stays there
 // for the server's HANDOFF_PUSH_CA_FILE until cleanup()), and a node:https server that records,
 // per request, the receipt time (epoch ms, sub-ms precision, taken when the body has been read
-// completely — before anything else is done with it) and the parsed body. It answers 200 with an
-// empty body at once, over keep-alive. TLS handshakes and session reuse are counted, so the
-// connection behaviour of the sender is visible too.
+// completely — before anything else is done with it), the delivery and task ids, and the pushed
+// state and timestamp. It answers 200 with an empty body at once, over keep-alive. TLS handshakes
+// and session reuse are counted, so the connection behaviour of the sender is visible too.
 //
 //   const certs = makePushCerts();                  // certs.caFile → HANDOFF_PUSH_CA_FILE
 //   const rx = await startPushReceiver(certs);      // rx.url('/hook')
@@ -18,15 +18,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-
-/** Epoch milliseconds, sub-ms precision (monotonic within this process). */
-export const nowMs = (): number => performance.timeOrigin + performance.now();
+import { nowMs } from './clock.js';
+import { jsonOf } from './http.js';
 
 export interface PushCerts {
-  /** Temp dir holding ca.pem (and nothing secret worth keeping); removed by cleanup(). */
-  dir: string;
+  /** The CA certificate, in a temp dir (holding nothing secret worth keeping) removed by cleanup(). */
   caFile: string;
-  caPem: string;
   keyPem: string;
   certPem: string;
   cleanup(): void;
@@ -82,9 +79,7 @@ export function makePushCerts(): PushCerts {
     );
     const read = (f: string): string => readFileSync(join(dir, f), 'utf8');
     const certs = {
-      dir,
       caFile: join(dir, 'ca.pem'),
-      caPem: read('ca.pem'),
       keyPem: read('server.key'),
       certPem: read('server.pem'),
       cleanup,
@@ -106,24 +101,15 @@ export interface PushReceipt {
   at: number;
   /** Number of the TLS connection it came on (1, 2, … in handshake order). */
   conn: number;
-  path: string;
+  /** X-Handoff-Delivery-Id header. */
   deliveryId?: string;
+  /** X-A2A-Task-Id header. */
   taskId?: string;
-  /** X-A2A-Notification-Token header. */
-  token?: string;
-  authorization?: string;
-  bytes: number;
-  /** Parsed body fields (a TaskStatusUpdateEvent). */
-  kind?: string;
+  /** From the body (a TaskStatusUpdateEvent): taskId, status.state. */
   bodyTaskId?: string;
   state?: string;
-  /** status.timestamp as sent (the transition's commit time). */
-  timestamp?: string;
-  /** Date.parse(timestamp), NaN if absent. */
+  /** status.timestamp (the transition's commit time) as epoch ms, NaN if absent. */
   commitAt: number;
-  final?: boolean;
-  /** Body was not JSON. */
-  bodyError?: boolean;
 }
 
 export interface PushReceiver {
@@ -159,39 +145,15 @@ export async function startPushReceiver(certs: Pick<PushCerts, 'keyPem' | 'certP
     req.on('end', () => {
       const at = nowMs();
       const raw = Buffer.concat(chunks);
-      const rec: PushReceipt = {
-        at,
-        conn: connIds.get(req.socket) ?? 0,
-        path: req.url ?? '',
-        bytes: raw.length,
-        commitAt: NaN,
-        ...(header(req, 'x-handoff-delivery-id') !== undefined
-          ? { deliveryId: header(req, 'x-handoff-delivery-id') }
-          : {}),
-        ...(header(req, 'x-a2a-task-id') !== undefined ? { taskId: header(req, 'x-a2a-task-id') } : {}),
-        ...(header(req, 'x-a2a-notification-token') !== undefined
-          ? { token: header(req, 'x-a2a-notification-token') }
-          : {}),
-        ...(header(req, 'authorization') !== undefined ? { authorization: header(req, 'authorization') } : {}),
-      };
-      try {
-        const body = JSON.parse(raw.toString('utf8')) as {
-          kind?: string;
-          taskId?: string;
-          final?: boolean;
-          status?: { state?: string; timestamp?: string };
-        };
-        if (body.kind !== undefined) rec.kind = body.kind;
-        if (body.taskId !== undefined) rec.bodyTaskId = body.taskId;
-        if (body.final !== undefined) rec.final = body.final;
-        if (body.status?.state !== undefined) rec.state = body.status.state;
-        if (body.status?.timestamp !== undefined) {
-          rec.timestamp = body.status.timestamp;
-          rec.commitAt = Date.parse(body.status.timestamp);
-        }
-      } catch {
-        rec.bodyError = true;
-      }
+      const rec: PushReceipt = { at, conn: connIds.get(req.socket) ?? 0, commitAt: NaN };
+      const deliveryId = header(req, 'x-handoff-delivery-id');
+      const taskId = header(req, 'x-a2a-task-id');
+      if (deliveryId !== undefined) rec.deliveryId = deliveryId;
+      if (taskId !== undefined) rec.taskId = taskId;
+      const body = jsonOf<{ taskId?: string; status?: { state?: string; timestamp?: string } }>(raw.toString('utf8'));
+      if (body?.taskId !== undefined) rec.bodyTaskId = body.taskId;
+      if (body?.status?.state !== undefined) rec.state = body.status.state;
+      if (body?.status?.timestamp !== undefined) rec.commitAt = Date.parse(body.status.timestamp);
       receipts.push(rec);
       res.writeHead(200, { 'content-length': '0' });
       res.end();

@@ -46,6 +46,10 @@ export interface ScenarioContext {
 /** Flat numeric figures of one run; medians are taken key by key across rounds. */
 export type Figures = Record<string, number>;
 
+/** The figures of one part of a run under `prefix.` (e.g. `pg.reqPerSec`). */
+export const prefixed = (prefix: string, figures: Figures): Figures =>
+  Object.fromEntries(Object.entries(figures).map(([k, v]) => [`${prefix}.${k}`, v]));
+
 export interface CellResult {
   target: string;
   status: 'ok' | 'not available' | 'failed' | 'skipped';
@@ -75,7 +79,7 @@ export interface SectionSource {
   build(results: ScenarioResult[]): Section[];
 }
 
-export const DEFAULT_SKILLS: SkillIds = { echo: 'echo', approval: 'approval' };
+const DEFAULT_SKILLS: SkillIds = { echo: 'echo', approval: 'approval' };
 
 const targets = new Map<string, Target>();
 const scenarios = new Map<string, Scenario>();

@@ -2,6 +2,8 @@
 // the hand-written notes block, which is carried over verbatim from the previous RESULTS.md so
 // that commentary written by people survives every re-run.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Figures } from './registry.js';
+import { spread } from './stats.js';
 
 export interface Section {
   title: string;
@@ -14,8 +16,8 @@ export interface Section {
   after?: string;
 }
 
-export const NOTES_BEGIN = '<!-- notes:begin -->';
-export const NOTES_END = '<!-- notes:end -->';
+const NOTES_BEGIN = '<!-- notes:begin -->';
+const NOTES_END = '<!-- notes:end -->';
 
 const DEFAULT_NOTES = `${NOTES_BEGIN}
 ## Notes
@@ -33,24 +35,45 @@ export const fmtMs = (n: number | undefined): string => fmtFixed(n, 2);
 export const fmtRatio = (n: number | undefined): string => fmtFixed(n, 3);
 export const fmtTimes = (n: number | undefined): string => (finite(n) ? `${fmtFixed(n, 2)}×` : NA);
 
+/** "**median** (min–max)" of a rate over runs, or – if no run has it. */
+export function rateCell(runs: readonly Figures[], key: string): string {
+  const s = spread(runs, key);
+  return Number.isFinite(s.median) ? `**${fmtInt(s.median)}** (${fmtInt(s.min)}–${fmtInt(s.max)})` : NA;
+}
+
+/** One figure of every run, in run order: "12, 15, 11". */
+export const perRun = (
+  runs: readonly Figures[],
+  key: string,
+  fmt: (n: number | undefined) => string = fmtInt,
+): string => runs.map((r) => fmt(r[key])).join(', ');
+
+/** The first line of an error's message, cut to `max` characters (for logs and table cells). */
+export const shortError = (err: unknown, max = 160): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, max);
+
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
+/** A markdown table; also for tables inside a section's text. */
+export function mdTable(columns: string[], rows: string[][]): string {
+  return [
+    `| ${columns.map(cell).join(' | ')} |`,
+    `|${columns.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ].join('\n');
+}
+
 /** One section: `## title`, optional intro, the table, optional text after. */
-export function renderSection(section: Section): string {
+function renderSection(section: Section): string {
   const out = [`## ${section.title}`, ''];
   if (section.intro) out.push(section.intro, '');
-  if (section.columns.length > 0) {
-    out.push(`| ${section.columns.map(cell).join(' | ')} |`);
-    out.push(`|${section.columns.map(() => '---').join('|')}|`);
-    for (const row of section.rows) out.push(`| ${row.map(cell).join(' | ')} |`);
-    out.push('');
-  }
+  if (section.columns.length > 0) out.push(mdTable(section.columns, section.rows), '');
   if (section.after) out.push(section.after);
   return out.join('\n').trimEnd();
 }
 
 /** The notes block of an existing RESULTS.md (markers included), or a fresh empty one. */
-export function previousNotes(path: string): string {
+function previousNotes(path: string): string {
   if (!existsSync(path)) return DEFAULT_NOTES;
   const text = readFileSync(path, 'utf8');
   const begin = text.indexOf(NOTES_BEGIN);
@@ -65,7 +88,7 @@ const RUN_LEVEL = new Set(['Per-run figures (req/s, in run order)', 'How these f
  * Sections of the previous RESULTS.md that this run did not write, so a run of some scenarios
  * (`--scenarios push`) updates those and keeps the others' figures (each carries its own date).
  */
-export function previousSections(path: string, written: Set<string>): string[] {
+function previousSections(path: string, written: Set<string>): string[] {
   if (!existsSync(path)) return [];
   let text = readFileSync(path, 'utf8');
   const begin = text.indexOf(NOTES_BEGIN);

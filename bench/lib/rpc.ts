@@ -1,7 +1,6 @@
-// A2A v0.3 JSON-RPC bodies the scenarios send, and a one-shot POST for set-up calls. Every target
-// gets byte-for-byte the same request shapes; only skill ids may differ (Target.skills).
+// A2A v0.3 JSON-RPC bodies the scenarios send. Every target gets byte-for-byte the same request
+// shapes; only skill ids may differ (Target.skills).
 import { randomUUID } from 'node:crypto';
-import { request } from 'node:http';
 
 export interface RpcRequest {
   jsonrpc: '2.0';
@@ -18,7 +17,7 @@ const rpc = (method: string, params: Record<string, unknown>): RpcRequest => ({
   params,
 });
 
-export const ECHO_TEXT = 'Hello from the Handoff benchmark: please echo this sentence back.';
+const ECHO_TEXT = 'Hello from the Handoff benchmark: please echo this sentence back.';
 
 /** message/send starting a new task of `skillId` (fresh messageId, so idempotency never short-cuts). */
 export function sendNew(skillId: string, text = ECHO_TEXT): RpcRequest {
@@ -58,29 +57,4 @@ export function taskIdOf(body: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** One POST outside the load run (set-up, probes). Connection: close so it leaves nothing open. */
-export function postJson(url: string, body: unknown, timeoutMs = 5000): Promise<{ status: number; body: string }> {
-  const data = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent: false,
-        timeout: timeoutMs,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error(`POST ${url} timed out`)));
-    req.end(data);
-  });
 }

@@ -17,9 +17,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openStore } from '../../src/store/connect.js';
 import type { A2ATasksTable, EventsTable, InterruptsTable, RunsTable } from '../../src/store/db.js';
+import { sleep } from './clock.js';
 import { benchScript, ROOT } from './env.js';
 import { startHandoffSqlite } from './handoff-server.js';
-import { postJson } from './rpc.js';
+import { http, jsonOf } from './http.js';
 
 export interface SeedResult {
   /** Every stored run id (the template first). */
@@ -47,17 +48,17 @@ const shiftOpt = (iso: string | null, deltaMs: number): string | null => (iso ==
 
 /** Create the template run on a server running on `dataDir`; returns its id once completed. */
 async function createTemplate(dataDir: string): Promise<string> {
-  const server = await startHandoffSqlite(dataDir);
+  const server = await startHandoffSqlite({ dataDir });
   try {
-    const res = await postJson(`${server.base}/v1/runs`, { workflowId: 'echo' });
-    const body = JSON.parse(res.body) as { runId?: string; status?: string };
+    const res = await http('POST', `${server.base}/v1/runs`, { body: { workflowId: 'echo' } });
+    const body = jsonOf<{ runId?: string; status?: string }>(res.text) ?? {};
     if (res.status !== 201 || !body.runId)
-      throw new Error(`template POST /v1/runs answered HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+      throw new Error(`template POST /v1/runs answered HTTP ${res.status}: ${res.text.slice(0, 200)}`);
     for (let i = 0; body.status !== 'completed'; i++) {
       if (i > 100) throw new Error(`template run ${body.runId} not completed: ${body.status}`);
-      await new Promise((r) => setTimeout(r, 20));
-      const got = await fetch(`${server.base}/v1/runs/${body.runId}`);
-      body.status = ((await got.json()) as { status?: string }).status;
+      await sleep(20);
+      const got = await http('GET', `${server.base}/v1/runs/${body.runId}`);
+      body.status = jsonOf<{ status?: string }>(got.text)?.status;
     }
     return body.runId;
   } finally {
@@ -69,7 +70,7 @@ const RUNS_PER_INSERT = 500;
 const RUNS_PER_TX = 20_000;
 
 /** Make `<dataDir>/handoff.db` hold exactly `total` completed echo runs (dataDir must be fresh). */
-export async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult> {
+async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult> {
   const t0 = performance.now();
   const templateId = await createTemplate(dataDir);
   const t1 = performance.now();
@@ -157,7 +158,7 @@ export async function seedEchoRuns(dataDir: string, total: number): Promise<Seed
 }
 
 /** `n` ids picked at random (partial Fisher–Yates). */
-export function pickIds(all: readonly string[], n: number): string[] {
+function pickIds(all: readonly string[], n: number): string[] {
   const a = [...all];
   const k = Math.min(n, a.length);
   for (let i = 0; i < k; i++) {

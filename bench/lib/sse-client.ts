@@ -5,9 +5,7 @@
 // compared with the server's commit timestamps (same host clock).
 import { request, type ClientRequest } from 'node:http';
 import { createParser } from 'eventsource-parser';
-
-/** Epoch milliseconds, sub-ms precision (monotonic within this process). */
-export const nowMs = (): number => performance.timeOrigin + performance.now();
+import { nowMs } from './clock.js';
 
 export interface SseEvent {
   /** The SSE `id:` field, if any. */

@@ -1,8 +1,7 @@
 // The request/response scenario kind behind `send`, `send-c1`, `get` and `approval`: closed-loop
-// load for a fixed time on a fresh server, server CPU from /proc around the measured window only
-// (warm-up excluded), and one RESULTS.md table with a ratio row per target against the SDK.
-import { runLoad, type LoadSpec, type Step } from './load.js';
-import { readCpuUs, readSystemCpu } from './proc.js';
+// JSON-RPC load for a fixed time on a fresh server (lib/load.ts), server CPU around the measured
+// window only (warm-up excluded), and one RESULTS.md table with a ratio row per target against the SDK.
+import { measureLoad, measurePaired, type FlowContext, type Step } from './load.js';
 import {
   listTargets,
   skillsOf,
@@ -12,11 +11,21 @@ import {
   type ScenarioContext,
   type ScenarioResult,
 } from './registry.js';
-import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, type Section } from './report.js';
-import { medians, spread } from './stats.js';
+import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, rateCell, type Section } from './report.js';
+import { medians, spread, total } from './stats.js';
 
 /** The target every ratio is taken against. */
-export const REFERENCE = 'sdk';
+const REFERENCE = 'sdk';
+
+/** One JSON-RPC request of a flow, POSTed to the target's JSON-RPC endpoint. */
+export interface RpcStep {
+  /** The request body; undefined abandons the flow (an earlier step failed). */
+  body(flow: FlowContext): unknown;
+  /** A substring every correct answer contains; others count as `unexpected`. */
+  expect?: string;
+  /** Pulls what later steps need out of the answer. */
+  capture?(body: string, flow: FlowContext): void;
+}
 
 export interface ThroughputOptions {
   name: string;
@@ -26,7 +35,7 @@ export interface ThroughputOptions {
   /** Steps per flow (2+ = a multi-request flow, reported as flows/s too). */
   flowSteps?: number;
   /** Per-run set-up on the fresh server (e.g. create the task to read); returns the flow's steps. */
-  prepare(ctx: ScenarioContext): Promise<Step[]>;
+  prepare(ctx: ScenarioContext): Promise<RpcStep[]>;
 }
 
 export function throughputScenario(opts: ThroughputOptions): Scenario {
@@ -39,36 +48,32 @@ export function throughputScenario(opts: ThroughputOptions): Scenario {
   };
 }
 
-async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
-  const spec: Omit<LoadSpec, 'durationS'> = {
-    url: ctx.running.url,
-    connections: opts.connections,
-    steps: await opts.prepare(ctx),
-  };
-  if (ctx.mode.warmupS > 0) await runLoad({ ...spec, durationS: ctx.mode.warmupS });
-  const cpu0 = readCpuUs(ctx.running.pid);
-  const sys0 = readSystemCpu();
-  const t0 = performance.now();
-  const load = await runLoad({ ...spec, durationS: ctx.mode.durationS });
-  const wallUs = (performance.now() - t0) * 1000;
-  const cpuUs = readCpuUs(ctx.running.pid) - cpu0;
-  const sys1 = readSystemCpu();
-  const usPerReq = cpuUs / load.requests;
-  const pct = (us: number): number => (us / wallUs) * 100;
-  const serverCpuPct = pct(cpuUs);
+/** The flow as load steps on `url` (the JSON-RPC endpoint); every answer to the last step ends a flow. */
+function loadSteps(url: string, steps: RpcStep[]): { base: string; steps: Step[] } {
+  const { origin, pathname } = new URL(url);
   return {
-    ...load,
-    failures: load.errors + load.non2xx + load.unexpected,
-    serverCpuPct,
-    // CPU burnt by anything but the server and the load generator (other jobs on the box):
-    // a run where this is high is contaminated — rerun it or distrust it.
-    otherCpuPct: Math.max(0, pct(sys1.busyUs - sys0.busyUs) - serverCpuPct - load.loadGenCpuPct),
-    stealPct: pct(sys1.stealUs - sys0.stealUs),
-    serverCpuUsPerReq: usPerReq,
-    reqPerBusyCore: 1e6 / usPerReq, // capacity of one fully used core, even when load-gen bound
-    flowsPerBusyCore: (1e6 / usPerReq) * (load.flowsPerSec / load.reqPerSec),
-    ...(ctx.target.name === REFERENCE ? {} : await pairedWithReference(ctx, opts)),
+    base: origin,
+    steps: steps.map(
+      (s, i): Step => ({
+        request: (flow) => {
+          const body = s.body(flow);
+          return body === undefined ? undefined : { method: 'POST', path: pathname, body };
+        },
+        ...(s.expect === undefined ? {} : { check: (b) => b.includes(s.expect as string) }),
+        ...(s.capture ? { capture: s.capture } : {}),
+        ...(i === steps.length - 1 ? { completes: () => true } : {}),
+      }),
+    ),
   };
+}
+
+async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
+  const { base, steps } = loadSteps(ctx.running.url, await opts.prepare(ctx));
+  const figures = await measureLoad(
+    { baseUrl: base, connections: opts.connections, steps },
+    { pid: ctx.running.pid, warmupS: ctx.mode.warmupS, durationS: ctx.mode.durationS },
+  );
+  return { ...figures, ...(ctx.target.name === REFERENCE ? {} : await pairedWithReference(ctx, opts)) };
 }
 
 /** Windows per side in the paired measurement (A B B A …). */
@@ -86,54 +91,36 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
   const running = await ref.start();
   try {
     const refCtx: ScenarioContext = { ...ctx, target: ref, running, skills: skillsOf(ref) };
-    const sides = [
-      {
-        pid: ctx.running.pid,
-        spec: { url: ctx.running.url, connections: opts.connections, steps: await opts.prepare(ctx) },
-        cpuUs: 0,
-        requests: 0,
-      },
-      {
-        pid: running.pid,
-        spec: { url: running.url, connections: opts.connections, steps: await opts.prepare(refCtx) },
-        cpuUs: 0,
-        requests: 0,
-      },
-    ];
-    if (ctx.mode.warmupS > 0) await runLoad({ ...sides[1]!.spec, durationS: ctx.mode.warmupS });
-    const windowS = ctx.mode.durationS / (2 * PAIRED_WINDOWS);
-    for (let w = 0; w < 2 * PAIRED_WINDOWS; w++) {
-      const side = sides[[0, 1, 1, 0][w % 4]!]!;
-      const cpu0 = readCpuUs(side.pid);
-      const load = await runLoad({ ...side.spec, durationS: windowS });
-      side.cpuUs += readCpuUs(side.pid) - cpu0;
-      side.requests += load.requests;
-    }
-    const [mine, sdk] = sides as [(typeof sides)[0], (typeof sides)[0]];
+    const mine = loadSteps(ctx.running.url, await opts.prepare(ctx));
+    const sdk = loadSteps(running.url, await opts.prepare(refCtx));
+    const [a, b] = await measurePaired(
+      [
+        { base: mine.base, pid: ctx.running.pid, steps: mine.steps, warmupS: 0 },
+        { base: sdk.base, pid: running.pid, steps: sdk.steps, warmupS: ctx.mode.warmupS },
+      ],
+      { connections: opts.connections, windowS: ctx.mode.durationS / (2 * PAIRED_WINDOWS), windows: PAIRED_WINDOWS },
+    );
     return {
-      pairedCpuUsPerReq: mine.cpuUs / mine.requests,
-      pairedRefCpuUsPerReq: sdk.cpuUs / sdk.requests,
+      pairedCpuUsPerReq: a.serverCpuUsPerReq ?? NaN,
+      pairedRefCpuUsPerReq: b.serverCpuUsPerReq ?? NaN,
       // > 1: this target serves more requests than the SDK per second of server CPU.
-      pairedCapacityRatio: sdk.cpuUs / sdk.requests / (mine.cpuUs / mine.requests),
+      pairedCapacityRatio: (b.serverCpuUsPerReq ?? NaN) / (a.serverCpuUsPerReq ?? NaN),
     };
   } finally {
     await running.stop();
   }
 }
 
-const sum = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
-
 function targetRow(cell: CellResult, flows: boolean): string[] {
   const m = medians(cell.runs);
-  const rps = spread(cell.runs, 'reqPerSec');
   return [
     cell.reason ? `${cell.target} (${cell.reason})` : cell.target,
-    `**${fmtInt(rps.median)}** (${fmtInt(rps.min)}–${fmtInt(rps.max)})`,
+    rateCell(cell.runs, 'reqPerSec'),
     ...(flows ? [`**${fmtInt(m.flowsPerSec)}**`] : []),
     fmtMs(m.p50Ms),
     fmtMs(m.p90Ms),
     fmtMs(m.p99Ms),
-    `${fmtInt(sum(cell.runs, 'failures'))} / ${fmtInt(sum(cell.runs, 'requests'))}`,
+    `${fmtInt(total(cell.runs, 'failures'))} / ${fmtInt(total(cell.runs, 'requests'))}`,
     fmtFixed(m.peakRssMiB, 1),
     fmtInt(m.serverCpuPct),
     fmtInt(m.loadGenCpuPct),
@@ -192,7 +179,7 @@ const COLUMNS = [
   'start ms',
 ];
 
-export function throughputSection(result: ScenarioResult, flows: boolean): Section {
+function throughputSection(result: ScenarioResult, flows: boolean): Section {
   const columns = flows ? [...COLUMNS.slice(0, 2), 'flows/s', ...COLUMNS.slice(2)] : COLUMNS;
   const blank = (): string[] => columns.slice(2).map(() => '');
   const ok = result.cells.filter((c) => c.runs.length > 0);

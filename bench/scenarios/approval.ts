@@ -9,7 +9,9 @@ registerScenario(
   throughputScenario({
     name: 'approval',
     description:
-      'Approval flow: `message/send` → input-required, then `message/send` {taskId, data {action:"accept"}} → completed; 50 connections. flows/s = completed flows per second.',
+      'Approval flow: `message/send` → input-required, then `message/send` {taskId, data ' +
+      '{action:"accept"}} → completed; 50 connections. flows/s = completed flows per ' +
+      'second.',
     order: 40,
     connections: 50,
     flowSteps: 2,

@@ -1,14 +1,14 @@
 // tasks/get {id, historyLength: 10} on one task created just before the run: the read path alone
 // (no task creation), 50 connections.
+import { http } from '../lib/http.js';
+import { registerScenario, type ScenarioContext } from '../lib/registry.js';
+import { getTask, sendNew, taskIdOf } from '../lib/rpc.js';
 import { throughputScenario } from '../lib/throughput.js';
-import { registerScenario } from '../lib/registry.js';
-import { getTask, postJson, sendNew, taskIdOf } from '../lib/rpc.js';
-import type { ScenarioContext } from '../lib/registry.js';
 
 async function createTask(ctx: ScenarioContext): Promise<string> {
-  const res = await postJson(ctx.running.url, sendNew(ctx.skills.echo));
-  const id = taskIdOf(res.body);
-  if (!id) throw new Error(`could not create the task to read (HTTP ${res.status}): ${res.body.slice(0, 300)}`);
+  const res = await http('POST', ctx.running.url, { body: sendNew(ctx.skills.echo) });
+  const id = taskIdOf(res.text);
+  if (!id) throw new Error(`could not create the task to read (HTTP ${res.status}): ${res.text.slice(0, 300)}`);
   return id;
 }
 

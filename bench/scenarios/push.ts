@@ -18,20 +18,23 @@
 //      every `completed` push arrived, its delay, the outbox lag the server reports on /metrics
 //      (polled every 200 ms) and the backlog seen from the receiver.
 // N = 1,000 (quick: 200). Delay = receipt time − status.timestamp of the pushed
-// TaskStatusUpdateEvent (the transition's commit time, whole ms; same host clock).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// TaskStatusUpdateEvent (the transition's commit time, whole ms; same host clock). What a push
+// carries (body, token headers, one per transition) is tested in test/e2e/push.test.ts; here it is
+// only counted and timed.
 import { randomBytes } from 'node:crypto';
-import { cleanEnv, ROOT } from '../lib/env.js';
-import { cpuWindow, freePort, readRssMiB, startServer, type ServerProcess } from '../lib/proc.js';
-import { makePushCerts, nowMs, startPushReceiver, type PushReceipt, type PushReceiver } from '../lib/push-receiver.js';
+import { Agent } from 'node:http';
+import { nowMs, sleep } from '../lib/clock.js';
+import { handoffCells, handoffOrigin } from '../lib/handoff-only.js';
+import { type HandoffServer, startHandoffSqlite } from '../lib/handoff-server.js';
+import { http, jsonOf } from '../lib/http.js';
+import { closedLoop } from '../lib/load.js';
+import { scrapeMetrics } from '../lib/metrics-text.js';
+import { cpuWindow, loadAverages, readRssMiB } from '../lib/proc.js';
+import { makePushCerts, startPushReceiver, type PushReceipt, type PushReceiver } from '../lib/push-receiver.js';
 import { registerScenario, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
-import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
+import { fmtFixed, fmtInt, fmtMs, mdTable, perRun, type Section } from '../lib/report.js';
 import { sendDecision, sendNew } from '../lib/rpc.js';
-import { medians } from '../lib/stats.js';
-import { withoutInstanceLabel } from '../lib/metrics-text.js';
+import { ascending, medians, percentile, total } from '../lib/stats.js';
 
 // ─── sizes ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -40,89 +43,26 @@ const warmupFor = (quick: boolean): number => (quick ? 10 : 20);
 /** Requests in flight at a time (like the autocannon scenarios' 50 connections). */
 const CONCURRENCY = 50;
 const LAG_POLL_MS = 200;
-const MAIN_JS = join(ROOT, 'dist/src/cli/main.js');
 
 // ─── small helpers ───────────────────────────────────────────────────────────────────────────────
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-const sorted = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
-
-function loadAvg(): number[] {
-  try {
-    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
-  } catch {
-    return [NaN, NaN, NaN];
-  }
-}
-
-/** `n` jobs, `concurrency` at a time; a job index is never started after `stopAt` (epoch ms). */
-async function pool(n: number, concurrency: number, stopAt: number, fn: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < n && nowMs() < stopAt) await fn(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
-  return next;
-}
-
-interface HttpAnswer {
-  status: number;
-  text: string;
-}
-
-/** One HTTP request; `agent` for keep-alive load, none (Connection: close) for probes. */
-function http(
-  method: 'GET' | 'POST',
-  url: string,
-  body: unknown,
-  timeoutMs: number,
-  agent?: Agent,
-): Promise<HttpAnswer> {
-  const data = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> =
-      data === undefined
-        ? {}
-        : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
-    const req = request(url, { method, agent: agent ?? false, timeout: timeoutMs, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out after ${timeoutMs} ms`)));
-    req.end(data);
-  });
-}
+/** `n` jobs, `concurrency` at a time; no job is started after `stopAt` (epoch ms). */
+const pool = (n: number, concurrency: number, stopAt: number, job: (i: number) => Promise<void>): Promise<number> =>
+  closedLoop({ workers: concurrency, jobs: n, more: () => nowMs() < stopAt }, job);
 
 /** A JSON-RPC answer's task id and state, or the error. */
 function taskOf(text: string): { id?: string; state?: string; error?: string } {
-  try {
-    const doc = JSON.parse(text) as {
-      result?: { kind?: string; id?: string; status?: { state?: string } };
-      error?: { code?: number; message?: string };
-    };
-    if (doc.error) return { error: `${doc.error.code ?? '?'} ${doc.error.message ?? ''}`.slice(0, 200) };
-    if (doc.result?.kind !== 'task') return { error: `not a task: ${text.slice(0, 200)}` };
-    return {
-      ...(doc.result.id ? { id: doc.result.id } : {}),
-      ...(doc.result.status?.state ? { state: doc.result.status.state } : {}),
-    };
-  } catch {
-    return { error: `not JSON: ${text.slice(0, 200)}` };
-  }
-}
-
-/** Selected samples of the server's /metrics text. */
-function metricValue(text: string, re: RegExp): number {
-  const m = text.match(re);
-  return m ? Number(m[1]) : NaN;
+  const doc = jsonOf<{
+    result?: { kind?: string; id?: string; status?: { state?: string } };
+    error?: { code?: number; message?: string };
+  }>(text);
+  if (!doc) return { error: `not JSON: ${text.slice(0, 200)}` };
+  if (doc.error) return { error: `${doc.error.code ?? '?'} ${doc.error.message ?? ''}`.slice(0, 200) };
+  if (doc.result?.kind !== 'task') return { error: `not a task: ${text.slice(0, 200)}` };
+  return {
+    ...(doc.result.id ? { id: doc.result.id } : {}),
+    ...(doc.result.status?.state ? { state: doc.result.status.state } : {}),
+  };
 }
 
 interface PushMetrics {
@@ -136,15 +76,17 @@ interface PushMetrics {
 }
 
 async function readMetrics(base: string): Promise<PushMetrics> {
-  const text = withoutInstanceLabel((await http('GET', `${base}/metrics`, undefined, 10_000)).text);
+  const m = await scrapeMetrics(base);
+  const attempts = (outcome: string): number =>
+    m.value(new RegExp(`^handoff_push_attempts_total\\{outcome="${outcome}"\\} (\\S+)$`, 'm')) || 0;
   return {
-    lagS: metricValue(text, /^handoff_push_outbox_lag_seconds (\S+)$/m),
-    delivered: metricValue(text, /^handoff_push_attempts_total\{outcome="delivered"\} (\S+)$/m) || 0,
-    retry: metricValue(text, /^handoff_push_attempts_total\{outcome="retry"\} (\S+)$/m) || 0,
-    dead: metricValue(text, /^handoff_push_attempts_total\{outcome="dead"\} (\S+)$/m) || 0,
-    cancelled: metricValue(text, /^handoff_push_attempts_total\{outcome="cancelled"\} (\S+)$/m) || 0,
-    serverLagCount: metricValue(text, /^handoff_push_delivery_lag_seconds_count (\S+)$/m) || 0,
-    serverLagSum: metricValue(text, /^handoff_push_delivery_lag_seconds_sum (\S+)$/m) || 0,
+    lagS: m.value(/^handoff_push_outbox_lag_seconds (\S+)$/m),
+    delivered: attempts('delivered'),
+    retry: attempts('retry'),
+    dead: attempts('dead'),
+    cancelled: attempts('cancelled'),
+    serverLagCount: m.value(/^handoff_push_delivery_lag_seconds_count (\S+)$/m) || 0,
+    serverLagSum: m.value(/^handoff_push_delivery_lag_seconds_sum (\S+)$/m) || 0,
   };
 }
 
@@ -177,8 +119,8 @@ function lagPoller(base: string): {
     stop: async () => {
       stopped = true;
       await loop;
-      const s = sorted(scrapes);
-      return { maxS, samples, failed, scrapeP50Ms: percentile(s, 50), scrapeMaxMs: s.at(-1) ?? NaN };
+      const s = ascending(scrapes);
+      return { maxS, samples, failed, scrapeP50Ms: percentile(s, 50), scrapeMaxMs: percentile(s, 100) };
     },
   };
 }
@@ -200,48 +142,9 @@ function peakBacklog(receipts: readonly PushReceipt[]): number {
   return peak;
 }
 
-// ─── the Handoff server with push settings ───────────────────────────────────────────────────────
-
-interface PushServer {
-  base: string;
-  proc: ServerProcess;
-  stop(): Promise<void>;
-}
-
-async function startPushServer(caFile: string): Promise<PushServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'handoff-bench-push-'));
-  try {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const proc = await startServer({
-      command: process.execPath,
-      args: [MAIN_JS, 'serve', '--port', String(port), '--data', dataDir],
-      cwd: ROOT,
-      env: cleanEnv({ HANDOFF_PUSH_ALLOW_CIDRS: '127.0.0.0/8', HANDOFF_PUSH_CA_FILE: caFile }),
-      readyUrl: `${base}/healthz`,
-      readyTimeoutMs: 30_000,
-    });
-    return {
-      base,
-      proc,
-      stop: async () => {
-        try {
-          await proc.stop();
-        } finally {
-          rmSync(dataDir, { recursive: true, force: true });
-        }
-      },
-    };
-  } catch (err) {
-    rmSync(dataDir, { recursive: true, force: true });
-    throw err;
-  }
-}
-
 // ─── one run ─────────────────────────────────────────────────────────────────────────────────────
 
 interface TaskInfo {
-  token: string;
   /** message/send of the task answered at input-required. */
   paused: boolean;
   /** The approval answered completed. */
@@ -257,8 +160,6 @@ interface Tally {
   received: number;
   lost: number;
   duplicates: number;
-  wrong: number;
-  authMismatch: number;
   delays: number[];
   firstAt: number;
   lastAt: number;
@@ -268,7 +169,7 @@ interface Tally {
 }
 
 /** Receipts of `state` for the given tasks: expected = tasks, received = distinct tasks pushed. */
-function tally(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly string[], state: string): Tally {
+function tally(rx: PushReceiver, ids: readonly string[], state: string): Tally {
   const want = new Set(ids);
   const seenDelivery = new Set<string>();
   const gotTask = new Set<string>();
@@ -277,8 +178,6 @@ function tally(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly str
     received: 0,
     lost: 0,
     duplicates: 0,
-    wrong: 0,
-    authMismatch: 0,
     delays: [],
     firstAt: Infinity,
     lastAt: -Infinity,
@@ -296,15 +195,11 @@ function tally(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly str
     seenDelivery.add(r.deliveryId);
     gotTask.add(id);
     t.receipts.push(r);
-    const info = tasks.get(id);
-    if (r.kind !== 'status-update' || r.bodyTaskId !== id || r.path !== '/hook' || r.final !== (state === 'completed'))
-      t.wrong++;
-    if (!info || r.token !== info.token || r.authorization !== `Bearer ${info.token}`) t.authMismatch++;
     if (Number.isFinite(r.commitAt)) {
       t.delays.push(r.at - r.commitAt);
       t.firstCommit = Math.min(t.firstCommit, r.commitAt);
       t.lastCommit = Math.max(t.lastCommit, r.commitAt);
-    } else t.wrong++;
+    }
     t.firstAt = Math.min(t.firstAt, r.at);
     t.lastAt = Math.max(t.lastAt, r.at);
   }
@@ -314,19 +209,19 @@ function tally(rx: PushReceiver, tasks: Map<string, TaskInfo>, ids: readonly str
   return t;
 }
 
-/** Receipts for tasks we did not start, or in states we did not expect. */
-function strays(rx: PushReceiver, tasks: Map<string, TaskInfo>): number {
-  return rx.receipts.filter((r) => {
-    const id = r.taskId ?? r.bodyTaskId;
-    return !id || !tasks.has(id) || (r.state !== 'input-required' && r.state !== 'completed');
-  }).length;
+interface Delivery {
+  deliveryId: string;
+  taskId: string;
+  createdAt: string;
+  deliveredAt: string | null;
+  attempts: number;
 }
 
-/** Task ids of the deliveries the server holds in `state` (the operator API caps the page at 1,000). */
-async function deliveriesIn(base: string, state: 'pending' | 'dead'): Promise<string[]> {
-  const res = await http('GET', `${base}/v1/a2a/deliveries?state=${state}&limit=1000`, undefined, 15_000);
+/** The deliveries the server holds in `state` (the operator API caps the page at 1,000). */
+async function deliveries(base: string, state: 'pending' | 'dead' | 'delivered'): Promise<Delivery[]> {
+  const res = await http('GET', `${base}/v1/a2a/deliveries?state=${state}&limit=1000`, { timeoutMs: 15_000 });
   if (res.status !== 200) throw new Error(`GET /v1/a2a/deliveries answered HTTP ${res.status}`);
-  return ((JSON.parse(res.text) as { deliveries?: { taskId: string }[] }).deliveries ?? []).map((d) => d.taskId);
+  return jsonOf<{ deliveries?: Delivery[] }>(res.text)?.deliveries ?? [];
 }
 
 /**
@@ -336,14 +231,13 @@ async function deliveriesIn(base: string, state: 'pending' | 'dead'): Promise<st
  */
 function accountFor(
   rx: PushReceiver,
-  tasks: Map<string, TaskInfo>,
   ids: readonly string[],
   state: string,
   inTime: Tally,
   pending: ReadonlySet<string>,
   dead: ReadonlySet<string>,
 ): { late: number; pending: number; dead: number; lost: number } {
-  const got = new Set(tally(rx, tasks, ids, state).receipts.map((r) => r.taskId ?? r.bodyTaskId));
+  const got = new Set(tally(rx, ids, state).receipts.map((r) => r.taskId ?? r.bodyTaskId));
   const missing = ids.filter((id) => !got.has(id));
   const stillPending = missing.filter((id) => pending.has(id)).length;
   const deadHere = missing.filter((id) => dead.has(id)).length;
@@ -367,17 +261,7 @@ async function breakdown(
   receipts: readonly PushReceipt[],
   tasks: Map<string, TaskInfo>,
 ): Promise<Figures> {
-  const res = await http('GET', `${base}/v1/a2a/deliveries?state=delivered&limit=1000`, undefined, 15_000);
-  if (res.status !== 200) throw new Error(`GET /v1/a2a/deliveries answered HTTP ${res.status}`);
-  const rows = new Map(
-    (
-      (
-        JSON.parse(res.text) as {
-          deliveries?: { deliveryId: string; createdAt: string; deliveredAt: string | null; attempts: number }[];
-        }
-      ).deliveries ?? []
-    ).map((d) => [d.deliveryId, d] as const),
-  );
+  const rows = new Map((await deliveries(base, 'delivered')).map((d) => [d.deliveryId, d] as const));
   const stampToEnqueue: number[] = [];
   const enqueueToReceipt: number[] = [];
   const receiptToSettled: number[] = [];
@@ -396,7 +280,7 @@ async function breakdown(
     enqueueToReceipt.push(r.at - enq);
     if (row.deliveredAt) receiptToSettled.push(Date.parse(row.deliveredAt) - r.at);
   }
-  const q = (xs: number[], p: number): number => percentile(sorted(xs), p);
+  const q = (xs: number[], p: number): number => percentile(ascending(xs), p);
   return {
     'l.breakdownRows': matched,
     'l.multiAttempt': multi,
@@ -413,36 +297,37 @@ async function breakdown(
 }
 
 async function runPush(ctx: ScenarioContext): Promise<Figures> {
-  if (new URL(ctx.running.url).pathname !== '/v1/a2a') {
-    throw new Error(`handoff-only scenario (needs Handoff's push worker); ${ctx.target.name} is not measured`);
-  }
+  // Applies to the Handoff targets only, but measures a server of its own (see the header).
+  handoffOrigin(ctx, "Handoff's push worker");
   const started = nowMs();
   // The harness abandons a run after (warm-up + duration + 30) s (bench/run.ts); every wait below
   // ends before that, leaving a few seconds to read the end state and stop the server.
   const hardStop = started + (ctx.mode.warmupS + ctx.mode.durationS + 30) * 1000 - 5000;
   const n = tasksFor(ctx.mode.quick);
-  const la = loadAvg();
+  const [loadAvg1, loadAvg5, loadAvg15] = loadAverages();
   const figures: Figures = {
     tasks: n,
     startedAtMs: Date.now(),
     quick: ctx.mode.quick ? 1 : 0,
     budgetS: (hardStop - started) / 1000,
-    loadAvg1: la[0] ?? NaN,
-    loadAvg5: la[1] ?? NaN,
-    loadAvg15: la[2] ?? NaN,
+    loadAvg1,
+    loadAvg5,
+    loadAvg15,
   };
 
   const certs = makePushCerts();
   let rx: PushReceiver | undefined;
-  let server: PushServer | undefined;
+  let server: HandoffServer | undefined;
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   try {
     rx = await startPushReceiver(certs);
     const receiver = rx;
     const t0 = nowMs();
-    server = await startPushServer(certs.caFile);
+    server = await startHandoffSqlite({
+      env: { HANDOFF_PUSH_ALLOW_CIDRS: '127.0.0.0/8', HANDOFF_PUSH_CA_FILE: certs.caFile },
+    });
     figures.startMs = nowMs() - t0;
-    const { base, proc } = server;
+    const { base, pid } = server;
     const rpcUrl = `${base}/v1/a2a`;
     const hook = receiver.url('/hook');
     const tasks = new Map<string, TaskInfo>();
@@ -454,7 +339,7 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       body.params.configuration = { blocking: true, pushNotificationConfig: { url: hook, token } };
       const t = nowMs();
       try {
-        const res = await http('POST', rpcUrl, body, left(), agent);
+        const res = await http('POST', rpcUrl, { body, timeoutMs: left(), agent });
         latencies?.push(nowMs() - t);
         const task = taskOf(res.text);
         if (!task.id) {
@@ -462,7 +347,6 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
           return undefined;
         }
         tasks.set(task.id, {
-          token,
           paused: task.state === 'input-required',
           completed: false,
           startAnsweredAt: nowMs(),
@@ -477,7 +361,7 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     const approve = async (id: string, errors: string[], latencies?: number[]): Promise<void> => {
       const t = nowMs();
       try {
-        const res = await http('POST', rpcUrl, sendDecision(id, 'accept'), left(), agent);
+        const res = await http('POST', rpcUrl, { body: sendDecision(id, 'accept'), timeoutMs: left(), agent });
         latencies?.push(nowMs() - t);
         const task = taskOf(res.text);
         const info = tasks.get(id)!;
@@ -526,7 +410,7 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     const errors1: string[] = [];
     const sendLat: number[] = [];
     const tls0 = receiver.stats();
-    const cpu1 = cpuWindow(proc.pid);
+    const cpu1 = cpuWindow(pid);
     const lag1 = lagPoller(base);
     const p1Start = nowMs();
     // Stop starting tasks at 45 % of the time left so the approval phase keeps its share (a busy
@@ -544,12 +428,16 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     );
     const usage1 = cpu1();
     const lagRes1 = await lag1.stop();
-    const t1 = tally(receiver, tasks, paused, 'input-required');
+    const t1 = tally(receiver, paused, 'input-required');
     const m1 = await readMetrics(base);
     const tls1 = receiver.stats();
     if (errors1.length) ctx.log(`push throughput: ${errors1.length} send errors, first: ${errors1[0]}`);
     if (attempted1 < n) ctx.log(`push throughput: time budget reached after ${attempted1} of ${n} tasks`);
-    const sendSorted = sorted(sendLat);
+    const sendSorted = ascending(sendLat);
+    // Receipt − the starting message/send's answer: < 0 = the push beat the reply.
+    const pushMinusStart = ascending(
+      t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite),
+    );
     Object.assign(figures, {
       't.attempted': attempted1,
       't.paused': paused.length,
@@ -558,8 +446,6 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       't.received': t1.received,
       't.notInTime': t1.lost,
       't.duplicates': t1.duplicates,
-      't.wrong': t1.wrong,
-      't.authMismatch': t1.authMismatch,
       't.drained': drained1 ? 1 : 0,
       't.sendPhaseMs': p1SendsDone - p1Start,
       't.tasksPerSec': (paused.length / (p1SendsDone - p1Start)) * 1000,
@@ -569,22 +455,12 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       't.delayP50Ms': percentile(t1.delays, 50),
       't.delayP90Ms': percentile(t1.delays, 90),
       't.delayP99Ms': percentile(t1.delays, 99),
-      't.delayMaxMs': t1.delays.at(-1) ?? NaN,
+      't.delayMaxMs': percentile(t1.delays, 100),
       't.sendP50Ms': percentile(sendSorted, 50),
       't.sendP99Ms': percentile(sendSorted, 99),
       't.peakBacklog': peakBacklog(t1.receipts),
-      't.pushMinusAnswerP50Ms': percentile(
-        sorted(
-          t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite),
-        ),
-        50,
-      ),
-      't.pushMinusAnswerP99Ms': percentile(
-        sorted(
-          t1.receipts.map((r) => r.at - (tasks.get(r.taskId ?? '')?.startAnsweredAt ?? NaN)).filter(Number.isFinite),
-        ),
-        99,
-      ),
+      't.pushMinusAnswerP50Ms': percentile(pushMinusStart, 50),
+      't.pushMinusAnswerP99Ms': percentile(pushMinusStart, 99),
       't.scrapeP50Ms': lagRes1.scrapeP50Ms,
       't.scrapeMaxMs': lagRes1.scrapeMaxMs,
       't.maxLagS': lagRes1.maxS,
@@ -599,12 +475,19 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       't.otherCpuPct': usage1.otherCpuPct,
     });
     ctx.log(
-      `push throughput: ${paused.length}/${n} tasks paused in ${fmtInt(p1SendsDone - p1Start)} ms (${fmtInt(figures['t.tasksPerSec'])}/s); ` +
-        `pushes ${t1.received}/${t1.expected} in time, dup ${t1.duplicates}, ${fmtInt(figures['t.pushesPerSec'])}/s; ` +
-        `delay p50 ${fmtMs(figures['t.delayP50Ms'])} p99 ${fmtMs(figures['t.delayP99Ms'])} max ${fmtMs(figures['t.delayMaxMs'])} ms; ` +
-        `message/send p50 ${fmtMs(figures['t.sendP50Ms'])} p99 ${fmtMs(figures['t.sendP99Ms'])} ms; ` +
-        `push − answer p50 ${fmtMs(figures['t.pushMinusAnswerP50Ms'])} p99 ${fmtMs(figures['t.pushMinusAnswerP99Ms'])} ms; ` +
-        `lag max ${fmtFixed(lagRes1.maxS, 3)} s (/metrics scrape p50 ${fmtInt(lagRes1.scrapeP50Ms)} max ${fmtInt(lagRes1.scrapeMaxMs)} ms), backlog peak ${figures['t.peakBacklog']}; TLS handshakes ${figures['t.handshakes']}; server CPU ${fmtInt(usage1.serverCpuPct)}%, other ${fmtInt(usage1.otherCpuPct)}%`,
+      `push throughput: ${paused.length}/${n} tasks paused in ` +
+        `${fmtInt(p1SendsDone - p1Start)} ms (${fmtInt(figures['t.tasksPerSec'])}/s); pushes ` +
+        `${t1.received}/${t1.expected} in time, dup ${t1.duplicates}, ` +
+        `${fmtInt(figures['t.pushesPerSec'])}/s; delay p50 ${fmtMs(figures['t.delayP50Ms'])} ` +
+        `p99 ${fmtMs(figures['t.delayP99Ms'])} max ${fmtMs(figures['t.delayMaxMs'])} ms; ` +
+        `message/send p50 ${fmtMs(figures['t.sendP50Ms'])} p99 ` +
+        `${fmtMs(figures['t.sendP99Ms'])} ms; push − answer p50 ` +
+        `${fmtMs(figures['t.pushMinusAnswerP50Ms'])} p99 ` +
+        `${fmtMs(figures['t.pushMinusAnswerP99Ms'])} ms; lag max ` +
+        `${fmtFixed(lagRes1.maxS, 3)} s (/metrics scrape p50 ${fmtInt(lagRes1.scrapeP50Ms)} ` +
+        `max ${fmtInt(lagRes1.scrapeMaxMs)} ms), backlog peak ${figures['t.peakBacklog']}; ` +
+        `TLS handshakes ${figures['t.handshakes']}; server CPU ` +
+        `${fmtInt(usage1.serverCpuPct)}%, other ${fmtInt(usage1.otherCpuPct)}%`,
     );
 
     // ── 2. lag under load: every paused task (pushes drained) approved at once ──
@@ -612,8 +495,8 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     const ready = paused.filter((id) => pushedOf([id], 'input-required') === 1);
     const errors2: string[] = [];
     const approveLat: number[] = [];
-    const rss0 = readRssMiB(proc.pid);
-    const cpu2 = cpuWindow(proc.pid);
+    const rss0 = readRssMiB(pid);
+    const cpu2 = cpuWindow(pid);
     const lag2 = lagPoller(base);
     const tls2 = receiver.stats();
     const p2Start = nowMs();
@@ -626,21 +509,26 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
     );
     const usage2 = cpu2();
     const lagRes2 = await lag2.stop();
-    const rss1 = readRssMiB(proc.pid);
-    const t2 = tally(receiver, tasks, done, 'completed');
+    const rss1 = readRssMiB(pid);
+    const t2 = tally(receiver, done, 'completed');
     const m2 = await readMetrics(base);
     const tls3 = receiver.stats();
     if (errors2.length) ctx.log(`push lag: ${errors2.length} approval errors, first: ${errors2[0]}`);
-    const approveSorted = sorted(approveLat);
+    const approveSorted = ascending(approveLat);
     // Whatever did not arrive: still owed by the server (pending), or given up (dead)?
-    const pendingIds = await deliveriesIn(base, 'pending').catch(() => undefined);
-    const deadIds = await deliveriesIn(base, 'dead').catch(() => undefined);
+    const taskIds = (state: 'pending' | 'dead'): Promise<string[] | undefined> =>
+      deliveries(base, state).then(
+        (ds) => ds.map((d) => d.taskId),
+        () => undefined,
+      );
+    const pendingIds = await taskIds('pending');
+    const deadIds = await taskIds('dead');
     const pendingEnd = pendingIds?.length ?? NaN;
     const deadEnd = deadIds?.length ?? NaN;
     const pendingSet = new Set(pendingIds ?? []);
     const deadSet = new Set(deadIds ?? []);
-    const acc1 = accountFor(receiver, tasks, paused, 'input-required', t1, pendingSet, deadSet);
-    const acc2 = accountFor(receiver, tasks, done, 'completed', t2, pendingSet, deadSet);
+    const acc1 = accountFor(receiver, paused, 'input-required', t1, pendingSet, deadSet);
+    const acc2 = accountFor(receiver, done, 'completed', t2, pendingSet, deadSet);
     const split = await breakdown(base, t2.receipts, tasks).catch((err: unknown) => {
       ctx.log(`push lag: no breakdown (${err instanceof Error ? err.message : String(err)})`);
       return {} as Figures;
@@ -653,8 +541,6 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       'l.received': t2.received,
       'l.notInTime': t2.lost,
       'l.duplicates': t2.duplicates,
-      'l.wrong': t2.wrong,
-      'l.authMismatch': t2.authMismatch,
       'l.drained': drained2 ? 1 : 0,
       'l.approvePhaseMs': p2RepliesDone - p2Start,
       'l.allPushedMs': t2.lastAt - p2Start,
@@ -665,7 +551,7 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       'l.delayP50Ms': percentile(t2.delays, 50),
       'l.delayP90Ms': percentile(t2.delays, 90),
       'l.delayP99Ms': percentile(t2.delays, 99),
-      'l.delayMaxMs': t2.delays.at(-1) ?? NaN,
+      'l.delayMaxMs': percentile(t2.delays, 100),
       'l.approveP50Ms': percentile(approveSorted, 50),
       'l.approveP99Ms': percentile(approveSorted, 99),
       'l.peakBacklog': peakBacklog(t2.receipts),
@@ -695,7 +581,6 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       // whole run
       pendingEnd,
       deadEnd,
-      strays: strays(receiver, tasks),
       // Same delivery id received more than once (at-least-once: a retry after a lost answer).
       dupEnd: receiver.receipts.length - new Set(receiver.receipts.map((r) => r.deliveryId)).size,
       attemptsDelivered: m2.delivered,
@@ -707,18 +592,35 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
       receiverRequests: tls3.requests,
     });
     ctx.log(
-      `push lag: ${done.length}/${ready.length} approved in ${fmtInt(p2RepliesDone - p2Start)} ms; ` +
-        `completed pushes ${t2.received}/${t2.expected} in time (late ${acc2.late + acc2.pending}, of which still pending ${acc2.pending}; lost ${acc2.lost}; throughput phase: late ${acc1.late + acc1.pending}, lost ${acc1.lost}), last in-time one after ${fmtInt(figures['l.allPushedMs'])} ms; ` +
-        `delay p50 ${fmtMs(figures['l.delayP50Ms'])} p99 ${fmtMs(figures['l.delayP99Ms'])} max ${fmtMs(figures['l.delayMaxMs'])} ms; ` +
-        `outbox lag max ${fmtFixed(lagRes2.maxS, 3)} s (/metrics, scrape p50 ${fmtInt(lagRes2.scrapeP50Ms)} max ${fmtInt(lagRes2.scrapeMaxMs)} ms), backlog peak ${figures['l.peakBacklog']}; pending at end ${pendingEnd}, dead ${deadEnd}; ` +
-        `TLS handshakes ${tls3.handshakes} (resumed ${tls3.resumed}; this phase ${figures['l.handshakes']} new, ${figures['l.connsUsed']} used of which ${figures['l.connsReused']} older; peak open ${tls3.openPeak}) for ${tls3.requests} pushes; server CPU ${fmtInt(usage2.serverCpuPct)}%, other ${fmtInt(usage2.otherCpuPct)}%`,
+      `push lag: ${done.length}/${ready.length} approved in ` +
+        `${fmtInt(p2RepliesDone - p2Start)} ms; completed pushes ` +
+        `${t2.received}/${t2.expected} in time (late ${acc2.late + acc2.pending}, of which ` +
+        `still pending ${acc2.pending}; lost ${acc2.lost}; throughput phase: late ` +
+        `${acc1.late + acc1.pending}, lost ${acc1.lost}), last in-time one after ` +
+        `${fmtInt(figures['l.allPushedMs'])} ms; delay p50 ${fmtMs(figures['l.delayP50Ms'])} ` +
+        `p99 ${fmtMs(figures['l.delayP99Ms'])} max ${fmtMs(figures['l.delayMaxMs'])} ms; ` +
+        `outbox lag max ${fmtFixed(lagRes2.maxS, 3)} s (/metrics, scrape p50 ` +
+        `${fmtInt(lagRes2.scrapeP50Ms)} max ${fmtInt(lagRes2.scrapeMaxMs)} ms), backlog peak ` +
+        `${figures['l.peakBacklog']}; pending at end ${pendingEnd}, dead ${deadEnd}; TLS ` +
+        `handshakes ${tls3.handshakes} (resumed ${tls3.resumed}; this phase ` +
+        `${figures['l.handshakes']} new, ${figures['l.connsUsed']} used of which ` +
+        `${figures['l.connsReused']} older; peak open ${tls3.openPeak}) for ${tls3.requests} ` +
+        `pushes; server CPU ${fmtInt(usage2.serverCpuPct)}%, other ` +
+        `${fmtInt(usage2.otherCpuPct)}%`,
     );
     ctx.log(
-      `push lag breakdown (p50 / p99 ms): stamp→enqueued ${fmtMs(figures['l.stampToEnqueueP50Ms'])} / ${fmtMs(figures['l.stampToEnqueueP99Ms'])}, ` +
-        `enqueued→received ${fmtMs(figures['l.enqueueToReceiptP50Ms'])} / ${fmtMs(figures['l.enqueueToReceiptP99Ms'])}, ` +
-        `received→settled ${fmtMs(figures['l.receiptToSettledP50Ms'])} / ${fmtMs(figures['l.receiptToSettledP99Ms'])}; ` +
-        `push receipt − approval answer ${fmtMs(figures['l.pushMinusAnswerP50Ms'])} / ${fmtMs(figures['l.pushMinusAnswerP99Ms'])} (${fmtInt(figures['l.pushBeforeAnswer'])} pushes before their answer); ` +
-        `rows matched ${fmtInt(figures['l.breakdownRows'])}, attempts > 1: ${fmtInt(figures['l.multiAttempt'])}`,
+      `push lag breakdown (p50 / p99 ms): stamp→enqueued ` +
+        `${fmtMs(figures['l.stampToEnqueueP50Ms'])} / ` +
+        `${fmtMs(figures['l.stampToEnqueueP99Ms'])}, enqueued→received ` +
+        `${fmtMs(figures['l.enqueueToReceiptP50Ms'])} / ` +
+        `${fmtMs(figures['l.enqueueToReceiptP99Ms'])}, received→settled ` +
+        `${fmtMs(figures['l.receiptToSettledP50Ms'])} / ` +
+        `${fmtMs(figures['l.receiptToSettledP99Ms'])}; push receipt − approval answer ` +
+        `${fmtMs(figures['l.pushMinusAnswerP50Ms'])} / ` +
+        `${fmtMs(figures['l.pushMinusAnswerP99Ms'])} ` +
+        `(${fmtInt(figures['l.pushBeforeAnswer'])} pushes before their answer); rows matched ` +
+        `${fmtInt(figures['l.breakdownRows'])}, attempts > 1: ` +
+        `${fmtInt(figures['l.multiAttempt'])}`,
     );
     return figures;
   } finally {
@@ -731,16 +633,10 @@ async function runPush(ctx: ScenarioContext): Promise<Figures> {
 
 // ─── report ──────────────────────────────────────────────────────────────────────────────────────
 
-const sumOf = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
-const perRun = (runs: Figures[], key: string, fmt: (n: number | undefined) => string): string =>
-  runs.map((r) => fmt(r[key])).join(', ');
 const secs = (ms: number | undefined): string => fmtFixed(ms === undefined ? undefined : ms / 1000, 2);
 
 function pushSection(result: ScenarioResult): Section {
-  const cells = result.cells.filter((c) => c.runs.length > 0 || !/handoff-only/.test(c.reason ?? ''));
-  const skipped = result.cells
-    .filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? ''))
-    .map((c) => `\`${c.target}\``);
+  const { cells, skipped } = handoffCells(result);
   const rows1: string[][] = [];
   const rows2: string[][] = [];
   const notes: string[] = [];
@@ -756,80 +652,101 @@ function pushSection(result: ScenarioResult): Section {
     rows1.push([
       `${cell.target} (${runs.length} run${runs.length > 1 ? 's' : ''})`,
       `${fmtInt(m['t.paused'])} of ${fmtInt(m.tasks)}`,
-      `${fmtInt(sumOf(runs, 't.received'))} / ${fmtInt(sumOf(runs, 't.expected'))}`,
-      `${fmtInt(sumOf(runs, 't.late'))} / **${fmtInt(sumOf(runs, 't.lost'))}**`,
+      `${fmtInt(total(runs, 't.received'))} / ${fmtInt(total(runs, 't.expected'))}`,
+      `${fmtInt(total(runs, 't.late'))} / **${fmtInt(total(runs, 't.lost'))}**`,
       `**${fmtInt(m['t.pushesPerSec'])}** (${perRun(runs, 't.pushesPerSec', fmtInt)})`,
       fmtInt(m['t.tasksPerSec']),
       `${fmtMs(m['t.delayP50Ms'])} / **${fmtMs(m['t.delayP99Ms'])}** / ${fmtMs(m['t.delayMaxMs'])}`,
       `${fmtInt(m['t.sendP50Ms'])} / ${fmtInt(m['t.sendP99Ms'])}`,
       `${fmtFixed(m['t.maxLagS'], 2)} (${fmtInt(m['t.lagSamples'])} samples) / ${fmtInt(m['t.peakBacklog'])}`,
-      `${fmtInt(sumOf(runs, 't.retries'))} / ${fmtInt(sumOf(runs, 't.duplicates'))}`,
+      `${fmtInt(total(runs, 't.retries'))} / ${fmtInt(total(runs, 't.duplicates'))}`,
       `${fmtInt(m['t.serverCpuPct'])} / ${fmtInt(m['t.otherCpuPct'])}`,
       fmtInt(m['t.handshakes']),
     ]);
     rows2.push([
       `${cell.target} (${runs.length} run${runs.length > 1 ? 's' : ''})`,
       fmtInt(m['l.paused']),
-      `${fmtInt(sumOf(runs, 'l.received'))} / ${fmtInt(sumOf(runs, 'l.expected'))}`,
-      `${fmtInt(sumOf(runs, 'l.late'))} / **${fmtInt(sumOf(runs, 'l.lost'))}**`,
+      `${fmtInt(total(runs, 'l.received'))} / ${fmtInt(total(runs, 'l.expected'))}`,
+      `${fmtInt(total(runs, 'l.late'))} / **${fmtInt(total(runs, 'l.lost'))}**`,
       `${secs(m['l.approvePhaseMs'])} / **${secs(m['l.allPushedMs'])}** (${perRun(runs, 'l.allPushedMs', secs)})`,
       `${fmtInt(m['l.approvalsPerSec'])} / ${fmtInt(m['l.pushesPerSec'])}`,
       `${fmtMs(m['l.delayP50Ms'])} / **${fmtMs(m['l.delayP99Ms'])}** / ${fmtMs(m['l.delayMaxMs'])}`,
-      `**${fmtFixed(m['l.maxLagS'], 2)}** (${perRun(runs, 'l.maxLagS', (x) => fmtFixed(x, 2))}; ${fmtInt(m['l.lagSamples'])} samples)`,
+      `**${fmtFixed(m['l.maxLagS'], 2)}** ` +
+        `(${perRun(runs, 'l.maxLagS', (x) => fmtFixed(x, 2))}; ${fmtInt(m['l.lagSamples'])} ` +
+        `samples)`,
       fmtInt(m['l.peakBacklog']),
       `${fmtInt(m['l.approveP50Ms'])} / ${fmtInt(m['l.approveP99Ms'])}`,
       `${fmtInt(m['l.serverCpuPct'])} / ${fmtInt(m['l.otherCpuPct'])}`,
       `${fmtFixed(m['l.rssBeforeMiB'], 1)} → ${fmtFixed(m['l.rssAfterMiB'], 1)}`,
     ]);
-    const bad = [
-      't.wrong',
-      't.authMismatch',
-      'l.wrong',
-      'l.authMismatch',
-      'l.duplicates',
-      'strays',
-      't.sendErrors',
-      'l.approveErrors',
-    ]
-      .map((k) => [k, sumOf(runs, k)] as const)
+    const bad = ['t.sendErrors', 'l.approveErrors', 'l.duplicates']
+      .map((k) => [k, total(runs, k)] as const)
       .filter(([, v]) => v > 0);
     const worstP99 = Math.max(...runs.map((r) => r['l.delayP99Ms'] ?? Infinity));
     const other = Math.max(m['t.otherCpuPct'] ?? 0, m['l.otherCpuPct'] ?? 0);
+    const late = total(runs, 'l.late');
+    const lateNote = late
+      ? `; **${fmtInt(late)} pushes over all runs came only after the run's time budget**, ` +
+        'so "all arrived" is the last in-time one'
+      : '';
     notes.push(
-      `- **${cell.target}, headline** (medians over ${runs.length} run(s)): **${fmtInt(m['t.pushesPerSec'])} pushes/s** delivered to the local receiver while ${fmtInt(m.tasks)} tasks were started (${fmtInt(m['t.tasksPerSec'])} tasks/s), ` +
-        `commit→receipt p99 **${fmtMs(m['t.delayP99Ms'])} ms**; ${fmtInt(m['l.paused'])} paused tasks approved at once: every \`completed\` push in after **${secs(m['l.allPushedMs'])} s** ` +
-        `(approvals answered after ${secs(m['l.approvePhaseMs'])} s${sumOf(runs, 'l.late') > 0 ? `; **${fmtInt(sumOf(runs, 'l.late'))} pushes over all runs came only after the run's time budget**, so "all arrived" is the last in-time one` : ''}), commit→receipt p99 **${fmtMs(m['l.delayP99Ms'])} ms**, max outbox lag **${fmtFixed(m['l.maxLagS'], 2)} s**, up to ${fmtInt(m['l.peakBacklog'])} pushes owed at once; ` +
-        `lost (neither received nor still pending at the end): ${fmtInt(sumOf(runs, 't.lost') + sumOf(runs, 'l.lost'))}, dead-lettered: ${fmtInt(sumOf(runs, 't.dead') + sumOf(runs, 'l.dead'))}.` +
+      `- **${cell.target}, headline** (medians over ${runs.length} run(s)): ` +
+        `**${fmtInt(m['t.pushesPerSec'])} pushes/s** delivered to the local receiver while ` +
+        `${fmtInt(m.tasks)} tasks were started (${fmtInt(m['t.tasksPerSec'])} tasks/s), ` +
+        `commit→receipt p99 **${fmtMs(m['t.delayP99Ms'])} ms**; ${fmtInt(m['l.paused'])} ` +
+        `paused tasks approved at once: every \`completed\` push in after ` +
+        `**${secs(m['l.allPushedMs'])} s** (approvals answered after ` +
+        `${secs(m['l.approvePhaseMs'])} s${lateNote}), ` +
+        `commit→receipt p99 **${fmtMs(m['l.delayP99Ms'])} ms**, max outbox lag ` +
+        `**${fmtFixed(m['l.maxLagS'], 2)} s**, up to ${fmtInt(m['l.peakBacklog'])} pushes ` +
+        `owed at once; lost (neither received nor still pending at the end): ` +
+        `${fmtInt(total(runs, 't.lost') + total(runs, 'l.lost'))}, dead-lettered: ` +
+        `${fmtInt(total(runs, 't.dead') + total(runs, 'l.dead'))}.` +
         (other > 30
-          ? ` **Disturbed**: other processes used ${fmtInt(other)} % of a core during the phases (median), so the server got ${fmtInt(m['t.serverCpuPct'])} / ${fmtInt(m['l.serverCpuPct'])} % of its core: absolute figures are pessimistic.`
+          ? ` **Disturbed**: other processes used ${fmtInt(other)} % of a core during the phases ` +
+            `(median), so the server got ${fmtInt(m['t.serverCpuPct'])} / ` +
+            `${fmtInt(m['l.serverCpuPct'])} % of its core: absolute figures are pessimistic.`
           : ''),
     );
     notes.push(
-      `- ${cell.target}: pushes left pending / dead-lettered on the server at the end of each run: ${perRun(runs, 'pendingEnd', fmtInt)} / ${perRun(runs, 'deadEnd', fmtInt)}; ` +
-        `attempts counted by the server (\`handoff_push_attempts_total\`, whole run incl. warm-up): delivered ${perRun(runs, 'attemptsDelivered', fmtInt)}, retry ${perRun(runs, 'attemptsRetry', fmtInt)}, dead ${perRun(runs, 'attemptsDead', fmtInt)}; ` +
-        `same delivery received twice or more (whole run, counted at the end): ${perRun(runs, 'dupEnd', fmtInt)}; ` +
-        `server-side mean commit→delivered (\`handoff_push_delivery_lag_seconds\`) ${perRun(runs, 'serverLagMeanMs', fmtMs)} ms; ` +
-        `TLS handshakes at the receiver ${perRun(runs, 'handshakes', fmtInt)} (resumed ${perRun(runs, 'resumed', fmtInt)}) for ${perRun(runs, 'receiverRequests', fmtInt)} pushes; ` +
-        `worst run's p99 after the mass approval ${fmtMs(worstP99)} ms; ` +
-        `where the mass approval's delay goes (p50 / p99 ms, median over runs; from the outbox rows read back): stamp→enqueued ${fmtMs(m['l.stampToEnqueueP50Ms'])} / ${fmtMs(m['l.stampToEnqueueP99Ms'])}, ` +
-        `enqueued→received ${fmtMs(m['l.enqueueToReceiptP50Ms'])} / ${fmtMs(m['l.enqueueToReceiptP99Ms'])}, received→settled (row still pending, worker slot held) ${fmtMs(m['l.receiptToSettledP50Ms'])} / ${fmtMs(m['l.receiptToSettledP99Ms'])}; ` +
-        `push receipt − the approval's own \`message/send\` answer ${fmtMs(m['l.pushMinusAnswerP50Ms'])} / ${fmtMs(m['l.pushMinusAnswerP99Ms'])} (throughput phase, push − the starting \`message/send\` answer: ${fmtMs(m['t.pushMinusAnswerP50Ms'])} / ${fmtMs(m['t.pushMinusAnswerP99Ms'])}); ` +
-        `a \`/metrics\` scrape took p50 ${fmtInt(m['t.scrapeP50Ms'])} / max ${fmtInt(m['t.scrapeMaxMs'])} ms (throughput) and ${fmtInt(m['l.scrapeP50Ms'])} / ${fmtInt(m['l.scrapeMaxMs'])} ms (lag); ` +
+      `- ${cell.target}: pushes left pending / dead-lettered on the server at the end of ` +
+        `each run: ${perRun(runs, 'pendingEnd', fmtInt)} / ` +
+        `${perRun(runs, 'deadEnd', fmtInt)}; attempts counted by the server ` +
+        `(\`handoff_push_attempts_total\`, whole run incl. warm-up): delivered ` +
+        `${perRun(runs, 'attemptsDelivered', fmtInt)}, retry ` +
+        `${perRun(runs, 'attemptsRetry', fmtInt)}, dead ` +
+        `${perRun(runs, 'attemptsDead', fmtInt)}; same delivery received twice or more ` +
+        `(whole run, counted at the end): ${perRun(runs, 'dupEnd', fmtInt)}; server-side ` +
+        `mean commit→delivered (\`handoff_push_delivery_lag_seconds\`) ` +
+        `${perRun(runs, 'serverLagMeanMs', fmtMs)} ms; TLS handshakes at the receiver ` +
+        `${perRun(runs, 'handshakes', fmtInt)} (resumed ${perRun(runs, 'resumed', fmtInt)}) ` +
+        `for ${perRun(runs, 'receiverRequests', fmtInt)} pushes; worst run's p99 after the ` +
+        `mass approval ${fmtMs(worstP99)} ms; where the mass approval's delay goes (p50 / ` +
+        `p99 ms, median over runs; from the outbox rows read back): stamp→enqueued ` +
+        `${fmtMs(m['l.stampToEnqueueP50Ms'])} / ${fmtMs(m['l.stampToEnqueueP99Ms'])}, ` +
+        `enqueued→received ${fmtMs(m['l.enqueueToReceiptP50Ms'])} / ` +
+        `${fmtMs(m['l.enqueueToReceiptP99Ms'])}, received→settled (row still pending, worker ` +
+        `slot held) ${fmtMs(m['l.receiptToSettledP50Ms'])} / ` +
+        `${fmtMs(m['l.receiptToSettledP99Ms'])}; push receipt − the approval's own ` +
+        `\`message/send\` answer ${fmtMs(m['l.pushMinusAnswerP50Ms'])} / ` +
+        `${fmtMs(m['l.pushMinusAnswerP99Ms'])} (throughput phase, push − the starting ` +
+        `\`message/send\` answer: ${fmtMs(m['t.pushMinusAnswerP50Ms'])} / ` +
+        `${fmtMs(m['t.pushMinusAnswerP99Ms'])}); a \`/metrics\` scrape took p50 ` +
+        `${fmtInt(m['t.scrapeP50Ms'])} / max ${fmtInt(m['t.scrapeMaxMs'])} ms (throughput) ` +
+        `and ${fmtInt(m['l.scrapeP50Ms'])} / ${fmtInt(m['l.scrapeMaxMs'])} ms (lag); ` +
         (runs.some((r) => (r['t.attempted'] ?? 0) < (r.tasks ?? 0))
-          ? `**time budget**: tasks started per run ${perRun(runs, 't.attempted', fmtInt)} of ${fmtInt(m.tasks)} (the harness gives a run warm-up + duration + 30 s; task creation stops at 45 % of it); `
+          ? `**time budget**: tasks started per run ${perRun(runs, 't.attempted', fmtInt)} of ` +
+            `${fmtInt(m.tasks)} (the harness gives a run warm-up + duration + 30 s; task ` +
+            `creation stops at 45 % of it); `
           : '') +
         (bad.length
           ? `**problems**: ${bad.map(([k, v]) => `${k} ${fmtInt(v)}`).join(', ')}; `
-          : 'no wrong body, token, duplicate or stray push; ') +
-        `server start ${perRun(runs, 'startMs', fmtInt)} ms; load average 1/5/15 min at the start of each run: ${runs.map((r) => `${fmtFixed(r.loadAvg1, 2)}/${fmtFixed(r.loadAvg5, 2)}/${fmtFixed(r.loadAvg15, 2)}`).join(', ')}.`,
+          : 'no send or approval error, no push received twice; ') +
+        `server start ${perRun(runs, 'startMs', fmtInt)} ms; load average 1/5/15 min at the ` +
+        `start of each run: ` +
+        `${runs.map((r) => [r.loadAvg1, r.loadAvg5, r.loadAvg15].map((x) => fmtFixed(x, 2)).join('/')).join(', ')}.`,
     );
   }
-  const table = (columns: string[], rows: string[][]): string =>
-    [
-      `| ${columns.join(' | ')} |`,
-      `|${columns.map(() => '---').join('|')}|`,
-      ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`),
-    ].join('\n');
   const cols1 = [
     'server',
     'tasks paused',
@@ -862,8 +779,12 @@ function pushSection(result: ScenarioResult): Section {
   const sizes = allRuns.map((r) => fmtInt(r.tasks));
   // This section may end up spliced into a RESULTS.md whose header describes another run.
   const when = allRuns.length
-    ? `Measured ${new Date(Math.min(...allRuns.map((r) => r.startedAtMs ?? Infinity))).toISOString()} – ${new Date(Math.max(...allRuns.map((r) => r.startedAtMs ?? 0))).toISOString()} (run starts), ` +
-      `${allRuns[0]?.quick ? '**quick**' : '**full**'} mode, ${allRuns.length} run(s), each with a time budget of ${fmtInt(allRuns[0]?.budgetS)} s.`
+    ? `Measured ` +
+      `${new Date(Math.min(...allRuns.map((r) => r.startedAtMs ?? Infinity))).toISOString()} ` +
+      `– ${new Date(Math.max(...allRuns.map((r) => r.startedAtMs ?? 0))).toISOString()} ` +
+      `(run starts), ${allRuns[0]?.quick ? '**quick**' : '**full**'} mode, ` +
+      `${allRuns.length} run(s), each with a time budget of ${fmtInt(allRuns[0]?.budgetS)} ` +
+      `s.`
     : '';
   return {
     title: 'Push notifications (issue 5)',
@@ -872,25 +793,64 @@ function pushSection(result: ScenarioResult): Section {
         (skipped.length ? ` Not applicable to ${skipped.join(', ')} (no push worker).` : '') +
         (when ? ` ${when}` : ''),
       '',
-      `**Throughput** — ${sizes[0] ?? 'N'} \`approval\` tasks started over \`message/send\` (blocking, 50 in flight), each with an inline \`pushNotificationConfig\`; each returns at input-required and causes one push.`,
+      `**Throughput** — ${sizes[0] ?? 'N'} \`approval\` tasks started over ` +
+        `\`message/send\` (blocking, 50 in flight), each with an inline ` +
+        `\`pushNotificationConfig\`; each returns at input-required and causes one push.`,
       '',
-      table(cols1, rows1),
+      mdTable(cols1, rows1),
       '',
-      `**Lag under load** — the same tasks, paused at input-required with their pushes drained, all approved at once (\`message/send\` {taskId, data {action:"accept"}}, 50 in flight); one \`completed\` push each.`,
+      `**Lag under load** — the same tasks, paused at input-required with their pushes ` +
+        `drained, all approved at once (\`message/send\` {taskId, data {action:"accept"}}, ` +
+        `50 in flight); one \`completed\` push each.`,
     ].join('\n'),
     columns: cols2,
     rows: rows2,
     after: [
       ...notes,
       '',
-      "**Method.** Handoff only, and not the harness's own `handoff` instance: that one is started without extra environment, and pushes to a loopback receiver need `HANDOFF_PUSH_ALLOW_CIDRS=127.0.0.0/8` (the egress guard refuses private addresses otherwise) and `HANDOFF_PUSH_CA_FILE` (the receiver's CA). So each run starts its own `dist/src/cli/main.js serve` with those two settings (every other `HANDOFF_*` variable removed, default retry schedule, worker defaults: 32 deliveries in flight, 5 s timeout), a fresh SQLite data dir, pinned to core 0 like every server here; the harness's instance stays idle. " +
-        'The receiver (`bench/lib/push-receiver.ts`) is a `node:https` server on 127.0.0.1 in the harness process (core 1) with a throw-away CA and a certificate for IP 127.0.0.1 made by `openssl` into a temp dir per run; it answers 200 with an empty body at once, keep-alive, and records for every request the receipt time (body fully read; epoch ms with sub-ms precision), the delivery id, task id, token headers and the body. ' +
-        'Each task gets its own random token; a push counts as received once per delivery id and task, and is checked for kind `status-update`, its task, the state, `final`, and the token (`X-A2A-Notification-Token` and `Authorization: Bearer`). ' +
-        "Delay (commit→receipt) = receipt time − `status.timestamp` of the pushed TaskStatusUpdateEvent, which is the transition's `updatedAt`, stamped (whole ms) when the transaction that writes the outbox row begins; same host clock. " +
-        'A warm-up of 20 tasks (quick: 10) started and approved, pushes drained, precedes both phases and is not counted. ' +
-        'Throughput: pushes/s = pushes received ÷ (last receipt − first `message/send` written); tasks started/s = tasks answered at input-required ÷ the sending time; if pushes/s ≈ tasks/s the worker kept up and the figure is bounded by how fast Handoff creates tasks, not by delivery. ' +
-        'Lag: after the throughput phase\'s pushes are all in (+0.5 s), every paused task is approved, 50 replies in flight; "all pushes arrived" = last `completed` receipt − first approval written. Max outbox lag = largest `handoff_push_outbox_lag_seconds` (age of the oldest pending outbox row) seen by polling `/metrics` (one scrape at a time, the next ≥ 200 ms after the previous one started) during the phase; under load a scrape itself waits for the server (scrape times are in the notes), so there may be few samples, and the gauge computes the age with a `now` taken before its SQL query waits for the store\'s single SQLite connection (src/push/outbox.ts `oldestPendingAgeMs`), so it can read low — the max commit→receipt delay is the receiver-side bound; peak backlog = most pushes committed (by `status.timestamp`) but not yet received at any instant, from the receipts alone. ' +
-        'Expected = tasks answered input-required (throughput) or `completed` (lag); "in time" = received before the phase stopped waiting (all expected pushes in, or the run\'s time budget); at the end of the run the receipts are counted again and the server\'s pending and dead-lettered deliveries read (`GET /v1/a2a/deliveries`): late = arrived after the wait or still pending, lost = neither received nor pending (dead-lettered ones included). Server CPU % = Handoff process utime+stime over the phase in % of one core; other CPU % = machine busy time minus Handoff minus the harness, in % of one core (other processes on the box).',
+      "**Method.** Handoff only, and not the harness's own `handoff` instance: that one is " +
+        'started without extra environment, and pushes to a loopback receiver need ' +
+        '`HANDOFF_PUSH_ALLOW_CIDRS=127.0.0.0/8` (the egress guard refuses private addresses ' +
+        "otherwise) and `HANDOFF_PUSH_CA_FILE` (the receiver's CA). So each run starts its " +
+        'own `dist/src/cli/main.js serve` with those two settings (every other `HANDOFF_*` ' +
+        'variable removed, default retry schedule, worker defaults: 32 deliveries in flight, ' +
+        '5 s timeout), a fresh SQLite data dir, pinned to core 0 like every server here; the ' +
+        "harness's instance stays idle. " +
+        'The receiver (`bench/lib/push-receiver.ts`) is a `node:https` server on 127.0.0.1 ' +
+        'in the harness process (core 1) with a throw-away CA and a certificate for IP ' +
+        '127.0.0.1 made by `openssl` into a temp dir per run; it answers 200 with an empty ' +
+        'body at once, keep-alive, and records for every request the receipt time (body ' +
+        'fully read; epoch ms with sub-ms precision), the delivery id, the task id and the ' +
+        'pushed state and timestamp. Each task gets its own random token; a push counts as ' +
+        'received once per delivery id and task (its body and token headers are checked by ' +
+        'test/e2e/push.test.ts, not here). ' +
+        'Delay (commit→receipt) = receipt time − `status.timestamp` of the pushed ' +
+        "TaskStatusUpdateEvent, which is the transition's `updatedAt`, stamped (whole ms) " +
+        'when the transaction that writes the outbox row begins; same host clock. ' +
+        'A warm-up of 20 tasks (quick: 10) started and approved, pushes drained, precedes ' +
+        'both phases and is not counted. Throughput: pushes/s = pushes received ÷ (last ' +
+        'receipt − first `message/send` written); tasks started/s = tasks answered at ' +
+        'input-required ÷ the sending time; if pushes/s ≈ tasks/s the worker kept up and the ' +
+        'figure is bounded by how fast Handoff creates tasks, not by delivery. Lag: after ' +
+        "the throughput phase's pushes are all in (+0.5 s), every paused task is approved, " +
+        '50 replies in flight; "all pushes arrived" = last `completed` receipt − first ' +
+        'approval written. Max outbox lag = largest `handoff_push_outbox_lag_seconds` (age ' +
+        'of the oldest pending outbox row) seen by polling `/metrics` (one scrape at a time, ' +
+        'the next ≥ 200 ms after the previous one started) during the phase; under load a ' +
+        'scrape itself waits for the server (scrape times are in the notes), so there may be ' +
+        'few samples, and the gauge computes the age with a `now` taken before its SQL query ' +
+        "waits for the store's single SQLite connection (src/store/repos/push-outbox.ts " +
+        '`oldestPendingAgeMs`), so it can read low — the max commit→receipt delay is the ' +
+        'receiver-side bound; peak backlog = most pushes committed (by `status.timestamp`) ' +
+        'but not yet received at any instant, from the receipts alone. Expected = tasks ' +
+        'answered input-required (throughput) or `completed` (lag); "in time" = received ' +
+        "before the phase stopped waiting (all expected pushes in, or the run's time " +
+        "budget); at the end of the run the receipts are counted again and the server's " +
+        'pending and dead-lettered deliveries read (`GET /v1/a2a/deliveries`): late = ' +
+        'arrived after the wait or still pending, lost = neither received nor pending ' +
+        '(dead-lettered ones included). Server CPU % = Handoff process utime+stime over the ' +
+        'phase in % of one core; other CPU % = machine busy time minus Handoff minus the ' +
+        'harness, in % of one core (other processes on the box).',
     ].join('\n'),
   };
 }
@@ -898,7 +858,10 @@ function pushSection(result: ScenarioResult): Section {
 registerScenario({
   name: 'push',
   description:
-    'Push notifications: 1,000 `approval` tasks (quick: 200) with an inline push config to a local HTTPS receiver — pushes/s and commit→receipt delay at input-required, then all of them approved at once: time until every `completed` push arrived, its delay, and the outbox lag.',
+    'Push notifications: 1,000 `approval` tasks (quick: 200) with an inline push config ' +
+    'to a local HTTPS receiver — pushes/s and commit→receipt delay at input-required, ' +
+    'then all of them approved at once: time until every `completed` push arrived, its ' +
+    'delay, and the outbox lag.',
   order: 70,
   run: runPush,
   section: pushSection,

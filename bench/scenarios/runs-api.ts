@@ -12,13 +12,17 @@
 // create/echo measure SQLite on the harness's server (fresh temp dir) and PostgreSQL on a server
 // this module starts (throwaway schema, dropped after). runs-get seeds two data dirs directly
 // (lib/seed-runs.ts, once per harness process, reused by later rounds: GETs do not write) and
-// starts two fresh servers on them each round. All servers pinned to core 0, 50 connections. Each scenario's section has the full figures; the "OpenWOP run API (issue 2)"
-// section gathers the headline tables.
+// starts two fresh servers on them each round. All servers pinned to core 0, 50 connections.
+// Each scenario's section has the full figures; the "OpenWOP run API (issue 2)" section gathers
+// the headline tables.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TERMINAL_STATUSES } from '../../src/store/model.js';
 import { PG_URL, probePg, startHandoffPg, startHandoffSqlite, type PgInfo } from '../lib/handoff-server.js';
+import { measureLoad, measurePaired, type Step } from '../lib/load.js';
 import {
+  prefixed,
   registerScenario,
   registerSection,
   type CellResult,
@@ -26,10 +30,19 @@ import {
   type ScenarioContext,
   type ScenarioResult,
 } from '../lib/registry.js';
-import { fmtFixed, fmtInt, fmtMs, fmtTimes, type Section } from '../lib/report.js';
-import { measurePaired, measureRest, type RestStep } from '../lib/rest-load.js';
+import {
+  fmtFixed,
+  fmtInt,
+  fmtMs,
+  fmtTimes,
+  mdTable,
+  perRun,
+  rateCell,
+  shortError,
+  type Section,
+} from '../lib/report.js';
 import { seedInChild, type SeedSummary } from '../lib/seed-runs.js';
-import { medians, spread } from '../lib/stats.js';
+import { medians, total } from '../lib/stats.js';
 
 const CONNECTIONS = 50;
 const TARGET = 'handoff';
@@ -46,9 +59,6 @@ const NAMES = { create: 'runs-create', echo: 'runs-echo', get: 'runs-get' } as c
 let pgInfo: PgInfo | undefined;
 /** Why PostgreSQL figures are missing, per scenario (last reason seen). */
 const pgMissing = new Map<string, string>();
-
-const shortError = (err: unknown): string =>
-  (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 160);
 
 function requireHandoff(ctx: ScenarioContext): void {
   roundsRun = ctx.mode.rounds;
@@ -71,18 +81,16 @@ function ensureTime(deadline: number, needS: number, what: string): void {
   const leftS = (deadline - Date.now()) / 1000;
   if (leftS < needS)
     throw new Error(
-      `${what} skipped: ${Math.max(0, leftS).toFixed(1)} s left of the harness's per-run limit, ${needS.toFixed(1)} s needed (slow set-up: machine busy?)`,
+      `${what} skipped: ${Math.max(0, leftS).toFixed(1)} s left of the harness's per-run ` +
+        `limit, ${needS.toFixed(1)} s needed (slow set-up: machine busy?)`,
     );
 }
 
 const originOf = (ctx: ScenarioContext): string => new URL(ctx.running.url).origin;
 const statusOf = (body: string): string | undefined => /"status":"([a-z-]+)"/.exec(body)?.[1];
 const runIdOf = (body: string): string | undefined => /"runId":"([^"]+)"/.exec(body)?.[1];
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-
-function prefixed(prefix: string, figures: Figures): Figures {
-  return Object.fromEntries(Object.entries(figures).map(([k, v]) => [`${prefix}.${k}`, v]));
-}
+/** Run statuses after which a run never changes (Handoff's own list). */
+const TERMINAL: ReadonlySet<string> = TERMINAL_STATUSES;
 
 /** Top-level copies for the harness's log line and per-run table. */
 function headline(f: Figures): Figures {
@@ -91,15 +99,18 @@ function headline(f: Figures): Figures {
 }
 
 function logLine(ctx: ScenarioContext, what: string, f: Figures): void {
+  const db = f.dbCpuUsPerReq !== undefined ? ` + db ${fmtInt(f.dbCpuUsPerReq)} µs/req` : '';
   ctx.log(
-    `  ${what.padEnd(24)} ${fmtInt(f.reqPerSec).padStart(7)} req/s  ${fmtInt(f.flowsPerSec).padStart(7)} flows/s  p50 ${fmtMs(f.p50Ms)} ms  p99 ${fmtMs(f.p99Ms)} ms  cpu ${fmtInt(f.serverCpuUsPerReq)} µs/req` +
-      `${f.dbCpuUsPerReq !== undefined ? ` + db ${fmtInt(f.dbCpuUsPerReq)} µs/req` : ''}  other-cpu ${fmtInt(f.otherCpuPct)}%  failures ${fmtInt(f.failures)}`,
+    `  ${what.padEnd(24)} ${fmtInt(f.reqPerSec).padStart(7)} req/s  ` +
+      `${fmtInt(f.flowsPerSec).padStart(7)} flows/s  p50 ${fmtMs(f.p50Ms)} ms  p99 ` +
+      `${fmtMs(f.p99Ms)} ms  cpu ${fmtInt(f.serverCpuUsPerReq)} µs/req${db}  other-cpu ` +
+      `${fmtInt(f.otherCpuPct)}%  failures ${fmtInt(f.failures)}`,
   );
 }
 
 // ─── workloads ───
 
-const createSteps = (): RestStep[] => [
+const createSteps = (): Step[] => [
   {
     request: () => ({ method: 'POST', path: '/v1/runs', body: { workflowId: 'approval', inputs: { prompt: 'x' } } }),
     check: (b) => runIdOf(b) !== undefined,
@@ -108,9 +119,8 @@ const createSteps = (): RestStep[] => [
   },
 ];
 
-/** POST a run; if the answer is not yet `completed`, GET the run until it is (at most POLLS times).
- * Exported for a manual check of the follow-up path with a slow workflow (echo never needs it). */
-export const completionSteps = (body: Record<string, unknown>): RestStep[] => [
+/** POST a run; if the answer is not yet `completed`, GET the run until it is (at most POLLS times). */
+const completionSteps = (body: Record<string, unknown>): Step[] => [
   {
     request: () => ({ method: 'POST', path: '/v1/runs', body }),
     check: (b) => runIdOf(b) !== undefined && !['failed', 'cancelled'].includes(statusOf(b) ?? ''),
@@ -123,7 +133,7 @@ export const completionSteps = (body: Record<string, unknown>): RestStep[] => [
   },
   ...Array.from(
     { length: POLLS },
-    (_, i): RestStep => ({
+    (_, i): Step => ({
       request: (flow) => (flow.done || !flow.runId ? undefined : { method: 'GET', path: `/v1/runs/${flow.runId}` }),
       check: (b) => statusOf(b) !== undefined && !['failed', 'cancelled'].includes(statusOf(b) ?? ''),
       capture: (b, flow) => {
@@ -134,10 +144,10 @@ export const completionSteps = (body: Record<string, unknown>): RestStep[] => [
     }),
   ),
 ];
-const echoSteps = (): RestStep[] => completionSteps({ workflowId: 'echo' });
+const echoSteps = (): Step[] => completionSteps({ workflowId: 'echo' });
 
 /** GET /v1/runs/{id}, rotating through `ids` (one counter shared by all connections). */
-function getSteps(ids: string[]): RestStep[] {
+function getSteps(ids: string[]): Step[] {
   let next = 0;
   return [
     {
@@ -152,9 +162,9 @@ function getSteps(ids: string[]): RestStep[] {
 async function measureOn(
   ctx: ScenarioContext,
   server: { base: string; pid: number; backendPids?: () => Promise<number[]> },
-  steps: RestStep[],
+  steps: Step[],
 ): Promise<Figures> {
-  return measureRest(
+  return measureLoad(
     { baseUrl: server.base, connections: CONNECTIONS, steps },
     {
       pid: server.pid,
@@ -166,7 +176,7 @@ async function measureOn(
 }
 
 /** The same workload on SQLite (the harness's fresh server) and on PostgreSQL (our own). */
-async function sqliteAndPg(ctx: ScenarioContext, scenario: string, steps: () => RestStep[]): Promise<Figures> {
+async function sqliteAndPg(ctx: ScenarioContext, scenario: string, steps: () => Step[]): Promise<Figures> {
   requireHandoff(ctx);
   const deadline = deadlineOf(ctx);
   const sqlite = await measureOn(ctx, { base: originOf(ctx), pid: ctx.running.pid }, steps());
@@ -225,12 +235,14 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
   if (fresh) {
     for (const { seed } of [small!, large!]) {
       ctx.log(
-        `  ${NAMES.get}: seeded ${fmtInt(seed.stored)} runs (${seed.eventsPerRun} events each) in ${fmtInt(seed.insertMs)} ms (+${fmtInt(seed.templateMs)} ms for the template run)`,
+        `  ${NAMES.get}: seeded ${fmtInt(seed.stored)} runs (${seed.eventsPerRun} events ` +
+          `each) in ${fmtInt(seed.insertMs)} ms (+${fmtInt(seed.templateMs)} ms for the ` +
+          `template run)`,
       );
     }
   }
   const t0 = performance.now();
-  const started = await Promise.allSettled([small!, large!].map((s) => startHandoffSqlite(s.dir)));
+  const started = await Promise.allSettled([small!, large!].map((s) => startHandoffSqlite({ dataDir: s.dir })));
   const startMs = performance.now() - t0;
   const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
@@ -244,11 +256,17 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
     // The measured time (durationS) is split between the two servers, in windows of ≤ 2 s.
     const windowS = Math.min(2, ctx.mode.durationS / 2);
     const windows = Math.max(1, Math.round(ctx.mode.durationS / 2 / windowS));
-    const [fs, fl] = await measurePaired(
-      [servers[0]!, servers[1]!],
-      [getSteps(small!.seed.picked), getSteps(large!.seed.picked)],
-      { connections: CONNECTIONS, warmupS: ctx.mode.warmupS, windowS, windows },
-    );
+    const side = (i: 0 | 1, picked: string[]) => ({
+      base: servers[i]!.base,
+      pid: servers[i]!.pid,
+      steps: getSteps(picked),
+      warmupS: ctx.mode.warmupS,
+    });
+    const [fs, fl] = await measurePaired([side(0, small!.seed.picked), side(1, large!.seed.picked)], {
+      connections: CONNECTIONS,
+      windowS,
+      windows,
+    });
     const extra = (seed: SeedSummary): Figures => ({
       storedRuns: seed.stored,
       rotatedIds: seed.picked.length,
@@ -279,17 +297,11 @@ async function getPaired(ctx: ScenarioContext): Promise<Figures> {
 
 // ─── report ───
 
-const sum = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
 const handoffCell = (r: ScenarioResult | undefined): CellResult | undefined =>
   r?.cells.find((c) => c.target === TARGET);
 
-function rateCell(runs: Figures[], key: string): string {
-  const s = spread(runs, key);
-  return Number.isFinite(s.median) ? `**${fmtInt(s.median)}** (${fmtInt(s.min)}–${fmtInt(s.max)})` : '–';
-}
-
 function errorsCell(runs: Figures[], p: string): string {
-  return `${fmtInt(sum(runs, `${p}failures`))} / ${fmtInt(sum(runs, `${p}requests`))}`;
+  return `${fmtInt(total(runs, `${p}failures`))} / ${fmtInt(total(runs, `${p}requests`))}`;
 }
 
 /** "waiting-approval 100 %" from tally.<label> counts, summed over runs. */
@@ -310,9 +322,7 @@ function talliesCell(runs: Figures[], p: string, filter: (label: string) => bool
 }
 
 /** "other CPU %" of every run, in run order: how much the box's other work disturbed each one. */
-function otherCell(runs: Figures[], p: string): string {
-  return runs.map((r) => fmtInt(r[`${p}otherCpuPct`])).join(', ');
-}
+const otherCell = (runs: Figures[], p: string): string => perRun(runs, `${p}otherCpuPct`);
 
 /** " Runs measured: 2 of 3 (last failure: …)." when a round failed, else "". */
 function failedNote(cell: CellResult | undefined, rounds: number): string {
@@ -391,7 +401,10 @@ function storesSection(result: ScenarioResult, flowsMeaning: string): Section {
     intro: result.description,
     columns: DETAIL_COLUMNS,
     rows,
-    after: `flows/s = ${flowsMeaning}.${failedNote(cell, roundsRun)} Handoff-only scenario: other targets are not measured. Headline figures: section "OpenWOP run API (issue 2)".`,
+    after:
+      `flows/s = ${flowsMeaning}.${failedNote(cell, roundsRun)} Handoff-only scenario: ` +
+      `other targets are not measured. Headline figures: section "OpenWOP run API (issue ` +
+      `2)".`,
   };
 }
 
@@ -410,14 +423,18 @@ function getSection(result: ScenarioResult): Section {
     intro: result.description,
     columns: DETAIL_COLUMNS,
     rows,
-    after: `p99 large/small per run (paired windows): ${perRun}.${failedNote(cell, roundsRun)} Handoff-only scenario: other targets are not measured. Headline figures: section "OpenWOP run API (issue 2)".`,
+    after:
+      `p99 large/small per run (paired windows): ${perRun}.${failedNote(cell, roundsRun)} ` +
+      `Handoff-only scenario: other targets are not measured. Headline figures: section ` +
+      `"OpenWOP run API (issue 2)".`,
   };
 }
 
 registerScenario({
   name: NAMES.create,
   description:
-    '`POST /v1/runs {workflowId:"approval", inputs:{prompt:"x"}}` (the run parks at its approval gate), 50 connections; SQLite and PostgreSQL.',
+    '`POST /v1/runs {workflowId:"approval", inputs:{prompt:"x"}}` (the run parks at its ' +
+    'approval gate), 50 connections; SQLite and PostgreSQL.',
   order: 60,
   run: (ctx) => sqliteAndPg(ctx, NAMES.create, createSteps),
   section: (r) => storesSection(r, 'runs created per second (201 with a runId)'),
@@ -425,7 +442,10 @@ registerScenario({
 
 registerScenario({
   name: NAMES.echo,
-  description: `\`POST /v1/runs {workflowId:"echo"}\`, then \`GET /v1/runs/{id}\` until \`completed\` when the POST did not already answer \`completed\` (≤ ${POLLS} GETs), 50 connections; SQLite and PostgreSQL.`,
+  description:
+    `\`POST /v1/runs {workflowId:"echo"}\`, then \`GET /v1/runs/{id}\` until ` +
+    `\`completed\` when the POST did not already answer \`completed\` (≤ ${POLLS} GETs), ` +
+    `50 connections; SQLite and PostgreSQL.`,
   order: 61,
   run: (ctx) => sqliteAndPg(ctx, NAMES.echo, echoSteps),
   section: (r) => storesSection(r, 'echo runs seen `completed` per second (in the POST answer or a follow-up GET)'),
@@ -433,22 +453,18 @@ registerScenario({
 
 registerScenario({
   name: NAMES.get,
-  description: `\`GET /v1/runs/{id}\`, 50 connections, rotating through ${fmtInt(ROTATE)} run ids picked at random among the stored ones, on two servers: ${fmtInt(SMALL)} and 100,000 (10,000 with --quick) completed echo runs stored (seeded before the servers start), measured in alternating windows (A B B A, ≤ 2 s each, the run's measured time split between them) so both see the same machine noise.`,
+  description:
+    `\`GET /v1/runs/{id}\`, 50 connections, rotating through ${fmtInt(ROTATE)} run ids ` +
+    `picked at random among the stored ones, on two servers: ${fmtInt(SMALL)} and ` +
+    `100,000 (10,000 with --quick) completed echo runs stored (seeded before the servers ` +
+    `start), measured in alternating windows (A B B A, ≤ 2 s each, the run's measured ` +
+    `time split between them) so both see the same machine noise.`,
   order: 62,
   run: getPaired,
   section: getSection,
 });
 
 // ─── the issue's section ───
-
-function mdTable(columns: string[], rows: string[][]): string {
-  const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [
-    `| ${columns.map(cell).join(' | ')} |`,
-    `|${columns.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
-  ].join('\n');
-}
 
 function storeRows(
   result: ScenarioResult | undefined,
@@ -525,8 +541,9 @@ function issueSection(results: ScenarioResult[]): Section[] {
   const echoRows = echo
     ? storeRows(echo, echoCols.length, (label, runs, p) => {
         const m = medians(runs);
-        const gets = sum(runs, `${p}tally.get`) + sum(runs, `${p}tally.gave-up`);
-        const flows = sum(runs, `${p}flows`);
+        const gaveUp = total(runs, `${p}tally.gave-up`);
+        const gets = total(runs, `${p}tally.get`) + gaveUp;
+        const flows = total(runs, `${p}flows`);
         const dbPerFlow =
           (m[`${p}dbCpuUsPerReq`] ?? NaN) * ((m[`${p}reqPerSec`] ?? NaN) / (m[`${p}flowsPerSec`] ?? NaN));
         return [
@@ -539,7 +556,8 @@ function issueSection(results: ScenarioResult[]): Section[] {
           fmtInt(m[`${p}flowsPerBusyCore`]),
           fmtInt(dbPerFlow),
           talliesCell(runs, p, (l) => l.startsWith('post-')).replace(/post-/g, ''),
-          `${fmtInt(gets)} (${fmtFixed(flows ? gets / flows : NaN, 3)} per run)${sum(runs, `${p}tally.gave-up`) ? `, ${fmtInt(sum(runs, `${p}tally.gave-up`))} gave up` : ''}`,
+          `${fmtInt(gets)} (${fmtFixed(flows ? gets / flows : NaN, 3)} per run)` +
+            (gaveUp ? `, ${fmtInt(gaveUp)} gave up` : ''),
           errorsCell(runs, p),
           otherCell(runs, p),
         ];
@@ -595,24 +613,51 @@ function issueSection(results: ScenarioResult[]): Section[] {
 
   const pgText = pgInfo ? `${pgInfo.version} at \`${PG_URL}\` (${pgInfo.settings})` : `\`${PG_URL}\``;
   const method = [
-    '**Method.** Handoff only: the A2A baselines (`sdk`, `bare`) have no run API, so there is no ratio here; compare with the A2A `send`/`get` scenarios (same harness, same method) when they are in the same run.',
-    'Each figure comes from a fresh `dist/src/cli/main.js serve` pinned to core 0 (`taskset -c 0`), driven closed-loop by autocannon on core 1 (50 keep-alive connections, HTTP/1.1),',
-    'a warm-up on the same process first; medians over rounds (min–max shown for rates); errors = socket errors + timeouts + non-2xx + 2xx answers of the wrong shape, summed over all runs.',
-    '"Handoff CPU µs" = utime+stime of the Handoff process (all threads) over the measured window ÷ requests (or ÷ completed runs); "per busy core" = 10⁶ ÷ that.',
-    `SQLite = the harness's fresh temp data dir (WAL, synchronous=NORMAL); PostgreSQL = ${pgText}, a throwaway \`bench_…\` schema per run (HANDOFF_PG_SCHEMA), dropped afterwards; PostgreSQL itself is not pinned and shares both cores, and the CPU of the backends serving Handoff (found by application_name) is reported separately, not in the Handoff figure.`,
-    `Echo: every POST that answers \`completed\` counts as a completed run; otherwise the same connection GETs the run until it is (≤ ${POLLS} GETs), and requests/s includes those GETs.`,
-    `GET: two data dirs are seeded before their servers start — one real echo run created through \`POST /v1/runs\`, then cloned with fresh UUIDv7 ids and shifted timestamps (run row + its events + A2A task row) in multi-row INSERTs of 500 runs through the store's Kysely handle (once per harness process; every round starts two fresh servers on them); requests rotate through ${fmtInt(ROTATE)} distinct run ids picked at random among the stored runs. The two servers are measured in alternating windows (A B B A, ≤ 2 s each, each a new set of 50 connections; the run's measured time is split between the two) so that both see the same disturbances of this shared machine; the ratio row is the median of the per-run ratios.`,
-    '`--quick` stores 10,000 instead of 100,000 runs in the large case. "other CPU %" (per run, in run order) = machine-wide busy CPU minus Handoff, its PostgreSQL backends and the load generator, in % of one core: other work on the box; runs above ~30 % were disturbed.',
+    '**Method.** Handoff only: the A2A baselines (`sdk`, `bare`) have no run API, so ' +
+      'there is no ratio here; compare with the A2A `send`/`get` scenarios (same harness, ' +
+      'same method) when they are in the same run.',
+    'Each figure comes from a fresh `dist/src/cli/main.js serve` pinned to core 0 ' +
+      '(`taskset -c 0`), driven closed-loop by autocannon on core 1 (50 keep-alive ' +
+      'connections, HTTP/1.1),',
+    'a warm-up on the same process first; medians over rounds (min–max shown for rates); ' +
+      'errors = socket errors + timeouts + non-2xx + 2xx answers of the wrong shape, ' +
+      'summed over all runs.',
+    '"Handoff CPU µs" = utime+stime of the Handoff process (all threads) over the ' +
+      'measured window ÷ requests (or ÷ completed runs); "per busy core" = 10⁶ ÷ that.',
+    `SQLite = the harness's fresh temp data dir (WAL, synchronous=NORMAL); PostgreSQL = ` +
+      `${pgText}, a throwaway \`bench_…\` schema per run (HANDOFF_PG_SCHEMA), dropped ` +
+      `afterwards; PostgreSQL itself is not pinned and shares both cores, and the CPU of ` +
+      `the backends serving Handoff (found by application_name) is reported separately, ` +
+      `not in the Handoff figure.`,
+    `Echo: every POST that answers \`completed\` counts as a completed run; otherwise ` +
+      `the same connection GETs the run until it is (≤ ${POLLS} GETs), and requests/s ` +
+      `includes those GETs.`,
+    `GET: two data dirs are seeded before their servers start — one real echo run ` +
+      `created through \`POST /v1/runs\`, then cloned with fresh UUIDv7 ids and shifted ` +
+      `timestamps (run row + its events + A2A task row) in multi-row INSERTs of 500 runs ` +
+      `through the store's Kysely handle (once per harness process; every round starts two ` +
+      `fresh servers on them); requests rotate through ${fmtInt(ROTATE)} distinct run ids ` +
+      `picked at random among the stored runs. The two servers are measured in alternating ` +
+      `windows (A B B A, ≤ 2 s each, each a new set of 50 connections; the run's measured ` +
+      `time is split between the two) so that both see the same disturbances of this ` +
+      `shared machine; the ratio row is the median of the per-run ratios.`,
+    '`--quick` stores 10,000 instead of 100,000 runs in the large case. "other CPU %" ' +
+      '(per run, in run order) = machine-wide busy CPU minus Handoff, its PostgreSQL ' +
+      'backends and the load generator, in % of one core: other work on the box; runs ' +
+      'above ~30 % were disturbed.',
   ].join(' ');
 
   return [
     {
       title: 'OpenWOP run API (issue 2)',
-      intro: `${method}\n\n**Runs created/s** — \`POST /v1/runs {workflowId:"approval", inputs:{prompt:"x"}}\`, 50 connections (the run parks at its approval gate).`,
+      intro:
+        `${method}\n\n**Runs created/s** — \`POST /v1/runs {workflowId:"approval", ` +
+        `inputs:{prompt:"x"}}\`, 50 connections (the run parks at its approval gate).`,
       columns: createCols,
       rows: createRows,
       after: [
-        '**Echo runs completed/s** — `POST /v1/runs {workflowId:"echo"}` (+ `GET /v1/runs/{id}` until `completed` if needed), 50 connections.',
+        '**Echo runs completed/s** — `POST /v1/runs {workflowId:"echo"}` (+ `GET ' +
+          '/v1/runs/{id}` until `completed` if needed), 50 connections.',
         '',
         mdTable(echoCols, echoRows),
         ...[create, echo].flatMap((r) => {
@@ -620,7 +665,9 @@ function issueSection(results: ScenarioResult[]): Section[] {
           return note ? ['', `_${r!.name}:${note}_`] : [];
         }),
         '',
-        '**`GET /v1/runs/{id}` vs stored runs** (SQLite), 50 connections, one completed echo run per request, rotating through 1,000 ids; last row = large ÷ small, median of the per-run (paired) ratios (≈ 1 means the read stays flat).',
+        '**`GET /v1/runs/{id}` vs stored runs** (SQLite), 50 connections, one completed echo ' +
+          'run per request, rotating through 1,000 ids; last row = large ÷ small, median of ' +
+          'the per-run (paired) ratios (≈ 1 means the read stays flat).',
         '',
         mdTable(getCols, getRows),
         ...(failedNote(getCell, roundsRun) ? ['', `_runs-get:${failedNote(getCell, roundsRun)}_`] : []),

@@ -1,4 +1,4 @@
-// Slow subscribers (issue 11): S subscribers that never read, on T large waiting tasks, and how
+// Slow subscribers: S subscribers that never read, on T large waiting tasks, and how
 // the server holds up — its memory and /healthz latency while they hang.
 //
 // `slow-subscribers` — T `approval` tasks of about 1 MB each (a prompt of 230 KB in the history and
@@ -17,7 +17,8 @@ import { readPeakRssMiB, readRssMiB } from '../lib/proc.js';
 import { registerScenario, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
 import { medians, percentile } from '../lib/stats.js';
-import { withoutInstanceLabel } from '../lib/metrics-text.js';
+import { http, jsonOf } from '../lib/http.js';
+import { scrapeMetrics } from '../lib/metrics-text.js';
 
 const PART = 'p'.repeat(230 * 1024);
 const WAVE = 50;
@@ -28,12 +29,8 @@ async function rpc(
   method: string,
   params: unknown,
 ): Promise<{ result?: { id: string }; error?: unknown }> {
-  const res = await fetch(`${url}/v1/a2a`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return (await res.json()) as { result?: { id: string }; error?: unknown };
+  const answer = await http('POST', `${url}/v1/a2a`, { body: { jsonrpc: '2.0', id: 1, method, params } });
+  return jsonOf<{ result?: { id: string }; error?: unknown }>(answer.text) ?? { error: answer.text.slice(0, 300) };
 }
 
 const text = (t: string, taskId?: string) => ({
@@ -55,13 +52,7 @@ async function largeTask(url: string): Promise<string> {
   return id;
 }
 
-async function metric(url: string, pattern: RegExp): Promise<number> {
-  const body = withoutInstanceLabel(await (await fetch(`${url}/metrics`)).text());
-  return body
-    .split('\n')
-    .filter((l) => pattern.test(l))
-    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
-}
+const metric = async (url: string, pattern: RegExp): Promise<number> => (await scrapeMetrics(url)).sum(pattern);
 
 /** /healthz every 10 ms on one kept-alive connection; latencies tagged with the phase they fell in. */
 function prober(url: string) {
@@ -160,7 +151,8 @@ async function run(ctx: ScenarioContext): Promise<Figures> {
   const ramp = probe.latencies('ramp');
   const before = probe.latencies('before');
   ctx.log(
-    `slow-subscribers: ${figures.open} open, ${figures.dropped} dropped; RSS ${fmtFixed(rssBefore, 0)} → peak ${fmtFixed(figures.rssPeak, 0)} MiB; ` +
+    `slow-subscribers: ${figures.open} open, ${figures.dropped} dropped; ` +
+      `RSS ${fmtFixed(rssBefore, 0)} → peak ${fmtFixed(figures.rssPeak, 0)} MiB; ` +
       `/healthz p99 ${fmtMs(percentile(hang, 99))} ms while they hang, max ${fmtMs(ramp.at(-1))} ms while they came`,
   );
   return {
@@ -182,10 +174,12 @@ function section(result: ScenarioResult): Section {
     const m = medians(cell.runs);
     return [
       cell.target,
-      `${fmtInt(m.subscribers)} on ${fmtInt(m.tasks)} tasks; ${fmtInt(m.open)} open, ${fmtInt(m.dropped)} dropped; ramp ${fmtFixed(m.rampS, 1)} s`,
+      `${fmtInt(m.subscribers)} on ${fmtInt(m.tasks)} tasks; ${fmtInt(m.open)} open, ` +
+        `${fmtInt(m.dropped)} dropped; ramp ${fmtFixed(m.rampS, 1)} s`,
       `${fmtFixed(m.rssBefore, 0)} / **${fmtFixed(m.rssPeak, 0)}** / ${fmtFixed(m.rssHang, 0)}`,
       fmtFixed(m.bufferedMiB, 1),
-      `${fmtMs(m.healthzHangP50)} / **${fmtMs(m.healthzHangP99)}** / ${fmtMs(m.healthzHangMax)} (n ${fmtInt(m.healthzHangN)})`,
+      `${fmtMs(m.healthzHangP50)} / **${fmtMs(m.healthzHangP99)}** / ${fmtMs(m.healthzHangMax)} ` +
+        `(n ${fmtInt(m.healthzHangN)})`,
       `${fmtMs(m.healthzRampP99)} / ${fmtMs(m.healthzRampMax)}`,
       fmtMs(m.healthzBeforeP99),
     ];
@@ -193,7 +187,10 @@ function section(result: ScenarioResult): Section {
   return {
     title: 'Slow subscribers (issue 11): never-reading subscribers on large tasks',
     intro:
-      'S `tasks/resubscribe` subscribers that never read their response, on T waiting `approval` tasks of about 1 MB (quick: 300 on 5, full: 1,000 on 10), opened in waves of 50; /healthz probed every 10 ms. Targets: RSS peak under RSS before + HANDOFF_SSE_MAX_TOTAL_BUFFER (64 MiB) + 128 MiB, /healthz p99 under 50 ms while they hang.',
+      'S `tasks/resubscribe` subscribers that never read their response, on T waiting `approval` tasks of ' +
+      'about 1 MB (quick: 300 on 5, full: 1,000 on 10), opened in waves of 50; /healthz probed every 10 ms. ' +
+      'Targets: RSS peak under RSS before + HANDOFF_SSE_MAX_TOTAL_BUFFER (64 MiB) + 128 MiB, ' +
+      '/healthz p99 under 50 ms while they hang.',
     columns: [
       'target',
       'subscribers',
@@ -205,7 +202,9 @@ function section(result: ScenarioResult): Section {
     ],
     rows,
     after:
-      'A first frame over the 1 MiB per-stream cap goes trimmed (no history, no artifacts, a pointer to tasks/get), so these subscribers hold little; what each costs is the Task built and serialized when it comes, which is why /healthz is slower while they come than while they hang.',
+      'A first frame over the 1 MiB per-stream cap goes trimmed (no history, no artifacts, a pointer to ' +
+      'tasks/get), so these subscribers hold little; what each costs is the Task built and serialized when ' +
+      'it comes, which is why /healthz is slower while they come than while they hang.',
   };
 }
 

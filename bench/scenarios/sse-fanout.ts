@@ -8,10 +8,12 @@
 //   JSON-RPC responses); `sse-fanout-rest`: the REST run stream GET /v1/runs/{id}/events (the
 //   whole log from sequence 0, then live). Each on its own fresh server (the harness's run).
 // Once every stream has ended, each run's log is read back (GET /v1/runs/{id}/events/poll) and
-// every subscriber's events are checked against it: expected = what that stream must carry after
-// its start (A2A: the projection of src/a2a/stream.ts after the snapshot's sequence; REST: every
-// event), lost = expected − received. Delay = receipt time − the event's commit timestamp in the
-// log (same host clock; = status.timestamp of A2A status updates, = `timestamp` of REST events).
+// every subscriber's events are matched with it: expected = what that stream must carry after its
+// start (A2A: Handoff's own projection, src/a2a/projection.ts, applied as src/a2a/stream.ts does
+// after the snapshot's sequence; REST: every event), lost = expected − received. Delay = receipt
+// time − the event's commit timestamp in the log (same host clock). That the streams carry exactly
+// those updates with those timestamps is tested in test/integration/streams.test.ts; here it is
+// counted under load.
 //
 // `sse-churn` — L long-running `steps` runs ({steps: 10000, stepMs: 5000}); W waves of P
 // `tasks/resubscribe` subscriptions each: open, wait for the first event (the Task snapshot),
@@ -21,14 +23,19 @@
 // limit on a slow machine (streams cut and counted, fewer waves) rather than lose the run.
 //
 // Handoff only (needs /v1/runs and the `steps` workflow): other targets are reported as skipped.
-import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { cpuWindow, readCpuUs, readRssMiB } from '../lib/proc.js';
+import { artifactFromEvent, isTerminalState, stateAfterEvent } from '../../src/a2a/projection.js';
+import type { TaskState } from '../../src/a2a/types.js';
+import type { RunEvent } from '../../src/store/model.js';
+import { nowMs, sleep } from '../lib/clock.js';
+import { handoffCells, handoffOrigin } from '../lib/handoff-only.js';
+import { http, jsonOf } from '../lib/http.js';
+import { closedLoop } from '../lib/load.js';
+import { scrapeMetrics } from '../lib/metrics-text.js';
+import { cpuWindow, loadAverages, readCpuUs, readRssMiB } from '../lib/proc.js';
 import { registerScenario, type Figures, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
-import { medians } from '../lib/stats.js';
-import { Gate, nowMs, openSse, type SseEvent, type SseSubscription } from '../lib/sse-client.js';
-import { withoutInstanceLabel } from '../lib/metrics-text.js';
+import { Gate, openSse, type SseEvent, type SseSubscription } from '../lib/sse-client.js';
+import { ascending, medians, percentile, total } from '../lib/stats.js';
 
 // ─── sizes ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -72,84 +79,23 @@ const CUT_GRACE_MS = 1000;
 /** The harness abandons a run after (warm-up + duration + 30) s (bench/run.ts): finish before. */
 const runBudgetMs = (ctx: ScenarioContext): number => (ctx.mode.warmupS + ctx.mode.durationS + 30) * 1000;
 
-/** The target's base URL; only Handoff (JSON-RPC at /v1/a2a, run API at /v1/runs) qualifies. */
-function handoffBase(ctx: ScenarioContext): string {
-  const url = new URL(ctx.running.url);
-  if (url.pathname !== '/v1/a2a') {
-    throw new Error(
-      `handoff-only scenario (needs /v1/runs and the steps workflow); ${ctx.target.name} serves ${url.pathname}`,
-    );
-  }
-  return url.origin;
-}
-
-/** One request outside the streams (Connection: close, so no pooled socket stays in the counts). */
-function httpJson<T>(
-  method: 'GET' | 'POST',
-  url: string,
-  body?: unknown,
-  timeoutMs = 15_000,
-): Promise<{ status: number; json: T; text: string }> {
-  const data = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> =
-      data === undefined
-        ? {}
-        : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
-    const req = request(url, { method, agent: false, timeout: timeoutMs, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, json: (text ? JSON.parse(text) : undefined) as T, text });
-        } catch {
-          resolve({ status: res.statusCode ?? 0, json: undefined as T, text });
-        }
-      });
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
-    req.end(data);
-  });
-}
+const NEEDS = '/v1/runs and the steps workflow';
 
 async function createRun(base: string, inputs: Record<string, unknown>): Promise<string> {
-  const res = await httpJson<{ runId?: string }>('POST', `${base}/v1/runs`, { workflowId: 'steps', inputs });
-  if (res.status !== 201 || !res.json?.runId)
+  const res = await http('POST', `${base}/v1/runs`, { body: { workflowId: 'steps', inputs }, timeoutMs: 15_000 });
+  const runId = jsonOf<{ runId?: string }>(res.text)?.runId;
+  if (res.status !== 201 || !runId)
     throw new Error(`POST /v1/runs answered HTTP ${res.status}: ${res.text.slice(0, 200)}`);
-  return res.json.runId;
+  return runId;
 }
 
-/** `n` tasks, `concurrency` requests at a time, results in order. */
-async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+/** `n` calls of `fn`, 8 at a time, results in order (set-up and read-back, not measured). */
+async function eachOf<T>(n: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out = new Array<T>(n);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await fn(i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  await closedLoop({ workers: 8, jobs: n }, async (i) => {
+    out[i] = await fn(i);
+  });
   return out;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-const sortNum = (xs: number[]): number[] => xs.sort((a, b) => a - b);
-
-function loadAvg1(): number {
-  try {
-    return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
-  } catch {
-    return NaN;
-  }
 }
 
 /** Samples the server's VmRSS every RSS_SAMPLE_MS; peak() is the largest sample (MiB). */
@@ -167,82 +113,50 @@ function rssSampler(pid: number): { peak(): number; stop(): void } {
 
 /** A few gauges of the server's own /metrics (prom-client defaults). */
 async function serverGauges(base: string): Promise<{ heapUsedMiB: number; sockets: number }> {
-  const res = await httpJson<undefined>('GET', `${base}/metrics`);
-  const text = withoutInstanceLabel(res.text);
-  const value = (re: RegExp): number => {
-    const m = text.match(re);
-    return m ? Number(m[1]) : NaN;
-  };
+  const metrics = await scrapeMetrics(base);
   return {
-    heapUsedMiB: value(/^nodejs_heap_size_used_bytes (\S+)$/m) / 1048576,
+    heapUsedMiB: metrics.value(/^nodejs_heap_size_used_bytes (\S+)$/m) / 1048576,
     // The /metrics request's own socket is one of them.
-    sockets: value(/^nodejs_active_handles\{type="Socket"\} (\S+)$/m),
+    sockets: metrics.value(/^nodejs_active_handles\{type="Socket"\} (\S+)$/m),
   };
 }
 
 // ─── the run log, and what each stream must carry ────────────────────────────────────────────────
 
-interface LogEvent {
-  sequence: number;
-  type: string;
-  timestamp: string;
-}
-
 interface RunLog {
   status: string;
-  /** sequence → event */
-  events: Map<number, LogEvent & { at: number }>;
+  /** sequence → event, with its commit time as epoch ms */
+  events: Map<number, RunEvent & { at: number }>;
 }
 
 async function readLog(base: string, runId: string): Promise<RunLog> {
-  const res = await httpJson<{ events?: LogEvent[]; runStatus?: string; isComplete?: boolean }>(
-    'GET',
-    `${base}/v1/runs/${encodeURIComponent(runId)}/events/poll?lastSequence=-1&timeout=0&limit=1000`,
-  );
-  if (res.status !== 200 || !res.json?.events)
+  const url = `${base}/v1/runs/${encodeURIComponent(runId)}/events/poll?lastSequence=-1&timeout=0&limit=1000`;
+  const res = await http('GET', url, { timeoutMs: 15_000 });
+  const doc = jsonOf<{ events?: RunEvent[]; runStatus?: string }>(res.text);
+  if (res.status !== 200 || !doc?.events)
     throw new Error(`events/poll ${runId}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
-  const events = new Map(res.json.events.map((e) => [e.sequence, { ...e, at: Date.parse(e.timestamp) }] as const));
-  return { status: res.json.runStatus ?? '?', events };
+  const events = new Map(doc.events.map((e) => [e.sequence, { ...e, at: Date.parse(e.timestamp) }] as const));
+  return { status: doc.runStatus ?? '?', events };
 }
 
-const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
-
-/** The A2A state a run event moves a task into (mirror of stateOf in src/a2a/stream.ts). */
-function a2aState(type: string): string | undefined {
-  switch (type) {
-    case 'run.started':
-    case 'node.resumed':
-      return 'working';
-    case 'interrupt.requested':
-      return 'input-required';
-    case 'run.completed':
-      return 'completed';
-    case 'run.failed':
-      return 'failed';
-    case 'run.cancelled':
-      return 'canceled';
-    default:
-      return undefined;
-  }
-}
-
-/** Sequences an observe-mode (resubscribe) stream must deliver after its snapshot. */
-function expectedA2A(log: RunLog, afterSeq: number, state: string): number[] {
-  if (TERMINAL.has(state)) return [];
+/** Sequences an observe-mode (resubscribe) stream must deliver after its snapshot: an artifact
+ * update per artifact, a status update per change of A2A state, up to a terminal state. */
+function expectedA2A(log: RunLog, afterSeq: number, state: TaskState): number[] {
+  if (isTerminalState(state)) return [];
   const out: number[] = [];
   let current = state;
-  for (const seq of [...log.events.keys()].sort((a, b) => a - b)) {
+  for (const seq of ascending(log.events.keys())) {
     if (seq <= afterSeq) continue;
     const e = log.events.get(seq)!;
-    if (e.type === 'artifact.created') {
+    if (artifactFromEvent(e)) {
       out.push(seq);
       continue;
     }
-    const next = a2aState(e.type);
+    const next = stateAfterEvent(e)?.state;
     if (!next || next === current) continue;
     current = next;
     out.push(seq);
-    if (TERMINAL.has(next)) break;
+    if (isTerminalState(next)) break;
   }
   return out;
 }
@@ -261,9 +175,7 @@ interface Tally {
   received: number;
   lost: number;
   lostSubs: number;
-  unexpected: number;
   streamErrors: number;
-  tsMismatch: number;
   backlog: number;
   delays: number[];
   firsts: number[];
@@ -276,63 +188,48 @@ interface Tally {
   errorSample?: string;
 }
 
+/** The sequences a stream must carry: A2A after its snapshot (undefined: no Task snapshot), REST all. */
+function expectedOf(kind: StreamKind, sse: SseSubscription, log: RunLog): number[] | undefined {
+  if (kind === 'rest') return [...log.events.keys()];
+  const first = sse.events[0];
+  const snap = first && jsonOf<{ result?: { kind?: string; status?: { state?: TaskState } } }>(first.data);
+  if (!first || snap?.result?.kind !== 'task' || first.id === undefined) return undefined;
+  return expectedA2A(log, Number(first.id), snap.result.status?.state ?? 'unknown');
+}
+
 function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tally): void {
   const { sse } = sub;
   let errored = sse.end === 'error';
   if (errored) t.errorSample ??= sse.error;
   if (sse.firstAt !== undefined) t.firsts.push(sse.firstAt - sse.requestedAt);
-  const received = new Map<number, SseEvent>();
-  let expected: number[];
-  const updates = kind === 'a2a' ? sse.events.slice(1) : sse.events;
-  if (kind === 'a2a') {
+  const expected = expectedOf(kind, sse, log);
+  if (!expected) {
+    errored = true;
     const first = sse.events[0];
-    const snap = first
-      ? (JSON.parse(first.data) as { result?: { kind?: string; status?: { state?: string } }; error?: unknown })
-      : undefined;
-    if (!first || snap?.result?.kind !== 'task' || first.id === undefined) {
-      errored = true;
-      t.errorSample ??= first
-        ? `first event is not a Task: ${first.data.slice(0, 200)}`
-        : `no event (${sse.error ?? sse.end})`;
-      expected = [];
-    } else {
-      expected = expectedA2A(log, Number(first.id), snap.result.status?.state ?? '?');
-    }
-  } else {
-    expected = [...log.events.keys()];
+    t.errorSample ??= first
+      ? `first event is not a Task: ${first.data.slice(0, 200)}`
+      : `no event (${sse.error ?? sse.end})`;
   }
+  const received = new Map<number, SseEvent>();
+  const updates = kind === 'a2a' ? sse.events.slice(1) : sse.events;
   for (const ev of updates) {
-    const doc = JSON.parse(ev.data) as {
-      error?: unknown;
-      result?: { kind?: string; status?: { timestamp?: string } };
-      timestamp?: string;
-    };
-    if (ev.event === 'error' || doc.error !== undefined) {
+    const doc = jsonOf<{ error?: unknown }>(ev.data);
+    if (ev.event === 'error' || doc === undefined || doc.error !== undefined) {
       errored = true;
       t.errorSample ??= ev.data.slice(0, 200);
       continue;
     }
     const seq = Number(ev.id);
-    if (ev.id === undefined || !Number.isInteger(seq) || received.has(seq)) {
-      t.unexpected++;
-      continue;
-    }
-    received.set(seq, ev);
     const logged = log.events.get(seq);
-    if (!logged) {
-      t.unexpected++;
-      continue;
-    }
-    const stamp = kind === 'a2a' ? doc.result?.status?.timestamp : doc.timestamp;
-    if (stamp !== undefined && stamp !== logged.timestamp) t.tsMismatch++;
+    // Each logged event is timed once; that a stream carries nothing else is tested, not measured.
+    if (ev.id === undefined || received.has(seq) || !logged) continue;
+    received.set(seq, ev);
     // Live = committed after the subscription was requested (the server stamps whole ms at the
     // start of the commit); older events came from the backlog and say nothing about delivery.
     if (logged.at + 1 > sse.requestedAt) t.delays.push(ev.at - logged.at);
     else t.backlog++;
   }
-  if (
-    updates.some((ev) => ev.id !== undefined && (log.events.get(Number(ev.id))?.at ?? -Infinity) + 1 > sse.requestedAt)
-  )
+  if ([...received.keys()].some((seq) => (log.events.get(seq)?.at ?? -Infinity) + 1 > sse.requestedAt))
     t.attachedLive++;
   const want = new Set(expected);
   let lost = 0;
@@ -344,9 +241,8 @@ function checkSubscriber(kind: StreamKind, sub: Subscriber, log: RunLog, t: Tall
     if (sse.timedOut && at > (sse.endedAt ?? 0) - CUT_GRACE_MS) t.cutPending++;
     else lost++;
   }
-  for (const seq of received.keys()) if (!want.has(seq)) t.unexpected++;
   t.expected += want.size;
-  t.received += received.size - [...received.keys()].filter((q) => !want.has(q)).length;
+  t.received += [...received.keys()].filter((seq) => want.has(seq)).length;
   t.lost += lost;
   if (lost > 0) t.lostSubs++;
   if (errored) t.streamErrors++;
@@ -387,7 +283,7 @@ async function fanoutPhase(
     promise.catch(() => {}); // awaited in order below; no unhandled rejection meanwhile
     return { promise, resolve, reject };
   });
-  void pool(sizes.tasks, CREATE_AHEAD, async (i) => {
+  void closedLoop({ workers: CREATE_AHEAD, jobs: sizes.tasks }, async (i) => {
     await ahead.acquire();
     await createRun(base, { steps: sizes.steps, stepMs: STEP_MS }).then(created[i]!.resolve, created[i]!.reject);
   });
@@ -434,20 +330,15 @@ async function fanoutPhase(
   const usage = cpu();
   sampler.stop();
   const rssPeak = sampler.peak();
-  const logs = new Map<string, RunLog>();
-  await pool(runIds.length, 8, async (i) => {
-    const id = runIds[i]!;
-    logs.set(id, await readLog(base, id));
-  });
+  const read = await eachOf(runIds.length, (i) => readLog(base, runIds[i]!));
+  const logs = new Map(runIds.map((id, i) => [id, read[i]!] as const));
   const notCompleted = [...logs.values()].filter((l) => l.status !== 'completed').length;
   const t: Tally = {
     expected: 0,
     received: 0,
     lost: 0,
     lostSubs: 0,
-    unexpected: 0,
     streamErrors: 0,
-    tsMismatch: 0,
     backlog: 0,
     delays: [],
     firsts: [],
@@ -456,13 +347,17 @@ async function fanoutPhase(
     cutPending: 0,
   };
   for (const sub of subs) checkSubscriber(kind, sub, logs.get(sub.runId)!, t);
-  const delays = sortNum(t.delays);
-  const firsts = sortNum(t.firsts);
+  const delays = ascending(t.delays);
+  const firsts = ascending(t.firsts);
   if (t.errorSample) ctx.log(`sse-fanout ${kind}: first stream error: ${t.errorSample}`);
   ctx.log(
-    `sse-fanout ${kind}: ${n} subscribers on ${sizes.tasks} runs, peak open ${peakOpen}; ${t.received}/${t.expected} updates, lost ${t.lost}, ` +
-      `errors ${t.streamErrors} (cut at the time limit ${t.cut}, their pending updates ${t.cutPending}); delay p50 ${fmtMs(percentile(delays, 50))} p99 ${fmtMs(percentile(delays, 99))} max ${fmtMs(delays.at(-1))} ms; ` +
-      `first p50 ${fmtMs(percentile(firsts, 50))} p99 ${fmtMs(percentile(firsts, 99))} ms; RSS ${fmtFixed(rssBefore, 1)} → ${fmtFixed(rssPeak, 1)} MiB`,
+    `sse-fanout ${kind}: ${n} subscribers on ${sizes.tasks} runs, peak open ${peakOpen}; ` +
+      `${t.received}/${t.expected} updates, lost ${t.lost}, errors ${t.streamErrors} (cut ` +
+      `at the time limit ${t.cut}, their pending updates ${t.cutPending}); delay p50 ` +
+      `${fmtMs(percentile(delays, 50))} p99 ${fmtMs(percentile(delays, 99))} max ` +
+      `${fmtMs(delays.at(-1))} ms; first p50 ${fmtMs(percentile(firsts, 50))} p99 ` +
+      `${fmtMs(percentile(firsts, 99))} ms; RSS ${fmtFixed(rssBefore, 1)} → ` +
+      `${fmtFixed(rssPeak, 1)} MiB`,
   );
   const p = `${kind}.`;
   return {
@@ -478,17 +373,15 @@ async function fanoutPhase(
     [`${p}received`]: t.received,
     [`${p}lost`]: t.lost,
     [`${p}lostSubs`]: t.lostSubs,
-    [`${p}unexpected`]: t.unexpected,
     [`${p}streamErrors`]: t.streamErrors,
     [`${p}cut`]: t.cut,
     [`${p}cutPending`]: t.cutPending,
-    [`${p}tsMismatch`]: t.tsMismatch,
     [`${p}notCompleted`]: notCompleted,
     [`${p}live`]: delays.length,
     [`${p}backlog`]: t.backlog,
     [`${p}delayP50Ms`]: percentile(delays, 50),
     [`${p}delayP99Ms`]: percentile(delays, 99),
-    [`${p}delayMaxMs`]: delays.at(-1) ?? NaN,
+    [`${p}delayMaxMs`]: percentile(delays, 100),
     [`${p}firstP50Ms`]: percentile(firsts, 50),
     [`${p}firstP99Ms`]: percentile(firsts, 99),
     [`${p}rssBeforeMiB`]: rssBefore,
@@ -503,11 +396,12 @@ async function fanoutPhase(
 /** One fan-out phase on the run's fresh server, finished before the harness's time limit. */
 function runFanout(kind: StreamKind): (ctx: ScenarioContext) => Promise<Figures> {
   return async (ctx) => {
-    const base = handoffBase(ctx);
+    const base = handoffOrigin(ctx, NEEDS);
     // Streams still open 4 s before the harness gives up on the run are cut (stream errors), so
     // the figures still reach the report.
     const deadline = nowMs() + runBudgetMs(ctx) - 4000;
-    return { loadAvg1: loadAvg1(), ...(await fanoutPhase(ctx, base, kind, fanoutSizes(ctx.mode.quick), deadline)) };
+    const figures = await fanoutPhase(ctx, base, kind, fanoutSizes(ctx.mode.quick), deadline);
+    return { loadAvg1: loadAverages()[0], ...figures };
   };
 }
 
@@ -574,7 +468,7 @@ async function churnWave(
 }
 
 async function runChurn(ctx: ScenarioContext): Promise<Figures> {
-  const base = handoffBase(ctx);
+  const base = handoffOrigin(ctx, NEEDS);
   const pid = ctx.running.pid;
   const sizes = churnSizes(ctx.mode.quick);
   const started = nowMs();
@@ -584,8 +478,12 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
   const lastWave = started + runBudgetMs(ctx) - 14_000;
   const stopOpening = started + runBudgetMs(ctx) - 13_000;
   const end = started + runBudgetMs(ctx);
-  const figures: Figures = { loadAvg1: loadAvg1(), 'churn.tasks': sizes.tasks, 'churn.perWave': sizes.perWave };
-  const runIds = await pool(sizes.tasks, 8, () => createRun(base, LONG_INPUTS));
+  const figures: Figures = {
+    loadAvg1: loadAverages()[0],
+    'churn.tasks': sizes.tasks,
+    'churn.perWave': sizes.perWave,
+  };
+  const runIds = await eachOf(sizes.tasks, () => createRun(base, LONG_INPUTS));
   await sleep(1000); // every run ticking, start-up garbage settled a little
   const settled = async (key: string): Promise<void> => {
     const cpu = cpuWindow(pid);
@@ -620,29 +518,32 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
     opened += wave.opened;
     errors += wave.errors;
     allFirsts.push(...wave.firsts);
-    const firsts = sortNum(wave.firsts);
+    const firsts = ascending(wave.firsts);
     figures[`churn.firstP99.w${w}`] = percentile(firsts, 99);
     await settled(`w${w}`);
     xs.push(w);
     ys.push(figures[`churn.rss.w${w}`] as number);
     ctx.log(
-      `sse-churn wave ${w}/${sizes.waves}: ${wave.ok}/${wave.opened} ok, first p99 ${fmtMs(percentile(firsts, 99))} ms, ` +
-        `server ${fmtInt(figures[`churn.usPerSub.w${w}`])} µs CPU/subscription (other CPU ${fmtInt(waveCpu.otherCpuPct)}%); ` +
-        `RSS ${fmtFixed(figures[`churn.rss.w${w}`], 1)} MiB, heap ${fmtFixed(figures[`churn.heap.w${w}`], 1)} MiB, ` +
-        `sockets ${figures[`churn.sockets.w${w}`]}, server CPU settled ${fmtInt(figures[`churn.cpu.w${w}`])}%`,
+      `sse-churn wave ${w}/${sizes.waves}: ${wave.ok}/${wave.opened} ok, first p99 ` +
+        `${fmtMs(percentile(firsts, 99))} ms, server ` +
+        `${fmtInt(figures[`churn.usPerSub.w${w}`])} µs CPU/subscription (other CPU ` +
+        `${fmtInt(waveCpu.otherCpuPct)}%); RSS ${fmtFixed(figures[`churn.rss.w${w}`], 1)} ` +
+        `MiB, heap ${fmtFixed(figures[`churn.heap.w${w}`], 1)} MiB, sockets ` +
+        `${figures[`churn.sockets.w${w}`]}, server CPU settled ` +
+        `${fmtInt(figures[`churn.cpu.w${w}`])}%`,
     );
   }
   // Cancelling the runs ends any follower still attached to them; skipped when short of time.
   if (end - nowMs() > 7000) {
-    await pool(runIds.length, 8, (i) =>
-      httpJson('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, {}),
+    await eachOf(runIds.length, (i) =>
+      http('POST', `${base}/v1/runs/${encodeURIComponent(runIds[i]!)}/cancel`, { body: {}, timeoutMs: 15_000 }),
     );
     await sleep(1000);
     await settled('cancelled');
   } else {
     ctx.log('sse-churn: runs not cancelled (short of time)');
   }
-  const firsts = sortNum(allFirsts);
+  const firsts = ascending(allFirsts);
   Object.assign(figures, {
     'churn.waves': waves,
     'churn.opened': opened,
@@ -669,21 +570,13 @@ async function runChurn(ctx: ScenarioContext): Promise<Figures> {
  */
 const FLAT_KIB = 5;
 
-const sumOf = (runs: Figures[], key: string): number => runs.reduce((a, r) => a + (r[key] ?? 0), 0);
-
-/** The Handoff cells; non-Handoff targets are listed as not applicable in the intro. */
-function handoffCells(result: ScenarioResult) {
-  const cells = result.cells.filter((c) => c.runs.length > 0 || !/handoff-only/.test(c.reason ?? ''));
-  const skipped = result.cells
-    .filter((c) => c.runs.length === 0 && /handoff-only/.test(c.reason ?? ''))
-    .map((c) => `\`${c.target}\``);
-  return { cells, skipped };
-}
-
 const REFERENCE_NOTE =
-  'Reference (spec/anchor-figures.md §2, @a2a-js/sdk 0.3.14, same kind of machine, delay measured from a `sentAt` stamped at publish rather than from a durable commit): ' +
-  '`tasks/resubscribe` 1,000 subscribers on 10 tasks — delivery p50 7.17 / p99 75.19 / max 76.7 ms, first event p50 539 / p99 1,165 ms, 58.8 KiB per stream, 0 lost; ' +
-  '`message/stream` 1,000 streams — p99 7.99 ms, 64.2 KiB per stream (bare node:http: 30.9 KiB).';
+  'Reference figures, measured separately on this kind of machine and not reproducible ' +
+  'from this repository (@a2a-js/sdk 0.3.14, delay measured from a `sentAt` stamped at ' +
+  'publish rather than from a durable commit): `tasks/resubscribe` 1,000 subscribers ' +
+  'on 10 tasks — delivery p50 7.17 / p99 75.19 / max 76.7 ms, first event p50 539 / ' +
+  'p99 1,165 ms, 58.8 KiB per stream, 0 lost; `message/stream` 1,000 streams — p99 ' +
+  '7.99 ms, 64.2 KiB per stream (bare node:http: 30.9 KiB).';
 
 const FANOUT_COLUMNS = [
   'stream',
@@ -714,18 +607,20 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
     {
       const label = kind === 'a2a' ? '`tasks/resubscribe` (A2A SSE)' : '`GET /v1/runs/{id}/events` (REST SSE)';
       const k = (s: string): string => `${kind}.${s}`;
-      const lost = sumOf(cell.runs, k('lost'));
+      const lost = total(cell.runs, k('lost'));
       rows.push([
         `${cell.target}: ${label}`,
         `${fmtInt(m[k('subscribers')])} (${fmtInt(m[k('tasks')])} runs × ${fmtInt(m[k('steps')])} steps)`,
         `${fmtInt(m[k('peakOpen')])} / ${fmtInt(m[k('attachedLive')])}`,
-        `${fmtInt(sumOf(cell.runs, k('received')))} / ${fmtInt(sumOf(cell.runs, k('expected')))}`,
+        `${fmtInt(total(cell.runs, k('received')))} / ${fmtInt(total(cell.runs, k('expected')))}`,
         `**${fmtInt(lost)}**`,
-        sumOf(cell.runs, k('cut')) > 0
-          ? `${fmtInt(sumOf(cell.runs, k('streamErrors')))} (${fmtInt(sumOf(cell.runs, k('cut')))} cut at the time limit, ${fmtInt(sumOf(cell.runs, k('cutPending')))} updates then < 1 s old)`
-          : fmtInt(sumOf(cell.runs, k('streamErrors'))),
+        total(cell.runs, k('cut')) > 0
+          ? `${fmtInt(total(cell.runs, k('streamErrors')))} ` +
+            `(${fmtInt(total(cell.runs, k('cut')))} cut at the time limit, ` +
+            `${fmtInt(total(cell.runs, k('cutPending')))} updates then < 1 s old)`
+          : fmtInt(total(cell.runs, k('streamErrors'))),
         `${fmtMs(m[k('delayP50Ms')])} / **${fmtMs(m[k('delayP99Ms')])}** / ${fmtMs(m[k('delayMaxMs')])}`,
-        `${fmtInt(sumOf(cell.runs, k('live')))} (+${fmtInt(sumOf(cell.runs, k('backlog')))})`,
+        `${fmtInt(total(cell.runs, k('live')))} (+${fmtInt(total(cell.runs, k('backlog')))})`,
         `${fmtInt(m[k('firstP50Ms')])} / ${fmtInt(m[k('firstP99Ms')])}`,
         `${fmtInt(m[k('attachMs')])} (${fmtInt(m[k('attachPerSec')])}/s)`,
         `${fmtFixed(m[k('rssBeforeMiB')], 1)} → ${fmtFixed(m[k('rssPeakMiB')], 1)}`,
@@ -733,14 +628,12 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
         `${fmtInt(m[k('serverCpuPct')])} / ${fmtInt(m[k('otherCpuPct')])}`,
       ]);
       const worstP99 = Math.max(...cell.runs.map((r) => r[k('delayP99Ms')] ?? Infinity));
-      const unexpected = sumOf(cell.runs, k('unexpected'));
-      const mism = sumOf(cell.runs, k('tsMismatch'));
       goals.push(
-        `${cell.target} ${label}: p99 < 100 ms in every run: **${worstP99 < 100 ? 'yes' : 'no'}** (worst run ${fmtMs(worstP99)} ms); ` +
-          `no lost update: **${lost === 0 ? 'yes' : `no (${fmtInt(lost)} in ${fmtInt(sumOf(cell.runs, k('lostSubs')))} streams)`}**` +
-          (unexpected ? `; ${fmtInt(unexpected)} unexpected/duplicate events` : '') +
-          (mism ? `; ${fmtInt(mism)} timestamps differing from the log` : '') +
-          `; runs not completed: ${fmtInt(sumOf(cell.runs, k('notCompleted')))}.`,
+        `${cell.target} ${label}: p99 < 100 ms in every run: ` +
+          `**${worstP99 < 100 ? 'yes' : 'no'}** (worst run ${fmtMs(worstP99)} ms); no lost ` +
+          `update: ` +
+          `**${lost === 0 ? 'yes' : `no (${fmtInt(lost)} in ${fmtInt(total(cell.runs, k('lostSubs')))} streams)`}**; ` +
+          `runs not completed: ${fmtInt(total(cell.runs, k('notCompleted')))}.`,
       );
     }
   }
@@ -749,7 +642,9 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
   if (kind === 'rest') {
     return {
       title: 'SSE streams (issue 4): REST run stream fan-out',
-      intro: `Scenario \`${result.name}\`: ${result.description}${notApplicable} Same method as the section above, on its own fresh server.`,
+      intro:
+        `Scenario \`${result.name}\`: ${result.description}${notApplicable} Same method as ` +
+        `the section above, on its own fresh server.`,
       columns: FANOUT_COLUMNS,
       rows,
       after: [
@@ -767,11 +662,42 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
       ...goals.map((g) => `- Goal check — ${g}`),
       `- Load average (1 min) when each run started: ${load || '–'}.`,
       '',
-      '**Method.** One fresh server per run (pinned to CPU 0; the subscribers live in the harness process on CPU 1). Per phase, run after run is created through `POST /v1/runs` (`steps` {steps, stepMs: 400}: a timer step every 400 ms like the reference; 25 steps ≈ 10 s in full mode, 5 ≈ 2 s in quick mode — the reference\'s 2 s is shorter than the time Handoff needs to attach 1,000 subscribers, see "all attached after") and its 10 subscribers opened right after it (at most 4 runs ahead of the subscribers), each on its own connection, at most 200 waiting for their first event at any moment — so every subscriber is attached before its run\'s first step ends while the earlier runs keep ticking; "peak open" is how many streams were open at once, "attached while running" how many saw at least one live update. The REST run stream is measured the same way by the next scenario, on its own server. ' +
-        'Delay = receipt time (when the chunk carrying the event arrived) − the event\'s commit timestamp in the run log (`timestamp` of the event row, taken at the start of the commit, whole ms; status updates carry it as `status.timestamp`), same host clock, over events committed after the subscription was requested ("live"); events the REST stream replayed from the log (committed before the request) are counted but not timed ("backlog"). ' +
-        "Lost = expected updates a stream never received. Streams still open shortly before the run's time limit (the harness allows warm-up + duration + 30 s: 40 s in full mode) are cut by the client and counted as stream errors; of their missing updates, those committed in the last second before the cut are shown apart, older ones count as lost. " +
-        "Expected = read back from `/v1/runs/{id}/events/poll` after the runs ended: for `tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot's sequence (an artifact-update per `artifact.created`, a status-update per change of A2A state — for `steps` that is the artifact and `completed`: repeated `working` states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST subscriber gets every event of the run's log: 27 for 5 steps, 107 for 25); the Task snapshot itself is not counted. " +
-        'First event = request written → first SSE event received. Peak RSS = largest VmRSS sample (every 25 ms) during the phase; KiB per subscriber = (peak − before) / subscribers, which also holds the runs\' own execution and uncollected garbage: a rough upper bound (for scale: after a forced GC, one open resubscribe stream retains ≈ 10 KiB of JS heap, measured in-process outside this harness). "other CPU %" = machine busy CPU minus server minus harness, in % of one core.',
+      '**Method.** One fresh server per run (pinned to CPU 0; the subscribers live in the ' +
+        'harness process on CPU 1). Per phase, run after run is created through `POST ' +
+        '/v1/runs` (`steps` {steps, stepMs: 400}: a timer step every 400 ms like the ' +
+        "reference; 25 steps ≈ 10 s in full mode, 5 ≈ 2 s in quick mode — the reference's 2 " +
+        's is shorter than the time Handoff needs to attach 1,000 subscribers, see "all ' +
+        'attached after") and its 10 subscribers opened right after it (at most 4 runs ahead ' +
+        'of the subscribers), each on its own connection, at most 200 waiting for their ' +
+        'first ' +
+        "event at any moment — so every subscriber is attached before its run's first step " +
+        'ends while the earlier runs keep ticking; "peak open" is how many streams were open ' +
+        'at once, "attached while running" how many saw at least one live update. The REST ' +
+        'run stream is measured the same way by the next scenario, on its own server. ' +
+        "Delay = receipt time (when the chunk carrying the event arrived) − the event's " +
+        'commit timestamp in the run log (`timestamp` of the event row, taken at the start ' +
+        'of the commit, whole ms; status updates carry it as `status.timestamp`), same host ' +
+        'clock, over events committed after the subscription was requested ("live"); events ' +
+        'the REST stream replayed from the log (committed before the request) are counted ' +
+        'but not timed ("backlog"). Lost = expected updates a stream never received. Streams ' +
+        'still open shortly before ' +
+        "the run's time limit (the harness allows warm-up + duration + 30 s: 40 s in full " +
+        'mode) are cut by the client and counted as stream errors; of their missing updates, ' +
+        'those committed in the last second before the cut are shown apart, older ones count ' +
+        'as lost. Expected = read back from `/v1/runs/{id}/events/poll` after the runs ' +
+        'ended: for ' +
+        "`tasks/resubscribe`, the updates `src/a2a/stream.ts` must send after the snapshot's " +
+        'sequence (an artifact-update per `artifact.created`, a status-update per change of ' +
+        'A2A state — for `steps` that is the artifact and `completed`: repeated `working` ' +
+        'states are not re-sent, so an A2A subscriber gets Task + 2 updates while a REST ' +
+        "subscriber gets every event of the run's log: 27 for 5 steps, 107 for 25); the Task " +
+        'snapshot itself is not counted. First event = request written → first SSE event ' +
+        'received. Peak RSS = largest VmRSS sample (every 25 ms) during the phase; KiB per ' +
+        'subscriber = (peak − before) / ' +
+        "subscribers, which also holds the runs' own execution and uncollected garbage: a " +
+        'rough upper bound (for scale: after a forced GC, one open resubscribe stream ' +
+        'retains ≈ 10 KiB of JS heap, measured in-process outside this harness). "other CPU ' +
+        '%" = machine busy CPU minus server minus harness, in % of one core.',
       '',
       REFERENCE_NOTE,
     ].join('\n'),
@@ -801,7 +727,9 @@ function churnSection(result: ScenarioResult): Section {
         'server RSS MiB',
         'rss',
         (n) => fmtFixed(n, 1),
-        `**${fmtInt(m['churn.slopeKiBPerWave'])} KiB/wave** (${fmtInt(m['churn.slopeKiBPer1kSubs'])} KiB per 1,000 subscriptions); 2nd half ${fmtInt(m['churn.slope2KiBPerWave'])} KiB/wave`,
+        `**${fmtInt(m['churn.slopeKiBPerWave'])} KiB/wave** ` +
+          `(${fmtInt(m['churn.slopeKiBPer1kSubs'])} KiB per 1,000 subscriptions); 2nd half ` +
+          `${fmtInt(m['churn.slope2KiBPerWave'])} KiB/wave`,
       ),
     );
     rows.push(line('JS heap used MiB (/metrics)', 'heap', (n) => fmtFixed(n, 1)));
@@ -827,14 +755,28 @@ function churnSection(result: ScenarioResult): Section {
     ]);
     // After warm-up: the first waves grow the heap to its working size whatever happens later.
     const perSubKiB = (m['churn.slope2KiBPerWave'] ?? NaN) / (m['churn.perWave'] ?? NaN);
+    const verdict =
+      waves * (m['churn.perWave'] ?? 0) < 10_000
+        ? 'not judged (fewer than 10,000 subscriptions per run: GC noise of a few MiB dominates)'
+        : perSubKiB < FLAT_KIB
+          ? 'yes'
+          : 'no';
     after.push(
-      `- Goal check — ${cell.target}: memory flat as subscribers come and go (RSS slope over the second half of the waves < ${FLAT_KIB} KiB per closed subscription): ` +
-        `**${waves * (m['churn.perWave'] ?? 0) < 10_000 ? 'not judged (fewer than 10,000 subscriptions per run: GC noise of a few MiB dominates)' : perSubKiB < FLAT_KIB ? 'yes' : 'no'}** (${fmtFixed(perSubKiB, 2)} KiB per subscription, median over runs; over all waves ${fmtFixed((m['churn.slopeKiBPer1kSubs'] ?? NaN) / 1000, 2)}; RSS ${fmtFixed(m['churn.rss.w0'], 1)} → ${fmtFixed(m[`churn.rss.w${waves}`], 1)} MiB after ${fmtInt(waves * (m['churn.perWave'] ?? 0))} subscriptions, ${fmtFixed(m['churn.rss.cancelled'], 1)} MiB once the runs were cancelled).`,
+      `- Goal check — ${cell.target}: memory flat as subscribers come and go (RSS slope ` +
+        `over the second half of the waves < ${FLAT_KIB} KiB per closed subscription): ` +
+        `**${verdict}** ` +
+        `(${fmtFixed(perSubKiB, 2)} KiB per subscription, median over runs; over all waves ` +
+        `${fmtFixed((m['churn.slopeKiBPer1kSubs'] ?? NaN) / 1000, 2)}; RSS ` +
+        `${fmtFixed(m['churn.rss.w0'], 1)} → ${fmtFixed(m[`churn.rss.w${waves}`], 1)} MiB ` +
+        `after ${fmtInt(waves * (m['churn.perWave'] ?? 0))} subscriptions, ` +
+        `${fmtFixed(m['churn.rss.cancelled'], 1)} MiB once the runs were cancelled).`,
     );
     after.push(
-      `- ${cell.target}: ${fmtInt(sumOf(cell.runs, 'churn.opened'))} subscriptions opened and closed over ${cell.runs.length} run(s) ` +
-        `(${fmtInt(m['churn.waves'])} waves × ${fmtInt(m['churn.perWave'])} per run, on ${fmtInt(m['churn.tasks'])} running runs), ` +
-        `${fmtInt(sumOf(cell.runs, 'churn.errors'))} failed; load average (1 min) at start: ${cell.runs.map((r) => fmtFixed(r.loadAvg1, 2)).join(', ')}.`,
+      `- ${cell.target}: ${fmtInt(total(cell.runs, 'churn.opened'))} subscriptions opened ` +
+        `and closed over ${cell.runs.length} run(s) (${fmtInt(m['churn.waves'])} waves × ` +
+        `${fmtInt(m['churn.perWave'])} per run, on ${fmtInt(m['churn.tasks'])} running ` +
+        `runs), ${fmtInt(total(cell.runs, 'churn.errors'))} failed; load average (1 min) at ` +
+        `start: ${cell.runs.map((r) => fmtFixed(r.loadAvg1, 2)).join(', ')}.`,
     );
   }
   const waves = Math.round(medians(cells.flatMap((c) => c.runs))['churn.waves'] ?? 0);
@@ -857,8 +799,22 @@ function churnSection(result: ScenarioResult): Section {
     after: [
       ...after,
       '',
-      '**Method.** Long runs (`steps` {steps: 10000, stepMs: 5000}: a timer step every 5 s) created first and left ticking; each wave opens its subscriptions (`tasks/resubscribe`, spread round-robin over the runs, at most 200 waiting for their first event), each closed by the client (socket destroyed) as soon as its first event, the Task snapshot, arrives; the wave ends when all are closed. ' +
-        "After every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) means closed subscriptions leave nothing behind. RSS also climbs between major GCs and while the heap grows to its working size in the first waves, so the goal line uses the slope over the second half of the waves and counts below 5 KiB per subscription as flat (measured on this machine: a build that frees closed streams −10 to +7 KiB, one that kept a follower per closed stream 16–40 KiB). The bus's per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but /metrics does not publish it), so it is not shown; rising settled CPU while runs tick is the outside sign of followers left subscribed.",
+      '**Method.** Long runs (`steps` {steps: 10000, stepMs: 5000}: a timer step every 5 ' +
+        's) created first and left ticking; each wave opens its subscriptions ' +
+        '(`tasks/resubscribe`, spread round-robin over the runs, at most 200 waiting for ' +
+        'their first event), each closed by the client (socket destroyed) as soon as its ' +
+        'first event, the Task snapshot, arrives; the wave ends when all are closed. After ' +
+        'every wave the server settles for a few hundred ms, then VmRSS (/proc), JS heap ' +
+        'used and open sockets (prom-client gauges on `/metrics`) are read, and server CPU ' +
+        'over the settle window. Slope = least-squares fit of RSS over waves; flat (≈ 0) ' +
+        'means closed subscriptions leave nothing behind. RSS also climbs between major GCs ' +
+        'and while the heap grows to its working size in the first waves, so the goal line ' +
+        'uses the slope over the second half of the waves and counts below 5 KiB per ' +
+        'subscription as flat (measured on this machine: a build that frees closed streams ' +
+        "−10 to +7 KiB, one that kept a follower per closed stream 16–40 KiB). The bus's " +
+        'per-run subscriber count is not exposed (InProcessBus.watchedRuns exists but ' +
+        '/metrics does not publish it), so it is not shown; rising settled CPU while runs ' +
+        'tick is the outside sign of followers left subscribed.',
     ].join('\n'),
   };
 }
@@ -866,7 +822,10 @@ function churnSection(result: ScenarioResult): Section {
 registerScenario({
   name: 'sse-fanout',
   description:
-    'SSE fan-out over `tasks/resubscribe`: `steps` runs (a step every 400 ms; 25 steps ≈ 10 s, quick: 5 ≈ 2 s) with 10 subscribers each — 1,000 subscribers on 100 runs (quick: 200 on 20); delivery delay from commit to receipt, lost updates against the log, first-event latency, server memory.',
+    'SSE fan-out over `tasks/resubscribe`: `steps` runs (a step every 400 ms; 25 steps ≈ ' +
+    '10 s, quick: 5 ≈ 2 s) with 10 subscribers each — 1,000 subscribers on 100 runs ' +
+    '(quick: 200 on 20); delivery delay from commit to receipt, lost updates against the ' +
+    'log, first-event latency, server memory.',
   order: 60,
   run: runFanout('a2a'),
   section: (result) => fanoutSection(result, 'a2a'),
@@ -875,7 +834,8 @@ registerScenario({
 registerScenario({
   name: 'sse-fanout-rest',
   description:
-    'The same fan-out over the REST run stream `GET /v1/runs/{id}/events` (every log event from sequence 0, then live): 1,000 subscribers on 100 runs (quick: 200 on 20).',
+    'The same fan-out over the REST run stream `GET /v1/runs/{id}/events` (every log ' +
+    'event from sequence 0, then live): 1,000 subscribers on 100 runs (quick: 200 on 20).',
   order: 61,
   run: runFanout('rest'),
   section: (result) => fanoutSection(result, 'rest'),
@@ -884,7 +844,9 @@ registerScenario({
 registerScenario({
   name: 'sse-churn',
   description:
-    'Subscription churn: 20 waves × 500 `tasks/resubscribe` subscriptions (10,000; quick: 10 × 200) on 100 long-running `steps` runs (quick: 20), each closed by the client after its first event; server memory after every wave.',
+    'Subscription churn: 20 waves × 500 `tasks/resubscribe` subscriptions (10,000; ' +
+    'quick: 10 × 200) on 100 long-running `steps` runs (quick: 20), each closed by the ' +
+    'client after its first event; server memory after every wave.',
   order: 62,
   run: runChurn,
   section: churnSection,

@@ -377,6 +377,42 @@ for (const dialect of DIALECTS) {
       assert.equal(c.events.length, 0, c.describe());
     });
 
+    it('A2A: a resubscribe update is its log event: id = sequence, status.timestamp = the event timestamp', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      // The bench times stream delivery against the log's timestamps; this is what makes that valid.
+      const task = (await rpc('message/send', { message: approvalMessage('time me') })).result;
+      assert.equal(task.status.state, 'input-required');
+      const s = await openA2AStream(url, 'tasks/resubscribe', { id: task.id }, { token: ALICE });
+      await s.waitForCount(1);
+      const done = (
+        await rpc('message/send', {
+          message: { ...msg([{ kind: 'data', data: { action: 'accept' } }], {}), taskId: task.id },
+        })
+      ).result;
+      assert.equal(done.status.state, 'completed');
+      assert.equal((await s.waitForEnd()).reason, 'end', s.describe());
+      const log = await t.events(task.id, AS_ALICE);
+      const bySeq = new Map<number, Json>(log.map((e: Json) => [e.sequence, e]));
+      const updates = s.events.slice(1);
+      assert.deepEqual(
+        updates.map((e) => e.json.result.status?.state ?? e.json.result.kind),
+        ['working', 'artifact-update', 'completed'],
+        s.describe(),
+      );
+      for (const ev of updates) {
+        const logged = bySeq.get(Number(ev.id));
+        assert.ok(logged, `update id ${ev.id} is no log sequence: ${s.describe()}`);
+        const r = ev.json.result;
+        if (r.kind === 'artifact-update') {
+          assert.equal(logged.type, 'artifact.created');
+          assert.equal(r.artifact.artifactId, logged.payload.artifactId);
+        } else {
+          assert.equal(r.status.timestamp, logged.timestamp, `update ${ev.id} (${logged.type})`);
+        }
+      }
+    });
+
     it('A2A: resubscribe with the input-required id as cursor waits (open, final:false nowhere), then follows the approval to completed', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
