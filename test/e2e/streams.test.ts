@@ -32,6 +32,7 @@ import {
 } from 'a2a-js-sdk-v03/client';
 import { createParser } from 'eventsource-parser';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
+import { until } from '../support/until.js';
 import {
   type ExpectedUpdate,
   expectedA2AUpdates,
@@ -305,18 +306,24 @@ async function waitForRun(
   done: (status: string) => boolean,
   deadlineMs = SSE_WAIT_MS,
 ): Promise<Json> {
-  const deadline = Date.now() + deadlineMs;
   let last = -1;
-  for (;;) {
-    const run = await getJson(`${srv.url}/v1/runs/${runId}`, { token: ALICE });
-    assert.equal(run.status, 200, JSON.stringify(run.body));
-    if (done(run.body.status)) return run.body;
-    if (Date.now() > deadline) assert.fail(`run ${runId} stuck at ${run.body.status}`);
-    const poll = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=1`, {
-      token: ALICE,
-    });
-    last = poll.body.lastEventSeq ?? last;
-  }
+  let run: Json;
+  const settled = async () => {
+    // Between two reads of the snapshot, wait for the log to move instead of sleeping.
+    if (run !== undefined) {
+      const url = `${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=1`;
+      last = (await getJson(url, { token: ALICE })).body.lastEventSeq ?? last;
+    }
+    const res = await getJson(`${srv.url}/v1/runs/${runId}`, { token: ALICE });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    run = res.body;
+    return done(run.status) && run;
+  };
+  return until(`run ${runId} to settle`, settled, {
+    deadlineMs,
+    intervalMs: 0,
+    detail: () => `stuck at ${run?.status}`,
+  });
 }
 
 async function rawRpc(srv: ServerProcess, method: string, params: unknown, key = ALICE): Promise<Json> {

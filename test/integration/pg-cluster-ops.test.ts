@@ -21,26 +21,12 @@ import type { RunEvent } from '../../src/store/model.js';
 import { type Json, PG_URL, REPO_ROOT, waitForStatus, withPg } from '../support/host.js';
 import { type HttpsReceiver, startHttpsReceiver } from '../support/https-receiver.js';
 import { pgTestSchemas } from '../support/pg.js';
+import { until } from '../support/until.js';
 
 const schemas = PG_URL ? pgTestSchemas(PG_URL, 'ops') : undefined;
 const LEASE_MS = 60_000;
 const DEADLINE_MS = 30_000;
 const LOCAL = { tenantId: 'default', principalId: 'local' };
-
-/** Poll `probe` until it returns a truthy value; fail naming `what` at the deadline. */
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  deadlineMs = DEADLINE_MS,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
 
 /** `p`, or a failure naming `what` at the deadline (a hook that is never reached must not hang the suite). */
 async function within<T>(what: string, p: Promise<T>, deadlineMs = DEADLINE_MS): Promise<T> {
