@@ -309,7 +309,10 @@ describe('handoff client commands', { concurrency: true }, () => {
       expectExit(refusedScheme, 1);
       assert.match(
         refusedScheme.stderr,
-        /JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): push URLs must use https/,
+        new RegExp(
+          String.raw`JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): ` +
+            'push URLs must use https',
+        ),
       );
       expectExit(refusedHost, 1);
       assert.match(refusedHost.stderr, /JSON-RPC error -32602: pushNotificationConfig\.url refused/);

@@ -194,7 +194,8 @@ const DIALECTS: Dialect[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 
 for (const dialect of DIALECTS) {
   describe(`crash recovery on ${dialect}`, () => {
-    it('SIGKILL mid-run: every run resumes, no step is committed twice, the interrupt survives', async (t: TestContext) => {
+    it('SIGKILL mid-run: every run resumes, no step is committed twice, \
+the interrupt survives', async (t: TestContext) => {
       const STEPS = 8;
       const RUNS = 4;
       const db = freshDb(dialect);
@@ -331,7 +332,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(exit, { code: 0, signal: null }, srv.logs().slice(-4000));
     });
 
-    it('SIGKILL while a run sleeps on a durable timer: the timer is honoured after the restart', async (t: TestContext) => {
+    it('SIGKILL while a run sleeps on a durable timer: \
+the timer is honoured after the restart', async (t: TestContext) => {
       const db = freshDb(dialect);
       const t0 = Date.now();
       let srv = await startServer({ dataDir: db.dataDir, env: db.env });
@@ -369,7 +371,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('SIGTERM while a run sleeps: the host drains and exits 0, the restart finishes the run', async (t: TestContext) => {
+    it('SIGTERM while a run sleeps: the host drains and exits 0, \
+the restart finishes the run', async (t: TestContext) => {
       const db = freshDb(dialect);
       const t0 = Date.now();
       let srv = await startServer({ dataDir: db.dataDir, env: db.env });

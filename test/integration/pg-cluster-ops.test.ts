@@ -92,7 +92,8 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it('a draining instance hands its run lease back at once; another finishes the run long before the lease would expire', async () => {
+  it('a draining instance hands its run lease back at once; another finishes the run long before the lease would \
+expire', async () => {
     const schema = schemas!.fresh();
     const a = await start(schema, 'ops-drain-a');
     const b = await start(schema, 'ops-drain-b');
@@ -154,7 +155,8 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', {
     assert.equal(events.filter((e) => e.type === 'run.started').length, 1);
   });
 
-  it('a stopping push worker hands back the delivery it holds; another instance sends it without waiting out HANDOFF_PUSH_LEASE_MS', async () => {
+  it('a stopping push worker hands back the delivery it holds; \
+another instance sends it without waiting out HANDOFF_PUSH_LEASE_MS', async () => {
     const rx: HttpsReceiver = await startHttpsReceiver();
     try {
       const caFile = join(mkdtempSync(join(tmpdir(), 'handoff-ops-ca-')), 'ca.pem');

@@ -176,7 +176,8 @@ for (const dialect of DIALECTS) {
       assert.equal(ep.log().length, 0);
     });
 
-    it('an allowlisted IP literal is accepted inline; the config is registered in the creating transaction', async () => {
+    it('an allowlisted IP literal is accepted inline; \
+the config is registered in the creating transaction', async () => {
       const ep = router.endpoint('inline-ok');
       const task = await alice.sendOk(skillMessage('echo', 'hi'), inline(ep.url, 'tok-inline'));
       assert.equal(task.status.state, 'completed');
@@ -327,7 +328,8 @@ for (const dialect of DIALECTS) {
 
     // ---------------------------------------------------------------- what is stored
 
-    it('the A2ATaskState shows pushConfig {url, tokenFingerprint ≤ 32} and never the token; tokens are only stored encrypted', async () => {
+    it('the A2ATaskState shows pushConfig {url, tokenFingerprint ≤ 32} and never the token; \
+tokens are only stored encrypted', async () => {
       const ep = router.endpoint('stored');
       const token = `tok-${randomUUID()}`;
       const task = await alice.sendOk(skillMessage('approval', 'at rest'), inline(ep.url, token));
@@ -482,7 +484,8 @@ for (const dialect of DIALECTS) {
 
     // ---------------------------------------------------------------- dead letter and retry
 
-    it('a permanent refusal (400) is dead at once; retry → pending → delivered with the same id; 409 after; 404 unknown and foreign', async () => {
+    it('a permanent refusal (400) is dead at once; retry → pending → delivered with the same id; 409 after; \
+404 unknown and foreign', async () => {
       const ep = router.endpoint('dead', () => ({ status: 400 }));
       const task = await alice.sendOk(skillMessage('echo', 'dead'), inline(ep.url));
       const [dead] = await waitDeliveries(
@@ -614,7 +617,8 @@ for (const dialect of DIALECTS) {
 
     // ---------------------------------------------------------------- the RFC 0100 seam
 
-    it('seam push-config: denied URL → 400 before any task lookup; allowed + unknown → 404; existing → 200 with the record', async () => {
+    it('seam push-config: denied URL → 400 before any task lookup; allowed + unknown → 404; existing \
+→ 200 with the record', async () => {
       const ep = router.endpoint('seam');
       const seam = (body: unknown, client: A2AClient = alice) =>
         t.post('/v1/host/sample/a2a/tasks/push-config', body, client.headers);

@@ -602,7 +602,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           assert.equal(key in read, false, `${key} cleared`);
       });
 
-      it('the record commitRun returns has exactly the shape getRun reads back, also when the patch clears a field', {}, async () => {
+      it('the record commitRun returns has exactly the shape getRun reads back, \
+also when the patch clears a field', {}, async () => {
         const run = await insert(store(), newRun(clock, { wakeAt: T0 + DAY, leaseOwner: 'w', leaseExpiresAt: T0 + 1 }));
         const after = await commit(store(), run, {
           wakeAt: undefined,
@@ -704,7 +705,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const clock = new Clock();
       const store = sharedStore(clock);
 
-      it('each commits or fails alone: failures leave nothing, successes all commit, listeners hear each success once', async () => {
+      it('each commits or fails alone: failures leave nothing, successes all commit, \
+listeners hear each success once', async () => {
         const runs = Array.from({ length: 12 }, () => newRun(clock));
         const taken = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const heard: string[] = [];
@@ -776,7 +778,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
       const clock = new Clock();
       const store = sharedStore(clock);
 
-      it('is written once in its final state: the tx reads its own copy, hooks and listeners see one change from nothing', async () => {
+      it('is written once in its final state: the tx reads its own copy, \
+hooks and listeners see one change from nothing', async () => {
         const hooked: RunChange[] = [];
         addStep(store(), async (_tx, change) => {
           hooked.push(change);
@@ -1287,7 +1290,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.deepEqual(stored?.response, rec(key).response);
       });
 
-      it('concurrent creators: exactly one wins, the others see it or fail, and nothing of theirs commits', async () => {
+      it('concurrent creators: exactly one wins, the others see it or fail, \
+and nothing of theirs commits', async () => {
         const key = uid('key');
         const creators = range(4);
         const results = await Promise.allSettled(
@@ -1306,11 +1310,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           const r = results[i]!;
           return r.status === 'fulfilled' && r.value === 'created';
         });
-        assert.equal(
-          created.length,
-          1,
-          `exactly one creator wins: ${JSON.stringify(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')))}`,
-        );
+        const outcomes = results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'));
+        assert.equal(created.length, 1, `exactly one creator wins: ${JSON.stringify(outcomes)}`);
         const winner = `${key}-run-${created[0]}`;
         const stored = await store().transaction((tx) => tx.idempotency.get('tenant-a', 'POST /v1/runs', key));
         assert.deepEqual(stored?.response, { runId: winner });
@@ -1659,7 +1660,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.deepEqual(await store().tasks.findByMessage(tenantId, 'bob', messageId), bobs);
       });
 
-      it('a second task for one (tenant, principal, messageId) fails its transaction; without one, any number', async () => {
+      it('a second task for one (tenant, principal, messageId) fails; tasks without one never collide', async () => {
         const tenantId = uid('tenant');
         const messageId = uid('msg');
         await insertTask(store(), clock, { tenantId, messageId });
@@ -1696,7 +1697,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.equal(await store().tasks.findReply(tenantId, 'alice', messageId), rec.taskId, 'the first is kept');
       });
 
-      it('a concurrent duplicate reply: exactly one transaction applies it, the others fail and leave nothing', async () => {
+      it('a concurrent duplicate reply: one transaction applies it, the others fail and leave nothing', async () => {
         const rec = await insertTask(store(), clock, { tenantId: uid('tenant') });
         const messageId = uid('msg');
         const attempts = range(4).map(() => newInterrupt(clock, rec.taskId));
@@ -1841,7 +1842,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         assert.deepEqual(await store().pushConfigs.list(uid('run')), []);
       });
 
-      it('(task, config) is unique: a second insert fails and keeps the first; another task may reuse the id', async () => {
+      it('(task, config) is unique: a second insert fails, keeps the first; another task may reuse it', async () => {
         const taskId = uid('run');
         const config = newConfig(clock, taskId, { configId: 'default' });
         await store().transaction((tx) => tx.pushConfigs.insert(config));
@@ -1973,7 +1974,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
       });
 
-      it('the second delivery of a config waits while the first is pending, and goes once it is delivered', async () => {
+      it('the second delivery of a config waits while the first is pending, then goes', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const t = uid('run');
@@ -2055,7 +2056,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
       });
 
-      it('a delivery is claimable once due; a lease keeps others off until it expires; settling is fenced', async () => {
+      it('claimable once due; a lease keeps others off until it expires; settling is fenced', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           await enqueue(store, clock, [newDelivery(uid('run'), 1)], T0 + 1000);
@@ -2103,7 +2104,7 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
       });
 
-      it('retryDead puts a dead delivery of that tenant back to pending with attempts from zero, nothing else', async () => {
+      it('retryDead puts a dead delivery of that tenant back to pending, attempts from zero', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const t = uid('run');
@@ -2355,7 +2356,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
         });
       });
 
-      it('purgeTerminalBefore deletes terminal runs completed before the cutoff, with their events and interrupts, and tells the pipeline listeners', async () => {
+      it('purgeTerminalBefore deletes terminal runs completed before the cutoff, with their events and interrupts, \
+and tells the pipeline listeners', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const hooked: string[][] = [];
@@ -2368,7 +2370,8 @@ function contract(name: string, open: Open, { locate, closed, teardown }: Contra
           ];
           const keep = [
             await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - HOUR).toISOString() }),
-            await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }), // exactly at the cutoff
+            // exactly at the cutoff
+            await seed(store, clock, { status: 'completed', completedAt: new Date(T0 - DAY).toISOString() }),
             await seed(store, clock, { status: 'running' }),
             await seed(store, clock, { status: 'waiting-approval', createdAt: long }),
           ];

@@ -49,7 +49,8 @@ export function freePort(): Promise<number> {
 export interface StartServerOptions {
   /** SQLite lives here (`--data`); also required with PostgreSQL, where it stays empty. */
   dataDir: string;
-  /** Added to the child's environment (after HANDOFF_LOG_LEVEL=warn and HANDOFF_PG_POOL_SIZE=4, so it may override them). */
+  /** Added to the child's environment (after HANDOFF_LOG_LEVEL=warn and HANDOFF_PG_POOL_SIZE=4, so it may
+   * override them). */
   env?: Record<string, string | undefined>;
   /** Fixed port; by default a free one is picked. */
   port?: number;
