@@ -19,16 +19,11 @@ import {
   startHttpsReceiver,
 } from '../support/https-receiver.js';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
-import { until as untilDeadline } from '../support/until.js';
-
-/** Poll until truthy, within this file's deadline. */
-const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> =>
-  untilDeadline(what, probe, deadlineMs);
+import { until } from '../support/until.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-const DEADLINE_MS = 30_000;
 /** Ceilings of the fast host: 5 retries (6 attempts), each backoff 25–400 ms. */
 const FAST_SCHEDULE = '50ms,100ms,200ms,400ms,400ms';
 

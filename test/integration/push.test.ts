@@ -4,9 +4,6 @@
 // and the operator retry, and the RFC 0100 push-config seam. Runs on SQLite, and on PostgreSQL
 // when HANDOFF_TEST_PG_URL is set. Nothing waits by sleeping: every wait polls a condition
 // (receiver log, delivery state, table row) until a deadline.
-//
-// Tests marked `todo: 'bug: …'` state behaviour the host should have and does not yet; they run
-// and report without failing the suite.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,13 +28,7 @@ import {
   type ReceivedRequest,
   startHttpsReceiver,
 } from '../support/https-receiver.js';
-import { until as untilDeadline } from '../support/until.js';
-
-/** Poll until truthy, within this file's deadline. */
-const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> =>
-  untilDeadline(what, probe, deadlineMs);
-
-const DEADLINE_MS = 20_000;
+import { until } from '../support/until.js';
 
 /** One receiver, many endpoints: each test owns a path and its behaviour, and reads its own log. */
 interface Hit {

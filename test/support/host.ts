@@ -15,10 +15,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import pino from 'pino';
 import { BUILTIN_WORKFLOWS, type Config, loadConfig } from '../../src/config.js';
 import { createHost, type Host } from '../../src/host.js';
+import { withClient } from './pg.js';
 import { until } from './until.js';
 
 /** PostgreSQL server for the `pg` variants; unset means those tests are skipped. */
@@ -172,13 +173,7 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
 /** Run `fn` with a short-lived client on HANDOFF_TEST_PG_URL. */
 export async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   if (!PG_URL) throw new Error('HANDOFF_TEST_PG_URL is not set');
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
+  return withClient(PG_URL, fn);
 }
 
 async function cleanup(dir: string | undefined, schema: string | undefined): Promise<void> {

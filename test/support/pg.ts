@@ -17,6 +17,17 @@ export function pgTestUrl(): string | undefined {
   return url && url.trim() !== '' ? url.trim() : undefined;
 }
 
+/** Run `fn` with a short-lived client of the server at `url`. */
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A schema name unique to this call: lower-case, `[a-z_][a-z0-9_]*`, e.g. `t_3f9c0a1b2d4e`. */
 export function uniqueSchemaName(prefix = 't'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
@@ -40,17 +51,7 @@ export function pgTestSchemas(url: string, prefix = 't'): PgTestSchemas {
       return name;
     },
     async dropAll() {
-      if (names.length === 0) return;
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        for (const name of names.splice(0)) {
-          if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop schema ${name}`);
-          await client.query(`drop schema if exists ${name} cascade`);
-        }
-      } finally {
-        await client.end();
-      }
+      for (const name of names.splice(0)) await dropSchema(url, name);
     },
   };
 }
@@ -69,19 +70,10 @@ export interface PgTestDatabases {
  */
 export function pgTestDatabases(url: string, prefix = 't'): PgTestDatabases {
   const names: string[] = [];
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end();
-    }
-  };
   return {
     async fresh() {
       const name = uniqueSchemaName(prefix);
-      await admin((c) => c.query(`create database ${name}`));
+      await withClient(url, (c) => c.query(`create database ${name}`));
       names.push(name);
       const u = new URL(url);
       u.pathname = `/${name}`;
@@ -90,7 +82,7 @@ export function pgTestDatabases(url: string, prefix = 't'): PgTestDatabases {
     async dropAll() {
       const drops = names.splice(0).map(async (name) => {
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop database ${name}`);
-        await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+        await withClient(url, (c) => c.query(`drop database if exists ${name} with (force)`));
       });
       await Promise.all(drops);
     },
@@ -100,11 +92,5 @@ export function pgTestDatabases(url: string, prefix = 't'): PgTestDatabases {
 /** Drop one schema (CASCADE) of the database at `url`. */
 export async function dropSchema(url: string, name: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop schema ${name}`);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists ${name} cascade`);
-  } finally {
-    await client.end();
-  }
+  await withClient(url, (client) => client.query(`drop schema if exists ${name} cascade`));
 }

@@ -8,46 +8,34 @@ import { backoffMs, parseSchedule } from '../../src/push/schedule.js';
 describe('backoffMs', () => {
   const schedule = [100, 200, 400];
 
+  /** backoffMs(schedule, attempt, () => random) === ms for each [attempt, random, ms]. */
+  const expect = (cases: Array<[number, number, number]>) => {
+    for (const [attempt, random, ms] of cases) {
+      assert.equal(
+        backoffMs(schedule, attempt, () => random),
+        ms,
+        `attempt ${attempt}, random ${random}`,
+      );
+    }
+  };
+
   it('is half the ceiling fixed plus up to half random (jitter)', () => {
-    assert.equal(
-      backoffMs(schedule, 1, () => 0),
-      50,
-    );
-    assert.equal(
-      backoffMs(schedule, 1, () => 0.5),
-      75,
-    );
-    assert.equal(
-      backoffMs(schedule, 1, () => 1),
-      100,
-    );
-    assert.equal(
-      backoffMs(schedule, 2, () => 0),
-      100,
-    );
-    assert.equal(
-      backoffMs(schedule, 2, () => 1),
-      200,
-    );
-    assert.equal(
-      backoffMs(schedule, 3, () => 0.25),
-      250,
-    );
+    expect([
+      [1, 0, 50],
+      [1, 0.5, 75],
+      [1, 1, 100],
+      [2, 0, 100],
+      [2, 1, 200],
+      [3, 0.25, 250],
+    ]);
   });
 
   it('uses the attempt-th ceiling and stays at the last one past the end', () => {
-    assert.equal(
-      backoffMs(schedule, 3, () => 1),
-      400,
-    );
-    assert.equal(
-      backoffMs(schedule, 4, () => 1),
-      400,
-    );
-    assert.equal(
-      backoffMs(schedule, 99, () => 0),
-      200,
-    );
+    expect([
+      [3, 1, 400],
+      [4, 1, 400],
+      [99, 0, 200],
+    ]);
   });
 
   it('is always within [ceiling/2, ceiling] with the real random source', () => {
