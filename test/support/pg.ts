@@ -10,6 +10,7 @@
 // `pgTestDatabases(url)` does the same with whole databases (see its comment for why).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { until } from './until.js';
 
 /** The PostgreSQL server tests may use, or undefined when PG tests are to be skipped. */
 export function pgTestUrl(): string | undefined {
@@ -82,11 +83,28 @@ export function pgTestDatabases(url: string, prefix = 't'): PgTestDatabases {
     async dropAll() {
       const drops = names.splice(0).map(async (name) => {
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`refusing to drop database ${name}`);
-        await withClient(url, (c) => c.query(`drop database if exists ${name} with (force)`));
+        await withClient(url, async (c) => {
+          await untilDisconnected(c, name);
+          await c.query(`drop database if exists ${name} with (force)`);
+        });
       });
       await Promise.all(drops);
     },
   };
+}
+
+/**
+ * Wait (a few seconds at most) until nobody is connected to database `name`. A closed store's
+ * pool may still be ending its connections (pg's `pool.end()` resolves before its sockets close),
+ * and a forced drop that ends one of them makes pg raise an error nobody listens to: an uncaught
+ * exception in the test process. What is still connected after the wait is a leak: FORCE ends it.
+ */
+async function untilDisconnected(client: pg.Client, name: string): Promise<void> {
+  const connected = async () =>
+    (await client.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name])).rows[0].n;
+  await until(`every connection to ${name} to close`, async () => (await connected()) === 0, {
+    deadlineMs: 5_000,
+  }).catch(() => undefined);
 }
 
 /** Drop one schema (CASCADE) of the database at `url`. */
