@@ -178,6 +178,7 @@ async function openHostStore(config: Config, log: Logger, metrics: Metrics): Pro
     sqliteSynchronous: config.sqliteSynchronous,
     sqliteExclusive: true,
     onStatement: (op) => metrics.storeStatements.inc({ op }),
+    onPoolError: (err) => log.warn({ err }, 'a pooled database connection failed; the pool replaces it'),
   });
   if (store.dialect === 'sqlite') {
     // One process owns a SQLite file, so any lease in it belongs to a previous (crashed)

@@ -40,6 +40,11 @@ export interface OpenStoreOptions {
   sqliteExclusive?: boolean;
   /** Told of every statement the database runs (BEGIN and COMMIT included), by its first keyword. */
   onStatement?: (op: string) => void;
+  /**
+   * PostgreSQL: an idle pooled connection failed (the server restarted, failed over, or ended it).
+   * The pool drops it and the next query gets a fresh one; unheard, pg's error would end the process.
+   */
+  onPoolError?: (err: Error) => void;
 }
 
 /** Kysely's query log, reduced to the statement's kind (`select`, `insert`, `commit`, …). */
@@ -200,6 +205,7 @@ async function openPostgres(opts: OpenStoreOptions): Promise<Opened> {
     max: opts.pgPoolSize ?? 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  pool.on('error', (err) => opts.onPoolError?.(err));
   const db = new Kysely<Database>({
     dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public'),
     ...statementLog(opts.onStatement),

@@ -23,6 +23,7 @@ import {
   sleep,
   startServer,
 } from '../support/server-process.js';
+import { until } from '../support/until.js';
 
 const KEY = 'key-cli-alice-123';
 const ENV = { HANDOFF_API_KEYS: `${KEY}=acme:alice` };
@@ -131,13 +132,8 @@ const textOf = (task: Rec): string =>
     .map((p: Rec) => p.text)
     .join('\n');
 
-async function waitUntil(what: string, fn: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const waitUntil = (what: string, fn: () => boolean, timeoutMs: number): Promise<boolean> =>
+  until(what, fn, { deadlineMs: timeoutMs, intervalMs: 50 });
 
 after(async () => {
   killAllCli();
@@ -313,7 +309,10 @@ describe('handoff client commands', { concurrency: true }, () => {
       expectExit(refusedScheme, 1);
       assert.match(
         refusedScheme.stderr,
-        /JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): push URLs must use https/,
+        new RegExp(
+          String.raw`JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): ` +
+            'push URLs must use https',
+        ),
       );
       expectExit(refusedHost, 1);
       assert.match(refusedHost.stderr, /JSON-RPC error -32602: pushNotificationConfig\.url refused/);

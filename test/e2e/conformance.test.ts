@@ -214,7 +214,10 @@ describe('handoff conformance against Handoff without the seams', { timeout: TES
       assert.equal(l.skipKind, 'seam-absent');
       assert.match(
         l.reason ?? '',
-        /^seam absent: POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/(start|push-config) .* answered 404/,
+        new RegExp(
+          String.raw`^seam absent: POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/(start|push-config) ` +
+            '.* answered 404',
+        ),
       );
     }
     for (const id of ['discovery', 'task-state-shape', 'resubscribe'] as const)
@@ -293,7 +296,16 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
       assert.match(run.stdout, /^FAIL {2}3\. durable tasks\/get \(a2a\.durableTasks\)$/m);
       assert.match(
         run.stdout,
-        /✗ record\.state is 'input-required' \(live, not a stale 'working'\)\n {10}request: {2}GET http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/task-\d+\n {10}status: {3}200\n {10}field: {4}state\n {10}expected: "input-required"\n {10}actual: {3}"working"/,
+        new RegExp(
+          [
+            String.raw`✗ record\.state is 'input-required' \(live, not a stale 'working'\)`,
+            String.raw` {10}request: {2}GET http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/task-\d+`,
+            ' {10}status: {3}200',
+            ' {10}field: {4}state',
+            ' {10}expected: "input-required"',
+            ' {10}actual: {3}"working"',
+          ].join(String.raw`\n`),
+        ),
       );
       assert.match(run.stdout, /^PASS {2}4\. push SSRF/m);
       assert.match(run.stdout, /4 passed, 1 failed, 0 skipped of 5 legs .* → NOT CONFORMANT \(exit 1\)/);
@@ -319,7 +331,10 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
       assert.equal(scheme.evidence?.actual, 'HTTP 200');
       assert.match(
         scheme.evidence?.request ?? '',
-        /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/push-config \{"taskId":"run_x","url":"http:\/\/push\.example\.com\/push"\}$/,
+        new RegExp(
+          String.raw`^POST http:\/\/127\.0\.0\.1:\d+\/v1\/host\/sample\/a2a\/tasks\/push-config ` +
+            String.raw`\{"taskId":"run_x","url":"http:\/\/push\.example\.com\/push"\}$`,
+        ),
       );
       assert.match(scheme.evidence?.note ?? '', /ACCEPTED http:\/\/push\.example\.com\/push/);
       assert.ok(check(l, /^ADDRESS arm/).ok);

@@ -16,6 +16,7 @@ import {
   sleep,
   startServer,
 } from '../support/server-process.js';
+import { until } from '../support/until.js';
 
 const PG_URL = pgTestUrl();
 const pgSchemas = PG_URL ? pgTestSchemas(PG_URL, 'crash') : undefined;
@@ -88,7 +89,7 @@ async function allEvents(srv: ServerProcess, runId: string): Promise<RunEventDoc
 }
 
 /** Poll `probe` every `intervalMs` until it returns a value; fail after `timeoutMs`, showing what
- * the probe last noted (and the server's output). */
+ * the probe last noted (and the server's output), or at once if the server exits. */
 async function waitFor<T>(
   what: string,
   srv: ServerProcess,
@@ -96,24 +97,21 @@ async function waitFor<T>(
   timeoutMs: number,
   intervalMs = 50,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
   let lastSeen: unknown;
   const note = (seen: unknown) => {
     lastSeen = seen;
   };
-  for (let i = 1; ; i++) {
+  const whileUp = () => {
     if (srv.child.exitCode !== null || srv.child.signalCode !== null) {
       throw new Error(`server exited while waiting for ${what}:\n${srv.logs().slice(-4000)}`);
     }
-    const v = await probe(note);
-    if (v !== undefined) return v;
-    if (Date.now() >= deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms (${i} polls) waiting for ${what}; last seen: ${JSON.stringify(lastSeen)}\n${srv.logs().slice(-4000)}`,
-      );
-    }
-    await sleep(intervalMs);
-  }
+    return probe(note);
+  };
+  return until(what, whileUp, {
+    deadlineMs: timeoutMs,
+    intervalMs,
+    detail: () => `last seen: ${JSON.stringify(lastSeen)}\n${srv.logs().slice(-4000)}`,
+  });
 }
 
 const ofType = (events: RunEventDoc[], type: string, nodeId?: string) =>
@@ -196,7 +194,8 @@ const DIALECTS: Dialect[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 
 for (const dialect of DIALECTS) {
   describe(`crash recovery on ${dialect}`, () => {
-    it('SIGKILL mid-run: every run resumes, no step is committed twice, the interrupt survives', async (t: TestContext) => {
+    it('SIGKILL mid-run: every run resumes, no step is committed twice, \
+the interrupt survives', async (t: TestContext) => {
       const STEPS = 8;
       const RUNS = 4;
       const db = freshDb(dialect);
@@ -333,7 +332,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(exit, { code: 0, signal: null }, srv.logs().slice(-4000));
     });
 
-    it('SIGKILL while a run sleeps on a durable timer: the timer is honoured after the restart', async (t: TestContext) => {
+    it('SIGKILL while a run sleeps on a durable timer: \
+the timer is honoured after the restart', async (t: TestContext) => {
       const db = freshDb(dialect);
       const t0 = Date.now();
       let srv = await startServer({ dataDir: db.dataDir, env: db.env });
@@ -371,7 +371,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('SIGTERM while a run sleeps: the host drains and exits 0, the restart finishes the run', async (t: TestContext) => {
+    it('SIGTERM while a run sleeps: the host drains and exits 0, \
+the restart finishes the run', async (t: TestContext) => {
       const db = freshDb(dialect);
       const t0 = Date.now();
       let srv = await startServer({ dataDir: db.dataDir, env: db.env });

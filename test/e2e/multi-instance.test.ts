@@ -321,7 +321,8 @@ describe('many Handoff instances on one PostgreSQL', {
     assertStreamMatchesLog(seenOf(replay), log, { after: -1, initialState: 'submitted' }, 'replay on A');
   });
 
-  it('SIGKILL of A while it holds a run: B and C finish every run once, push each transition once, streams see every update once', {
+  it('SIGKILL of A while it holds a run: B and C finish every run once, push each transition once, \
+streams see every update once', {
     timeout: CASE_TIMEOUT_MS,
   }, async (t) => {
     const t0 = Date.now();
@@ -565,7 +566,8 @@ describe('many Handoff instances on one PostgreSQL', {
   // instance sends it again (same delivery id: at-least-once, the receiver dedups) once that lease
   // expires, HANDOFF_PUSH_LEASE_MS (6 s here; the default 60 s would hold it, and every later push
   // of the task queued behind it, for a minute).
-  it('a push in flight on an instance that dies is sent again by another one after the push lease, with the same delivery id', {
+  it('a push in flight on an instance that dies is sent again by another one after the push lease, \
+with the same delivery id', {
     timeout: CASE_TIMEOUT_MS,
   }, async (t) => {
     const alive = [b, c];

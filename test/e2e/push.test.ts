@@ -19,16 +19,11 @@ import {
   startHttpsReceiver,
 } from '../support/https-receiver.js';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
-import { until as untilDeadline } from '../support/until.js';
-
-/** Poll until truthy, within this file's deadline. */
-const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> =>
-  untilDeadline(what, probe, deadlineMs);
+import { until } from '../support/until.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-const DEADLINE_MS = 30_000;
 /** Ceilings of the fast host: 5 retries (6 attempts), each backoff 25–400 ms. */
 const FAST_SCHEDULE = '50ms,100ms,200ms,400ms,400ms';
 
@@ -222,7 +217,8 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     await elsewhere?.close();
   });
 
-  it('inline config: input-required then, after approval, completed — in order, once each, content-free, with the token', async () => {
+  it('inline config: input-required then, after approval, completed — in order, once each, content-free, \
+with the token', async () => {
     const ep = router.endpoint('inline');
     const prompt = `confidential-prompt-${randomUUID()}`;
     const task = await send(srv, startMsg('approval', prompt), pushConfig(ep.url, 'tok-1'));
@@ -266,7 +262,8 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     exactlyOnce(ep);
   });
 
-  it('config via tasks/pushNotificationConfig/set: the next input-required (refine) and completed are pushed, nothing before it', async () => {
+  it('config via tasks/pushNotificationConfig/set: the next input-required (refine) and completed are pushed, \
+nothing before it', async () => {
     const ep = router.endpoint('set');
     const prompt = `set-prompt-${randomUUID()}`;
     const task = await send(srv, startMsg('approval', prompt));
@@ -298,7 +295,8 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     exactlyOnce(ep);
   });
 
-  it('500, a timeout past the 5 s bound and a connection reset are retried with the same delivery id; each transition arrives once, in order', async () => {
+  it('500, a timeout past the 5 s bound and a connection reset are retried with the same delivery id; \
+each transition arrives once, in order', async () => {
     // Per delivery id: the input-required push fails three ways, the completed one twice.
     const script: Record<string, Behaviour[]> = {
       'input-required': [{ status: 500 }, { status: 500, delayMs: 6500 }, { reset: true }],
@@ -326,7 +324,8 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     const cdFirst = hits.findIndex((h) => h.deliveryId === cd.deliveryId);
     assert.ok(
       irDone >= 0 && cdFirst > irDone,
-      `completed was attempted before input-required was delivered: ${JSON.stringify(hits.map((h) => [h.deliveryId.slice(-4), h.answer]))}`,
+      'completed was attempted before input-required was delivered: ' +
+        JSON.stringify(hits.map((h) => [h.deliveryId.slice(-4), h.answer])),
     );
     assert.deepEqual(exactlyOnce(ep), [ir.deliveryId, cd.deliveryId]);
     // A retry is the same request: same body, same token.
@@ -390,7 +389,8 @@ describe('push notifications end to end (real server, https receiver)', { timeou
     );
   });
 
-  it('a receiver that never answers 2xx ends dead-lettered; the task is not delayed or changed; operator retry delivers it', async () => {
+  it('a receiver that never answers 2xx ends dead-lettered; the task is not delayed or changed; \
+operator retry delivers it', async () => {
     let fixed = false;
     // The first attempt takes 4 s (under the host's 5 s bound), so the delivery is visibly
     // pending after the task completed, and a send that waited for it would take as long.
@@ -479,7 +479,8 @@ describe('pending pushes survive a SIGKILL of the host', { timeout: 180_000 }, (
     await rx?.close();
   });
 
-  it('503 at first, SIGKILL mid-retry, receiver fixed, restart on the same data dir: delivered after restart, in order, once each', async (t) => {
+  it('503 at first, SIGKILL mid-retry, receiver fixed, restart on the same data dir: delivered after restart, \
+in order, once each', async (t) => {
     const t0 = Date.now();
     const mark = (what: string) => t.diagnostic(`${what} at ${Date.now() - t0} ms`);
     const dataDir = freshDir('handoff-push-crash-');

@@ -32,6 +32,7 @@ import {
 } from 'a2a-js-sdk-v03/client';
 import { createParser } from 'eventsource-parser';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
+import { until } from '../support/until.js';
 import {
   type ExpectedUpdate,
   expectedA2AUpdates,
@@ -305,18 +306,24 @@ async function waitForRun(
   done: (status: string) => boolean,
   deadlineMs = SSE_WAIT_MS,
 ): Promise<Json> {
-  const deadline = Date.now() + deadlineMs;
   let last = -1;
-  for (;;) {
-    const run = await getJson(`${srv.url}/v1/runs/${runId}`, { token: ALICE });
-    assert.equal(run.status, 200, JSON.stringify(run.body));
-    if (done(run.body.status)) return run.body;
-    if (Date.now() > deadline) assert.fail(`run ${runId} stuck at ${run.body.status}`);
-    const poll = await getJson(`${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=1`, {
-      token: ALICE,
-    });
-    last = poll.body.lastEventSeq ?? last;
-  }
+  let run: Json;
+  const settled = async () => {
+    // Between two reads of the snapshot, wait for the log to move instead of sleeping.
+    if (run !== undefined) {
+      const url = `${srv.url}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=1`;
+      last = (await getJson(url, { token: ALICE })).body.lastEventSeq ?? last;
+    }
+    const res = await getJson(`${srv.url}/v1/runs/${runId}`, { token: ALICE });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    run = res.body;
+    return done(run.status) && run;
+  };
+  return until(`run ${runId} to settle`, settled, {
+    deadlineMs,
+    intervalMs: 0,
+    detail: () => `stuck at ${run?.status}`,
+  });
 }
 
 async function rawRpc(srv: ServerProcess, method: string, params: unknown, key = ALICE): Promise<Json> {
@@ -374,7 +381,9 @@ function assertResumedExactly(log: RunEventDoc[], beforeDrop: Seen[], afterDrop:
   const expected = expectedA2AUpdates(log);
   const updates = [...beforeDrop, ...afterDrop].filter((s) => s.result.kind !== 'task');
   const ids = updates.map((s) => s.id);
-  const detail = `before [${describeSeen(beforeDrop)}] after [${describeSeen(afterDrop)}]; log updates ${JSON.stringify(expected)}`;
+  const detail =
+    `before [${describeSeen(beforeDrop)}] after [${describeSeen(afterDrop)}]; ` +
+    `log updates ${JSON.stringify(expected)}`;
   assert.ok(
     ids.every((id) => id !== undefined),
     `an update without an SSE id: ${detail}`,
@@ -453,7 +462,8 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
       assertResumedExactly(await eventLog(srv, taskId), beforeDrop, afterDrop, cursor);
     });
 
-    it(`@a2a-js/sdk: sendMessageStream steps, drop after 2 events, resubscribeTask with the last id (${via}) → exactly the rest`, {
+    it(`@a2a-js/sdk: sendMessageStream steps, drop after 2 events, resubscribeTask with the last id (${via}) \
+→ exactly the rest`, {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const tc = await sdkClient(srv.url, ALICE);
@@ -487,7 +497,8 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     });
   }
 
-  it('missed, then live: a dropped approval stream resumed after its input-required gets that backlog, stays open, then follows to completed', {
+  it('missed, then live: a dropped approval stream resumed after its input-required gets that backlog, stays open, \
+then follows to completed', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     // message/stream, drop after the Task and `working`: the input-required happens while away.
@@ -529,7 +540,8 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     assertResumedExactly(await eventLog(srv, taskId), beforeDrop, afterDrop, cursor);
   });
 
-  it('raw SSE: resubscribe (no cursor) to an approval task at its gate → Task input-required, stays open, then working → artifact → completed final', {
+  it('raw SSE: resubscribe (no cursor) to an approval task at its gate → Task input-required, stays open, \
+then working → artifact → completed final', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const sent = await rawRpc(srv, 'message/send', approvalParams('approve me live'));
@@ -584,7 +596,8 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
     );
   });
 
-  it('@a2a-js/sdk: resubscribeTask (no cursor) at the gate stays open; an A2A approval from another client completes it on the same stream', {
+  it('@a2a-js/sdk: resubscribeTask (no cursor) at the gate stays open; \
+an A2A approval from another client completes it on the same stream', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const tc = await sdkClient(srv.url, ALICE);
@@ -676,7 +689,8 @@ describe('A2A streams: drop and resubscribe against the real server', { timeout:
 // ---------------------------------------------------------------------------------------------
 
 describe('A2A streams across a SIGKILL and restart (same data dir and port)', { timeout: 4 * TEST_TIMEOUT_MS }, () => {
-  it('raw SSE and SDK streams dropped mid-run, server killed and restarted, resubscribed with their last ids → exactly the rest; one run.started, same runId', {
+  it('raw SSE and SDK streams dropped mid-run, server killed and restarted, resubscribed with their last ids \
+→ exactly the rest; one run.started, same runId', {
     timeout: 3 * TEST_TIMEOUT_MS,
   }, async () => {
     const dataDir = freshDir();

@@ -189,7 +189,8 @@ describe('A2A card and discovery with a public URL', () => {
     await t?.close();
   });
 
-  it('--public-url (flags.publicUrl) becomes config.publicUrl, trailing slash trimmed, and wins over the environment', () => {
+  it('--public-url (flags.publicUrl) becomes config.publicUrl, trailing slash trimmed, \
+and wins over the environment', () => {
     const env = { HANDOFF_PUBLIC_URL: 'https://env.example.com' };
     assert.equal(
       loadConfig({ port: '0', publicUrl: 'https://flag.example.com/' }, env).publicUrl,

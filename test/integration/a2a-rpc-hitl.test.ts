@@ -122,7 +122,8 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await alice.getTask(task.id), failed);
       });
 
-      it('refine → input-required again at a new interrupt; then accept → completed with the revised text', async () => {
+      it('refine → input-required again at a new interrupt; then accept \
+→ completed with the revised text', async () => {
         const task = await atGate('hello');
         const first = (await alice.run(task.id)).interrupt.interruptId;
         const again = await alice.sendOk(

@@ -230,7 +230,8 @@ for (const dialect of DIALECTS) {
       await t?.close();
     });
 
-    it('start {scenario: paused-at-approval} → 201 {taskId}; an immediate read shows input-required/approval', async () => {
+    it('start {scenario: paused-at-approval} → 201 {taskId}; \
+an immediate read shows input-required/approval', async () => {
       const res = await t.post('/v1/host/sample/a2a/tasks/start', { scenario: 'paused-at-approval' }, alice.headers);
       assert.equal(res.status, 201, res.text);
       const { taskId } = res.body;

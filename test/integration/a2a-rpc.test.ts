@@ -333,7 +333,8 @@ for (const dialect of DIALECTS) {
         assert.equal((await alice.getTask(task.id)).status.state, 'completed');
       });
 
-      it('push configs: -32602 from the guard before any lookup, -32001 for unknown/foreign tasks, nothing written', async () => {
+      it('push configs: -32602 from the guard before any lookup, -32001 for unknown/foreign tasks, \
+nothing written', async () => {
         const task = await echoTask();
         const refused = [
           ['https://10.0.0.5/push', 'address'],
@@ -368,7 +369,8 @@ for (const dialect of DIALECTS) {
         assertRpcError(await alice.rpc('tasks/pushNotificationConfig/get', { id: task.id }, 'g'), -32001, 'g');
       });
 
-      it('push configs: set/get/list/delete; the id defaults to the task id; no token or credentials are echoed', async () => {
+      it('push configs: set/get/list/delete; the id defaults to the task id; \
+no token or credentials are echoed', async () => {
         const task = await echoTask();
         const set = assertRpcResult(
           await alice.rpc('tasks/pushNotificationConfig/set', {
@@ -434,7 +436,8 @@ for (const dialect of DIALECTS) {
         assertRpcError(res, -32602, res.body.id);
       });
 
-      it('streams: errors before the first event are plain JSON-RPC errors (-32001, -32602) and start nothing', async () => {
+      it('streams: errors before the first event are plain JSON-RPC errors (-32001, \
+-32602) and start nothing', async () => {
         const unknown = await alice.rpc('tasks/resubscribe', { id: 'run_nope' }, 's2');
         assertRpcError(unknown, -32001, 's2');
         assert.match(String(unknown.headers['content-type']), /^application\/json/);
@@ -508,7 +511,8 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await alice.getTask(task.id), task);
       });
 
-      it('the Task a blocking send answers with is exactly what tasks/get then reads (completed, failed, own context, historyLength)', async () => {
+      it('the Task a blocking send answers with is exactly what tasks/get then reads (completed, failed, own context, \
+historyLength)', async () => {
         const cases: Array<[Json, number | undefined]> = [
           [textMessage('same'), undefined],
           [{ ...textMessage('mine'), contextId: 'ctx-of-the-caller' }, 0],
@@ -719,7 +723,8 @@ for (const dialect of DIALECTS) {
           params: { message: msg },
         }).replace(
           '"parts":[',
-          '"parts":[{"kind":"data","data":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}},',
+          '"parts":[{"kind":"data","data":' +
+            '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}},',
         );
         const res = await rpcRaw(t, raw, alice.headers);
         const task = assertRpcResult(res, 'proto');

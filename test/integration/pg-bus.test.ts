@@ -15,6 +15,7 @@ import { createHost, type Host } from '../../src/host.js';
 import type { RunEvent } from '../../src/store/model.js';
 import { PG_URL, REPO_ROOT } from '../support/host.js';
 import { pgTestSchemas } from '../support/pg.js';
+import { until } from '../support/until.js';
 
 const schemas = PG_URL ? pgTestSchemas(PG_URL, 'bus') : undefined;
 
@@ -142,12 +143,9 @@ describe('PostgreSQL change bus: closing while the LISTEN connection opens', {
       }
     };
     // A connection ended by the bus disappears from pg_stat_activity shortly after.
-    const deadline = Date.now() + 5_000;
-    let open = await listeners();
-    while (open > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      open = await listeners();
-    }
-    assert.equal(open, 0, 'the bus left its LISTEN connection open after close()');
+    await until('the bus to end its LISTEN connection after close()', async () => (await listeners()) === 0, {
+      deadlineMs: 5_000,
+      intervalMs: 50,
+    });
   });
 });

@@ -21,26 +21,12 @@ import type { RunEvent } from '../../src/store/model.js';
 import { type Json, PG_URL, REPO_ROOT, waitForStatus, withPg } from '../support/host.js';
 import { type HttpsReceiver, startHttpsReceiver } from '../support/https-receiver.js';
 import { pgTestSchemas } from '../support/pg.js';
+import { until } from '../support/until.js';
 
 const schemas = PG_URL ? pgTestSchemas(PG_URL, 'ops') : undefined;
 const LEASE_MS = 60_000;
 const DEADLINE_MS = 30_000;
 const LOCAL = { tenantId: 'default', principalId: 'local' };
-
-/** Poll `probe` until it returns a truthy value; fail naming `what` at the deadline. */
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  deadlineMs = DEADLINE_MS,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
 
 /** `p`, or a failure naming `what` at the deadline (a hook that is never reached must not hang the suite). */
 async function within<T>(what: string, p: Promise<T>, deadlineMs = DEADLINE_MS): Promise<T> {
@@ -106,7 +92,8 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it('a draining instance hands its run lease back at once; another finishes the run long before the lease would expire', async () => {
+  it('a draining instance hands its run lease back at once; another finishes the run long before the lease would \
+expire', async () => {
     const schema = schemas!.fresh();
     const a = await start(schema, 'ops-drain-a');
     const b = await start(schema, 'ops-drain-b');
@@ -168,7 +155,8 @@ describe('many instances on one PostgreSQL: drain, migrations, metrics', {
     assert.equal(events.filter((e) => e.type === 'run.started').length, 1);
   });
 
-  it('a stopping push worker hands back the delivery it holds; another instance sends it without waiting out HANDOFF_PUSH_LEASE_MS', async () => {
+  it('a stopping push worker hands back the delivery it holds; \
+another instance sends it without waiting out HANDOFF_PUSH_LEASE_MS', async () => {
     const rx: HttpsReceiver = await startHttpsReceiver();
     try {
       const caFile = join(mkdtempSync(join(tmpdir(), 'handoff-ops-ca-')), 'ca.pem');

@@ -4,9 +4,6 @@
 // and the operator retry, and the RFC 0100 push-config seam. Runs on SQLite, and on PostgreSQL
 // when HANDOFF_TEST_PG_URL is set. Nothing waits by sleeping: every wait polls a condition
 // (receiver log, delivery state, table row) until a deadline.
-//
-// Tests marked `todo: 'bug: …'` state behaviour the host should have and does not yet; they run
-// and report without failing the suite.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,13 +28,7 @@ import {
   type ReceivedRequest,
   startHttpsReceiver,
 } from '../support/https-receiver.js';
-import { until as untilDeadline } from '../support/until.js';
-
-/** Poll until truthy, within this file's deadline. */
-const until = <T>(what: string, probe: Parameters<typeof untilDeadline<T>>[1], deadlineMs = DEADLINE_MS): Promise<T> =>
-  untilDeadline(what, probe, deadlineMs);
-
-const DEADLINE_MS = 20_000;
+import { until } from '../support/until.js';
 
 /** One receiver, many endpoints: each test owns a path and its behaviour, and reads its own log. */
 interface Hit {
@@ -176,7 +167,8 @@ for (const dialect of DIALECTS) {
       assert.equal(ep.log().length, 0);
     });
 
-    it('an allowlisted IP literal is accepted inline; the config is registered in the creating transaction', async () => {
+    it('an allowlisted IP literal is accepted inline; \
+the config is registered in the creating transaction', async () => {
       const ep = router.endpoint('inline-ok');
       const task = await alice.sendOk(skillMessage('echo', 'hi'), inline(ep.url, 'tok-inline'));
       assert.equal(task.status.state, 'completed');
@@ -327,7 +319,8 @@ for (const dialect of DIALECTS) {
 
     // ---------------------------------------------------------------- what is stored
 
-    it('the A2ATaskState shows pushConfig {url, tokenFingerprint ≤ 32} and never the token; tokens are only stored encrypted', async () => {
+    it('the A2ATaskState shows pushConfig {url, tokenFingerprint ≤ 32} and never the token; \
+tokens are only stored encrypted', async () => {
       const ep = router.endpoint('stored');
       const token = `tok-${randomUUID()}`;
       const task = await alice.sendOk(skillMessage('approval', 'at rest'), inline(ep.url, token));
@@ -482,7 +475,8 @@ for (const dialect of DIALECTS) {
 
     // ---------------------------------------------------------------- dead letter and retry
 
-    it('a permanent refusal (400) is dead at once; retry → pending → delivered with the same id; 409 after; 404 unknown and foreign', async () => {
+    it('a permanent refusal (400) is dead at once; retry → pending → delivered with the same id; 409 after; \
+404 unknown and foreign', async () => {
       const ep = router.endpoint('dead', () => ({ status: 400 }));
       const task = await alice.sendOk(skillMessage('echo', 'dead'), inline(ep.url));
       const [dead] = await waitDeliveries(
@@ -614,7 +608,8 @@ for (const dialect of DIALECTS) {
 
     // ---------------------------------------------------------------- the RFC 0100 seam
 
-    it('seam push-config: denied URL → 400 before any task lookup; allowed + unknown → 404; existing → 200 with the record', async () => {
+    it('seam push-config: denied URL → 400 before any task lookup; allowed + unknown → 404; existing \
+→ 200 with the record', async () => {
       const ep = router.endpoint('seam');
       const seam = (body: unknown, client: A2AClient = alice) =>
         t.post('/v1/host/sample/a2a/tasks/push-config', body, client.headers);

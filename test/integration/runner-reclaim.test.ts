@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunRecord } from '../../src/store/model.js';
 import { startTestHost, type TestHost } from '../support/host.js';
+import { until } from '../support/until.js';
 
 const LEASE_MS = 60_000;
 
@@ -34,7 +35,7 @@ describe('worker: a run re-claimed while its drive ends', () => {
       ) {
         // The sleep is committed and its lease handed back; the drive has not returned yet.
         const due = run.wakeAt;
-        while (Date.now() <= due) await new Promise((r) => setTimeout(r, 2));
+        await until('the timer to be due', () => Date.now() > due, { intervalMs: 2 });
         const claimed = await store.runs.claim(t.config.instanceId, LEASE_MS, 10);
         reclaimed = claimed.find((r) => r.runId === target);
         assert.ok(reclaimed, 'the due run was claimed by this instance');

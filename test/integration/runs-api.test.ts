@@ -140,7 +140,8 @@ for (const dialect of DIALECTS) {
         assert.equal(done.nodeStates.final, undefined);
       });
 
-      it('refine → the draft runs again (ordinal 1) with the feedback, a new interrupt opens, accept completes', async () => {
+      it('refine → the draft runs again (ordinal 1) with the feedback, a new interrupt opens, \
+accept completes', async () => {
         const { runId, snap } = await atGate('hello');
         const firstInterrupt = snap.interrupt.interruptId;
         const res = await review(runId, { action: 'refine', refineFeedback: { scope: 'whole', text: 'shorter' } });

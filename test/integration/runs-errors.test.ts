@@ -289,7 +289,8 @@ for (const dialect of DIALECTS) {
       assertEnvelope(await t.get(`/v1/runs/${a.body.runId}`, bearer(BOB)), 404, 'not_found');
     });
 
-    it('a body tenantId that is not the key’s tenant → 403 forbidden, no run; the matching one is accepted', async () => {
+    it('a body tenantId that is not the key’s tenant → 403 forbidden, no run; \
+the matching one is accepted', async () => {
       const runs = await t.host.store.runs.count();
       assertEnvelope(await t.post('/v1/runs', { workflowId: 'echo', tenantId: 't2' }, bearer(ALICE)), 403, 'forbidden');
       assert.equal(await t.host.store.runs.count(), runs);

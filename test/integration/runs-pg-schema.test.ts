@@ -13,10 +13,12 @@ describe('PostgreSQL schema isolation', { skip: PG_URL ? false : 'HANDOFF_TEST_P
     await withPg(async (c) => {
       await c.query(`create schema ${decoy}`);
       await c.query(
-        `create table ${decoy}.kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`,
+        `create table ${decoy}.kysely_migration` +
+          ' (name varchar(255) not null primary key, timestamp varchar(255) not null)',
       );
       await c.query(
-        `create table ${decoy}.kysely_migration_lock (id varchar(255) not null primary key, is_locked integer not null default 0)`,
+        `create table ${decoy}.kysely_migration_lock` +
+          ' (id varchar(255) not null primary key, is_locked integer not null default 0)',
       );
     });
   });

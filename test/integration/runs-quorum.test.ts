@@ -108,7 +108,8 @@ for (const dialect of DIALECTS) {
       assert.equal(await eventCount(runId), before.events);
     });
 
-    it('alice accepts → 200, still waiting (vote recorded); again → still one vote; bob accepts → completed', async () => {
+    it('alice accepts → 200, still waiting (vote recorded); again → still one vote; bob accepts \
+→ completed', async () => {
       const runId = await atGate();
 
       const first = await review(runId, 'alice', { action: 'accept' });

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import type { InProcessBus } from '../../src/bus/in-process.js';
 import { startTestHost, type TestHost } from '../support/host.js';
+import { until } from '../support/until.js';
 
 describe('streams release their resources when the client disconnects', () => {
   let t: TestHost;
@@ -53,9 +54,7 @@ describe('streams release their resources when the client disconnects', () => {
       ...Array.from({ length: 100 }, () => openAndDrop(() => request(`${url}/v1/runs/${taskId}/events`))),
     ]);
     // Freed on the server's 'close' of each response: wait for it, bounded, without sleeping blind.
-    const deadline = Date.now() + 10_000;
-    while (bus.watchedRuns > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(bus.watchedRuns, 0, 'every follower unsubscribed from the bus');
+    await until('every follower to unsubscribe from the bus', () => bus.watchedRuns === 0, { deadlineMs: 10_000 });
     assert.equal((await t.host.engine.store.runs.get(taskId))?.status, 'waiting-approval', 'the task is untouched');
   });
 });

@@ -68,7 +68,8 @@ for (const dialect of DIALECTS) {
 
     // ------------------------------------------------------------------ REST SSE
 
-    it('REST: every event in order, id: = sequence, event: = type, data = the polled event; closed after run.completed', {
+    it('REST: every event in order, id: = sequence, event: = type, data = the polled event; \
+closed after run.completed', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const runId = await t.createRun('steps', { steps: 3, stepMs: 50 }, AS_ALICE);
@@ -134,7 +135,8 @@ for (const dialect of DIALECTS) {
       assert.equal(b.events.at(-1)?.event, 'run.completed');
     });
 
-    it('REST: unknown run → 404 JSON, foreign tenant → the same 404, malformed Last-Event-ID → 400; all before any SSE byte', {
+    it('REST: unknown run → 404 JSON, foreign tenant → the same 404, malformed Last-Event-ID → 400; \
+all before any SSE byte', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const runId = await t.createRun('approval', { prompt: 'x' }, AS_ALICE);
@@ -164,7 +166,8 @@ for (const dialect of DIALECTS) {
       assert.ok(!anonymous.isSse);
     });
 
-    it('REST: a waiting approval run’s stream stays open and carries :keepalive comments (HANDOFF_SSE_KEEPALIVE_MS=200)', {
+    it('REST: a waiting approval run’s stream stays open and carries :keepalive comments \
+(HANDOFF_SSE_KEEPALIVE_MS=200)', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const runId = await t.createRun('approval', { prompt: 'keep me alive' }, AS_ALICE);
@@ -187,7 +190,8 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('disconnecting a stream never cancels the task: REST SSE and A2A message/stream dropped mid-run, both runs complete', {
+    it('disconnecting a stream never cancels the task: REST SSE and A2A message/stream dropped mid-run, \
+both runs complete', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const runId = await t.createRun('steps', { steps: 4, stepMs: 100 }, AS_ALICE);
@@ -253,7 +257,8 @@ for (const dialect of DIALECTS) {
 
     // ------------------------------------------------------------------ A2A edge cases
 
-    it('A2A: resubscribe errors are plain JSON-RPC before any SSE: unknown/foreign → -32001, malformed lastEventId → -32602', {
+    it('A2A: resubscribe errors are plain JSON-RPC before any SSE: unknown/foreign → -32001, malformed lastEventId \
+→ -32602', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('mine') })).result;
@@ -299,7 +304,8 @@ for (const dialect of DIALECTS) {
       parts: [{ kind: 'data', data }],
     });
 
-    it('A2A: message/stream of a reply starts with the Task as it was (input-required), then ends at the next input-required or at completed', {
+    it('A2A: message/stream of a reply starts with the Task as it was (input-required), \
+then ends at the next input-required or at completed', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('reply by stream') })).result;
@@ -330,7 +336,8 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('A2A: a retried reply over message/stream (same messageId, already applied) does not report a stale input-required', {
+    it('A2A: a retried reply over message/stream (same messageId, \
+already applied) does not report a stale input-required', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('retry by stream') })).result;
@@ -413,7 +420,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('A2A: resubscribe with the input-required id as cursor waits (open, final:false nowhere), then follows the approval to completed', {
+    it('A2A: resubscribe with the input-required id as cursor waits (open, final:false nowhere), \
+then follows the approval to completed', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('wait for it') })).result;
@@ -538,7 +546,8 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`a graceful close ends open streams (${dialect})`, { timeout: 2 * TEST_TIMEOUT_MS }, () => {
-    it('host.close() ends a REST stream and an A2A resubscribe of a waiting task; the run is still waiting afterwards', {
+    it('host.close() ends a REST stream and an A2A resubscribe of a waiting task; \
+the run is still waiting afterwards', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const t = await startTestHost({ apiKeys: API_KEYS, ...(dialect === 'postgres' ? { pg: true } : {}) });
@@ -586,7 +595,8 @@ function tripleWorkflowDir(): string {
 }
 
 describe('SSE buffer cap vs. a client that reads at full speed', { timeout: 4 * TEST_TIMEOUT_MS }, () => {
-  it('default cap (1 MiB): a run whose artifact event is ~1.5 MiB streams to the end over REST SSE and A2A message/stream', {
+  it('default cap (1 MiB): a run whose artifact event is ~1.5 MiB streams to the end over REST SSE and A2A \
+message/stream', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const dir = tripleWorkflowDir();
@@ -620,8 +630,11 @@ describe('SSE buffer cap vs. a client that reads at full speed', { timeout: 4 * 
     }
   });
 
-  it('HANDOFF_SSE_MAX_BUFFER=8192 (a valid setting): the REST stream of a finished 87-event run is delivered promptly, not stalled and cut', {
-    // not wait stallMs (30 s) for one. // (until the next tick), and no `drain` comes below the 16 KiB highWaterMark: ready() must // A burst is counted in writableLength while the chunked response keeps the socket corked
+  // A burst is counted in writableLength while the chunked response keeps the socket corked (until
+  // the next tick), and no `drain` comes below the 16 KiB highWaterMark: ready() must not wait
+  // stallMs (30 s) for one.
+  it('HANDOFF_SSE_MAX_BUFFER=8192 (a valid setting): the REST stream of a finished 87-event run is delivered promptly, \
+not stalled and cut', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const t = await startTestHost({ env: { HANDOFF_SSE_MAX_BUFFER: '8192' } });

@@ -174,9 +174,8 @@ export async function startBrokenHost(variant: BrokenVariant, opts: BrokenHostOp
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     return (rpcId: unknown, result: Json, eventId?: number) => {
       if (res.writableEnded) return;
-      res.write(
-        `${eventId !== undefined ? `id: ${eventId}\n` : ''}data: ${JSON.stringify({ jsonrpc: '2.0', id: rpcId, result })}\n\n`,
-      );
+      const id = eventId !== undefined ? `id: ${eventId}\n` : '';
+      res.write(`${id}data: ${JSON.stringify({ jsonrpc: '2.0', id: rpcId, result })}\n\n`);
     };
   };
 

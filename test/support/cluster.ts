@@ -115,7 +115,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     secretKey,
     async leasesHeldBy(owner, runIds) {
       const res = await client.query(
-        `select run_id, status, lease_expires_at from ${table('runs')} where lease_owner = $1 and run_id = any($2::text[])`,
+        `select run_id, status, lease_expires_at from ${table('runs')}` +
+          ' where lease_owner = $1 and run_id = any($2::text[])',
         [owner, [...runIds]],
       );
       return res.rows.map((r) => ({
@@ -126,7 +127,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     },
     async pushLeasesHeldBy(owner, taskIds) {
       const res = await client.query(
-        `select delivery_id, task_id, state from ${table('push_outbox')} where lease_owner = $1 and task_id = any($2::text[])`,
+        `select delivery_id, task_id, state from ${table('push_outbox')}` +
+          ' where lease_owner = $1 and task_id = any($2::text[])',
         [owner, [...taskIds]],
       );
       return res.rows.map((r) => ({

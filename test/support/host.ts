@@ -16,10 +16,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { BUILTIN_WORKFLOWS, type Config, loadConfig } from '../../src/config.js';
 import { createHost, type Host } from '../../src/host.js';
+import { withClient } from './pg.js';
+import { until } from './until.js';
 
 /** PostgreSQL server for the `pg` variants; unset means those tests are skipped. */
 export const PG_URL = process.env.HANDOFF_TEST_PG_URL || undefined;
@@ -174,13 +176,7 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
 /** Run `fn` with a short-lived client on HANDOFF_TEST_PG_URL. */
 export async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   if (!PG_URL) throw new Error('HANDOFF_TEST_PG_URL is not set');
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
+  return withClient(PG_URL, fn);
 }
 
 async function cleanup(dir: string | undefined, schema: string | undefined): Promise<void> {
@@ -190,6 +186,23 @@ async function cleanup(dir: string | undefined, schema: string | undefined): Pro
 
 /** Overall bound for one wait; generous for a loaded CI machine, never reached when all is well. */
 export const WAIT_DEADLINE_MS = 30_000;
+
+/** GET the run's log after `lastSequence`, waiting up to `timeoutS` for something new (a long-poll). */
+async function pollEvents(
+  app: FastifyInstance,
+  runId: string,
+  lastSequence: number,
+  timeoutS: number,
+  headers: Headers,
+): Promise<Json> {
+  const url = `/v1/runs/${runId}/events/poll?lastSequence=${lastSequence}&timeout=${timeoutS}`;
+  const poll = await app.inject({ method: 'GET', url, headers: defined(headers) });
+  assert.equal(poll.statusCode, 200, `poll ${runId}: ${poll.body}`);
+  return poll.json();
+}
+
+/** A long-poll's timeout in seconds: up to 5, never past the deadline, at least 1. */
+const pollSeconds = (deadline: number): number => Math.max(1, Math.min(5, Math.floor((deadline - Date.now()) / 1000)));
 
 /**
  * Wait until the run's status is one of `statuses`: re-read the snapshot, and between reads
@@ -206,25 +219,20 @@ export async function waitForStatus(
   const deadline = Date.now() + deadlineMs;
   let lastSequence = -1;
   let snapshot: Json;
-  for (;;) {
-    const res = await app.inject({ method: 'GET', url: `/v1/runs/${runId}`, headers: defined(headers) });
-    assert.equal(res.statusCode, 200, `GET /v1/runs/${runId}: ${res.body}`);
-    snapshot = res.json();
-    if (statuses.includes(snapshot.status)) return snapshot;
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    const timeout = Math.max(1, Math.min(5, Math.floor(left / 1000)));
-    const poll = await app.inject({
-      method: 'GET',
-      url: `/v1/runs/${runId}/events/poll?lastSequence=${lastSequence}&timeout=${timeout}`,
-      headers: defined(headers),
-    });
-    assert.equal(poll.statusCode, 200, `poll ${runId}: ${poll.body}`);
-    const body = poll.json();
-    lastSequence = body.lastEventSeq ?? lastSequence;
-  }
-  assert.fail(
-    `run ${runId} did not reach ${statuses.join('|')} within ${deadlineMs} ms; last snapshot: ${JSON.stringify(snapshot)}`,
+  return until(
+    `run ${runId} to reach ${statuses.join('|')}`,
+    async () => {
+      // Between two reads of the snapshot, wait for the log to move instead of sleeping.
+      if (snapshot !== undefined) {
+        const body = await pollEvents(app, runId, lastSequence, pollSeconds(deadline), headers);
+        lastSequence = body.lastEventSeq ?? lastSequence;
+      }
+      const res = await app.inject({ method: 'GET', url: `/v1/runs/${runId}`, headers: defined(headers) });
+      assert.equal(res.statusCode, 200, `GET /v1/runs/${runId}: ${res.body}`);
+      snapshot = res.json();
+      return statuses.includes(snapshot.status) && snapshot;
+    },
+    { deadlineMs, intervalMs: 0, detail: () => `last snapshot: ${JSON.stringify(snapshot)}` },
   );
 }
 
@@ -239,23 +247,21 @@ export async function waitForEvent(
   const deadline = Date.now() + deadlineMs;
   let lastSequence = -1;
   const seen: Json[] = [];
-  while (Date.now() < deadline) {
-    const timeout = Math.max(1, Math.min(5, Math.floor((deadline - Date.now()) / 1000)));
-    const poll = await app.inject({
-      method: 'GET',
-      url: `/v1/runs/${runId}/events/poll?lastSequence=${lastSequence}&timeout=${timeout}`,
-      headers: defined(headers),
-    });
-    assert.equal(poll.statusCode, 200, `poll ${runId}: ${poll.body}`);
-    const body = poll.json();
-    for (const e of body.events as Json[]) {
-      seen.push(e);
-      if (pred(e)) return e;
-    }
-    lastSequence = body.lastEventSeq;
-    if (body.isComplete) break;
-  }
-  assert.fail(`run ${runId}: no matching event; seen: ${seen.map((e) => `${e.sequence}:${e.type}`).join(', ')}`);
+  const described = () => `seen: ${seen.map((e) => `${e.sequence}:${e.type}`).join(', ')}`;
+  return until(
+    `a matching event of run ${runId}`,
+    async () => {
+      const body = await pollEvents(app, runId, lastSequence, pollSeconds(deadline), headers);
+      for (const e of body.events as Json[]) {
+        seen.push(e);
+        if (pred(e)) return e;
+      }
+      lastSequence = body.lastEventSeq;
+      if (body.isComplete) assert.fail(`run ${runId} ended without a matching event; ${described()}`);
+      return undefined;
+    },
+    { deadlineMs, intervalMs: 0, detail: described },
+  );
 }
 
 /** Every event of the run so far, in order. */

@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { until } from './until.js';
 
 /** The directory holding package.json, found by walking up from this (compiled) file. */
 export function repoRoot(): string {
@@ -48,7 +49,8 @@ export function freePort(): Promise<number> {
 export interface StartServerOptions {
   /** SQLite lives here (`--data`); also required with PostgreSQL, where it stays empty. */
   dataDir: string;
-  /** Added to the child's environment (after HANDOFF_LOG_LEVEL=warn and HANDOFF_PG_POOL_SIZE=4, so it may override them). */
+  /** Added to the child's environment (after HANDOFF_LOG_LEVEL=warn and HANDOFF_PG_POOL_SIZE=4, so it may
+   * override them). */
   env?: Record<string, string | undefined>;
   /** Fixed port; by default a free one is picked. */
   port?: number;
@@ -188,25 +190,35 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
   // Generous: a cold start on a busy 2-core CI machine (TypeScript-free, but Fastify, Kysely and
   // better-sqlite3 to load) has been seen to take over 20 s.
   const timeoutMs = opts.readyTimeoutMs ?? 60_000;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const ready = async (): Promise<boolean> => {
     if (exitInfo) {
       throw new Error(
         `server exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal}):\n${tail(output)}`,
       );
     }
-    try {
-      const res = await request(`${url}/healthz`, { method: 'GET', headersTimeout: 1_000, bodyTimeout: 1_000 });
-      await res.body.dump();
-      if (res.statusCode === 200) return server;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() >= deadline) {
-      await server.kill();
-      throw new Error(`server on port ${port} not healthy after ${timeoutMs} ms; killed. Output:\n${tail(output)}`);
-    }
-    await sleep(50);
+    return healthy(url);
+  };
+  try {
+    await until(`server on port ${port} to be healthy`, ready, {
+      deadlineMs: timeoutMs,
+      intervalMs: 50,
+      detail: () => `killed. Output:\n${tail(output)}`,
+    });
+  } catch (err) {
+    await server.kill();
+    throw err;
+  }
+  return server;
+}
+
+/** GET /healthz answers 200 (false while the server is not listening yet). */
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const res = await request(`${url}/healthz`, { method: 'GET', headersTimeout: 1_000, bodyTimeout: 1_000 });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
   }
 }
 

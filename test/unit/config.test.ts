@@ -49,7 +49,8 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({}, { HANDOFF_PUSH_LEASE_MS: '15000' }).push.leaseMs, 15_000);
   });
 
-  it('refuses a push lease that does not exceed the 5 s attempt timeout, or is not an integer, naming the setting', () => {
+  it('refuses a push lease that does not exceed the 5 s attempt timeout, or is not an integer, \
+naming the setting', () => {
     for (const bad of ['5000', '1000', '0', '-1', '7.5', 'soon']) {
       assert.throws(
         () => loadConfig({}, { HANDOFF_PUSH_LEASE_MS: bad }),

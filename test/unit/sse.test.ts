@@ -192,7 +192,8 @@ describe('SseStream on a real server', () => {
     await aborted(served.stream.signal, 'after the client left');
   });
 
-  it('a client that stops reading while a backlog is written is dropped once the buffer stalls for stallMs (64 KiB cap, 500 ms): signal aborted, registry empty, backlog bounded', async () => {
+  it('a client that stops reading while a backlog is written is dropped once the buffer stalls for stallMs \
+(64 KiB cap, 500 ms): signal aborted, registry empty, backlog bounded', async () => {
     const max = 64 * KIB;
     const h = await track(
       harness({ maxBufferedBytes: max, stallMs: 500, keepaliveMs: 60_000 }, politeProducer(4096, max)),
@@ -218,7 +219,8 @@ describe('SseStream on a real server', () => {
     assert.equal(got.complete, false);
   });
 
-  it('a producer that ignores ready() is cut off once the socket backlog passes maxBufferedBytes (cap + one frame at most)', async () => {
+  it('a producer that ignores ready() is cut off once the socket backlog passes maxBufferedBytes \
+(cap + one frame at most)', async () => {
     const max = 64 * KIB;
     let refusedAt = -1;
     let queuedWhenRefused = 0;
@@ -300,7 +302,8 @@ describe('SseStream on a real server', () => {
     assert.equal(await served.stream.ready(), false);
   });
 
-  it('ready() waits while a client pauses and resumes once it reads again (64 KiB cap): every frame arrives, nobody is dropped', async () => {
+  it('ready() waits while a client pauses and resumes once it reads again (64 KiB cap): every frame arrives, \
+nobody is dropped', async () => {
     const max = 64 * KIB;
     const frames = 1500; // ≈ 24 MiB: more than the kernel buffers hold, so the pause is felt
     const h = await track(
@@ -316,7 +319,9 @@ describe('SseStream on a real server', () => {
     assert.ok(served.maxQueued <= max);
   });
 
-  it('ready() with a small cap (8 KiB, allowed by HANDOFF_SSE_MAX_BUFFER ≥ 1024): a client that pauses and resumes is not dropped, though no `drain` ever comes below the 16 KiB highWaterMark', async () => {
+  it('ready() with a small cap (8 KiB, allowed by HANDOFF_SSE_MAX_BUFFER ≥ 1024): \
+a client that pauses and resumes is not dropped, \
+though no `drain` ever comes below the 16 KiB highWaterMark', async () => {
     const max = 8 * KIB;
     const frames = 600;
     const small = 2 * KIB;

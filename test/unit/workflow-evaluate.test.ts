@@ -101,7 +101,8 @@ describe('renderTemplate', () => {
 
   it('renders the approval draft with and without refine feedback', async () => {
     const t =
-      "Draft: {{ inputs.prompt }}{{ carry.refineFeedback.text ? ' [revised: ' & carry.refineFeedback.text & ']' : '' }}";
+      'Draft: {{ inputs.prompt }}' +
+      "{{ carry.refineFeedback.text ? ' [revised: ' & carry.refineFeedback.text & ']' : '' }}";
     assert.equal(await renderTemplate(t, scope()), 'Draft: hello');
     const refined = scope({ carry: { refineFeedback: { text: 'shorter' } } });
     assert.equal(await renderTemplate(t, refined), 'Draft: hello [revised: shorter]');
