@@ -2,100 +2,129 @@
 // Kysely's Migrator keeps the applied list and a lock table on both dialects, so several
 // instances starting together migrate once (one holds the lock, the rest wait).
 import { WAITING_STATUSES } from './model.js';
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 type Dialect = 'sqlite' | 'postgres';
 
 /** 64-bit integer columns for epoch-ms values (`bigint` on Postgres; SQLite INTEGER is 64-bit). */
 const int64 = (d: Dialect) => (d === 'postgres' ? 'bigint' : 'integer');
 
+/** A column's type; `!` adds NOT NULL, ` key` makes it the primary key. */
+type Column = 'text' | 'text!' | 'text key' | 'integer' | 'integer!' | 'int64' | 'int64!';
+
+/** CREATE TABLE from a column list (in order), with an optional composite primary key `<name>_pk`. */
+async function createTable(
+  db: Kysely<unknown>,
+  d: Dialect,
+  name: string,
+  columns: Record<string, Column>,
+  primaryKey?: string[],
+): Promise<void> {
+  // Typed by column name so the composite key may name them (Kysely<unknown> knows none).
+  let table: CreateTableBuilder<string, string> = db.schema.createTable(name);
+  for (const [column, spec] of Object.entries(columns)) {
+    const [base, modifier] = spec.endsWith('!') ? [spec.slice(0, -1), '!'] : spec.split(' ');
+    const type = base === 'int64' ? int64(d) : (base as 'text' | 'integer');
+    table = table.addColumn(column, type, (c) =>
+      modifier === '!' ? c.notNull() : modifier === 'key' ? c.primaryKey() : c,
+    );
+  }
+  if (primaryKey) table = table.addPrimaryKeyConstraint(`${name}_pk`, primaryKey);
+  await table.execute();
+}
+
 function initial(d: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('runs')
-        .addColumn('run_id', 'text', (c) => c.primaryKey())
-        .addColumn('tenant_id', 'text', (c) => c.notNull())
-        .addColumn('principal_id', 'text', (c) => c.notNull())
-        .addColumn('workflow_id', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('inputs', 'text', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('cursor', 'text', (c) => c.notNull())
-        .addColumn('error', 'text')
-        .addColumn('tags', 'text', (c) => c.notNull())
-        .addColumn('metadata', 'text', (c) => c.notNull())
-        .addColumn('next_seq', 'integer', (c) => c.notNull())
-        .addColumn('version', 'integer', (c) => c.notNull())
-        .addColumn('lease_owner', 'text')
-        .addColumn('lease_expires_at', int64(d))
-        .addColumn('wake_at', int64(d))
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('completed_at', 'text')
-        .execute();
+      await createTable(db, d, 'runs', {
+        run_id: 'text key',
+        tenant_id: 'text!',
+        principal_id: 'text!',
+        workflow_id: 'text!',
+        status: 'text!',
+        inputs: 'text!',
+        state: 'text!',
+        cursor: 'text!',
+        error: 'text',
+        tags: 'text!',
+        metadata: 'text!',
+        next_seq: 'integer!',
+        version: 'integer!',
+        lease_owner: 'text',
+        lease_expires_at: 'int64',
+        wake_at: 'int64',
+        created_at: 'text!',
+        updated_at: 'text!',
+        completed_at: 'text',
+      });
       // The worker's claim query and the retention purge are the only non-key reads of runs.
       await db.schema.createIndex('runs_runnable').on('runs').columns(['status', 'wake_at']).execute();
       await db.schema.createIndex('runs_completed').on('runs').column('completed_at').execute();
 
-      await db.schema
-        .createTable('events')
-        .addColumn('run_id', 'text', (c) => c.notNull())
-        .addColumn('seq', 'integer', (c) => c.notNull())
-        .addColumn('type', 'text', (c) => c.notNull())
-        .addColumn('node_id', 'text')
-        .addColumn('payload', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('events_pk', ['run_id', 'seq'])
-        .execute();
+      await createTable(
+        db,
+        d,
+        'events',
+        {
+          run_id: 'text!',
+          seq: 'integer!',
+          type: 'text!',
+          node_id: 'text',
+          payload: 'text!',
+          created_at: 'text!',
+        },
+        ['run_id', 'seq'],
+      );
 
-      await db.schema
-        .createTable('interrupts')
-        .addColumn('interrupt_id', 'text', (c) => c.primaryKey())
-        .addColumn('run_id', 'text', (c) => c.notNull())
-        .addColumn('node_id', 'text', (c) => c.notNull())
-        .addColumn('kind', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('data', 'text', (c) => c.notNull())
-        .addColumn('votes', 'text', (c) => c.notNull())
-        .addColumn('exchanges', 'text', (c) => c.notNull())
-        .addColumn('resolution', 'text')
-        .addColumn('resolved_by', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('resolved_at', 'text')
-        .execute();
+      await createTable(db, d, 'interrupts', {
+        interrupt_id: 'text key',
+        run_id: 'text!',
+        node_id: 'text!',
+        kind: 'text!',
+        status: 'text!',
+        data: 'text!',
+        votes: 'text!',
+        exchanges: 'text!',
+        resolution: 'text',
+        resolved_by: 'text',
+        created_at: 'text!',
+        resolved_at: 'text',
+      });
       await db.schema.createIndex('interrupts_run').on('interrupts').columns(['run_id', 'node_id']).execute();
 
-      await db.schema
-        .createTable('idempotency')
-        .addColumn('tenant_id', 'text', (c) => c.notNull())
-        .addColumn('scope', 'text', (c) => c.notNull())
-        .addColumn('key', 'text', (c) => c.notNull())
-        .addColumn('body_hash', 'text', (c) => c.notNull())
-        .addColumn('status_code', 'integer', (c) => c.notNull())
-        .addColumn('response', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('idempotency_pk', ['tenant_id', 'scope', 'key'])
-        .execute();
+      await createTable(
+        db,
+        d,
+        'idempotency',
+        {
+          tenant_id: 'text!',
+          scope: 'text!',
+          key: 'text!',
+          body_hash: 'text!',
+          status_code: 'integer!',
+          response: 'text!',
+          created_at: 'text!',
+        },
+        ['tenant_id', 'scope', 'key'],
+      );
       await db.schema.createIndex('idempotency_created').on('idempotency').column('created_at').execute();
     },
   };
 }
 
-function a2aTasks(): Migration {
+function a2aTasks(d: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('a2a_tasks')
-        .addColumn('task_id', 'text', (c) => c.primaryKey())
-        .addColumn('tenant_id', 'text', (c) => c.notNull())
-        .addColumn('principal_id', 'text', (c) => c.notNull())
-        .addColumn('context_id', 'text', (c) => c.notNull())
-        .addColumn('message_id', 'text')
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('interrupt_kind', 'text')
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
+      await createTable(db, d, 'a2a_tasks', {
+        task_id: 'text key',
+        tenant_id: 'text!',
+        principal_id: 'text!',
+        context_id: 'text!',
+        message_id: 'text',
+        state: 'text!',
+        interrupt_kind: 'text',
+        updated_at: 'text!',
+      });
       // Same (tenant, principal, messageId) → the same task, never a second run. NULLs (runs
       // started over REST) are distinct on both dialects.
       await db.schema
@@ -108,17 +137,21 @@ function a2aTasks(): Migration {
   };
 }
 
-function a2aMessages(): Migration {
+function a2aMessages(d: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('a2a_messages')
-        .addColumn('tenant_id', 'text', (c) => c.notNull())
-        .addColumn('principal_id', 'text', (c) => c.notNull())
-        .addColumn('message_id', 'text', (c) => c.notNull())
-        .addColumn('task_id', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('a2a_messages_pk', ['tenant_id', 'principal_id', 'message_id'])
-        .execute();
+      await createTable(
+        db,
+        d,
+        'a2a_messages',
+        {
+          tenant_id: 'text!',
+          principal_id: 'text!',
+          message_id: 'text!',
+          task_id: 'text!',
+        },
+        ['tenant_id', 'principal_id', 'message_id'],
+      );
       await db.schema.createIndex('a2a_messages_task').on('a2a_messages').column('task_id').execute();
     },
   };
@@ -127,44 +160,46 @@ function a2aMessages(): Migration {
 function push(d: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('push_configs')
-        .addColumn('task_id', 'text', (c) => c.notNull())
-        .addColumn('config_id', 'text', (c) => c.notNull())
-        .addColumn('tenant_id', 'text', (c) => c.notNull())
-        .addColumn('url', 'text', (c) => c.notNull())
-        .addColumn('auth_schemes', 'text')
-        .addColumn('token_secret', 'text')
-        .addColumn('credentials_secret', 'text')
-        .addColumn('token_fingerprint', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('push_configs_pk', ['task_id', 'config_id'])
-        .execute();
-      await db.schema
-        .createTable('secrets')
-        .addColumn('secret_id', 'text', (c) => c.primaryKey())
-        .addColumn('ciphertext', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createTable('push_outbox')
-        .addColumn('delivery_id', 'text', (c) => c.primaryKey())
-        .addColumn('task_id', 'text', (c) => c.notNull())
-        .addColumn('config_id', 'text', (c) => c.notNull())
-        .addColumn('tenant_id', 'text', (c) => c.notNull())
-        .addColumn('seq', 'integer', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('final', 'integer', (c) => c.notNull())
-        .addColumn('body', 'text', (c) => c.notNull())
-        .addColumn('attempts', 'integer', (c) => c.notNull())
-        .addColumn('next_attempt_at', int64(d), (c) => c.notNull())
-        .addColumn('lease_owner', 'text')
-        .addColumn('lease_expires_at', int64(d))
-        .addColumn('last_status', 'integer')
-        .addColumn('last_error', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('delivered_at', 'text')
-        .execute();
+      await createTable(
+        db,
+        d,
+        'push_configs',
+        {
+          task_id: 'text!',
+          config_id: 'text!',
+          tenant_id: 'text!',
+          url: 'text!',
+          auth_schemes: 'text',
+          token_secret: 'text',
+          credentials_secret: 'text',
+          token_fingerprint: 'text',
+          created_at: 'text!',
+        },
+        ['task_id', 'config_id'],
+      );
+      await createTable(db, d, 'secrets', {
+        secret_id: 'text key',
+        ciphertext: 'text!',
+        created_at: 'text!',
+      });
+      await createTable(db, d, 'push_outbox', {
+        delivery_id: 'text key',
+        task_id: 'text!',
+        config_id: 'text!',
+        tenant_id: 'text!',
+        seq: 'integer!',
+        state: 'text!',
+        final: 'integer!',
+        body: 'text!',
+        attempts: 'integer!',
+        next_attempt_at: 'int64!',
+        lease_owner: 'text',
+        lease_expires_at: 'int64',
+        last_status: 'integer',
+        last_error: 'text',
+        created_at: 'text!',
+        delivered_at: 'text',
+      });
       // The worker's claim (due pending rows) and the per-config ordering check.
       await db.schema.createIndex('push_outbox_due').on('push_outbox').columns(['state', 'next_attempt_at']).execute();
       await db.schema
@@ -217,12 +252,11 @@ function quotas(d: Dialect): Migration {
       // HANDOFF_TENANT_MAX_ACTIVE_RUNS counts a tenant's runs that are not terminal.
       await db.schema.createIndex('runs_tenant_status').on('runs').columns(['tenant_id', 'status']).execute();
       // HANDOFF_TENANT_RATE on PostgreSQL: one fixed window per tenant, shared by the instances.
-      await db.schema
-        .createTable('rate_limits')
-        .addColumn('key', 'text', (c) => c.primaryKey())
-        .addColumn('hits', 'integer', (c) => c.notNull())
-        .addColumn('reset_at', int64(d), (c) => c.notNull())
-        .execute();
+      await createTable(db, d, 'rate_limits', {
+        key: 'text key',
+        hits: 'integer!',
+        reset_at: 'int64!',
+      });
     },
   };
 }
@@ -230,8 +264,8 @@ function quotas(d: Dialect): Migration {
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
-    '0002_a2a_tasks': a2aTasks(),
-    '0003_a2a_messages': a2aMessages(),
+    '0002_a2a_tasks': a2aTasks(dialect),
+    '0003_a2a_messages': a2aMessages(dialect),
     '0004_push': push(dialect),
     '0005_task_list': taskListIndex(),
     '0006_run_list': runListIndexes(),
