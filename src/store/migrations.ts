@@ -33,6 +33,20 @@ async function createTable(
   await table.execute();
 }
 
+/** CREATE [UNIQUE] INDEX, partial when `where` names a column and the values it must be one of. */
+async function createIndex(
+  db: Kysely<unknown>,
+  name: string,
+  table: string,
+  columns: string[],
+  opts: { unique?: boolean; where?: [column: string, values: readonly string[]] } = {},
+): Promise<void> {
+  let index = db.schema.createIndex(name).on(table).columns(columns);
+  if (opts.unique) index = index.unique();
+  if (opts.where) index = index.where(sql.ref(opts.where[0]), 'in', opts.where[1]);
+  await index.execute();
+}
+
 function initial(d: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
@@ -58,8 +72,8 @@ function initial(d: Dialect): Migration {
         completed_at: 'text',
       });
       // The worker's claim query and the retention purge are the only non-key reads of runs.
-      await db.schema.createIndex('runs_runnable').on('runs').columns(['status', 'wake_at']).execute();
-      await db.schema.createIndex('runs_completed').on('runs').column('completed_at').execute();
+      await createIndex(db, 'runs_runnable', 'runs', ['status', 'wake_at']);
+      await createIndex(db, 'runs_completed', 'runs', ['completed_at']);
 
       await createTable(
         db,
@@ -90,7 +104,7 @@ function initial(d: Dialect): Migration {
         created_at: 'text!',
         resolved_at: 'text',
       });
-      await db.schema.createIndex('interrupts_run').on('interrupts').columns(['run_id', 'node_id']).execute();
+      await createIndex(db, 'interrupts_run', 'interrupts', ['run_id', 'node_id']);
 
       await createTable(
         db,
@@ -107,7 +121,7 @@ function initial(d: Dialect): Migration {
         },
         ['tenant_id', 'scope', 'key'],
       );
-      await db.schema.createIndex('idempotency_created').on('idempotency').column('created_at').execute();
+      await createIndex(db, 'idempotency_created', 'idempotency', ['created_at']);
     },
   };
 }
@@ -127,12 +141,9 @@ function a2aTasks(d: Dialect): Migration {
       });
       // Same (tenant, principal, messageId) → the same task, never a second run. NULLs (runs
       // started over REST) are distinct on both dialects.
-      await db.schema
-        .createIndex('a2a_tasks_message')
-        .on('a2a_tasks')
-        .columns(['tenant_id', 'principal_id', 'message_id'])
-        .unique()
-        .execute();
+      await createIndex(db, 'a2a_tasks_message', 'a2a_tasks', ['tenant_id', 'principal_id', 'message_id'], {
+        unique: true,
+      });
     },
   };
 }
@@ -152,7 +163,7 @@ function a2aMessages(d: Dialect): Migration {
         },
         ['tenant_id', 'principal_id', 'message_id'],
       );
-      await db.schema.createIndex('a2a_messages_task').on('a2a_messages').column('task_id').execute();
+      await createIndex(db, 'a2a_messages_task', 'a2a_messages', ['task_id']);
     },
   };
 }
@@ -201,12 +212,8 @@ function push(d: Dialect): Migration {
         delivered_at: 'text',
       });
       // The worker's claim (due pending rows) and the per-config ordering check.
-      await db.schema.createIndex('push_outbox_due').on('push_outbox').columns(['state', 'next_attempt_at']).execute();
-      await db.schema
-        .createIndex('push_outbox_order')
-        .on('push_outbox')
-        .columns(['task_id', 'config_id', 'seq'])
-        .execute();
+      await createIndex(db, 'push_outbox_due', 'push_outbox', ['state', 'next_attempt_at']);
+      await createIndex(db, 'push_outbox_order', 'push_outbox', ['task_id', 'config_id', 'seq']);
     },
   };
 }
@@ -215,11 +222,7 @@ function taskListIndex(): Migration {
   return {
     async up(db: Kysely<unknown>) {
       // GET /v1/a2a/tasks: a tenant's tasks, most recently changed first.
-      await db.schema
-        .createIndex('a2a_tasks_tenant_updated')
-        .on('a2a_tasks')
-        .columns(['tenant_id', 'updated_at', 'task_id'])
-        .execute();
+      await createIndex(db, 'a2a_tasks_tenant_updated', 'a2a_tasks', ['tenant_id', 'updated_at', 'task_id']);
     },
   };
 }
@@ -229,19 +232,12 @@ function runListIndexes(): Migration {
     async up(db: Kysely<unknown>) {
       // GET /v1/runs: a tenant's runs, newest first. created_at never changes, so a commit that
       // moves a run along does not touch this index.
-      await db.schema
-        .createIndex('runs_tenant_created')
-        .on('runs')
-        .columns(['tenant_id', 'created_at', 'run_id'])
-        .execute();
+      await createIndex(db, 'runs_tenant_created', 'runs', ['tenant_id', 'created_at', 'run_id']);
       // The inbox (runs waiting on a person), newest first, without walking every finished run.
       // Partial: a run has an entry only while it waits.
-      await db.schema
-        .createIndex('runs_tenant_waiting')
-        .on('runs')
-        .columns(['tenant_id', 'created_at', 'run_id'])
-        .where(sql.ref('status'), 'in', [...WAITING_STATUSES])
-        .execute();
+      await createIndex(db, 'runs_tenant_waiting', 'runs', ['tenant_id', 'created_at', 'run_id'], {
+        where: ['status', [...WAITING_STATUSES]],
+      });
     },
   };
 }
@@ -250,7 +246,7 @@ function quotas(d: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
       // HANDOFF_TENANT_MAX_ACTIVE_RUNS counts a tenant's runs that are not terminal.
-      await db.schema.createIndex('runs_tenant_status').on('runs').columns(['tenant_id', 'status']).execute();
+      await createIndex(db, 'runs_tenant_status', 'runs', ['tenant_id', 'status']);
       // HANDOFF_TENANT_RATE on PostgreSQL: one fixed window per tenant, shared by the instances.
       await createTable(db, d, 'rate_limits', {
         key: 'text key',
