@@ -101,6 +101,19 @@ function clean(e: Evidence): Evidence {
 
 export const ABSENT = '(absent)';
 
+/** Require that `res` answered 200 (check `answered`) with a JSON object (check `isJson`); return it. */
+export function requireJsonObject(
+  leg: LegRun,
+  res: HttpAnswer,
+  checks: { answered: string; isJson: string },
+  expected = 'a JSON object',
+): Record<string, unknown> {
+  leg.require(res.status === 200, checks.answered, ev(res, { expected: 200, actual: res.status }));
+  const json = res.json;
+  leg.require(isObject(json), checks.isJson, ev(res, { expected, actual: json ?? excerpt(res.text) }));
+  return json;
+}
+
 // ---------------------------------------------------------------- helpers for the legs
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>

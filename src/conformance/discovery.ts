@@ -2,23 +2,16 @@
 // document ROOT that validates against capabilities-a2a.schema.json, an absolute agentCardUrl,
 // and an agent card there (unauthenticated) with a protocol version, skills, and
 // capabilities.streaming/pushNotifications equal to the block's flags (RFC 0152 §C).
-import { type LegRun, type SuiteContext, ev, excerpt, isAbsoluteHttpUrl, isObject } from './context.js';
+import { type LegRun, type SuiteContext, ev, isAbsoluteHttpUrl, isObject, requireJsonObject } from './context.js';
 import { schemaEvidence } from './schemas.js';
 
 export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void> {
   const d = ctx.discovery;
   const res = await ctx.http.request('GET', ctx.url('/.well-known/openwop'));
-  leg.require(
-    res.status === 200,
-    'GET /.well-known/openwop answers 200 (unauthenticated)',
-    ev(res, { expected: 200, actual: res.status }),
-  );
-  leg.require(
-    isObject(res.json),
-    'the discovery document is a JSON object',
-    ev(res, { expected: 'a JSON object', actual: res.json ?? excerpt(res.text) }),
-  );
-  const doc = res.json;
+  const doc = requireJsonObject(leg, res, {
+    answered: 'GET /.well-known/openwop answers 200 (unauthenticated)',
+    isJson: 'the discovery document is a JSON object',
+  });
   d.doc = doc;
 
   const block = doc.a2a;
@@ -63,17 +56,10 @@ export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void
   });
 
   const cardRes = await ctx.http.request('GET', cardUrl);
-  leg.require(
-    cardRes.status === 200,
-    'the card at agentCardUrl answers 200 (unauthenticated)',
-    ev(cardRes, { expected: 200, actual: cardRes.status }),
-  );
-  leg.require(
-    isObject(cardRes.json),
-    'the agent card is a JSON object',
-    ev(cardRes, { expected: 'a JSON object', actual: cardRes.json }),
-  );
-  const card = cardRes.json;
+  const card = requireJsonObject(leg, cardRes, {
+    answered: 'the card at agentCardUrl answers 200 (unauthenticated)',
+    isJson: 'the agent card is a JSON object',
+  });
   d.card = card;
 
   const version = protocolVersionOf(card);

@@ -3,7 +3,7 @@
 // read seam (a live input-required, not a stale working; runId === taskId; interruptKind
 // approval; schema-valid), and the A2A Task from JSON-RPC tasks/get at the card's url
 // (status.state input-required, metadata.openwop.interrupt.kind approval).
-import { type LegRun, type SuiteContext, ev, isObject, pick } from './context.js';
+import { type LegRun, type SuiteContext, ev, isObject, pick, requireJsonObject } from './context.js';
 import { schemaEvidence } from './schemas.js';
 import { gate, requireRpcUrl, seamAbsent, skipSeamAbsent } from './gates.js';
 
@@ -35,13 +35,12 @@ export async function durableTasksLeg(ctx: SuiteContext, leg: LegRun): Promise<v
     // The persisted record, read straight away (the seam must not return before the pause).
     const read = await ctx.http.request('GET', ctx.url(READ_SEAM + encodeURIComponent(taskId)), { auth: true });
     if (seamAbsent(read)) skipSeamAbsent(leg, read, 'the read seam is not mounted');
-    leg.require(read.status === 200, 'the read seam answers 200', ev(read, { expected: 200, actual: read.status }));
-    leg.require(
-      isObject(read.json),
-      'the read seam returns a JSON object',
-      ev(read, { expected: 'an A2ATaskState object', actual: read.json }),
+    const rec = requireJsonObject(
+      leg,
+      read,
+      { answered: 'the read seam answers 200', isJson: 'the read seam returns a JSON object' },
+      'an A2ATaskState object',
     );
-    const rec = read.json;
     const envelope =
       rec.state === undefined && isObject(rec.status)
         ? ' (this looks like an A2A Task envelope: the seam must return the A2ATaskState record with a top-level state)'
