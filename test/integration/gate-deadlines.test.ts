@@ -148,6 +148,8 @@ for (const dialect of DIALECTS) {
       assert.equal(task.status.state, 'input-required');
       assert.equal(task.metadata.openwop.interrupt.expiresAt, expiresAt);
       assert.equal(await t.host.store.runs.nextWakeAt(), deadline);
+      const list = await t.get('/v1/runs?status=waiting-approval', as('carol'));
+      assert.equal(list.body.runs.find((r: Json) => r.runId === runId)?.interrupt.expiresAt, expiresAt);
       const requested = (await t.events(runId, as('carol'))).find((e: Json) => e.type === 'interrupt.requested');
       assert.equal(requested.payload.timeoutMs, TIMEOUT_MS);
       // Not yet due: a claim one millisecond early finds nothing.
