@@ -14,16 +14,8 @@ import { workerStep } from '../../src/engine/step.js';
 import { definitionOf } from '../../src/engine/workflow/source.js';
 import { ConflictError } from '../../src/store/errors.js';
 import { getTask } from '../support/a2a.js';
-import {
-  bearer,
-  DIALECTS,
-  dropPgSchema,
-  type Json,
-  newPgSchemaName,
-  startTestHost,
-  type TestHost,
-  waitForEvent,
-} from '../support/host.js';
+import { dropSchema, uniqueSchemaName } from '../support/pg.js';
+import { bearer, DIALECTS, PG_URL, type Json, startTestHost, type TestHost, waitForEvent } from '../support/host.js';
 
 const TIMEOUT_MS = 3_600_000;
 const KEYS = { alice: 'key-alice-000', boss: 'key-boss-0000', carol: 'key-carol-000' } as const;
@@ -283,7 +275,7 @@ for (const dialect of DIALECTS) {
     it('a host restarted before the deadline shows it and expires the gate when it comes', async () => {
       const dir = workflowDir();
       const dataDir = mkdtempSync(join(tmpdir(), 'handoff-deadlines-data-'));
-      const pgSchema = dialect === 'postgres' ? newPgSchemaName() : undefined;
+      const pgSchema = dialect === 'postgres' ? uniqueSchemaName('handoff_test') : undefined;
       const clock = new TestClock();
       const open = () =>
         startTestHost({
@@ -322,7 +314,7 @@ for (const dialect of DIALECTS) {
         await second?.close();
         rmSync(dir, { recursive: true, force: true });
         rmSync(dataDir, { recursive: true, force: true });
-        if (pgSchema) await dropPgSchema(pgSchema);
+        if (pgSchema && PG_URL) await dropSchema(PG_URL, pgSchema);
       }
     });
   });

@@ -73,7 +73,7 @@ export interface TestHostOptions {
   /** The host's clock (engine, worker, store); tests move it instead of waiting. */
   clock?: Clock;
   /** PostgreSQL: use this schema and leave it on close (a restart test's second host shares it;
-   * the test drops it with dropPgSchema). */
+   * the test drops it, e.g. with dropSchema of support/pg.ts). */
   pgSchema?: string;
 }
 
@@ -109,7 +109,7 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
   let schema: string | undefined;
   if (opts.pg) {
     if (!PG_URL) throw new Error('startTestHost({pg: true}) needs HANDOFF_TEST_PG_URL');
-    schema = opts.pgSchema ?? newPgSchemaName();
+    schema = opts.pgSchema ?? `handoff_test_${randomBytes(6).toString('hex')}`;
     env.HANDOFF_DATABASE_URL = PG_URL;
     env.HANDOFF_PG_SCHEMA = schema;
     // Test files run two at a time and some start several hosts: keep well under max_connections.
@@ -177,14 +177,6 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
     },
   };
   return t;
-}
-
-/** A fresh schema name for a test host on PostgreSQL. */
-export const newPgSchemaName = (): string => `handoff_test_${randomBytes(6).toString('hex')}`;
-
-/** Drop a schema given to startTestHost as `pgSchema` (such hosts leave theirs on close). */
-export async function dropPgSchema(schema: string): Promise<void> {
-  await cleanup(undefined, schema);
 }
 
 /** Run `fn` with a short-lived client on HANDOFF_TEST_PG_URL. */
