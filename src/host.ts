@@ -27,6 +27,7 @@ import { parseSchedule } from './push/schedule.js';
 import { loadHostKey, Vault } from './push/vault.js';
 import { PushWorker } from './push/worker.js';
 import { openStore } from './store/connect.js';
+import { type Clock, systemClock } from './engine/clock.js';
 import type { Pipeline, Store } from './store/store.js';
 
 export interface Host {
@@ -50,12 +51,18 @@ export interface Host {
   close(): Promise<void>;
 }
 
-export async function createHost(config: Config, logger?: Logger): Promise<Host> {
+export interface HostOptions {
+  /** The sense of time of the engine, the worker and the store (tests move it; default: the system's). */
+  clock?: Clock;
+}
+
+export async function createHost(config: Config, logger?: Logger, opts: HostOptions = {}): Promise<Host> {
+  const clock = opts.clock ?? systemClock;
   // Logs and metrics name the instance, so those of several instances on one database can be told apart.
   const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
   const metrics = new Metrics(config.instanceId);
   const workflows = await loadWorkflows(config.workflowDirs);
-  const store = await openHostStore(config, log, metrics);
+  const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
@@ -83,8 +90,9 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     metrics,
     leaseMs: config.leaseMs,
     pollMs: config.pollMs,
+    clock,
   });
-  const engine = new Engine(store, workflows, { worker: runner });
+  const engine = new Engine(store, workflows, { worker: runner, clock });
   const publicSkills = () =>
     workflows
       .list()
@@ -169,8 +177,9 @@ export function pipeline(parts: {
   };
 }
 
-async function openHostStore(config: Config, log: Logger, metrics: Metrics): Promise<Store> {
+async function openHostStore(config: Config, log: Logger, metrics: Metrics, clock: Clock): Promise<Store> {
   const store = await openStore({
+    now: () => new Date(clock.now()),
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
     pgPoolSize: config.pgPoolSize,

@@ -190,6 +190,8 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
   if (kind === 'clarification' && Array.isArray(interrupt.data.questions)) {
     meta.questions = interrupt.data.questions;
   }
+  // The gate's deadline (docs/protocol/openwop.md#deadlines); it moves when the gate escalates.
+  if (typeof interrupt.data.expiresAt === 'string') meta.expiresAt = interrupt.data.expiresAt;
   return meta;
 }
 

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
 import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';
 import { isTerminal } from '../store/model.js';
-import type { RunChange, Store, StoreTx } from '../store/store.js';
+import type { Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
 import { decide, type Decision } from './interrupts.js';
@@ -12,7 +12,7 @@ import { cancelNow } from './cancel.js';
 import { type Clock, iso, systemClock } from './clock.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
 import { driveInline, type StepContext } from './step.js';
-import { completeNode, failRun, findNode } from './transitions.js';
+import { commitResolution } from './resolution.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
 export interface Caller {
@@ -264,47 +264,6 @@ export class Engine {
       }
     }
   }
-}
-
-/** Commit the exit of a gate: continue, refine (re-run the producer), or fail on reject. */
-async function commitResolution(
-  tx: StoreTx,
-  def: WorkflowDefinition,
-  run: RunRecord,
-  d: Extract<Decision, { kind: 'resolve' }>,
-  now: string,
-): Promise<RunChange> {
-  const gate = findNode(def, run.cursor.nodeId as string);
-  if (d.action === 'reject') {
-    const error = {
-      code: 'interrupt_rejected',
-      message: `rejected at '${gate.id}'`,
-      details: { decidedBy: d.decidedBy },
-    };
-    const failed = failRun(run, error, now, true);
-    const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events: NewEvent[] = [
-      ...d.events,
-      { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } },
-    ];
-    return tx.commitRun(run, failed.patch, [...events, ...failed.events.filter((e) => e.type === 'run.failed')]);
-  }
-  if (d.action === 'refine') {
-    const producer = String(d.interrupt.data.artifactFrom ?? gate.id);
-    const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events: NewEvent[] = [
-      ...d.events,
-      { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'refine' } },
-    ];
-    const cursor = {
-      nodeId: producer,
-      ordinals: { ...run.cursor.ordinals, [gate.id]: ordinal + 1 },
-      carry: { refineFeedback: d.output.refineFeedback, feedback: d.output.feedback ?? null },
-    };
-    return tx.commitRun(run, { status: 'running', cursor }, events);
-  }
-  const next = await completeNode(def, run, { output: d.output, detail: { outcome: d.action }, started: true }, now);
-  return tx.commitRun(run, next.patch, [...d.events, ...next.events]);
 }
 
 function initialVars(def: WorkflowDefinition): Record<string, unknown> {

@@ -14,6 +14,8 @@ export type Decision =
       /** The gate node's output when the run continues. */
       output: Record<string, unknown>;
       decidedBy: string;
+      /** The gate's deadline decided, not a person (deadlines.ts). */
+      timedOut?: boolean;
     };
 
 export function decide(i: InterruptRecord, principalId: string, resumeValue: unknown, now: string): Decision {
@@ -32,10 +34,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
   if (!action || !allowed.includes(action)) {
     throw new EngineError('validation_error', `resumeValue.action must be one of: ${allowed.join(', ')}`, { allowed });
   }
-  const approvers = i.data.approversList as string[] | undefined;
-  if (approvers && !approvers.includes(principalId)) {
-    throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
-  }
+  checkApprover(i, principalId);
   checkActionFields(action, v);
   const feedback = typeof v.feedback === 'string' ? v.feedback : undefined;
   const base = { interruptId: i.interruptId, decidedBy: principalId, action, decidedAt: now };
@@ -63,7 +62,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
       ];
       return { kind: 'vote', interrupt: { ...i, votes }, events };
     }
-    return resolve(
+    return resolveWith(
       { ...i, votes },
       action,
       principalId,
@@ -79,7 +78,15 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
     ...(feedback !== undefined ? { feedback } : {}),
     ...(action === 'refine' ? { refineFeedback: v.refineFeedback } : {}),
   };
-  return resolve(i, action as 'reject' | 'refine', principalId, now, received, output);
+  return resolveWith(i, action as 'reject' | 'refine', principalId, now, received, output);
+}
+
+/** An approvers list (a gate's own, or the one an escalation set) names who may decide. */
+function checkApprover(i: InterruptRecord, principalId: string): void {
+  const approvers = i.data.approversList as string[] | undefined;
+  if (approvers && !approvers.includes(principalId)) {
+    throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
+  }
 }
 
 function checkActionFields(action: string, v: Record<string, unknown>): void {
@@ -130,6 +137,7 @@ function decideClarification(
   v: Record<string, unknown>,
   now: string,
 ): Decision {
+  checkApprover(i, principalId);
   const questions = (i.data.questions as Array<{ id: string }>) ?? [];
   const answers = normalizeAnswers(v.answers, questions);
   const missing = questions.filter((q) => answers[q.id] === undefined).map((q) => q.id);
@@ -141,7 +149,7 @@ function decideClarification(
     nodeId: i.nodeId,
     payload: { interruptId: i.interruptId, decidedBy: principalId, decidedAt: now },
   };
-  return resolve(i, 'answer', principalId, now, received, { answers, decidedBy: principalId });
+  return resolveWith(i, 'answer', principalId, now, received, { answers, decidedBy: principalId });
 }
 
 /** Accept `{qid: answer}`, `[{id, answer}]`, and `{'*': text}` for a single question. */
@@ -163,14 +171,16 @@ function normalizeAnswers(raw: unknown, questions: Array<{ id: string }>): Recor
   return map;
 }
 
-function resolve(
+/** The decision that ends the gate: `received` (what decided it) is logged first. */
+export function resolveWith(
   i: InterruptRecord,
   action: Extract<Decision, { kind: 'resolve' }>['action'],
   principalId: string,
   now: string,
   received: NewEvent,
   output: Record<string, unknown>,
-): Decision {
+  timedOut = false,
+): Extract<Decision, { kind: 'resolve' }> {
   const resolution = { action, ...output };
   const interrupt: InterruptRecord = { ...i, status: 'resolved', resolution, resolvedBy: principalId, resolvedAt: now };
   const events: NewEvent[] = [
@@ -178,9 +188,25 @@ function resolve(
     {
       type: 'interrupt.resolved',
       nodeId: i.nodeId,
-      payload: { interruptId: i.interruptId, kind: i.kind, outcome: action, resolvedBy: principalId, resolvedAt: now },
+      payload: {
+        interruptId: i.interruptId,
+        kind: i.kind,
+        outcome: action,
+        resolvedBy: principalId,
+        resolvedAt: now,
+        // OpenWOP's word for a resolution the deadline made (docs/protocol/openwop.md#deadlines).
+        ...(timedOut ? { reason: 'timeout' } : {}),
+      },
     },
   ];
   if (action !== 'reject') events.push({ type: 'node.resumed', nodeId: i.nodeId, payload: { action } });
-  return { kind: 'resolve', action, interrupt, events, output, decidedBy: principalId };
+  return {
+    kind: 'resolve',
+    action,
+    interrupt,
+    events,
+    output,
+    decidedBy: principalId,
+    ...(timedOut ? { timedOut } : {}),
+  };
 }

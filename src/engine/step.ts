@@ -8,13 +8,15 @@
 // - `inlineStep` (a request): the instantaneous prefix of a run (inline node types only: no I/O)
 //   executes inside the very transaction that created or resumed it, so a request that needs no
 //   waiting commits once.
-import type { NewEvent, RunRecord } from '../store/model.js';
+import type { NewEvent, RunRecord, RunStatus } from '../store/model.js';
 import type { RunPatch, Store, StoreTx } from '../store/store.js';
 import { cancelNow } from './cancel.js';
 import { type Clock, iso } from './clock.js';
+import { isExpiryDue } from './deadlines.js';
 import { newInterruptId } from './ids.js';
 import { NODE_TYPES } from './nodes/index.js';
 import type { NodeResult } from './nodes/types.js';
+import { expireGate } from './resolution.js';
 import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
@@ -35,10 +37,12 @@ export type StepOutcome =
   | { kind: 'idle'; run: RunRecord };
 
 /** What a step of `run` is, decided from its snapshot alone. */
-type Plan = { kind: 'cancel' } | { kind: 'idle' } | { kind: 'execute'; prefix: NewEvent[] };
+type Plan = { kind: 'cancel' } | { kind: 'idle' } | { kind: 'expire' } | { kind: 'execute'; prefix: NewEvent[] };
 
 function plan(run: RunRecord, now: number): Plan {
   if (run.status === 'cancelling') return { kind: 'cancel' };
+  // A gate's deadline passed with no decision (deadlines.ts).
+  if (isExpiryDue(run, now)) return { kind: 'expire' };
   if (run.status !== 'pending' && run.status !== 'running') return { kind: 'idle' };
   if (run.wakeAt !== undefined && run.wakeAt > now) return { kind: 'idle' };
   // A pending run starts in the same commit as its first step.
@@ -68,6 +72,13 @@ async function stepWith(
   if (p.kind === 'idle') return { kind: 'idle', run };
   if (p.kind === 'cancel')
     return within(async (tx) => ({ kind: 'settled', run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run }));
+  if (p.kind === 'expire') {
+    return within(async (tx) => {
+      const after = await expireGate(tx, def, run, ctx.clock.now(), ctx.fence ?? {});
+      // `accept` moves the run on (the lease is still ours); escalate and reject hand it back.
+      return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
+    });
+  }
   const result = await execute(def, run, ctx);
   return within((tx) => apply(tx, def, run, result, p.prefix, ctx));
 }
@@ -184,13 +195,16 @@ async function apply(
           nodeId,
           payload: { interruptId, ...data },
         },
-        { type: 'interrupt.requested', nodeId, payload: { interruptId, kind, key } },
+        {
+          type: 'interrupt.requested',
+          nodeId,
+          payload: { interruptId, kind, key, ...(data.timeoutMs !== undefined ? { timeoutMs: data.timeoutMs } : {}) },
+        },
       ];
-      const status = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
-      return {
-        kind: 'settled',
-        run: await commit({ status, cursor: { ...run.cursor, started: true }, ...noLease }, events),
-      };
+      const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
+      // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
+      const patch = { status, cursor: { ...run.cursor, started: true }, wakeAt: result.expiresAt, ...noLease };
+      return { kind: 'settled', run: await commit(patch, events) };
     }
   }
 }

@@ -17,3 +17,10 @@ export function approvalActionOf(name: string): ApprovalAction | undefined {
   const action = normalizeApprovalAction(name);
   return (APPROVAL_ACTIONS as readonly string[]).includes(action) ? (action as ApprovalAction) : undefined;
 }
+
+/** What a gate does when its deadline (`timeoutMs`) passes with no decision; `reject` by default. */
+export const ON_TIMEOUT = ['reject', 'accept', 'escalate'] as const;
+export type OnTimeout = (typeof ON_TIMEOUT)[number];
+
+/** The `decidedBy` / `resolvedBy` of a resolution the deadline made (no person decided). */
+export const TIMEOUT_PRINCIPAL = 'system:timeout';

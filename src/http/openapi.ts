@@ -168,6 +168,12 @@ function schemas(): Record<string, unknown> {
           type: 'object',
           description: 'What the gate asks: the approval artifact and config, or the clarification questions.',
         },
+        expiresAt: {
+          type: 'string',
+          format: 'date-time',
+          description:
+            'The gate’s deadline (its `timeoutMs` from when it opened); at it the gate resolves with its `onTimeout`.',
+        },
         votes: {
           type: 'array',
           items: {

@@ -19,6 +19,7 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Record<stri
             nodeId: open.nodeId,
             interruptId: open.interruptId,
             payload: open.data,
+            ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
             votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
             exchanges: open.exchanges,
           },

@@ -83,6 +83,7 @@ export const RUN_EVENT_TYPES = [
   ...(['node.started', 'node.completed', 'node.failed', 'node.suspended', 'node.resumed', 'node.cancelled'] as const),
   ...(['approval.requested', 'approval.received', 'approval.ask'] as const),
   ...(['clarification.requested', 'clarification.resolved', 'interrupt.requested', 'interrupt.resolved'] as const),
+  ...(['interrupt.expired', 'interrupt.escalated'] as const),
   ...(['artifact.created', 'a2a.message'] as const),
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];

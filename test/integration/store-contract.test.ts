@@ -1125,9 +1125,17 @@ hooks and listeners see one change from nothing', async () => {
         assert.equal(await store().transaction((tx) => tx.interrupts.update(asked, 'open')), true);
         assert.deepEqual(await store().interrupts.getOpen(run.runId), asked);
 
+        // An escalation keeps it open with new data (approvers, deadline).
+        const escalated: InterruptRecord = {
+          ...asked,
+          data: { ...asked.data, approversList: ['boss'], escalated: true },
+        };
+        assert.equal(await store().transaction((tx) => tx.interrupts.update(escalated, 'open')), true);
+        assert.deepEqual(await store().interrupts.getOpen(run.runId), escalated);
+
         clock.advance(1000);
         const resolved: InterruptRecord = {
-          ...asked,
+          ...escalated,
           status: 'resolved',
           votes: [{ principalId: 'bob', action: 'accept', at: clock.iso(), value: { note: 'ok' } }],
           resolution: { action: 'accept', value: { note: 'ok' } },
@@ -1339,7 +1347,8 @@ and nothing of theirs commits', async () => {
     });
 
     describe('leases: claimRuns / renewLease / releaseLease / releaseAllLeases', () => {
-      it('claims only pending/running/cancelling runs that are due and unleased (or whose lease expired)', async () => {
+      it('claims only pending/running/cancelling runs that are due, and waiting runs past a gate deadline, \
+unleased (or whose lease expired)', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           const byStatus = new Map<RunStatus, RunRecord>();
@@ -1347,9 +1356,24 @@ and nothing of theirs commits', async () => {
           const duePast = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms - 10_000 }));
           const dueNow = await insert(store, newRun(clock, { status: 'pending', wakeAt: clock.ms }));
           const notDue = await insert(store, newRun(clock, { status: 'running', wakeAt: clock.ms + 1 }));
-          const notDueWaiting = await insert(
+          // A waiting run's timer is its gate's deadline: due, the worker expires the gate.
+          const deadlinePassed = await insert(
             store,
             newRun(clock, { status: 'waiting-approval', wakeAt: clock.ms - 1 }),
+          );
+          const deadlineNow = await insert(store, newRun(clock, { status: 'waiting-input', wakeAt: clock.ms }));
+          const deadlineAhead = await insert(
+            store,
+            newRun(clock, { status: 'waiting-approval', wakeAt: clock.ms + 1 }),
+          );
+          const deadlineLeased = await insert(
+            store,
+            newRun(clock, {
+              status: 'waiting-input',
+              wakeAt: clock.ms - 1,
+              leaseOwner: 'other',
+              leaseExpiresAt: clock.ms + 1,
+            }),
           );
           const leased = await insert(
             store,
@@ -1368,6 +1392,8 @@ and nothing of theirs commits', async () => {
             duePast,
             dueNow,
             expired,
+            deadlinePassed,
+            deadlineNow,
           ];
           assert.deepEqual(ids(claimed), ids(want));
           for (const run of claimed) {
@@ -1376,7 +1402,7 @@ and nothing of theirs commits', async () => {
             assert.equal(typeof run.leaseExpiresAt, 'number');
             assert.deepEqual(run, await store.runs.get(run.runId), 'claimRuns returns the stored, leased record');
           }
-          for (const run of [...byStatus.values(), notDue, notDueWaiting, leased]) {
+          for (const run of [...byStatus.values(), notDue, deadlineAhead, deadlineLeased, leased]) {
             if (want.some((w) => w.runId === run.runId)) continue;
             assert.deepEqual(await store.runs.get(run.runId), run, `${run.status} run untouched`);
           }
@@ -1566,14 +1592,21 @@ and nothing of theirs commits', async () => {
     });
 
     describe('nextWakeAt', () => {
-      it('is the earliest timer among runnable runs, as a number, or undefined', async () => {
+      it('is the earliest timer among runnable runs and gate deadlines, as a number, or undefined', async () => {
         const clock = new Clock();
         await withStore(clock, async (store) => {
           assert.equal(await store.runs.nextWakeAt(), undefined);
           await insert(store, newRun(clock, { status: 'pending' }));
-          await insert(store, newRun(clock, { status: 'waiting-approval', wakeAt: T0 + 1000 }));
+          await insert(store, newRun(clock, { status: 'waiting-approval' }));
+          // A stale lease on a waiting run without a deadline is nobody's work: no wake-up for it.
+          await insert(
+            store,
+            newRun(clock, { status: 'waiting-input', leaseOwner: 'gone', leaseExpiresAt: clock.ms - 1 }),
+          );
           await insert(store, newRun(clock, { status: 'completed', wakeAt: T0 + 500, completedAt: clock.iso() }));
           assert.equal(await store.runs.nextWakeAt(), undefined, 'no runnable run has a timer');
+          await insert(store, newRun(clock, { status: 'waiting-approval', wakeAt: T0 + 90 * DAY + 1000 }));
+          assert.equal(await store.runs.nextWakeAt(), T0 + 90 * DAY + 1000, 'a gate deadline is a timer');
           await insert(store, newRun(clock, { status: 'running', wakeAt: T0 + 90 * DAY }));
           assert.equal(await store.runs.nextWakeAt(), T0 + 90 * DAY);
           await insert(store, newRun(clock, { status: 'pending', wakeAt: T0 + 3000 }));

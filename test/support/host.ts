@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { BUILTIN_WORKFLOWS, type Config, loadConfig } from '../../src/config.js';
+import type { Clock } from '../../src/engine/clock.js';
 import { createHost, type Host } from '../../src/host.js';
 import { withClient } from './pg.js';
 import { until } from './until.js';
@@ -69,6 +70,11 @@ export interface TestHostOptions {
   startRunner?: boolean;
   /** The host's logger (default: silent). */
   logger?: Logger;
+  /** The host's clock (engine, worker, store); tests move it instead of waiting. */
+  clock?: Clock;
+  /** PostgreSQL: use this schema and leave it on close (a restart test's second host shares it;
+   * the test drops it, e.g. with dropSchema of support/pg.ts). */
+  pgSchema?: string;
 }
 
 export interface TestHost {
@@ -103,7 +109,7 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
   let schema: string | undefined;
   if (opts.pg) {
     if (!PG_URL) throw new Error('startTestHost({pg: true}) needs HANDOFF_TEST_PG_URL');
-    schema = `handoff_test_${randomBytes(6).toString('hex')}`;
+    schema = opts.pgSchema ?? `handoff_test_${randomBytes(6).toString('hex')}`;
     env.HANDOFF_DATABASE_URL = PG_URL;
     env.HANDOFF_PG_SCHEMA = schema;
     // Test files run two at a time and some start several hosts: keep well under max_connections.
@@ -119,9 +125,9 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
       BUILTIN_DIR,
       ...config.workflowDirs.filter((d) => d !== BUILTIN_WORKFLOWS && resolve(d) !== BUILTIN_DIR),
     ];
-    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }));
+    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }), opts.clock ? { clock: opts.clock } : {});
   } catch (err) {
-    await cleanup(ownDir ? dataDir : undefined, schema);
+    await cleanup(ownDir ? dataDir : undefined, opts.pgSchema ? undefined : schema);
     throw err;
   }
   if (opts.startRunner !== false) host.runner.start();
@@ -166,7 +172,7 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
       try {
         await host.close();
       } finally {
-        await cleanup(ownDir ? dataDir : undefined, schema);
+        await cleanup(ownDir ? dataDir : undefined, opts.pgSchema ? undefined : schema);
       }
     },
   };

@@ -7,9 +7,11 @@ import {
   APPROVAL_ACTIONS,
   normalizeApprovalAction,
 } from '../vocabulary.js';
-import { duplicates, NAME_PATTERN, type NodeType, SCHEMA_DIALECT } from './types.js';
+import { type DeadlineConfig, deadlineProblems, DEADLINE_PROPERTIES, openDeadline } from '../deadlines.js';
+import type { InterruptKind } from '../../store/model.js';
+import { duplicates, NAME_PATTERN, type NodeResult, type NodeType, SCHEMA_DIALECT } from './types.js';
 
-interface ApprovalGateConfig {
+interface ApprovalGateConfig extends DeadlineConfig {
   title: string;
   description?: string;
   /** Template of the data to approve; default: output of `artifactFrom`. */
@@ -23,7 +25,6 @@ interface ApprovalGateConfig {
   /** Principal ids allowed to decide; absent = anyone. */
   approversList?: string[];
   rejectionPolicy?: 'single-veto';
-  timeoutMs?: number;
 }
 
 export const approvalGate: NodeType<ApprovalGateConfig> = {
@@ -43,17 +44,20 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       // An empty list would let nobody decide; absence means anyone may.
       approversList: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
       rejectionPolicy: { enum: ['single-veto'] },
-      timeoutMs: { type: 'integer', minimum: 0 },
+      ...DEADLINE_PROPERTIES,
     },
     additionalProperties: false,
   },
   checkConfig(config, { nodeId, nodeIds }) {
-    if (config.artifactFrom === undefined) return [];
-    if (config.artifactFrom === nodeId) return ['config.artifactFrom cannot name the gate itself'];
-    if (!nodeIds.has(config.artifactFrom)) return [`config.artifactFrom "${config.artifactFrom}" is not a node`];
-    return [];
+    const problems = deadlineProblems(config);
+    if (config.artifactFrom === undefined) return problems;
+    if (config.artifactFrom === nodeId) return [...problems, 'config.artifactFrom cannot name the gate itself'];
+    if (!nodeIds.has(config.artifactFrom)) {
+      return [...problems, `config.artifactFrom "${config.artifactFrom}" is not a node`];
+    }
+    return problems;
   },
-  async execute({ config: c, scope, node }) {
+  async execute({ config: c, scope, node, now }) {
     const artifact =
       c.artifact !== undefined
         ? await renderTemplate(c.artifact, scope)
@@ -74,7 +78,7 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
       ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),
     };
-    return { kind: 'interrupt', interrupt: { kind: 'approval', data } };
+    return withDeadline({ kind: 'approval', data }, c, now);
   },
 };
 
@@ -85,7 +89,7 @@ interface ClarificationQuestion {
   schema?: Record<string, unknown>;
 }
 
-interface ClarificationGateConfig {
+interface ClarificationGateConfig extends DeadlineConfig {
   questions: ClarificationQuestion[];
   title?: string;
 }
@@ -113,19 +117,36 @@ export const clarificationGate: NodeType<ClarificationGateConfig> = {
           additionalProperties: false,
         },
       },
+      ...DEADLINE_PROPERTIES,
     },
     additionalProperties: false,
   },
   checkConfig(config, { schemaProblems }) {
     return [
+      ...deadlineProblems(config),
       ...duplicates(config.questions.map((q) => q.id)).map((id) => `config.questions: duplicate question id "${id}"`),
       ...config.questions.flatMap((q, i) =>
         q.schema ? schemaProblems(q.schema, `config.questions[${i}].schema`) : [],
       ),
     ];
   },
-  async execute({ config }) {
+  async execute({ config, now }) {
     const data = { questions: config.questions, ...(config.title !== undefined ? { title: config.title } : {}) };
-    return { kind: 'interrupt', interrupt: { kind: 'clarification', data } };
+    return withDeadline({ kind: 'clarification', data }, config, now);
   },
 };
+
+/** The interrupt result, with the gate's deadline in its data and as the run's timer. */
+function withDeadline(
+  interrupt: { kind: InterruptKind; data: Record<string, unknown> },
+  config: DeadlineConfig,
+  now: number,
+): NodeResult {
+  const deadline = openDeadline(config, now);
+  if (!deadline) return { kind: 'interrupt', interrupt };
+  return {
+    kind: 'interrupt',
+    interrupt: { kind: interrupt.kind, data: { ...interrupt.data, ...deadline.data } },
+    expiresAt: deadline.expiresAt,
+  };
+}

@@ -39,7 +39,8 @@ export type NodeResult =
   | { kind: 'completed'; output: unknown; vars?: Record<string, unknown>; events?: NewEvent[] }
   /** Wake me at `wakeAt`; `state` is handed back to that execution; `events` are logged now. */
   | { kind: 'sleep'; wakeAt: number; state?: Record<string, unknown>; events?: NewEvent[] }
-  | { kind: 'interrupt'; interrupt: { kind: InterruptKind; data: Record<string, unknown> } }
+  /** Wait for a person; with `expiresAt` (epoch ms) the wait has a deadline (the run's timer). */
+  | { kind: 'interrupt'; interrupt: { kind: InterruptKind; data: Record<string, unknown> }; expiresAt?: number }
   | { kind: 'failed'; error: RunError };
 
 export interface NodeType<C = Record<string, unknown>> {

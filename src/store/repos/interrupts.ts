@@ -51,13 +51,15 @@ export class Interrupts extends Repo {
     await this.db.insertInto('interrupts').values(interruptRows.toRow(rec)).execute();
   }
 
-  /** Update an interrupt still in `expectStatus`; false if someone else changed it first. */
+  /** Update an interrupt still in `expectStatus`; false if someone else changed it first. `data`
+   * changes only when a deadline escalates the gate (new approvers, new expiry). */
   async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
     const row = interruptRows.toRow(rec);
     const res = await this.db
       .updateTable('interrupts')
       .set({
         status: row.status,
+        data: row.data,
         votes: row.votes,
         exchanges: row.exchanges,
         resolution: row.resolution,

@@ -11,12 +11,16 @@ import { Repo } from './repo.js';
 /** Statuses a worker drives; any other status waits for something outside the worker. */
 const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
 
-/** Runnable, timer due, lease free or expired. */
+const inList = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
+
+/** Runnable with its timer due, or waiting on a person past the gate's deadline (a timer too);
+ * and the lease free or expired. */
 const CLAIM = claimStatements(
   'runs',
   'run_id',
-  `select "run_id" from "runs" where "status" in (${RUNNABLE.map((s) => `'${s}'`).join(', ')})` +
-    ' and ("wake_at" is null or "wake_at" <= ?) and ("lease_expires_at" is null or "lease_expires_at" < ?)' +
+  `select "run_id" from "runs" where ("status" in (${inList(RUNNABLE)}) and ("wake_at" is null or "wake_at" <= ?)` +
+    ` or "status" in (${inList(WAITING_STATUSES)}) and "wake_at" <= ?)` +
+    ' and ("lease_expires_at" is null or "lease_expires_at" < ?)' +
     ' order by "updated_at" limit ?',
 );
 export const GET_RUN = statement('select * from "runs" where "run_id" = ?');
@@ -101,12 +105,12 @@ export class Runs extends Repo {
   }
 
   /**
-   * Lease up to `limit` runs that want a worker now: runnable status, timer due, and no live
-   * lease. Atomic on both dialects (a single UPDATE; SKIP LOCKED on PostgreSQL).
+   * Lease up to `limit` runs that want a worker now: runnable status and timer due, or a gate's
+   * deadline passed; and no live lease. Atomic on both dialects (a single UPDATE; SKIP LOCKED on PostgreSQL).
    */
   async claim(owner: string, leaseMs: number, limit: number): Promise<RunRecord[]> {
     const now = this.now().getTime();
-    const rows = await this.all<RunsTable>(CLAIM[this.dialect], [owner, now + leaseMs, now, now, limit]);
+    const rows = await this.all<RunsTable>(CLAIM[this.dialect], [owner, now + leaseMs, now, now, now, limit]);
     return rows.map(runRows.fromRow);
   }
 
@@ -130,8 +134,8 @@ export class Runs extends Repo {
   }
 
   /**
-   * When a worker should next look for work: the earliest moment a runnable run becomes
-   * claimable — its timer is due AND any lease on it has expired (a run leased by someone else
+   * When a worker should next look for work: the earliest moment a runnable run (or a gate's
+   * deadline) becomes claimable — its timer is due AND any lease on it has expired (a run leased by someone else
    * is not claimable before its lease ends, so waking for its timer alone would busy-loop).
    */
   async nextWakeAt(): Promise<number | undefined> {
@@ -142,8 +146,16 @@ export class Runs extends Repo {
     const row = await this.db
       .selectFrom('runs')
       .select((eb) => eb.fn.min(later).as('next'))
-      .where('status', 'in', RUNNABLE)
-      .where((eb) => eb.or([eb('wake_at', 'is not', null), eb('lease_expires_at', 'is not', null)]))
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb('status', 'in', RUNNABLE),
+            eb.or([eb('wake_at', 'is not', null), eb('lease_expires_at', 'is not', null)]),
+          ]),
+          // A gate's deadline; a waiting run without one is not the worker's until someone decides.
+          eb.and([eb('status', 'in', [...WAITING_STATUSES]), eb('wake_at', 'is not', null)]),
+        ]),
+      )
       .executeTakeFirst();
     return row?.next == null ? undefined : Number(row.next);
   }
