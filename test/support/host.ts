@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { BUILTIN_WORKFLOWS, type Config, loadConfig } from '../../src/config.js';
+import type { Resolver } from '../../src/egress/dispatcher.js';
 import { createHost, type Host } from '../../src/host.js';
 import { withClient } from './pg.js';
 import { until } from './until.js';
@@ -69,6 +70,8 @@ export interface TestHostOptions {
   startRunner?: boolean;
   /** The host's logger (default: silent). */
   logger?: Logger;
+  /** Name resolution of outbound calls (http.request, llm.chat); see test/support/dns.ts. */
+  egressLookup?: Resolver;
 }
 
 export interface TestHost {
@@ -119,7 +122,9 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
       BUILTIN_DIR,
       ...config.workflowDirs.filter((d) => d !== BUILTIN_WORKFLOWS && resolve(d) !== BUILTIN_DIR),
     ];
-    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }));
+    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }), {
+      ...(opts.egressLookup ? { egressLookup: opts.egressLookup } : {}),
+    });
   } catch (err) {
     await cleanup(ownDir ? dataDir : undefined, schema);
     throw err;
