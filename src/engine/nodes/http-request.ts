@@ -17,7 +17,7 @@ interface HttpRequestConfig {
   body?: string;
   timeoutMs?: number | string;
   responseLimitBytes?: number | string;
-  followRedirects?: boolean | number;
+  followRedirects?: boolean | number | string;
   expect?: number[];
   responseHeaders?: string[];
   retry?: RetryConfig;
@@ -43,7 +43,7 @@ export const httpRequest: NodeType<HttpRequestConfig> = {
       body: { type: 'string' },
       timeoutMs: templated({ type: 'integer', minimum: 1, maximum: 600_000 }),
       responseLimitBytes: templated({ type: 'integer', minimum: 1, maximum: 64 * 1024 * 1024 }),
-      followRedirects: { anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0, maximum: 20 }] },
+      followRedirects: templated({ type: ['boolean', 'integer'], minimum: 0, maximum: 20 }),
       expect: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 100, maximum: 599 } },
       responseHeaders: { type: 'array', items: { type: 'string', minLength: 1 } },
       retry: RETRY_SCHEMA,

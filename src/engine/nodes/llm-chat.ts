@@ -103,7 +103,9 @@ async function chatConfig(c: LlmChatNodeConfig, scope: EvalScope, calls: CallSer
       ? resolveLlmProvider(String(await renderTemplate(c.provider, scope)), calls.llmProviders, calls.secrets)
       : {
           baseUrl: String(await renderTemplate(c.baseUrl, scope)),
-          ...(c.apiKey !== undefined ? { apiKey: String(await renderWithSecrets(c.apiKey, scope, calls.secrets)) } : {}),
+          ...(c.apiKey !== undefined
+            ? { apiKey: String(await renderWithSecrets(c.apiKey, scope, calls.secrets)) }
+            : {}),
         };
   const model = c.model !== undefined ? String(await renderTemplate(c.model, scope)) : endpoint.model;
   if (model === undefined) throw new Error(`provider ${c.provider} names no default model: set config.model`);

@@ -47,16 +47,19 @@ export function secretProblems(
   allowed: readonly RegExp[],
   isDefined: (name: string) => boolean,
 ): string[] {
-  return mentions(value, root).map((m) => {
-    if (!allowed.some((p) => p.test(m.path))) {
-      return `${m.path}: a secret may not be used here (only in request headers, query parameters and an API key)`;
-    }
-    if (m.name === undefined) return `${m.path}: a secret is referenced only as {{ secrets.NAME }}, got {{ ${m.expr} }}`;
-    if (!isDefined(m.name)) {
-      return `${m.path}: secret ${m.name} is not defined (HANDOFF_SECRET_${m.name} or HANDOFF_SECRETS_FILE)`;
-    }
-    return undefined;
-  }).filter((p): p is string => p !== undefined);
+  return mentions(value, root)
+    .map((m) => {
+      if (!allowed.some((p) => p.test(m.path))) {
+        return `${m.path}: a secret may not be used here (only in request headers, query parameters and an API key)`;
+      }
+      if (m.name === undefined)
+        return `${m.path}: a secret is referenced only as {{ secrets.NAME }}, got {{ ${m.expr} }}`;
+      if (!isDefined(m.name)) {
+        return `${m.path}: secret ${m.name} is not defined (HANDOFF_SECRET_${m.name} or HANDOFF_SECRETS_FILE)`;
+      }
+      return undefined;
+    })
+    .filter((p): p is string => p !== undefined);
 }
 
 /** Like renderTemplate, with `{{ secrets.NAME }}` segments replaced by their values. */
