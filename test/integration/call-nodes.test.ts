@@ -72,6 +72,9 @@ describe('call nodes in runs', () => {
         ...SECRET_ENV,
         HANDOFF_EGRESS_ALLOW_HOSTS: 'api.handoff.test,other.handoff.test,llm.handoff.test',
         HANDOFF_EGRESS_CA_FILE: join(caDir, 'ca.pem'),
+        HANDOFF_LLM_PROVIDERS: JSON.stringify({
+          default: { baseUrl: `https://llm.handoff.test:${llm.port}/v1`, apiKeySecret: 'API_TOKEN', model: 'fake-1' },
+        }),
       },
     });
   });
@@ -292,5 +295,50 @@ describe('call nodes in runs', () => {
       assert.equal(everything.includes(form), false, `the secret appears in: ${everything.slice(0, 400)}`);
     }
     assert.ok(everything.includes('[redacted]'), 'the echoed secret was replaced');
+  });
+
+  describe('the launch-note workflow', () => {
+    it('drafts with the model, waits for approval, POSTs the approved text to the webhook', async () => {
+      llm.script({ content: 'Handoff 1.0 is out.' });
+      rx.behave({ status: 202, body: '' });
+      const runId = await t.createRun('launch-note', { prompt: 'Handoff 1.0', webhookUrl: api('/launch') });
+      const waiting = await t.waitForStatus(runId, ['waiting-approval', 'failed']);
+      assert.equal(waiting.status, 'waiting-approval', JSON.stringify(waiting));
+      assert.equal(rx.requests.length, 0, 'nothing is published before the approval');
+      const sent = llm.requests()[0]!.body;
+      assert.equal(sent.model, 'fake-1', "the provider's default model");
+      assert.match(sent.messages[1].content, /<UNTRUSTED source="inputs.prompt">\nHandoff 1.0\n<\/UNTRUSTED>/);
+      const res = await t.post(`/v1/runs/${runId}/interrupts/review`, {
+        resumeValue: { action: 'edit-accept', editedArtifactData: { text: 'Handoff 1.0 is out!' } },
+      });
+      assert.equal(res.status, 200, res.text);
+      const done = await t.waitForStatus(runId, ['completed', 'failed']);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      const hook = rx.requests[0]!;
+      assert.equal(hook.path, '/launch');
+      assert.equal(hook.headers['idempotency-key'], `${runId}:publish:0`);
+      assert.deepEqual(JSON.parse(hook.body), { text: 'Handoff 1.0 is out!', approvedBy: 'local', runId });
+      assert.deepEqual(done.nodeStates.published, {
+        text: 'Handoff 1.0 is out!',
+        approvedBy: 'local',
+        webhookStatus: 202,
+      });
+    });
+
+    it('without a model configured the host starts and a run fails saying what to configure', async () => {
+      const bare = await startTestHost();
+      try {
+        const runId = await bare.createRun('launch-note', { prompt: 'x', webhookUrl: api('/launch') });
+        const snap = await bare.waitForStatus(runId, ['failed', 'completed']);
+        assert.equal(snap.status, 'failed');
+        assert.match(
+          snap.error.message,
+          /unknown LLM provider 'default' \(configured in HANDOFF_LLM_PROVIDERS: none\)/,
+        );
+        assert.equal(rx.requests.length, 0);
+      } finally {
+        await bare.close();
+      }
+    });
   });
 });
