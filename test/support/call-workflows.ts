@@ -34,7 +34,7 @@ const workflow = (id: string, inputSchema: object, nodes: object[], edges: objec
 export const SECRET_ENV = { HANDOFF_SECRET_API_TOKEN: 's3cr3t-Tok3n-value-0042' };
 export const SECRET_VALUE = SECRET_ENV.HANDOFF_SECRET_API_TOKEN;
 
-export const CALL_WORKFLOW = workflow(
+const CALL_WORKFLOW = workflow(
   'call',
   {
     type: 'object',
@@ -74,7 +74,7 @@ export const CALL_WORKFLOW = workflow(
   ],
 );
 
-export const CHAT_WORKFLOW = workflow(
+const CHAT_WORKFLOW = workflow(
   'chat',
   {
     type: 'object',

@@ -131,7 +131,7 @@ async function chatConfig(c: LlmChatNodeConfig, scope: EvalScope, calls: CallSer
 }
 
 /** A prompt template rendered with every interpolated value fenced as untrusted data. */
-export async function fenced(template: string, scope: EvalScope): Promise<string> {
+async function fenced(template: string, scope: EvalScope): Promise<string> {
   if (!template.includes('{{')) return template;
   let out = '';
   for (const part of parseTemplate(template)) {

@@ -42,7 +42,7 @@ function retryPolicy(retry: RetryConfig | undefined): RetryPolicy {
 }
 
 /** What one attempt answers: the node's output, or a classified failure. */
-export type AttemptOutcome = { ok: true; output: Record<string, unknown> } | CallFailure<string>;
+type AttemptOutcome = { ok: true; output: Record<string, unknown> } | CallFailure<string>;
 
 /**
  * Execute one attempt of a call node and say what the engine commits: completed (output, and the
@@ -87,7 +87,7 @@ function templateFailure(err: Error, secrets: SecretStore): CallFailure<string> 
 }
 
 /** `value` with every secret value scrubbed from its strings (keys included): it is recorded. */
-export function redactDeep(value: unknown, secrets: SecretStore): unknown {
+function redactDeep(value: unknown, secrets: SecretStore): unknown {
   if (typeof value === 'string') return secrets.redact(value);
   if (Array.isArray(value)) return value.map((v) => redactDeep(v, secrets));
   if (typeof value === 'object' && value !== null) {
