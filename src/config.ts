@@ -91,6 +91,8 @@ export interface Config {
     allowCidrs: string[];
     /** Hosts calls may reach over plain http and at any address (HANDOFF_EGRESS_ALLOW_HOSTS). */
     allowHosts: string[];
+    /** Extra CA (PEM file) trusted for calls (HANDOFF_EGRESS_CA_FILE); replaces the public roots. */
+    caFile?: string;
   };
   /** Named Chat Completions endpoints (HANDOFF_LLM_PROVIDERS). */
   llmProviders: Map<string, LlmProvider>;
@@ -194,6 +196,9 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     egress: {
       allowCidrs: cidrList('HANDOFF_EGRESS_ALLOW_CIDRS', env.HANDOFF_EGRESS_ALLOW_CIDRS ?? ''),
       allowHosts: hostList(env.HANDOFF_EGRESS_ALLOW_HOSTS ?? ''),
+      ...(env.HANDOFF_EGRESS_CA_FILE
+        ? { caFile: existingFile('HANDOFF_EGRESS_CA_FILE', env.HANDOFF_EGRESS_CA_FILE) }
+        : {}),
     },
     llmProviders: llmProviders(env.HANDOFF_LLM_PROVIDERS),
     secrets: secrets(env),

@@ -14,8 +14,9 @@ import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
 import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
 import { createEgressPolicy } from './egress/address.js';
-import { createGuardedDispatcher } from './egress/dispatcher.js';
+import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
 import { Engine } from './engine/engine.js';
+import type { NodeServices } from './engine/nodes/services.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
@@ -51,9 +52,12 @@ export interface Host {
   close(): Promise<void>;
 }
 
+/** What a host may be given besides its Config. */
 export interface HostOptions {
   /** The sense of time of the engine, the worker and the store (tests move it; default: the system's). */
   clock?: Clock;
+  /** Name resolution of outbound calls (default: the system's); tests map names to addresses. */
+  egressLookup?: Resolver;
 }
 
 export async function createHost(config: Config, logger?: Logger, opts: HostOptions = {}): Promise<Host> {
@@ -61,7 +65,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   // Logs and metrics name the instance, so those of several instances on one database can be told apart.
   const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
   const metrics = new Metrics(config.instanceId);
-  const workflows = await loadWorkflows(config.workflowDirs);
+  // An unknown secret fails here, naming it: a workflow never fails at run time for want of one.
+  const workflows = await loadWorkflows(config.workflowDirs, { secrets: config.secrets });
   const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
@@ -84,6 +89,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const taskCache = TaskCache.forStore(store);
   store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
 
+  const services = nodeServices(config, opts);
   const runner = new Runner(store, workflows, bus, {
     instanceId: config.instanceId,
     logger: log,
@@ -91,6 +97,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     leaseMs: config.leaseMs,
     pollMs: config.pollMs,
     clock,
+    services,
   });
   const engine = new Engine(store, workflows, { worker: runner, clock });
   const publicSkills = () =>
@@ -147,10 +154,22 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       await runner.stop();
       await pushWorker.stop();
       await dispatcher.close().catch(() => {});
+      await services.calls?.dispatcher.close().catch(() => {});
       await bus.close();
       await store.close();
     },
   };
+}
+
+/** The services nodes that call out are lent: their own egress policy and guarded dispatcher. */
+function nodeServices(config: Config, opts: HostOptions): NodeServices {
+  const policy = createEgressPolicy(config.egress);
+  const dispatcher = createGuardedDispatcher({
+    policy,
+    ...(config.egress.caFile ? { ca: readFileSync(config.egress.caFile) } : {}),
+    ...(opts.egressLookup ? { lookup: opts.egressLookup } : {}),
+  });
+  return { calls: { dispatcher, policy, secrets: config.secrets, llmProviders: config.llmProviders } };
 }
 
 /**

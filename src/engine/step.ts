@@ -15,6 +15,7 @@ import { type Clock, iso } from './clock.js';
 import { isExpiryDue } from './deadlines.js';
 import { newInterruptId } from './ids.js';
 import { NODE_TYPES } from './nodes/index.js';
+import type { NodeServices } from './nodes/services.js';
 import type { NodeResult } from './nodes/types.js';
 import { expireGate } from './resolution.js';
 import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
@@ -26,6 +27,8 @@ export interface StepContext {
   onExecuted?: (typeId: string, outcome: string) => void;
   /** Require that this worker still holds the run's lease (fencing). */
   fence?: { owner: string };
+  /** Lent to the nodes that call out (see nodes/services.ts). */
+  services?: NodeServices;
 }
 
 export type StepOutcome =
@@ -128,6 +131,7 @@ async function execute(def: WorkflowDefinition, run: RunRecord, ctx: StepContext
       ...(run.cursor.wakeAt !== undefined ? { wakeAt: run.cursor.wakeAt } : {}),
       ...(run.cursor.nodeState !== undefined ? { state: run.cursor.nodeState } : {}),
       idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
+      ...(ctx.services ? { services: ctx.services } : {}),
     });
     ctx.onExecuted?.(node.typeId, result.kind);
     return result;
@@ -156,7 +160,8 @@ async function apply(
     case 'completed': {
       const vars = result.vars ? { vars: result.vars } : {};
       const own = result.events ? { events: result.events } : {};
-      const next = await completeNode(def, run, { output: result.output, ...vars, ...own, started }, nowIso);
+      const detail = result.detail ? { detail: result.detail } : {};
+      const next = await completeNode(def, run, { output: result.output, ...vars, ...own, ...detail, started }, nowIso);
       const after = await commit(next.patch, [...prefix, ...next.events]);
       return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
     }

@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { BUILTIN_WORKFLOWS, type Config, loadConfig } from '../../src/config.js';
+import type { Resolver } from '../../src/egress/dispatcher.js';
 import type { Clock } from '../../src/engine/clock.js';
 import { createHost, type Host } from '../../src/host.js';
 import { withClient } from './pg.js';
@@ -75,6 +76,8 @@ export interface TestHostOptions {
   /** PostgreSQL: use this schema and leave it on close (a restart test's second host shares it;
    * the test drops it, e.g. with dropSchema of support/pg.ts). */
   pgSchema?: string;
+  /** Name resolution of outbound calls (http.request, llm.chat); see test/support/dns.ts. */
+  egressLookup?: Resolver;
 }
 
 export interface TestHost {
@@ -125,7 +128,10 @@ export async function startTestHost(opts: TestHostOptions = {}): Promise<TestHos
       BUILTIN_DIR,
       ...config.workflowDirs.filter((d) => d !== BUILTIN_WORKFLOWS && resolve(d) !== BUILTIN_DIR),
     ];
-    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }), opts.clock ? { clock: opts.clock } : {});
+    host = await createHost(config, opts.logger ?? pino({ level: 'silent' }), {
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.egressLookup ? { egressLookup: opts.egressLookup } : {}),
+    });
   } catch (err) {
     await cleanup(ownDir ? dataDir : undefined, opts.pgSchema ? undefined : schema);
     throw err;

@@ -2,10 +2,12 @@
 import { delay } from './delay.js';
 import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
+import { httpRequest } from './http-request.js';
+import { llmChatNode } from './llm-chat.js';
 import { transform } from './transform.js';
 import type { NodeType } from './types.js';
 
 // Each type checks its own config, so the map erases the config type parameter.
-const ALL: NodeType<any>[] = [transform, delay, approvalGate, clarificationGate, fail];
+const ALL: NodeType<any>[] = [transform, delay, approvalGate, clarificationGate, fail, httpRequest, llmChatNode];
 
 export const NODE_TYPES: ReadonlyMap<string, NodeType<any>> = new Map(ALL.map((t) => [t.typeId, t]));

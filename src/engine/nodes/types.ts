@@ -4,6 +4,7 @@
 // Adding a node type: one file here exporting a NodeType, plus its line in index.ts.
 import type { InterruptKind, NewEvent, RunError } from '../../store/model.js';
 import type { WorkflowNode } from '../workflow/definition.js';
+import type { NodeServices } from './services.js';
 
 /** What templates and conditions see (`{{ inputs.prompt }}`, `vars.i < inputs.steps`). */
 export interface EvalScope {
@@ -33,10 +34,19 @@ export interface NodeContext<C = Record<string, unknown>> {
   state?: Record<string, unknown>;
   /** Stable across a crash-retry of the same execution: `runId:nodeId:ordinal`. */
   idempotencyKey: string;
+  /** What the host lends to nodes that call out (absent: none; such a node fails clearly). */
+  services?: NodeServices;
 }
 
 export type NodeResult =
-  | { kind: 'completed'; output: unknown; vars?: Record<string, unknown>; events?: NewEvent[] }
+  /** `detail` is added to the payload of node.completed (e.g. a call's recorded outcome). */
+  | {
+      kind: 'completed';
+      output: unknown;
+      vars?: Record<string, unknown>;
+      events?: NewEvent[];
+      detail?: Record<string, unknown>;
+    }
   /** Wake me at `wakeAt`; `state` is handed back to that execution; `events` are logged now. */
   | { kind: 'sleep'; wakeAt: number; state?: Record<string, unknown>; events?: NewEvent[] }
   /** Wait for a person; with `expiresAt` (epoch ms) the wait has a deadline (the run's timer). */
@@ -53,6 +63,11 @@ export interface NodeType<C = Record<string, unknown>> {
   readonly inline: boolean;
   /** JSON Schema (2020-12) of `config`; templates (`{{ expr }}`) may appear in any string. */
   readonly configSchema: object;
+  /**
+   * Where `{{ secrets.NAME }}` may appear in `config`, as paths the loader reports
+   * (`config.headers.authorization`, `config.query.tag[0]`). Absent: nowhere.
+   */
+  readonly secretPaths?: readonly RegExp[];
   /** What the schema cannot say (e.g. a reference to another node), as sentences about `config`. */
   checkConfig?(config: C, check: ConfigCheck): string[];
   execute(ctx: NodeContext<C>): Promise<NodeResult>;

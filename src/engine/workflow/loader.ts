@@ -16,6 +16,13 @@ import { NODE_TYPES } from '../nodes/index.js';
 import { duplicates } from '../nodes/types.js';
 import type { EdgeCondition, PortValue, WorkflowDefinition, WorkflowNode } from './definition.js';
 import { EvaluationError, checkExpressionSyntax, compileConditionRegex, findTemplateProblems } from './evaluate.js';
+import { secretProblems } from './secret-refs.js';
+
+/** What loading consults besides the files. */
+export interface LoadOptions {
+  /** The secrets `{{ secrets.NAME }}` may name (the host's SecretStore); absent: none. */
+  secrets?: { has(name: string): boolean };
+}
 
 export class WorkflowValidationError extends Error {
   override readonly name = 'WorkflowValidationError';
@@ -53,12 +60,12 @@ addFormats(userAjv);
 const MAX_REPORTED = 20;
 
 /** Validates one parsed definition; `source` (usually the file path) prefixes every message. */
-export function validateWorkflow(def: unknown, source: string): WorkflowDefinition {
+export function validateWorkflow(def: unknown, source: string, opts: LoadOptions = {}): WorkflowDefinition {
   if (!validateDefinitionShape(def)) {
     throw new WorkflowValidationError(source, shapeProblems(def, validateDefinitionShape.errors ?? []));
   }
   const wf = def as unknown as WorkflowDefinition;
-  const problems = semanticProblems(wf);
+  const problems = semanticProblems(wf, (name) => opts.secrets?.has(name) ?? false);
   if (problems.length > 0) throw new WorkflowValidationError(source, problems.slice(0, MAX_REPORTED));
   return wf;
 }
@@ -121,7 +128,7 @@ function joinPath(root: string, rest: string): string {
 // ---------------------------------------------------------------------------------------------
 // Semantic checks (what a schema cannot say)
 
-function semanticProblems(wf: WorkflowDefinition): string[] {
+function semanticProblems(wf: WorkflowDefinition, isSecret: (name: string) => boolean): string[] {
   const nodeIds = new Set<string>();
   const problems: string[] = [];
   for (const node of wf.nodes) {
@@ -131,7 +138,9 @@ function semanticProblems(wf: WorkflowDefinition): string[] {
   for (const dup of duplicates(wf.edges.map((e) => e.id))) problems.push(`edge "${dup}": duplicate edge id`);
   for (const dup of duplicates(wf.variables.map((v) => v.name)))
     problems.push(`variable "${dup}": duplicate variable name`);
-  for (const node of wf.nodes) problems.push(...nodeProblems(node, nodeIds).map((p) => `node "${node.id}": ${p}`));
+  for (const node of wf.nodes) {
+    problems.push(...nodeProblems(node, nodeIds, isSecret).map((p) => `node "${node.id}": ${p}`));
+  }
   for (const edge of wf.edges) {
     problems.push(
       ...edgeProblems(edge.sourceNodeId, edge.targetNodeId, edge.condition, nodeIds).map(
@@ -147,13 +156,14 @@ function semanticProblems(wf: WorkflowDefinition): string[] {
   return problems;
 }
 
-function nodeProblems(node: WorkflowNode, nodeIds: Set<string>): string[] {
+function nodeProblems(node: WorkflowNode, nodeIds: Set<string>, isSecret: (name: string) => boolean): string[] {
   const type = NODE_TYPES.get(node.typeId);
   const validate = configValidators.get(node.typeId);
   if (!type || !validate) return [`unknown typeId "${node.typeId}" (known: ${[...NODE_TYPES.keys()].join(', ')})`];
   if (!validate(node.config)) return ajvErrorsAt(validate.errors, 'config');
   return [
     ...findTemplateProblems(node.config, 'config'),
+    ...secretProblems(node.config, 'config', type.secretPaths ?? [], isSecret),
     ...Object.entries(node.inputs).flatMap(([name, port]) => portProblems(name, port, nodeIds)),
     ...(type.checkConfig?.(node.config, { nodeId: node.id, nodeIds, schemaProblems: schemaCompileProblems }) ?? []),
   ];
@@ -255,12 +265,12 @@ export class WorkflowRegistry {
  * Reads every `*.json` file (sorted by name) of each directory. A workflow id defined in two files
  * is an error naming both; a missing directory is an error too (a typo should not hide workflows).
  */
-export async function loadWorkflows(dirs: string[]): Promise<WorkflowRegistry> {
+export async function loadWorkflows(dirs: string[], opts: LoadOptions = {}): Promise<WorkflowRegistry> {
   const registry = new WorkflowRegistry();
   const sources = new Map<string, string>();
   for (const dir of dirs) {
     for (const file of await jsonFiles(dir)) {
-      const def = validateWorkflow(await readJson(file), file);
+      const def = validateWorkflow(await readJson(file), file, opts);
       const previous = sources.get(def.id);
       if (previous)
         throw new WorkflowValidationError(file, [`workflow id "${def.id}" is already defined in ${previous}`]);

@@ -1,0 +1,103 @@
+// Workflows for the call-node tests, written to a temp directory: `call` (one http.request whose
+// request comes from the run's inputs, with a secret in a header, branching on the status) and
+// `chat` (one llm.chat whose endpoint, key and prompt come from inputs and a secret).
+//
+//   const dir = writeCallWorkflows();            // then startTestHost({ workflows: [dir], env: … })
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const node = (id: string, typeId: string, config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  id,
+  typeId,
+  name: id,
+  position: { x: 0, y: 0 },
+  config,
+  inputs: {},
+  ...extra,
+});
+
+const workflow = (id: string, inputSchema: object, nodes: object[], edges: object[]) => ({
+  id,
+  name: id,
+  version: '1',
+  inputSchema,
+  nodes,
+  edges,
+  triggers: [],
+  variables: [],
+  metadata: {},
+  settings: {},
+});
+
+/** The secret the `call` and `chat` workflows send (HANDOFF_SECRET_API_TOKEN). */
+export const SECRET_ENV = { HANDOFF_SECRET_API_TOKEN: 's3cr3t-Tok3n-value-0042' };
+export const SECRET_VALUE = SECRET_ENV.HANDOFF_SECRET_API_TOKEN;
+
+const CALL_WORKFLOW = workflow(
+  'call',
+  {
+    type: 'object',
+    required: ['url'],
+    properties: {
+      url: { type: 'string' },
+      method: { type: 'string', default: 'POST' },
+      timeoutMs: { type: 'integer', default: 10000 },
+      responseLimitBytes: { type: 'integer', default: 1048576 },
+      followRedirects: { type: ['boolean', 'integer'], default: false },
+    },
+  },
+  [
+    node('fetch', 'http.request', {
+      method: '{{ inputs.method }}',
+      url: '{{ inputs.url }}',
+      headers: { authorization: 'Bearer {{ secrets.API_TOKEN }}' },
+      query: { source: 'handoff' },
+      json: { hello: '{{ inputs.url }}' },
+      timeoutMs: '{{ inputs.timeoutMs }}',
+      responseLimitBytes: '{{ inputs.responseLimitBytes }}',
+      followRedirects: '{{ inputs.followRedirects }}',
+      responseHeaders: ['x-echo'],
+      retry: { attempts: 3, backoffMs: 10, maxBackoffMs: 5000 },
+    }),
+    node('created', 'core.transform', { output: { branch: 'created' } }),
+    node('other', 'core.transform', { output: { branch: 'other' } }),
+  ],
+  [
+    {
+      id: 'to-created',
+      sourceNodeId: 'fetch',
+      targetNodeId: 'created',
+      condition: { type: 'expression', expression: 'nodes.fetch.status = 201' },
+    },
+    { id: 'to-other', sourceNodeId: 'fetch', targetNodeId: 'other' },
+  ],
+);
+
+const CHAT_WORKFLOW = workflow(
+  'chat',
+  {
+    type: 'object',
+    required: ['baseUrl', 'prompt'],
+    properties: { baseUrl: { type: 'string' }, prompt: { type: 'string' } },
+  },
+  [
+    node('draft', 'llm.chat', {
+      baseUrl: '{{ inputs.baseUrl }}',
+      apiKey: '{{ secrets.API_TOKEN }}',
+      model: 'gpt-test',
+      system: 'You summarise.',
+      prompt: 'Summarise this request:\n{{ inputs.prompt }}',
+      retry: { attempts: 2, backoffMs: 10 },
+    }),
+  ],
+  [],
+);
+
+/** A fresh directory holding call.json and chat.json. */
+export function writeCallWorkflows(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'handoff-call-wf-'));
+  writeFileSync(join(dir, 'call.json'), JSON.stringify(CALL_WORKFLOW));
+  writeFileSync(join(dir, 'chat.json'), JSON.stringify(CHAT_WORKFLOW));
+  return dir;
+}
