@@ -124,7 +124,7 @@ describe('call nodes in runs', () => {
     ['502', { status: 502 }],
     ['503', { status: 503 }],
     ['504', { status: 504 }],
-    ['a timeout', { hang: true }, { timeoutMs: 300 }],
+    ['a timeout', { hang: true }, { timeoutMs: 1500 }],
   ];
   for (const [what, first, inputs] of retryable) {
     it(`${what}, then success: a second attempt with the same Idempotency-Key`, async () => {
@@ -165,7 +165,8 @@ describe('call nodes in runs', () => {
 
   it('a call that keeps timing out fails `timeout` after the configured attempts', async () => {
     rx.behave({ hang: true });
-    const { snap } = await run({ url: api(), timeoutMs: 200 });
+    // Long enough that every attempt reaches the server on a loaded machine before it times out.
+    const { snap } = await run({ url: api(), timeoutMs: 1000 });
     assert.equal(snap.status, 'failed');
     assert.equal(snap.error.code, 'timeout');
     assert.equal(snap.error.details.attempts, 3);
