@@ -12,7 +12,9 @@ import { promisify } from 'node:util';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OPENAPI_PATH, registeredRoutes } from '../../src/http/openapi.js';
-import { CancelBody, CreateRunBody, PollQuery, ResolveBody } from '../../src/http/schemas.js';
+import { Type } from '@sinclair/typebox';
+import Fastify from 'fastify';
+import { CancelBody, CreateRunBody, PollQuery, ResolveBody, typed } from '../../src/http/schemas.js';
 import { bearer, type Json, REPO_ROOT, startTestHost, type TestHost } from '../support/host.js';
 
 const addFormats = addFormatsModule.default;
@@ -209,6 +211,19 @@ describe('OpenAPI document', () => {
     }
     const ids = keys.map((k) => opOf(doc, k).operationId);
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  });
+
+  it('never reshapes a body by its response schema: fields it does not list and their types go out as they are', async () => {
+    const app = Fastify();
+    const closed = Type.Object({ n: Type.Integer() }, { additionalProperties: false });
+    typed(app).get(
+      '/x',
+      { schema: { response: { 200: closed } } },
+      async () => ({ n: '7', extra: { deep: [1] } }) as never,
+    );
+    const res = await app.inject({ method: 'GET', url: '/x' });
+    assert.deepEqual(res.json(), { n: '7', extra: { deep: [1] } });
+    await app.close();
   });
 
   it('uses the TypeBox schemas the routes validate with', () => {
