@@ -114,6 +114,11 @@ export const OpenInterrupt = Type.Object(
     nodeId: Type.String(),
     interruptId: Type.String(),
     payload: OpenObject('What the gate asks: the approval artifact and config, or the clarification questions.'),
+    expiresAt: Type.Optional(
+      DateTime(
+        'The gate’s deadline (its `timeoutMs` from when it opened); at it the gate resolves with its `onTimeout`.',
+      ),
+    ),
     votes: Type.Array(
       Type.Object({ principal: Type.String(), action: Type.String(), at: DateTime() }, { additionalProperties: true }),
     ),
