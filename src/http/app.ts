@@ -8,11 +8,11 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
 import type { WorkflowRegistry } from '../engine/workflow/loader.js';
 import type { Metrics } from '../metrics.js';
-import { authHook } from './auth.js';
+import { authHook, publicRoutes } from './auth.js';
 import { errorHandler } from './errors.js';
 import { hostHook, nulIdHook, originHook } from './guards.js';
 import { jsonBodyParser } from './json-body.js';
-import { openapiRoutes } from './openapi.js';
+import { registerOpenApi } from './openapi.js';
 import { registerTenantRate } from './quotas.js';
 import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
@@ -72,8 +72,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', hostHook(deps.config));
   if (deps.config.corsOrigins.length > 0) await app.register(cors, corsOptions(deps.config.corsOrigins));
   app.addHook('onRequest', originHook(deps.config));
-  app.addHook('onRequest', authHook(deps.config.apiKeys));
-  await registerTenantRate(app, deps.config, deps.engine.store);
+  // Both read the routes (which are public, and the document); the routes come after them.
+  const isPublic = publicRoutes(app);
+  await registerOpenApi(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
+  app.addHook('onRequest', authHook(deps.config.apiKeys, isPublic));
+  await registerTenantRate(app, deps.config, deps.engine.store, isPublic);
   app.addHook('preValidation', nulIdHook);
   app.addHook('preClose', async () => deps.sse.closeAll());
   app.addHook('onResponse', (req, reply, done) => {
@@ -86,7 +89,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
   runListRoutes(app, deps.engine.store, deps.bus, deps.sse);
   consoleRoutes(app);
-  openapiRoutes(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),
     transports: deps.discovery?.transports ?? [],

@@ -1,7 +1,7 @@
-// Authentication: API keys map to (tenant, principal). Public routes skip it. Without configured
-// keys every request is the local identity (the server then only binds to loopback).
+// Authentication: API keys map to (tenant, principal). Public routes (`config: { public: true }`) skip
+// it. Without configured keys every request is the local identity (the server only binds to loopback).
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiKeyIdentity, LOCAL_IDENTITY } from '../config.js';
 import type { Caller } from '../engine/engine.js';
 import { HttpError } from './errors.js';
@@ -11,26 +11,34 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
   }
+  interface FastifyContextConfig {
+    /** Answered without an API key: discovery, the agent card, health, metrics, the console, the API document. */
+    public?: boolean;
+  }
 }
 
-const PUBLIC = [
-  /^\/\.well-known\//,
-  /^\/healthz$/,
-  /^\/metrics$/,
-  /^\/v1\/openapi\.json$/,
-  /^\/v1\/a2a\/agent\.json$/,
-  // The console's page and assets: no data in them; the page signs in and calls the API.
-  /^\/console(\/|$)/,
-];
+/**
+ * Whether a request may go without an API key, from the routes' `config.public`. Call before the
+ * routes are added. A path no route matches goes without a key when every route under its first
+ * segment is public (an unknown console asset is a 404, as for anyone); elsewhere the 401 comes first.
+ */
+export function publicRoutes(app: FastifyInstance): (req: FastifyRequest) => boolean {
+  const publicFamily = new Map<string, boolean>();
+  app.addHook('onRoute', (route) => {
+    const family = firstSegment(route.url);
+    publicFamily.set(family, (publicFamily.get(family) ?? true) && route.config?.public === true);
+  });
+  return (req) => {
+    if (req.routeOptions.config.public === true) return true;
+    if (req.routeOptions.url !== undefined) return false;
+    return publicFamily.get(firstSegment(req.url)) === true;
+  };
+}
 
-/** Routes that answer without an API key (`url` may carry a query string). */
-export const isPublicPath = (url: string): boolean => {
-  const path = url.split('?')[0] ?? '';
-  return PUBLIC.some((re) => re.test(path));
-};
+const firstSegment = (url: string): string => url.split(/[/?]/)[1] ?? '';
 
 /** An onRequest hook (callback style: it runs on every request and needs no promise). */
-export function authHook(keys: Map<string, ApiKeyIdentity>) {
+export function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequest) => boolean) {
   const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     if (entries.length === 0) {
@@ -44,7 +52,7 @@ export function authHook(keys: Map<string, ApiKeyIdentity>) {
       done();
       return;
     }
-    if (isPublicPath(req.url) || isBrowserAtRoot(req)) {
+    if (isPublic(req) || isBrowserAtRoot(req)) {
       done();
       return;
     }

@@ -5,14 +5,18 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
-import { isPublicPath } from './auth.js';
 import { HttpError } from './errors.js';
 
 /** Retry-After for a tenant at its open-run ceiling: runs end on their own schedule, not the caller's. */
 export const ACTIVE_RUNS_RETRY_AFTER_S = 10;
 
 /** HANDOFF_TENANT_RATE: 429 + Retry-After past `max` requests of one tenant per window. */
-export async function registerTenantRate(app: FastifyInstance, config: Config, store: Store): Promise<void> {
+export async function registerTenantRate(
+  app: FastifyInstance,
+  config: Config,
+  store: Store,
+  isPublic: (req: FastifyRequest) => boolean,
+): Promise<void> {
   const rate = config.quotas.tenantRate;
   if (!rate) return;
   await app.register(rateLimit, {
@@ -22,7 +26,7 @@ export async function registerTenantRate(app: FastifyInstance, config: Config, s
     // Public routes have no caller; the allow list below lets them through.
     keyGenerator: (req: FastifyRequest) => `tenant:${(req.caller as FastifyRequest['caller'] | undefined)?.tenantId}`,
     // Health, metrics, discovery and the card answer without a tenant; probes must never be refused.
-    allowList: (req: FastifyRequest) => req.caller === undefined || isPublicPath(req.url),
+    allowList: (req: FastifyRequest) => req.caller === undefined || isPublic(req),
     // A database hiccup must not turn every request into an error: the request goes on unlimited.
     skipOnError: true,
     errorResponseBuilder: (_req, ctx) =>

@@ -1,7 +1,9 @@
-// Wire views of stored records for the REST surface (RunSnapshot, RunEventDoc).
-import { type InterruptRecord, type RunEvent, type RunRecord, isWaiting } from '../store/model.js';
+// Wire views of stored records for the REST surface, typed by the response schemas (schemas.ts).
+import type { Static } from '@sinclair/typebox';
+import { type InterruptRecord, isWaiting, type RunEvent as RunEventRecord, type RunRecord } from '../store/model.js';
+import type { RunEvent, RunSnapshot } from './schemas.js';
 
-export function runSnapshot(run: RunRecord, open?: InterruptRecord): Record<string, unknown> {
+export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<typeof RunSnapshot> {
   const waiting = isWaiting(run.status);
   return {
     runId: run.runId,
@@ -34,7 +36,7 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Record<stri
   };
 }
 
-export function eventDoc(e: RunEvent): Record<string, unknown> {
+export function eventDoc(e: RunEventRecord): Static<typeof RunEvent> {
   return {
     eventId: `evt-${e.runId}-${e.sequence}`,
     runId: e.runId,

@@ -1,8 +1,8 @@
 // The A2A surface: the agent card, the JSON-RPC endpoint, the A2ATaskState host read and (behind
 // HANDOFF_TEST_SEAMS=1) the RFC 0100 conformance seams.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
-import { type A2AError, toA2AError, tryLater } from '../../a2a/errors.js';
+import { AGENT_CARD_PATH, buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
+import { type A2AError, TRY_LATER, toA2AError, tryLater } from '../../a2a/errors.js';
 import {
   errorResponse,
   type JsonRpcId,
@@ -33,7 +33,22 @@ import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/engine.js';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
 import { type Static, Type } from '@sinclair/typebox';
-import type { A2ATaskState } from '../../a2a/types.js';
+import {
+  A2ATaskList,
+  A2ATaskState,
+  AgentCard,
+  DeliveryList,
+  DeliveryQuery,
+  JsonRpcErrorResponse,
+  JsonRpcRequest,
+  JsonRpcSuccessResponse,
+  PushDelivery,
+  SeamPushBody,
+  SeamStartBody,
+  TaskListQuery,
+} from '../a2a-schemas.js';
+import { BAD_MEDIA_TYPE, CROSS_SITE, failure, ref, TOO_LARGE, typed, UNAUTHORIZED, withHeaders } from '../schemas.js';
+import type { A2ATaskState as A2ATaskStateRecord } from '../../a2a/types.js';
 import { checkPushUrl, type EgressPolicy } from '../../egress/address.js';
 import type { DeliveryRecord } from '../../store/model.js';
 import { errorHandler, HttpError } from '../errors.js';
@@ -78,20 +93,56 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
       ...A2A_FEATURES,
       requireAuth: deps.config.apiKeys.size > 0,
     });
-  app.get('/.well-known/agent-card.json', async (req) => card(req));
-  app.get('/v1/a2a/agent.json', async (req) => card(req));
+  const api = typed(app);
+  const cardSchema = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['a2a'],
+    summary,
+    response: { 200: ref(AgentCard, 'The agent card.') },
+  });
+  api.get(
+    AGENT_CARD_PATH,
+    { config: { public: true }, schema: cardSchema('getAgentCard', 'A2A agent card (well-known location)') },
+    async (req) => card(req),
+  );
+  api.get(
+    '/v1/a2a/agent.json',
+    { config: { public: true }, schema: cardSchema('getAgentCardV1', 'A2A agent card (OpenWOP location)') },
+    async (req) => card(req),
+  );
 
   const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) =>
     stateRecord(deps, req.caller.tenantId, req.params.taskId);
-  app.get<{ Params: { taskId: string } }>('/v1/a2a/tasks/:taskId', readRecord);
+  api.get(
+    '/v1/a2a/tasks/:taskId',
+    {
+      schema: {
+        operationId: 'getA2ATaskState',
+        tags: ['a2a'],
+        summary: 'Durable A2A task state (RFC 0100)',
+        description: 'The persisted A2ATaskState projection of a run (taskId equals runId).',
+        params: TaskParams,
+        response: {
+          200: ref(A2ATaskState, 'The task state.'),
+          401: UNAUTHORIZED,
+          404: failure('No such task for this tenant (`not_found`).'),
+        },
+      },
+    },
+    readRecord,
+  );
   taskListRoute(app, deps);
   deliveryRoutes(app, deps);
 
   // JSON-RPC: parse the body ourselves so malformed JSON is a JSON-RPC -32700, not a REST 400.
   // Only the JSON media types: a text/plain or form body (what a page may send cross-site without
   // a preflight) is 415 like on every REST write route, before anything is read.
-  void app.register(async (rpc) => {
+  void app.register(async (plugin) => {
+    const rpc = typed(plugin);
     rpc.removeAllContentTypeParsers();
+    // The body schema documents the request; the handler parses and checks it (a malformed request
+    // is a JSON-RPC error on HTTP 200, not a 400), so nothing is validated before it.
+    rpc.setValidatorCompiler(() => () => true);
     rpc.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
     // A quota refusal of this route (HANDOFF_TENANT_RATE) is answered in JSON-RPC, on HTTP 429.
     rpc.setErrorHandler((err: Error, req, reply) => {
@@ -99,8 +150,9 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
       const after = Number(err.details?.retryAfterSeconds ?? 1);
       void reply.status(429).send(errorResponse(null, tryLater(err.message, after)));
     });
-    rpc.post('/v1/a2a', async (req, reply) => {
-      const parsed = parseRequest(String(req.body ?? ''), deps.config.jsonMaxDepth);
+    rpc.post('/v1/a2a', { schema: RPC_SCHEMA }, async (req, reply) => {
+      // The raw text (the content-type parser above), not the parsed request the schema describes.
+      const parsed = parseRequest(String((req.body as unknown) ?? ''), deps.config.jsonMaxDepth);
       if ('error' in parsed) return reply.header('Content-Type', 'application/json').send(parsed);
       void reply.header('Content-Type', 'application/json');
       if (startsRun(parsed)) {
@@ -116,6 +168,53 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
 }
 
 const STREAMING = new Set(['message/stream', 'tasks/resubscribe']);
+
+const TaskParams = Type.Object({ taskId: Type.String() });
+
+/** A quota or capacity refusal of the JSON-RPC endpoint: HTTP 429/503, Retry-After, error -32029. */
+const rpcTryLater = (why: string) =>
+  withHeaders(
+    ref(
+      JsonRpcErrorResponse,
+      `${why}: a JSON-RPC error ${TRY_LATER} with \`data.retryAfterSeconds\` (A2A has no code for it).`,
+    ),
+    { 'Retry-After': { description: 'Seconds to wait before trying again.' } },
+  );
+
+const RPC_SCHEMA = {
+  operationId: 'a2aJsonRpc',
+  tags: ['a2a'],
+  summary: 'A2A v0.3 JSON-RPC endpoint',
+  description:
+    'One JSON-RPC 2.0 request per call. Every JSON-RPC outcome, including the -32xxx errors (parse error, invalid ' +
+    'request, unknown method, invalid params, task not found, …), is answered with **HTTP 200** and a JSON-RPC ' +
+    'error object. HTTP errors are only those of the transport: authentication, body size, media type. ' +
+    '`message/stream` and `tasks/resubscribe` answer `text/event-stream`: each `data:` is one JSON-RPC response, ' +
+    'each `id:` the run event sequence; `tasks/resubscribe` resumes after `Last-Event-ID` (header or ' +
+    '`params.metadata.lastEventId`).',
+  body: ref(JsonRpcRequest),
+  response: {
+    200: Type.Unsafe<string | JsonRpcResponse>({
+      description: 'A JSON-RPC response: a result, or an error object (HTTP status 200 either way).',
+      content: {
+        'application/json': {
+          schema: { oneOf: [{ $ref: JsonRpcSuccessResponse.$id }, { $ref: JsonRpcErrorResponse.$id }] },
+        },
+        'text/event-stream': { schema: { type: 'string', description: 'SSE frames of JSON-RPC responses.' } },
+      },
+    }),
+    401: UNAUTHORIZED,
+    403: CROSS_SITE,
+    413: TOO_LARGE,
+    415: BAD_MEDIA_TYPE,
+    429: rpcTryLater(
+      'The tenant is over a quota (HANDOFF_TENANT_RATE; HANDOFF_TENANT_MAX_ACTIVE_RUNS for a message that starts a task)',
+    ),
+    503: rpcTryLater('A streaming method when the host already serves HANDOFF_SSE_MAX_STREAMS streams'),
+  },
+};
+
+type JsonRpcResponse = ReturnType<typeof errorResponse>;
 
 interface RpcCall {
   id: string | number | null;
@@ -223,7 +322,7 @@ function openStream(deps: A2ARouteDeps, req: FastifyRequest, call: RpcCall): Pro
 }
 
 /** The RFC 0100 record, with the task's default push config (id == task id, else the first). */
-async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string): Promise<A2ATaskState> {
+async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string): Promise<A2ATaskStateRecord> {
   const rec = await deps.engine.store.tasks.get(taskId, tenantId);
   if (!rec) throw new HttpError(404, 'not_found', `task ${taskId} not found`);
   const configs = await deps.engine.store.pushConfigs.list(taskId);
@@ -234,16 +333,18 @@ async function stateRecord(deps: A2ARouteDeps, tenantId: string, taskId: string)
 
 /** The caller's tasks as A2ATaskState records, most recently changed first. */
 function taskListRoute(app: FastifyInstance, deps: A2ARouteDeps): void {
-  const Query = Type.Object(
-    {
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-      cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-      state: Type.Optional(Type.String({ minLength: 1 })),
-      contextId: Type.Optional(Type.String({ minLength: 1 })),
+  const schema = {
+    operationId: 'listA2ATasks',
+    tags: ['a2a'],
+    summary: 'The caller’s tasks (A2ATaskState records), most recently changed first',
+    querystring: TaskListQuery,
+    response: {
+      200: ref(A2ATaskList, 'One page of tasks.'),
+      400: failure('Invalid query or cursor (`validation_error`).'),
+      401: UNAUTHORIZED,
     },
-    { additionalProperties: false },
-  );
-  app.get<{ Querystring: Static<typeof Query> }>('/v1/a2a/tasks', { schema: { querystring: Query } }, async (req) => {
+  };
+  typed(app).get('/v1/a2a/tasks', { schema }, async (req) => {
     try {
       const page = await deps.engine.store.tasks.list(req.caller.tenantId, {
         ...req.query,
@@ -260,23 +361,34 @@ function taskListRoute(app: FastifyInstance, deps: A2ARouteDeps): void {
 
 /** Operators see push deliveries of their tenant and can retry a dead-lettered one. */
 function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
-  const Query = Type.Object(
-    {
-      taskId: Type.Optional(Type.String({ minLength: 1 })),
-      state: Type.Optional(Type.Union(['pending', 'delivered', 'dead', 'cancelled'].map((s) => Type.Literal(s)))),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  const api = typed(app);
+  const list = {
+    operationId: 'listPushDeliveries',
+    tags: ['a2a'],
+    summary: 'Push deliveries of the caller’s tenant (operators)',
+    description:
+      'The push outbox, newest first: pending (with the next attempt time), delivered, dead-lettered, cancelled.',
+    querystring: DeliveryQuery,
+    response: { 200: ref(DeliveryList, 'The deliveries.'), 400: failure('Invalid query.'), 401: UNAUTHORIZED },
+  };
+  api.get('/v1/a2a/deliveries', { schema: list }, async (req) => {
+    const deliveries = await deps.engine.store.outbox.list(req.caller.tenantId, req.query);
+    return { deliveries: deliveries.map(deliveryView) };
+  });
+  const retry = {
+    operationId: 'retryPushDelivery',
+    tags: ['a2a'],
+    summary: 'Retry a dead-lettered push delivery',
+    params: Type.Object({ id: Type.String() }),
+    response: {
+      200: ref(PushDelivery, 'The delivery, pending again with its attempts reset.'),
+      401: UNAUTHORIZED,
+      403: CROSS_SITE,
+      404: failure('No such delivery for this tenant (`not_found`).'),
+      409: failure('Only dead-lettered deliveries can be retried (`delivery_not_dead`).'),
     },
-    { additionalProperties: false },
-  );
-  app.get<{ Querystring: Static<typeof Query> }>(
-    '/v1/a2a/deliveries',
-    { schema: { querystring: Query } },
-    async (req) => {
-      const deliveries = await deps.engine.store.outbox.list(req.caller.tenantId, req.query);
-      return { deliveries: deliveries.map(deliveryView) };
-    },
-  );
-  app.post<{ Params: { id: string } }>('/v1/a2a/deliveries/:id/retry', async (req) => {
+  };
+  api.post('/v1/a2a/deliveries/:id/retry', { schema: retry }, async (req) => {
     const row = await deps.engine.store.outbox.retryDead(req.caller.tenantId, req.params.id);
     if (row) {
       deps.pushWorker?.kick();
@@ -292,7 +404,7 @@ function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   });
 }
 
-function deliveryView(r: DeliveryRecord) {
+function deliveryView(r: DeliveryRecord): Static<typeof PushDelivery> {
   return {
     deliveryId: r.deliveryId,
     taskId: r.taskId,
@@ -312,10 +424,33 @@ function deliveryView(r: DeliveryRecord) {
 function seamRoutes(
   app: FastifyInstance,
   deps: A2ARouteDeps,
-  readRecord: (req: FastifyRequest<{ Params: { taskId: string } }>) => Promise<unknown>,
+  readRecord: (req: FastifyRequest<{ Params: { taskId: string } }>) => Promise<A2ATaskStateRecord>,
 ): void {
-  app.get<{ Params: { taskId: string } }>('/v1/host/sample/a2a/tasks/:taskId', readRecord);
-  app.post<{ Body: { scenario?: string } }>('/v1/host/sample/a2a/tasks/start', async (req, reply) => {
+  const api = typed(app);
+  const WRITE_ERRORS = { 401: UNAUTHORIZED, 403: CROSS_SITE, 413: TOO_LARGE, 415: BAD_MEDIA_TYPE };
+  const seam = (operationId: string, summary: string) => ({ operationId, tags: ['seams'], summary });
+  const state = {
+    ...seam('seamGetTaskState', 'The A2ATaskState record (the suite’s read)'),
+    params: TaskParams,
+    response: { 200: ref(A2ATaskState, 'The task state.'), 401: UNAUTHORIZED, 404: failure('No such task.') },
+  };
+  api.get('/v1/host/sample/a2a/tasks/:taskId', { schema: state }, readRecord);
+  const start = {
+    ...seam('seamStartTask', 'Start a task paused at an approval'),
+    body: SeamStartBody,
+    response: {
+      201: Type.Object({ taskId: Type.String() }, { description: 'The task, waiting for approval.' }),
+      400: failure('`scenario` is not `paused-at-approval` (`validation_error`).'),
+      ...WRITE_ERRORS,
+    },
+  };
+  // Like cancel, a bare POST is allowed (and answered by the handler's own check).
+  const bare = {
+    preValidation: async (req: FastifyRequest) => {
+      req.body ??= {};
+    },
+  };
+  api.post('/v1/host/sample/a2a/tasks/start', { schema: start, ...bare }, async (req, reply) => {
     if (req.body?.scenario !== 'paused-at-approval') {
       throw new HttpError(400, 'validation_error', "scenario must be 'paused-at-approval'");
     }
@@ -329,7 +464,17 @@ function seamRoutes(
   });
   // Guard first (a denied URL is 400 before any task lookup), then the task, then the same
   // registration as tasks/pushNotificationConfig/set.
-  app.post<{ Body: { taskId?: unknown; url?: unknown } }>('/v1/host/sample/a2a/tasks/push-config', async (req) => {
+  const push = {
+    ...seam('seamSetPushConfig', 'Register a push config through the egress guard'),
+    body: SeamPushBody,
+    response: {
+      200: ref(A2ATaskState, 'The task state with its push config.'),
+      400: failure('Not strings, or a URL the egress guard denies (`validation_error`, `a2a_push_egress_denied`).'),
+      ...WRITE_ERRORS,
+      404: failure('No such task.'),
+    },
+  };
+  api.post('/v1/host/sample/a2a/tasks/push-config', { schema: push, ...bare }, async (req) => {
     const { taskId, url } = req.body ?? {};
     if (typeof url !== 'string' || typeof taskId !== 'string')
       throw new HttpError(400, 'validation_error', 'taskId and url must be strings');

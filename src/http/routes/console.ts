@@ -7,7 +7,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import { HttpError } from '../errors.js';
+import { empty, failure, raw, typed } from '../schemas.js';
 
 export const CONSOLE_PATH = '/console';
 
@@ -55,13 +57,48 @@ export function consoleRoutes(app: FastifyInstance, dir = defaultConsoleDir()): 
       throw new HttpError(503, 'console_not_built', `the console is not built in ${dir}: run \`npm run build\``);
     return send(req, reply, built.page, 'no-cache');
   };
-  for (const path of CONSOLE_PAGES) app.get(path, page);
-  app.get<{ Params: { file: string } }>(`${CONSOLE_PATH}/assets/:file`, async (req, reply) => {
+  const api = typed(app);
+  for (const path of CONSOLE_PAGES) api.get(path, { config: { public: true }, schema: pageSchema(path) }, page);
+  const asset = {
+    operationId: 'getConsoleAsset',
+    tags: ['console'],
+    summary: 'Web console asset',
+    description: 'A script, style sheet or source map of the console, by content-hashed name (cached immutable).',
+    params: Type.Object({ file: Type.String() }),
+    response: {
+      200: raw('The asset.', 'text/javascript', 'text/css', 'application/json'),
+      304: empty('Not modified (`If-None-Match`).'),
+      404: failure('No such asset (`not_found`).'),
+    },
+  };
+  api.get(`${CONSOLE_PATH}/assets/:file`, { config: { public: true }, schema: asset }, async (req, reply) => {
     const file = built?.assets.get(req.params.file);
     if (!file) throw new HttpError(404, 'not_found', `no console asset ${req.params.file}`);
     // Content-hashed names: a changed file has a new name, so a cached one never goes stale.
     return send(req, reply, file, 'public, max-age=31536000, immutable');
   });
+}
+
+/** The page's documentation: the same HTML at every console path. */
+function pageSchema(path: string) {
+  const name = path.split('/')[2] ?? 'inbox';
+  return {
+    operationId: `getConsole${name === 'inbox' ? '' : name[0]?.toUpperCase() + name.slice(1)}`,
+    tags: ['console'],
+    summary: `Web console: ${name === 'runs' ? 'one run' : name}`,
+    description:
+      'The console’s page (the same HTML for every console path; the page routes in the browser). Public: it holds ' +
+      'no data, signs in with an API key and calls this API. `Cache-Control: no-cache` with an ETag. A browser ' +
+      'opening `/` is redirected here.',
+    ...(path.includes(':runId')
+      ? { params: Type.Object({ runId: Type.String({ description: 'The run shown.' }) }) }
+      : {}),
+    response: {
+      200: raw('The console page.', 'text/html'),
+      304: empty('Not modified (`If-None-Match`).'),
+      503: failure('The console was not built (`console_not_built`).'),
+    },
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import { isWaiting, RUN_STATUSES, type RunStatus } from '../../store/model.js';
 import type { InterruptRecord, RunRecord } from '../../store/model.js';
 import type { Store } from '../../store/store.js';
 import { HttpError } from '../errors.js';
+import { failure, RunList, type RunSummary, raw, ref, TOO_MANY_STREAMS, typed, UNAUTHORIZED } from '../schemas.js';
 import { openOrRefuse, type SseHub } from '../sse.js';
 import { runSnapshot } from '../views.js';
 
@@ -14,19 +15,55 @@ const STATUS_LIST = `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*
 
 export const RunListQuery = Type.Object(
   {
-    status: Type.Optional(Type.String({ pattern: STATUS_LIST, maxLength: 256 })),
-    workflowId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    status: Type.Optional(
+      Type.String({
+        pattern: STATUS_LIST,
+        maxLength: 256,
+        description: 'Comma-separated run statuses; a run in any of them is listed (all statuses when absent).',
+      }),
+    ),
+    workflowId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'Only runs of this workflow.' }),
+    ),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'Text, case-insensitive (ASCII): a run whose id starts with it, or whose workflow id or one of whose tags ' +
+          'contains it. Matched over the tenant’s runs newest first.',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Most runs in one page (default 50).' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus, sse: SseHub): void {
-  app.get<{ Querystring: Static<typeof RunListQuery> }>(
+  const api = typed(app);
+  api.get(
     '/v1/runs',
-    { schema: { querystring: RunListQuery } },
+    {
+      schema: {
+        operationId: 'listRuns',
+        tags: ['runs'],
+        summary: 'The caller’s runs, newest first',
+        description:
+          'The runs of the caller’s tenant, newest first (by creation, then run id), one page at a time by keyset ' +
+          '(`nextCursor`). The console’s inbox is `?status=waiting-approval,waiting-input`.',
+        querystring: RunListQuery,
+        response: {
+          200: ref(RunList, 'One page of runs.'),
+          400: failure('Invalid query or cursor (`validation_error`).'),
+          401: UNAUTHORIZED,
+        },
+      },
+    },
     async (req) => {
       const { status, workflowId, q, limit, cursor } = req.query;
       try {
@@ -50,28 +87,48 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
 
   // Not durable (the bus is not): a client that reconnects lists again. Notices are a few dozen
   // bytes, written as they come; a client that stops reading is dropped at the buffer cap.
-  app.get('/v1/runs/changes', async (req, reply) => {
-    const tenantId = req.caller.tenantId;
-    // Subscribed in the same turn the headers go out: no notice can fall between the two.
-    const stream = openOrRefuse(sse, reply);
-    const unsubscribe = bus.subscribeAll((n) => {
-      // After a gap in cross-instance notices the bus says "look again" for every run.
-      if (n.runId === '*') stream.send({}, { event: 'resync' });
-      else if (n.tenantId === tenantId)
-        stream.send({ runId: n.runId, status: n.status, lastSeq: n.lastSeq }, { event: 'run' });
-    });
-    await new Promise<void>((resolve) => {
-      if (stream.closed) resolve();
-      else stream.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    unsubscribe();
-  });
+  api.get(
+    '/v1/runs/changes',
+    {
+      schema: {
+        operationId: 'streamRunChanges',
+        tags: ['runs'],
+        summary: 'Changes of the caller’s runs, live (SSE)',
+        description:
+          'Server-Sent Events, one `event: run` per committed change of a run of the caller’s tenant, on any ' +
+          'instance: `data: {runId, status, lastSeq}`. `event: resync` (`data: {}`) means changes may have been ' +
+          'missed: list again. Not durable and not resumable (no `id:`): after a reconnect, list again. ' +
+          '`:keepalive` comments at least every 15 s; a client that stops reading is disconnected.',
+        response: {
+          200: raw('The change stream.', 'text/event-stream'),
+          401: UNAUTHORIZED,
+          503: TOO_MANY_STREAMS,
+        },
+      },
+    },
+    async (req, reply) => {
+      const tenantId = req.caller.tenantId;
+      // Subscribed in the same turn the headers go out: no notice can fall between the two.
+      const stream = openOrRefuse(sse, reply);
+      const unsubscribe = bus.subscribeAll((n) => {
+        // After a gap in cross-instance notices the bus says "look again" for every run.
+        if (n.runId === '*') stream.send({}, { event: 'resync' });
+        else if (n.tenantId === tenantId)
+          stream.send({ runId: n.runId, status: n.status, lastSeq: n.lastSeq }, { event: 'run' });
+      });
+      await new Promise<void>((resolve) => {
+        if (stream.closed) resolve();
+        else stream.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      unsubscribe();
+    },
+  );
 }
 
 /** A run as the list shows it: the snapshot's identity, times and what it waits on. */
-function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Record<string, unknown> {
-  const snapshot = runSnapshot(run, interrupt) as {
-    interrupt?: { kind: string; nodeId: string; expiresAt?: string; payload: Record<string, unknown> };
+function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Static<typeof RunSummary> {
+  const snapshot = runSnapshot(run, interrupt) as ReturnType<typeof runSnapshot> & {
+    interrupt?: { expiresAt?: string; payload: Record<string, unknown> };
     waitingOn?: unknown;
   };
   const open = snapshot.interrupt;

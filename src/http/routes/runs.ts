@@ -1,5 +1,5 @@
 // The OpenWOP run API (docs/protocol/openwop.md#run-api): create, read, cancel, resolve, poll events.
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Config } from '../../config.js';
@@ -9,37 +9,61 @@ import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { openOrRefuse, parseLastEventId, type SseHub } from '../sse.js';
+import {
+  BAD_MEDIA_TYPE,
+  CancelBody,
+  CancelRunResponse,
+  CreateRunBody,
+  CreateRunResponse,
+  CROSS_SITE,
+  failure,
+  LegacyApprovalBody,
+  PollEventsResponse,
+  PollQuery,
+  raw,
+  ref,
+  ResolveBody,
+  ResolveInterruptResponse,
+  RunSnapshot,
+  TOO_LARGE,
+  TOO_MANY_STREAMS,
+  tryLater,
+  typed,
+  UNAUTHORIZED,
+  withHeaders,
+} from '../schemas.js';
 import { eventDoc, runSnapshot } from '../views.js';
 
-const RunId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+const RunId = Type.Object({
+  id: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: 'The run id (`run_…`). Another tenant’s run answers exactly like an unknown one (404).',
+  }),
+});
+const NodeParams = Type.Object({
+  id: Type.String({ minLength: 1, description: 'The run id.' }),
+  nodeId: Type.String({ minLength: 1, description: 'The node whose open interrupt is answered (`currentNodeId`).' }),
+});
 
-export const CreateRunBody = Type.Object(
-  {
-    workflowId: Type.String({ minLength: 1, maxLength: 128 }),
-    inputs: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    tags: Type.Optional(Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 })),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    tenantId: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
-export const CancelBody = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: 1024 })) },
-  { additionalProperties: false },
-);
-export const ResolveBody = Type.Object(
-  { resumeValue: Type.Object({}, { additionalProperties: true }) },
-  { additionalProperties: false },
-);
-export const PollQuery = Type.Object(
-  {
-    lastSequence: Type.Optional(Type.Integer({ minimum: -1 })),
-    since: Type.Optional(Type.Integer({ minimum: -1 })),
-    timeout: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-  },
-  { additionalProperties: false },
-);
+const NOT_FOUND = failure('No such run for this tenant (`not_found`).');
+const invalid = (what: string) => failure(`Invalid request: ${what} (\`validation_error\`).`);
+
+/** What answering an interrupt can answer (both the route and its legacy alias). */
+const RESOLVE_RESPONSES = {
+  200: ref(ResolveInterruptResponse, 'The answer was applied.'),
+  400: invalid('path, body, or a resume value that does not fit the gate (e.g. an unknown action, missing answers)'),
+  401: UNAUTHORIZED,
+  403: failure('The caller is not an approver of this gate, or a cross-site write (`forbidden`).'),
+  404: failure('No such run, or no open interrupt at this node (`not_found`, `interrupt_not_found`).'),
+  409: failure(
+    'The interrupt was already resolved (`interrupt_already_resolved`; one of concurrent answers wins), ' +
+      'or the run kept changing (`conflict`).',
+  ),
+  413: TOO_LARGE,
+  415: BAD_MEDIA_TYPE,
+  422: failure('The interrupt was cancelled with its run (`interrupt_cancelled`).'),
+};
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~:-]{1,255}$/;
 
@@ -57,9 +81,45 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     for (const wake of parked) wake();
   });
 
-  app.post<{ Body: Static<typeof CreateRunBody> }>(
+  const api = typed(app);
+  api.post(
     '/v1/runs',
-    { schema: { body: CreateRunBody } },
+    {
+      schema: {
+        operationId: 'createRun',
+        tags: ['runs'],
+        summary: 'Start a run',
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              description:
+                'Replays the first response for the same key and body (header `openwop-Idempotent-Replay: true`); ' +
+                'the same key with a different body is 409 `idempotency_key_mismatch`. 1–255 URL-safe characters.',
+            }),
+          ),
+        }),
+        body: CreateRunBody,
+        response: {
+          201: withHeaders(
+            ref(CreateRunResponse, 'The run was created (or, with a known Idempotency-Key, the original run).'),
+            { 'openwop-Idempotent-Replay': { description: '`true` when the response replays an earlier request.' } },
+          ),
+          400: invalid('body, unknown workflow, inputs that fail its inputSchema, or a malformed Idempotency-Key'),
+          401: UNAUTHORIZED,
+          403: failure('`tenantId` is not the authenticated tenant, or a cross-site write (`forbidden`).'),
+          409: failure(
+            'The Idempotency-Key was used with a different body (`idempotency_key_mismatch`), ' +
+              'or a concurrent change won (`conflict`).',
+          ),
+          413: TOO_LARGE,
+          415: BAD_MEDIA_TYPE,
+          429: tryLater(
+            'The tenant is over a quota: HANDOFF_TENANT_RATE (`rate_limited`) or ' +
+              'HANDOFF_TENANT_MAX_ACTIVE_RUNS (`too_many_active_runs`).',
+          ),
+        },
+      },
+    },
     async (req, reply) => {
       const body = req.body;
       if (body.tenantId !== undefined && body.tenantId !== req.caller.tenantId) {
@@ -91,17 +151,54 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     },
   );
 
-  app.get<{ Params: Static<typeof RunId> }>('/v1/runs/:id', { schema: { params: RunId } }, async (req) => {
-    const run = await engine.getRun(req.caller, req.params.id);
-    const waiting = isWaiting(run.status);
-    const open = waiting ? await engine.store.interrupts.getOpen(run.runId) : undefined;
-    return runSnapshot(run, open);
-  });
+  api.get(
+    '/v1/runs/:id',
+    {
+      schema: {
+        operationId: 'getRun',
+        tags: ['runs'],
+        summary: 'Run snapshot',
+        description: 'The run, with its open interrupt while it waits for approval or input.',
+        params: RunId,
+        response: {
+          200: ref(RunSnapshot, 'The run snapshot.'),
+          400: invalid('run id'),
+          401: UNAUTHORIZED,
+          404: NOT_FOUND,
+        },
+      },
+    },
+    async (req) => {
+      const run = await engine.getRun(req.caller, req.params.id);
+      const waiting = isWaiting(run.status);
+      const open = waiting ? await engine.store.interrupts.getOpen(run.runId) : undefined;
+      return runSnapshot(run, open);
+    },
+  );
 
-  app.post<{ Params: Static<typeof RunId>; Body: Static<typeof CancelBody> }>(
+  api.post(
     '/v1/runs/:id/cancel',
     {
-      schema: { params: RunId, body: CancelBody },
+      schema: {
+        operationId: 'cancelRun',
+        tags: ['runs'],
+        summary: 'Cancel a run',
+        description:
+          'Cancels a run in any non-terminal state; a run a worker is executing passes through `cancelling`. ' +
+          'The body is optional: a bare POST cancels without a reason.',
+        params: RunId,
+        body: CancelBody,
+        response: {
+          200: ref(CancelRunResponse, 'The cancel was accepted.'),
+          400: invalid('path or body'),
+          401: UNAUTHORIZED,
+          403: CROSS_SITE,
+          404: NOT_FOUND,
+          409: failure('The run is already terminal (`run_terminal`), or kept changing (`conflict`).'),
+          413: TOO_LARGE,
+          415: BAD_MEDIA_TYPE,
+        },
+      },
       // The body is optional: a bare POST cancels without a reason.
       preValidation: async (req) => {
         req.body ??= {};
@@ -124,30 +221,74 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
         interruptId: interrupt.interruptId,
         outcome,
         votes: interrupt.votes.length,
-        requiredApprovals: interrupt.data.requiredApprovals ?? undefined,
+        // The gate's config, checked as an integer when the workflow was loaded.
+        requiredApprovals: (interrupt.data.requiredApprovals as number | undefined) ?? undefined,
       },
     };
   };
 
-  const NodeParams = Type.Object({ id: Type.String({ minLength: 1 }), nodeId: Type.String({ minLength: 1 }) });
-  app.post<{ Params: Static<typeof NodeParams>; Body: Static<typeof ResolveBody> }>(
+  api.post(
     '/v1/runs/:id/interrupts/:nodeId',
-    { schema: { params: NodeParams, body: ResolveBody } },
+    {
+      schema: {
+        operationId: 'resolveInterrupt',
+        tags: ['interrupts'],
+        summary: 'Answer a run’s open interrupt',
+        description:
+          'Approval: `{resumeValue: {action: accept|reject|refine|edit-accept|ask, feedback?, refineFeedback?, ' +
+          'editedArtifactData?}}`. Clarification: `{resumeValue: {answers}}`.',
+        params: NodeParams,
+        body: ResolveBody,
+        response: RESOLVE_RESPONSES,
+      },
+    },
     async (req) => resolve(req.caller, req.params.id, req.params.nodeId, req.body.resumeValue),
   );
 
   // Legacy alias used by OpenWOP examples: the body is the resume value itself ({action, …}).
-  const LegacyBody = Type.Object({ action: Type.String() }, { additionalProperties: true });
-  app.post<{ Params: Static<typeof NodeParams>; Body: Static<typeof LegacyBody> }>(
+  api.post(
     '/v1/runs/:id/approvals/:nodeId',
-    { schema: { params: NodeParams, body: LegacyBody } },
+    {
+      schema: {
+        operationId: 'resolveApprovalLegacy',
+        tags: ['interrupts'],
+        summary: 'Answer an approval (legacy alias)',
+        description: 'The alias of `POST /v1/runs/{id}/interrupts/{nodeId}` whose body is the resume value itself.',
+        deprecated: true,
+        params: NodeParams,
+        body: LegacyApprovalBody,
+        response: RESOLVE_RESPONSES,
+      },
+    },
     async (req) => resolve(req.caller, req.params.id, req.params.nodeId, req.body),
   );
 
   // The run's event log as SSE: the backlog after Last-Event-ID, then live, closed at the end.
-  app.get<{ Params: Static<typeof RunId> }>(
+  api.get(
     '/v1/runs/:id/events',
-    { schema: { params: RunId } },
+    {
+      schema: {
+        operationId: 'streamRunEvents',
+        tags: ['runs'],
+        summary: 'Follow the run’s event log (SSE)',
+        description:
+          'Server-Sent Events: `id:` is the event sequence, `event:` its type, `data:` the event document (RunEvent). ' +
+          'Sends every event after `Last-Event-ID` (all when absent), then live events, and closes after the run’s ' +
+          'final event. `:keepalive` comments at least every 15 s. A client that stops reading is disconnected and ' +
+          'may resume by id.',
+        params: RunId,
+        headers: Type.Object({
+          'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event sequence.' })),
+        }),
+        response: {
+          200: raw('The event stream.', 'text/event-stream'),
+          400: invalid('path or Last-Event-ID'),
+          401: UNAUTHORIZED,
+          404: NOT_FOUND,
+          503: TOO_MANY_STREAMS,
+        },
+      },
+    },
     async (req, reply) => {
       const run = await engine.getRun(req.caller, req.params.id);
       let after: number | undefined;
@@ -165,9 +306,23 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     },
   );
 
-  app.get<{ Params: Static<typeof RunId>; Querystring: Static<typeof PollQuery> }>(
+  api.get(
     '/v1/runs/:id/events/poll',
-    { schema: { params: RunId, querystring: PollQuery } },
+    {
+      schema: {
+        operationId: 'pollRunEvents',
+        tags: ['runs'],
+        summary: 'Long-poll the run’s event log',
+        params: RunId,
+        querystring: PollQuery,
+        response: {
+          200: ref(PollEventsResponse, 'The events after `lastSequence` (possibly none after the timeout).'),
+          400: invalid('path or query'),
+          401: UNAUTHORIZED,
+          404: NOT_FOUND,
+        },
+      },
+    },
     async (req) => {
       const run = await engine.getRun(req.caller, req.params.id);
       const after = req.query.lastSequence ?? req.query.since ?? -1;
