@@ -24,6 +24,7 @@ import { RawJson } from '../../a2a/jsonrpc.js';
 import { encodeItem, type OpenedStream, type StreamItem } from '../../a2a/stream.js';
 import { requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
 import { HttpError, toResponse } from '../errors.js';
+import { jsonBodyParser } from '../json-body.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
 import { type A2ARouteDeps, idOf, openStream, sendFirst, startsRun, versionAsked, wireError } from './a2a.js';
@@ -34,6 +35,10 @@ const V1 = CODECS['1.0'];
 export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
   void app.register(
     async (rest) => {
+      // The same JSON parser and limits as every route, but an empty body is no body (HTTP+JSON
+      // clients send `Content-Type: application/json` on body-less POSTs).
+      rest.removeAllContentTypeParsers();
+      jsonBodyParser(rest, deps.config.jsonMaxDepth, { allowEmpty: true });
       rest.setErrorHandler((err: FastifyError | Error, req, reply) => sendError(req, reply, err));
       rest.setNotFoundHandler((req, reply) =>
         sendError(req, reply, new HttpError(404, 'not_found', `no A2A route ${req.method} ${req.url.split('?')[0]}`)),
