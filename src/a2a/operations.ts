@@ -20,6 +20,7 @@ import { decodeTask, encodeStoredMessage } from './codec/v0_3.js';
 import type { WireCodec } from './codec/codec.js';
 import {
   A2AError,
+  contentTypeNotSupported,
   extendedCardNotConfigured,
   invalidParams,
   pushNotSupported,
@@ -95,6 +96,7 @@ export class A2AOperations {
   // ------------------------------------------------------------------ messages and tasks
 
   async send(caller: Caller, req: N.SendRequest): Promise<N.SendResult> {
+    checkOutputModes(req.configuration.acceptedOutputModes);
     const task = await this.service.send(caller, toStoredSend(req));
     return { kind: 'task', task: decodeTask(task) };
   }
@@ -263,6 +265,23 @@ function checkTenant(caller: Caller, tenant: string | undefined): void {
   throw invalidParams(`tenant: ${JSON.stringify(tenant)} is not the tenant of this API key`, {
     errors: [{ path: 'tenant', message: 'is not the tenant of this API key' }],
   });
+}
+
+/** What a task's artifacts and messages are made of (the card's defaultOutputModes). */
+const OUTPUT_MODES = ['application/json', 'text/plain'];
+
+/** A caller that accepts none of them cannot be answered: -32005 before anything starts. */
+export function checkOutputModes(accepted: string[] | undefined): void {
+  if (!accepted || accepted.length === 0) return;
+  const fits = (range: string, mode: string) => {
+    const [type, sub] = range.trim().toLowerCase().split(';')[0]?.split('/') ?? [];
+    const [mType, mSub] = mode.split('/');
+    return (type === '*' || type === mType) && (sub === '*' || sub === mSub);
+  };
+  if (accepted.some((range) => OUTPUT_MODES.some((mode) => fits(range, mode)))) return;
+  throw contentTypeNotSupported(
+    `acceptedOutputModes ${JSON.stringify(accepted)}: this agent answers with ${OUTPUT_MODES.join(' or ')}`,
+  );
 }
 
 /** The neutral send request as the service's stored (0.3) params. */

@@ -11,7 +11,7 @@ import type { WireCodec } from './codec/codec.js';
 import { decodeStreamEvent } from './codec/v0_3.js';
 import { unsupportedOperation } from './errors.js';
 import type { SendRequest } from './model.js';
-import { toStoredSend } from './operations.js';
+import { checkOutputModes, toStoredSend } from './operations.js';
 import type { StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
 /** `message`: the turn ends at input-required too; `observe` (resubscribe) only at a terminal state. */
@@ -44,6 +44,7 @@ export class A2AStreams {
 
   /** message/stream: start or resume like message/send (errors surface before any SSE byte). */
   async openMessage(caller: Caller, req: SendRequest): Promise<OpenedStream> {
+    checkOutputModes(req.configuration.acceptedOutputModes);
     const params = toStoredSend(req);
     const { run, before } = await this.service.startOrResume(caller, params);
     const task = await this.service.task(caller, run.runId, params.configuration?.historyLength);
