@@ -1789,6 +1789,25 @@ and nothing of theirs commits', async () => {
           assert.deepEqual((await list({ state: 'completed' })).tasks, []);
         });
 
+        it('page and count (ListTasks): keyset after a position, filters incl. since, the tenant only', async () => {
+          const tenantId = uid('tenant');
+          const contextId = uid('ctx');
+          const tasks = await seed(tenantId, 4, { contextId });
+          await seed(uid('tenant'), 2, { contextId });
+          const all = newestFirst(tasks);
+          const first = await store().tasks.page(tenantId, { contextId }, 3);
+          assert.deepEqual(first, { tasks: all.slice(0, 3), more: true });
+          const last = all[2] as TaskRecord;
+          const rest = await store().tasks.page(tenantId, { contextId }, 10, last);
+          assert.deepEqual(rest, { tasks: all.slice(3), more: false });
+          assert.equal(await store().tasks.count(tenantId, { contextId }), tasks.length);
+          const since = (all[1] as TaskRecord).updatedAt;
+          const recent = all.filter((t) => t.updatedAt >= since);
+          assert.deepEqual((await store().tasks.page(tenantId, { since }, 100)).tasks, recent, 'since is inclusive');
+          assert.equal(await store().tasks.count(tenantId, { since }), recent.length);
+          assert.equal(await store().tasks.count(tenantId, { state: 'failed' }), 0);
+        });
+
         it('a malformed cursor is a RangeError', async () => {
           const tenantId = uid('tenant');
           await seed(tenantId, 1);
