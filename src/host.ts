@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { pushOutbox } from './a2a/push.js';
+import { pushOutbox, renderPush } from './a2a/push.js';
 import { A2AOperations } from './a2a/operations.js';
 import { A2AService } from './a2a/service.js';
 import { A2AStreams } from './a2a/stream.js';
@@ -66,6 +66,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}),
   });
   const pushWorker = new PushWorker(store, {
+    render: renderPush,
     instanceId: config.instanceId,
     logger: log,
     metrics,

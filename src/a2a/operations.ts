@@ -32,9 +32,9 @@ import {
 import { RawJson } from './jsonrpc.js';
 import type * as N from './model.js';
 import { encodePageToken } from './page-token.js';
-import type { A2AService, PushSupport } from './service.js';
+import type { A2AService, PushSupport, StoredSendParams } from './service.js';
 import type { TaskCache } from './task-cache.js';
-import type { MessageSendParams } from './types.js';
+import type { ProtocolVersion } from './versions.js';
 
 /** A ListTasks page (ListTasksResponse before encoding). */
 export interface TaskListPage {
@@ -65,7 +65,7 @@ export class A2AOperations {
     const r = req as never;
     switch (op) {
       case 'send':
-        return codec.encodeSendResult(await this.send(caller, r));
+        return codec.encodeSendResult(await this.send(caller, r, codec.version));
       case 'get':
         return this.getEncoded(caller, codec, r);
       case 'list':
@@ -73,7 +73,7 @@ export class A2AOperations {
       case 'cancel':
         return codec.encodeTask(await this.cancel(caller, r));
       case 'push.create':
-        return codec.encodePushConfig(await this.pushCreate(caller, r));
+        return codec.encodePushConfig(await this.pushCreate(caller, r, codec.version));
       case 'push.get':
         return codec.encodePushConfig(await this.pushGet(caller, r));
       case 'push.list': {
@@ -95,9 +95,9 @@ export class A2AOperations {
 
   // ------------------------------------------------------------------ messages and tasks
 
-  async send(caller: Caller, req: N.SendRequest): Promise<N.SendResult> {
+  async send(caller: Caller, req: N.SendRequest, version: ProtocolVersion): Promise<N.SendResult> {
     checkOutputModes(req.configuration.acceptedOutputModes);
-    const task = await this.service.send(caller, toStoredSend(req));
+    const task = await this.service.send(caller, toStoredSend(req, version));
     return { kind: 'task', task: decodeTask(task) };
   }
 
@@ -182,7 +182,8 @@ export class A2AOperations {
     return this.opts.push;
   }
 
-  async pushCreate(caller: Caller, req: N.PushCreateRequest): Promise<N.PushConfig> {
+  /** Register a config in `version`: the pushes it causes speak that version. */
+  async pushCreate(caller: Caller, req: N.PushCreateRequest, version: ProtocolVersion = '0.3'): Promise<N.PushConfig> {
     const { vault, policy, maxConfigsPerTask } = this.pushSupport();
     const verdict = checkPushUrl(req.config.url, policy);
     if (!verdict.ok)
@@ -193,7 +194,7 @@ export class A2AOperations {
     await this.service.visibleTask(caller, req.taskId);
     // A finished task will push nothing more: its caller secrets are not kept at all.
     const run = await this.service.engine.getRun(caller, req.taskId);
-    const input = isTerminal(run.status) ? withoutSecrets(req.config) : req.config;
+    const input = { ...(isTerminal(run.status) ? withoutSecrets(req.config) : req.config), protocolVersion: version };
     const saved = await this.store.transaction((tx) =>
       putConfig(tx, vault, req.taskId, caller.tenantId, input, maxConfigsPerTask),
     );
@@ -285,9 +286,10 @@ export function checkOutputModes(accepted: string[] | undefined): void {
 }
 
 /** The neutral send request as the service's stored (0.3) params. */
-export function toStoredSend(req: N.SendRequest): MessageSendParams {
+export function toStoredSend(req: N.SendRequest, protocolVersion: ProtocolVersion): StoredSendParams {
   const c = req.configuration;
   return {
+    protocolVersion,
     message: encodeStoredMessage(req.message),
     configuration: {
       blocking: c.blocking,

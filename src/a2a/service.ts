@@ -22,7 +22,12 @@ import { type PushConfigInput, putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
 import type { StoreTx } from '../store/store.js';
+import type { ProtocolVersion } from './versions.js';
 import type { Message, MessageSendParams, Part, PushNotificationConfig, Task } from './types.js';
+
+/** message/send params in their stored (0.3) form, with the version of the request that carried
+ * them (an inline push config is registered in it). */
+export type StoredSendParams = MessageSendParams & { protocolVersion?: ProtocolVersion };
 
 /** Push support: absent means every push method answers -32003. */
 export interface PushSupport {
@@ -49,7 +54,7 @@ export class A2AService {
   ) {}
 
   /** message/send: start or resume, then (blocking) wait until the caller must act or the end. */
-  async send(caller: Caller, p: MessageSendParams): Promise<Task> {
+  async send(caller: Caller, p: StoredSendParams): Promise<Task> {
     const { run, created } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run) : run;
@@ -64,19 +69,23 @@ export class A2AService {
    */
   async startOrResume(
     caller: Caller,
-    p: MessageSendParams,
+    p: StoredSendParams,
   ): Promise<{ run: RunRecord; before: number; created?: RunEvent[] }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
     // registers nothing); it applies from this message's transitions on.
     if (p.message.taskId)
-      return this.resume(caller, p.message, inline ? this.registerInline(caller, inline) : undefined);
+      return this.resume(
+        caller,
+        p.message,
+        inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined,
+      );
     return { ...(await this.start(caller, p)), before: -1 };
   }
 
   /** `created`: the new run's whole committed log, when this call created and ran it inline. */
-  private async start(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
+  private async start(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
     const msg = p.message;
     const prior = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
     if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
@@ -101,7 +110,7 @@ export class A2AService {
         },
         events: [messageEvent(msg)],
         ...(p.configuration?.pushNotificationConfig
-          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig) }
+          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig, p.protocolVersion) }
           : {}),
       });
       return { run, ...(events ? { created: events } : {}) };
@@ -199,10 +208,12 @@ export class A2AService {
       );
   }
 
-  private registerInline(caller: Caller, config: PushNotificationConfig) {
+  /** An inline config is registered in the version of the request that carried it. */
+  private registerInline(caller: Caller, config: PushNotificationConfig, protocolVersion = '0.3') {
     const { vault, maxConfigsPerTask } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
-      await putConfig(tx, vault, run.runId, caller.tenantId, configInput(config), maxConfigsPerTask);
+      const input = { ...configInput(config), protocolVersion };
+      await putConfig(tx, vault, run.runId, caller.tenantId, input, maxConfigsPerTask);
     };
   }
 
@@ -311,7 +322,7 @@ function configInput(c: PushNotificationConfig): PushConfigInput {
   };
 }
 
-function skillOf(msg: Message, p: MessageSendParams): string | undefined {
+function skillOf(msg: Message, p: StoredSendParams): string | undefined {
   const fromMsg = msg.metadata?.skillId;
   const fromParams = p.metadata?.skillId;
   const s = typeof fromMsg === 'string' ? fromMsg : typeof fromParams === 'string' ? fromParams : undefined;

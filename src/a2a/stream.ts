@@ -11,6 +11,7 @@ import type { WireCodec } from './codec/codec.js';
 import { decodeStreamEvent } from './codec/v0_3.js';
 import { unsupportedOperation } from './errors.js';
 import type { SendRequest } from './model.js';
+import type { ProtocolVersion } from './versions.js';
 import { checkOutputModes, toStoredSend } from './operations.js';
 import type { StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
@@ -43,9 +44,9 @@ export class A2AStreams {
   ) {}
 
   /** message/stream: start or resume like message/send (errors surface before any SSE byte). */
-  async openMessage(caller: Caller, req: SendRequest): Promise<OpenedStream> {
+  async openMessage(caller: Caller, req: SendRequest, version: ProtocolVersion): Promise<OpenedStream> {
     checkOutputModes(req.configuration.acceptedOutputModes);
-    const params = toStoredSend(req);
+    const params = toStoredSend(req, version);
     const { run, before } = await this.service.startOrResume(caller, params);
     const task = await this.service.task(caller, run.runId, params.configuration?.historyLength);
     // The first Task shows the state before this message's effects; the log replays the rest.

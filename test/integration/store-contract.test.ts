@@ -143,6 +143,7 @@ function newConfig(clock: Clock, taskId: string, over: Partial<PushConfigRecord>
     tenantId: 'tenant-a',
     url: 'https://hooks.example.com/a2a?x=1&y=ü',
     createdAt: clock.iso(),
+    protocolVersion: '0.3',
     ...over,
   };
 }
@@ -1831,6 +1832,7 @@ and nothing of theirs commits', async () => {
           tokenSecretId: uid('sec'),
           credentialsSecretId: uid('sec'),
           tokenFingerprint: 'sha256:abc',
+          protocolVersion: '1.0',
         });
         const bare = newConfig(clock, taskId);
         await store().transaction(async (tx) => {
@@ -1957,7 +1959,10 @@ and nothing of theirs commits', async () => {
         await withStore(clock, async (store) => {
           const t = uid('run');
           await enqueue(store, clock, []);
-          await enqueue(store, clock, [newDelivery(t, 4), newDelivery(t, 4, { configId: 'other', final: true })]);
+          await enqueue(store, clock, [
+            newDelivery(t, 4),
+            newDelivery(t, 4, { configId: 'other', final: true, protocolVersion: '1.0' }),
+          ]);
           const rows = await store.outbox.list('tenant-a', { taskId: t });
           assert.equal(rows.length, 2);
           assert.notEqual(rows[0]?.deliveryId, rows[1]?.deliveryId);
@@ -1973,6 +1978,8 @@ and nothing of theirs commits', async () => {
             createdAt: new Date(T0).toISOString(),
           });
           assert.equal(rows.find((r) => r.configId === 'other')?.final, true);
+          assert.equal(rows.find((r) => r.configId === 'other')?.protocolVersion, '1.0', 'the version is kept');
+          assert.equal('protocolVersion' in mine, false, 'no version: a 0.3 body');
           assert.equal(await store.outbox.hasPending(t, t), true);
         });
       });

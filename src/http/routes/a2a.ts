@@ -256,7 +256,7 @@ export function openStream(
   request: RequestOf[Operation],
 ): Promise<OpenedStream> {
   checkTenantOf(req, request);
-  if (operation === 'stream') return deps.streams.openMessage(req.caller, request as SendRequest);
+  if (operation === 'stream') return deps.streams.openMessage(req.caller, request as SendRequest, codec.version);
   const params = request as TaskIdRequest;
   let after: number | undefined;
   try {
