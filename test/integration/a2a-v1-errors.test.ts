@@ -167,6 +167,33 @@ describe('A2A 1.0 errors (sqlite)', () => {
     assertRest(form, 415, 'INVALID_ARGUMENT', 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('0.3 push get: no id, "default" or the task id find the only config; another id is not found', async () => {
+    const v03 = bearer(KEY_ALICE);
+    const call = (method: string, params: unknown) =>
+      t.request('POST', '/v1/a2a', { jsonrpc: '2.0', id: 1, method, params }, v03);
+    const started = await call('message/send', {
+      message: {
+        kind: 'message',
+        messageId: `m-${Date.now()}`,
+        role: 'user',
+        parts: [{ kind: 'text', text: 'x' }],
+        metadata: { skillId: 'approval' },
+      },
+    });
+    const taskId = started.body.result.id as string;
+    const url = 'https://hooks.example.com/a2a';
+    const set = await call('tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { url } });
+    assert.equal(set.body.result.pushNotificationConfig.url, url, set.text);
+    for (const pushNotificationConfigId of [undefined, 'default', taskId]) {
+      const got = await call('tasks/pushNotificationConfig/get', { id: taskId, pushNotificationConfigId });
+      assert.equal(got.body.result?.pushNotificationConfig.url, url, got.text);
+    }
+    const missing = await call('tasks/pushNotificationConfig/get', { id: taskId, pushNotificationConfigId: 'other' });
+    assert.equal(missing.body.error.code, -32001);
+    assert.match(missing.body.error.message, /^Push notification config not found/);
+    await call('tasks/cancel', { id: taskId });
+  });
+
   it('the card: 0.3 (hybrid) without a version, 1.0 with one, Vary: A2A-Version', async () => {
     const v03 = await t.get('/.well-known/agent-card.json');
     assert.equal(v03.headers.vary, 'A2A-Version');
