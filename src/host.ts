@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { pushOutbox } from './a2a/push.js';
+import { pushOutbox, renderPush } from './a2a/push.js';
+import { A2AOperations } from './a2a/operations.js';
 import { A2AService } from './a2a/service.js';
 import { A2AStreams } from './a2a/stream.js';
 import { TaskCache } from './a2a/task-cache.js';
@@ -23,6 +24,7 @@ import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.j
 import { buildApp } from './http/app.js';
 import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
+import { a2aRestRoutes } from './http/routes/a2a-rest.js';
 import { Metrics } from './metrics.js';
 import { parseSchedule } from './push/schedule.js';
 import { loadHostKey, Vault } from './push/vault.js';
@@ -76,6 +78,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}),
   });
   const pushWorker = new PushWorker(store, {
+    render: renderPush,
     instanceId: config.instanceId,
     logger: log,
     metrics,
@@ -109,9 +112,12 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     defaultSkill: config.defaultSkill,
     skills: publicSkills,
     push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
-    ...(taskCache ? { cache: taskCache } : {}),
   });
   const retention = new Retention(store, config.retentionDays, log);
+  const operations = new A2AOperations(a2a, store, {
+    push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
+    ...(taskCache ? { cache: taskCache } : {}),
+  });
   const streams = new A2AStreams(engine, bus, a2a);
   const sse = new SseHub(config.sse, metrics);
   const app = await buildApp({
@@ -123,7 +129,21 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     metrics,
     sse,
     plugins: [
-      (a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams, pushPolicy: policy, pushWorker, sse }),
+      (a) => {
+        const deps = {
+          config,
+          engine,
+          workflows,
+          service: a2a,
+          operations,
+          streams,
+          pushPolicy: policy,
+          pushWorker,
+          sse,
+        };
+        a2aRoutes(a, deps);
+        a2aRestRoutes(a, deps);
+      },
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });

@@ -1,11 +1,18 @@
 // Push notifications for A2A tasks: the deliveries a transition causes are enqueued by a step of
 // the transition pipeline, inside the transition's own transaction (nothing is announced that is
-// not committed), with a content-free TaskStatusUpdateEvent as body. Delivery is the push
+// not committed), with a content-free status update as body: the neutral event, encoded for the
+// version of each config's registration when it is sent (renderPush). Delivery is the push
 // worker's job; its listener wakes the worker only after a commit that enqueued something.
 import type { CommitListener, RunChange, StoreTx, TransitionStep } from '../store/store.js';
 import { isTerminalState, projectState, toStatusUpdate } from './projection.js';
 import { contextIdOf } from './task-records.js';
 import type { StoredTaskState } from './types.js';
+import { CODECS } from './codec/index.js';
+import { decodeStreamEvent } from './codec/v0_3.js';
+import type { StreamEvent } from './model.js';
+import type { DeliveryRecord } from '../store/model.js';
+import type { RenderedPush } from '../push/worker.js';
+import { SERVED_VERSIONS, type ProtocolVersion } from './versions.js';
 
 /** RFC 0100: push at least on entering these states. */
 export const PUSH_STATES: ReadonlySet<StoredTaskState> = new Set(['input-required', 'completed', 'failed', 'canceled']);
@@ -43,11 +50,12 @@ async function enqueueForTransition(tx: StoreTx, change: RunChange): Promise<boo
   if (configs.length === 0) return false;
   const final = isTerminalState(next.state);
   // Content-free: the state and the interrupt kind, never inputs, outputs or error text.
-  const body = toStatusUpdate(change.run.runId, contextIdOf(change.run), next.state, change.run.updatedAt, {
+  const update = toStatusUpdate(change.run.runId, contextIdOf(change.run), next.state, change.run.updatedAt, {
     final,
     ...(next.interruptKind ? { interruptKind: next.interruptKind } : {}),
   });
-  const serialized = JSON.stringify(body);
+  // The neutral event: each delivery is encoded for its config's version when it is sent.
+  const serialized = JSON.stringify({ event: decodeStreamEvent(update).event, final } satisfies NeutralPush);
   await tx.outbox.enqueue(
     configs.map((c) => ({
       taskId: c.taskId,
@@ -56,7 +64,32 @@ async function enqueueForTransition(tx: StoreTx, change: RunChange): Promise<boo
       seq: change.run.nextSeq - 1,
       final,
       body: serialized,
+      protocolVersion: c.protocolVersion,
     })),
   );
   return true;
+}
+
+/** An outbox body: the event and whether it ends the task (0.3 `final`). */
+interface NeutralPush {
+  event: StreamEvent;
+  final: boolean;
+}
+
+/**
+ * What a delivery sends: 0.3 registrations the 0.3 status update as `application/json` (rows
+ * written before the version was kept hold that body already), 1.0 ones a StreamResponse as
+ * `application/a2a+json`. The version goes out as A2A-Version.
+ */
+export function renderPush(row: DeliveryRecord): RenderedPush {
+  const version = row.protocolVersion as ProtocolVersion | undefined;
+  if (version === undefined || !(SERVED_VERSIONS as readonly string[]).includes(version)) {
+    return { body: row.body, contentType: 'application/json', version: '0.3' };
+  }
+  const { event, final } = JSON.parse(row.body) as NeutralPush;
+  return {
+    body: JSON.stringify(CODECS[version].encodeStreamEvent(event, final)),
+    contentType: version === '1.0' ? 'application/a2a+json' : 'application/json',
+    version,
+  };
 }

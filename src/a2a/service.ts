@@ -1,4 +1,5 @@
-// The A2A v0.3 method handlers over the engine. Every answer is built from the store by the one
+// The run-facing A2A work over the engine: start or resume a task by message, wait, and build the
+// Task (in its stored 0.3 form; operations.ts serves it in every version). Every answer is built from the store by the one
 // projection (projection.ts), so tasks/get after a restart says exactly what a live call said.
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
@@ -13,37 +14,20 @@ import {
 } from '../store/model.js';
 import { newContextId } from '../engine/ids.js';
 import { isTerminal } from '../store/model.js';
-import { RawJson } from './jsonrpc.js';
-import type { TaskCache } from './task-cache.js';
-import {
-  A2AError,
-  invalidParams,
-  methodNotFound,
-  pushNotSupported,
-  taskNotCancelable,
-  taskNotFound,
-  unsupportedOperation,
-} from './errors.js';
+import { invalidParams, pushNotSupported, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, projectState, toTask } from './projection.js';
 import { parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
-import { deleteConfig, type PushConfigInput, type PushConfigView, putConfig, view } from '../push/configs.js';
+import { type PushConfigInput, putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
 import type { StoreTx } from '../store/store.js';
-import type {
-  DeleteTaskPushNotificationConfigParams,
-  GetTaskPushNotificationConfigParams,
-  ListTaskPushNotificationConfigParams,
-  Message,
-  MessageSendParams,
-  Part,
-  PushNotificationConfig,
-  Task,
-  TaskIdParams,
-  TaskPushNotificationConfig,
-  TaskQueryParams,
-} from './types.js';
+import type { ProtocolVersion } from './versions.js';
+import type { Message, MessageSendParams, Part, PushNotificationConfig, Task } from './types.js';
+
+/** message/send params in their stored (0.3) form, with the version of the request that carried
+ * them (an inline push config is registered in it). */
+export type StoredSendParams = MessageSendParams & { protocolVersion?: ProtocolVersion };
 
 /** Push support: absent means every push method answers -32003. */
 export interface PushSupport {
@@ -60,45 +44,17 @@ export interface A2AServiceOptions {
   skills: () => string[];
   /** How long a blocking message/send waits before returning the current Task. */
   blockingTimeoutMs?: number;
-  /** Serialized Tasks for tasks/get (SQLite only: see task-cache.ts). */
-  cache?: TaskCache;
 }
 
 export class A2AService {
   constructor(
-    private readonly engine: Engine,
+    readonly engine: Engine,
     private readonly bus: ChangeBus,
     private readonly opts: A2AServiceOptions,
   ) {}
 
-  async call(caller: Caller, method: string, params: unknown): Promise<unknown> {
-    switch (method) {
-      case 'message/send':
-        return this.send(caller, params as MessageSendParams);
-      case 'tasks/get':
-        return this.get(caller, params as TaskQueryParams);
-      case 'tasks/cancel':
-        return this.cancel(caller, params as TaskIdParams);
-      case 'message/stream':
-      case 'tasks/resubscribe':
-        // Served as SSE by the HTTP layer (src/http/routes/a2a.ts), never as a JSON reply.
-        throw unsupportedOperation(`${method} must be requested over the streaming endpoint`);
-      case 'tasks/pushNotificationConfig/set':
-        return this.setPush(caller, params as TaskPushNotificationConfig);
-      case 'tasks/pushNotificationConfig/get':
-        return this.getPush(caller, params as GetTaskPushNotificationConfigParams);
-      case 'tasks/pushNotificationConfig/list':
-        return this.listPush(caller, params as ListTaskPushNotificationConfigParams);
-      case 'tasks/pushNotificationConfig/delete':
-        return this.deletePush(caller, params as DeleteTaskPushNotificationConfigParams);
-      case 'agent/getAuthenticatedExtendedCard':
-        throw new A2AError(-32007, 'Authenticated extended card is not configured');
-      default:
-        throw methodNotFound(method);
-    }
-  }
-
-  private async send(caller: Caller, p: MessageSendParams): Promise<Task> {
+  /** message/send: start or resume, then (blocking) wait until the caller must act or the end. */
+  async send(caller: Caller, p: StoredSendParams): Promise<Task> {
     const { run, created } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run) : run;
@@ -113,19 +69,23 @@ export class A2AService {
    */
   async startOrResume(
     caller: Caller,
-    p: MessageSendParams,
+    p: StoredSendParams,
   ): Promise<{ run: RunRecord; before: number; created?: RunEvent[] }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
     // registers nothing); it applies from this message's transitions on.
     if (p.message.taskId)
-      return this.resume(caller, p.message, inline ? this.registerInline(caller, inline) : undefined);
+      return this.resume(
+        caller,
+        p.message,
+        inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined,
+      );
     return { ...(await this.start(caller, p)), before: -1 };
   }
 
   /** `created`: the new run's whole committed log, when this call created and ran it inline. */
-  private async start(caller: Caller, p: MessageSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
+  private async start(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
     const msg = p.message;
     const prior = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
     if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
@@ -150,7 +110,7 @@ export class A2AService {
         },
         events: [messageEvent(msg)],
         ...(p.configuration?.pushNotificationConfig
-          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig) }
+          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig, p.protocolVersion) }
           : {}),
       });
       return { run, ...(events ? { created: events } : {}) };
@@ -248,80 +208,13 @@ export class A2AService {
       );
   }
 
-  private registerInline(caller: Caller, config: PushNotificationConfig) {
+  /** An inline config is registered in the version of the request that carried it. */
+  private registerInline(caller: Caller, config: PushNotificationConfig, protocolVersion = '0.3') {
     const { vault, maxConfigsPerTask } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
-      await putConfig(tx, vault, run.runId, caller.tenantId, configInput(config), maxConfigsPerTask);
+      const input = { ...configInput(config), protocolVersion };
+      await putConfig(tx, vault, run.runId, caller.tenantId, input, maxConfigsPerTask);
     };
-  }
-
-  private async setPush(caller: Caller, p: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    this.checkPush(p.pushNotificationConfig.url);
-    await this.visibleTask(caller, p.taskId);
-    const { vault, maxConfigsPerTask } = this.pushSupport();
-    // A finished task will push nothing more: its caller secrets are not kept at all.
-    const run = await this.engine.getRun(caller, p.taskId);
-    const input = isTerminal(run.status)
-      ? withoutSecrets(p.pushNotificationConfig)
-      : configInput(p.pushNotificationConfig);
-    const saved = await this.engine.store.transaction((tx) =>
-      putConfig(tx, vault, p.taskId, caller.tenantId, input, maxConfigsPerTask),
-    );
-    return wireConfig(p.taskId, saved);
-  }
-
-  private async getPush(
-    caller: Caller,
-    p: { id: string; pushNotificationConfigId?: string | null },
-  ): Promise<TaskPushNotificationConfig> {
-    this.pushSupport();
-    await this.visibleTask(caller, p.id);
-    const rec = await this.engine.store.pushConfigs.get(p.id, p.pushNotificationConfigId ?? p.id);
-    if (!rec || rec.tenantId !== caller.tenantId) throw taskNotFound(p.id);
-    return wireConfig(p.id, view(rec));
-  }
-
-  private async listPush(caller: Caller, p: { id: string }): Promise<TaskPushNotificationConfig[]> {
-    this.pushSupport();
-    await this.visibleTask(caller, p.id);
-    const configs = await this.engine.store.pushConfigs.list(p.id);
-    return configs.filter((c) => c.tenantId === caller.tenantId).map((c) => wireConfig(p.id, view(c)));
-  }
-
-  private async deletePush(caller: Caller, p: { id: string; pushNotificationConfigId: string }): Promise<null> {
-    this.pushSupport();
-    await this.visibleTask(caller, p.id);
-    await this.engine.store.transaction((tx) => deleteConfig(tx, p.id, p.pushNotificationConfigId));
-    return null;
-  }
-
-  /** tasks/get: from the cache when the Task is held, else built from the store (and kept). */
-  private async get(caller: Caller, p: TaskQueryParams): Promise<Task | RawJson> {
-    const cache = this.opts.cache;
-    if (!cache) return this.task(caller, p.id, p.historyLength);
-    const held = cache.get(p.id, caller.tenantId, p.historyLength);
-    if (held !== undefined) return new RawJson(held);
-    const ticket = cache.begin(p.id);
-    try {
-      const text = JSON.stringify(await this.task(caller, p.id, p.historyLength));
-      cache.put(ticket, caller.tenantId, p.historyLength, text);
-      return new RawJson(text);
-    } finally {
-      cache.end(ticket);
-    }
-  }
-
-  private async cancel(caller: Caller, p: TaskIdParams): Promise<Task> {
-    await this.visibleTask(caller, p.id);
-    try {
-      await this.engine.cancelRun(caller, p.id, 'canceled over A2A');
-    } catch (err) {
-      if (err instanceof EngineError && err.code === 'run_terminal') throw taskNotCancelable(p.id);
-      throw engineToA2A(err, p.id);
-    }
-    // A run being executed passes through `cancelling`; the canceled Task is what the caller asked for.
-    await this.waitFor(caller, p.id, (r) => isTerminal(r.status));
-    return this.task(caller, p.id);
   }
 
   private async taskAndRun(caller: Caller, taskId: string): Promise<{ rec: TaskRecord; run: RunRecord }> {
@@ -429,24 +322,7 @@ function configInput(c: PushNotificationConfig): PushConfigInput {
   };
 }
 
-function withoutSecrets(c: PushNotificationConfig): PushConfigInput {
-  const { token: _token, ...rest } = configInput(c);
-  return rest.authentication ? { ...rest, authentication: { schemes: rest.authentication.schemes } } : rest;
-}
-
-/** The wire config: never the token or the credentials (A2A#1681). */
-function wireConfig(taskId: string, v: PushConfigView): TaskPushNotificationConfig {
-  return {
-    taskId,
-    pushNotificationConfig: {
-      id: v.id,
-      url: v.url,
-      ...(v.authentication ? { authentication: { schemes: v.authentication.schemes } } : {}),
-    },
-  };
-}
-
-function skillOf(msg: Message, p: MessageSendParams): string | undefined {
+function skillOf(msg: Message, p: StoredSendParams): string | undefined {
   const fromMsg = msg.metadata?.skillId;
   const fromParams = p.metadata?.skillId;
   const s = typeof fromMsg === 'string' ? fromMsg : typeof fromParams === 'string' ? fromParams : undefined;

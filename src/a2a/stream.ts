@@ -7,6 +7,12 @@ import { followRun } from '../engine/follow.js';
 import { isTerminal } from '../store/model.js';
 import { artifactFromEvent, isTerminalState, stateAfterEvent, toArtifactUpdate, toStatusUpdate } from './projection.js';
 import type { A2AService } from './service.js';
+import type { WireCodec } from './codec/codec.js';
+import { decodeStreamEvent } from './codec/v0_3.js';
+import { unsupportedOperation } from './errors.js';
+import type { SendRequest } from './model.js';
+import type { ProtocolVersion } from './versions.js';
+import { checkOutputModes, toStoredSend } from './operations.js';
 import type { StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
 /** `message`: the turn ends at input-required too; `observe` (resubscribe) only at a terminal state. */
@@ -38,7 +44,9 @@ export class A2AStreams {
   ) {}
 
   /** message/stream: start or resume like message/send (errors surface before any SSE byte). */
-  async openMessage(caller: Caller, params: Parameters<A2AService['startOrResume']>[1]): Promise<OpenedStream> {
+  async openMessage(caller: Caller, req: SendRequest, version: ProtocolVersion): Promise<OpenedStream> {
+    checkOutputModes(req.configuration.acceptedOutputModes);
+    const params = toStoredSend(req, version);
     const { run, before } = await this.service.startOrResume(caller, params);
     const task = await this.service.task(caller, run.runId, params.configuration?.historyLength);
     // The first Task shows the state before this message's effects; the log replays the rest.
@@ -58,8 +66,17 @@ export class A2AStreams {
     };
   }
 
-  /** tasks/resubscribe: read-only. Without a cursor the current Task first; with one, the backlog. */
-  async openObserver(caller: Caller, taskId: string, lastEventId?: number): Promise<OpenedStream> {
+  /**
+   * tasks/resubscribe, SubscribeToTask: read-only. Without a cursor the current Task first; with
+   * one, the backlog. `terminalRefused` (1.0): a finished task is UnsupportedOperationError instead
+   * of a lone snapshot.
+   */
+  async openObserver(
+    caller: Caller,
+    taskId: string,
+    lastEventId?: number,
+    terminalRefused = false,
+  ): Promise<OpenedStream> {
     await this.service.visibleTask(caller, taskId);
     // Read the run (its last sequence) before building the Task: the Task may then be newer
     // than the cursor, never older, and a repeated state is not sent twice.
@@ -77,7 +94,11 @@ export class A2AStreams {
       state: task.status.state as StoredTaskState,
     };
     // A terminal task: the snapshot is all there is.
-    if (isTerminal(run.status)) opened.after = Number.MAX_SAFE_INTEGER;
+    if (isTerminal(run.status)) {
+      if (terminalRefused)
+        throw unsupportedOperation(`task ${taskId} is ${task.status.state}: nothing to subscribe to`);
+      opened.after = Number.MAX_SAFE_INTEGER;
+    }
     return opened;
   }
 
@@ -119,4 +140,14 @@ export function trimmedTask(task: Task): Task {
   openwop.truncated = true;
   openwop.hint = `This Task is too large for a stream (HANDOFF_SSE_MAX_BUFFER); read it whole with tasks/get, id "${task.id}"`;
   return { kind: 'task', id: task.id, contextId: task.contextId, status: task.status, metadata: { openwop } };
+}
+
+/**
+ * A stream item on `codec`'s wire. Items are built in the stored (0.3) form, which is already the
+ * 0.3 wire; for 1.0 the item becomes a StreamResponse member (its `final` is the stream's close).
+ */
+export function encodeItem(codec: WireCodec, result: StreamItem['result']): unknown {
+  if (codec.version === '0.3') return result;
+  const { event, final } = decodeStreamEvent(result);
+  return codec.encodeStreamEvent(event, final);
 }

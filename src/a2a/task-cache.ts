@@ -20,7 +20,7 @@ const DEFAULT_LIMITS: TaskCacheLimits = { maxChars: 16 * 1024 * 1024, maxEntryCh
 
 interface Entry {
   tenantId: string;
-  /** Serialized Task by historyLength ('' = all). */
+  /** Serialized Task by protocol version and historyLength (key()). */
   texts: Map<string, string>;
   chars: number;
 }
@@ -58,12 +58,12 @@ export class TaskCache {
     purged: (runIds) => this.invalidate(runIds),
   };
 
-  /** The Task as `tenantId` may see it, serialized, if held. */
-  get(taskId: string, tenantId: string, historyLength: number | undefined): string | undefined {
+  /** The Task as `tenantId` may see it, serialized for `version`, if held. */
+  get(taskId: string, tenantId: string, historyLength: number | undefined, version = '0.3'): string | undefined {
     if (!this.current()) return undefined;
     const entry = this.entries.get(taskId);
     if (!entry || entry.tenantId !== tenantId) return undefined;
-    const text = entry.texts.get(key(historyLength));
+    const text = entry.texts.get(key(historyLength, version));
     if (text !== undefined) {
       this.entries.delete(taskId); // most recently used last: eviction takes the oldest first
       this.entries.set(taskId, entry);
@@ -90,13 +90,13 @@ export class TaskCache {
   }
 
   /** Keep what a ticket's read produced, unless the task changed while it was being read. */
-  put(ticket: Ticket, tenantId: string, historyLength: number | undefined, text: string): void {
+  put(ticket: Ticket, tenantId: string, historyLength: number | undefined, text: string, version = '0.3'): void {
     if (!this.current() || ticket.stale || text.length > this.limits.maxEntryChars) return;
     let entry = this.entries.get(ticket.taskId);
     if (entry && entry.tenantId !== tenantId) return;
     if (entry) this.entries.delete(ticket.taskId); // re-inserted below: most recently used last
     entry ??= { tenantId, texts: new Map(), chars: 0 };
-    const k = key(historyLength);
+    const k = key(historyLength, version);
     const old = entry.texts.get(k);
     if (old !== undefined) entry.chars -= old.length;
     entry.texts.set(k, text);
@@ -147,4 +147,6 @@ export class TaskCache {
   }
 }
 
-const key = (historyLength: number | undefined): string => (historyLength === undefined ? '' : String(historyLength));
+/** One entry per wire: the same Task is different text in each protocol version. */
+const key = (historyLength: number | undefined, version: string): string =>
+  `${version}/${historyLength === undefined ? '' : String(historyLength)}`;

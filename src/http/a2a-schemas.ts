@@ -113,6 +113,33 @@ export const AgentCard = Type.Object(
   },
 );
 
+const AgentInterface = Type.Object(
+  { url: Type.String(), protocolBinding: Type.String(), protocolVersion: Type.String() },
+  { additionalProperties: true },
+);
+
+export const AgentCardV1 = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String(),
+    supportedInterfaces: Type.Array(AgentInterface, {
+      description: 'JSON-RPC 1.0, HTTP+JSON 1.0 and JSON-RPC 0.3, in order of preference.',
+    }),
+    version: Type.String(),
+    capabilities: OpenObject(),
+    defaultInputModes: Type.Array(Type.String()),
+    defaultOutputModes: Type.Array(Type.String()),
+    skills: Type.Array(OpenObject()),
+    securitySchemes: Type.Optional(OpenObject()),
+    securityRequirements: Type.Optional(Type.Array(OpenObject())),
+  },
+  {
+    $id: 'AgentCardV1',
+    additionalProperties: true,
+    description: 'A2A 1.0 Agent Card (asked for with `A2A-Version: 1.0`).',
+  },
+);
+
 export const JsonRpcId = Type.Union([Type.String(), Type.Integer(), Type.Null()], {
   $id: 'JsonRpcId',
   description: 'JSON-RPC request id: a string, an integer or null. An absent id is answered as null.',
@@ -188,6 +215,7 @@ export const A2A_SCHEMAS: TSchema[] = [
   PushDelivery,
   DeliveryList,
   AgentCard,
+  AgentCardV1,
   JsonRpcId,
   JsonRpcRequest,
   JsonRpcSuccessResponse,

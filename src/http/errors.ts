@@ -36,7 +36,7 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
   void reply.status(status).send(body);
 }
 
-function toResponse(err: FastifyError | Error): { status: number; body: ReturnType<typeof envelope> } {
+export function toResponse(err: FastifyError | Error): { status: number; body: ReturnType<typeof envelope> } {
   if (err instanceof HttpError) return { status: err.statusCode, body: envelope(err.code, err.message, err.details) };
   if (err instanceof EngineError)
     return { status: ENGINE_STATUS[err.code], body: envelope(err.code, err.message, err.details) };

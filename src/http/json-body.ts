@@ -13,7 +13,7 @@ export const JSON_MEDIA_TYPES = ['application/json', 'application/a2a+json'];
  * Replace Fastify's JSON parser with the same parser (prototype poisoning refused) followed by the
  * limits check, so no route, validator or hash ever sees a body that breaks them.
  */
-export function jsonBodyParser(app: FastifyInstance, maxDepth: number): void {
+export function jsonBodyParser(app: FastifyInstance, maxDepth: number, opts: { allowEmpty?: boolean } = {}): void {
   // Fastify's own parser is callback-style; its type also admits the promise form.
   const parse = app.getDefaultJsonParser('error', 'error') as (
     req: unknown,
@@ -22,6 +22,8 @@ export function jsonBodyParser(app: FastifyInstance, maxDepth: number): void {
   ) => void;
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'string' }, (req, text, done) => {
+    // A body-less POST that still says application/json (the A2A clients' cancel and subscribe).
+    if (opts.allowEmpty && text === '') return done(null, undefined);
     parse(req, text as string, (err, value) => {
       if (err) return done(err);
       const problem = inspectJson(value, { maxDepth, root: 'body' });

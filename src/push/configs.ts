@@ -7,6 +7,8 @@ import type { Vault } from './vault.js';
 
 export interface PushConfigInput {
   id?: string;
+  /** The A2A version the config is registered in (default 0.3): its pushes speak it. */
+  protocolVersion?: string;
   url: string;
   token?: string;
   authentication?: { schemes: string[]; credentials?: string };
@@ -65,6 +67,7 @@ export async function putConfig(
     ...(credentialsSecretId ? { credentialsSecretId } : {}),
     ...(input.token ? { tokenFingerprint: vault.fingerprint(input.token) } : {}),
     createdAt: new Date().toISOString(),
+    protocolVersion: input.protocolVersion ?? '0.3',
   };
   await tx.pushConfigs.insert(rec);
   return view(rec);

@@ -13,7 +13,17 @@ import { deliver } from './deliver.js';
 import { backoffMs } from './schedule.js';
 import type { Vault } from './vault.js';
 
+/** A delivery's wire: its body, content type and protocol version (sent as A2A-Version). */
+export interface RenderedPush {
+  body: string;
+  contentType: string;
+  version: string;
+}
+
 export interface PushWorkerOptions {
+  /** How a delivery row becomes what is sent (the A2A layer's encoding per version); absent: the
+   * stored body as JSON. */
+  render?: (row: DeliveryRecord) => RenderedPush;
   instanceId: string;
   logger: Logger;
   metrics: Metrics;
@@ -84,9 +94,10 @@ export class PushWorker {
       await this.settle(row, { state: 'cancelled', attempts: row.attempts });
       return;
     }
+    const rendered = this.opts.render?.(row) ?? { body: row.body, contentType: 'application/json', version: '0.3' };
     const result = await deliver(this.opts.dispatcher, config.url, {
-      headers: await this.headers(row, config),
-      body: row.body,
+      headers: await this.headers(row, config, rendered),
+      body: rendered.body,
       timeoutMs: this.opts.timeoutMs ?? 5000,
       maxResponseBytes: this.opts.maxResponseBytes ?? 64 * 1024,
     });
@@ -124,10 +135,19 @@ export class PushWorker {
     return this.store.outbox.settle(row.deliveryId, this.opts.instanceId, outcome);
   }
 
-  /** Token and credentials go only to the registered URL, in the headers RFC 0214 and a2a-js use. */
-  private async headers(row: DeliveryRecord, config: PushConfigRecord): Promise<Record<string, string>> {
+  /**
+   * Token and credentials go only to the registered URL, in the headers RFC 0214 and a2a-js use.
+   * A 1.0 registration gets `Authorization: <scheme> <credentials>` only (1.0 defines no token
+   * header); the token still travels as X-A2A-Notification-Token for the receiver to check.
+   */
+  private async headers(
+    row: DeliveryRecord,
+    config: PushConfigRecord,
+    rendered: RenderedPush,
+  ): Promise<Record<string, string>> {
     const h: Record<string, string> = {
-      'content-type': 'application/json',
+      'content-type': rendered.contentType,
+      'a2a-version': rendered.version,
       'user-agent': 'handoff-push/0.1',
       'x-handoff-delivery-id': row.deliveryId,
       'x-a2a-task-id': row.taskId,
@@ -136,7 +156,7 @@ export class PushWorker {
     const scheme = config.authSchemes?.[0];
     if (token) h['x-a2a-notification-token'] = token;
     if (credentials && scheme) h.authorization = `${scheme} ${credentials}`;
-    else if (token) h.authorization = `Bearer ${token}`;
+    else if (token && rendered.version === '0.3') h.authorization = `Bearer ${token}`;
     return h;
   }
 

@@ -89,6 +89,8 @@ export interface PushConfigsTable {
   credentials_secret: string | null;
   token_fingerprint: string | null;
   created_at: string;
+  /** The A2A version the config was registered in ('0.3' or '1.0'): its pushes speak it. */
+  protocol_version: string;
 }
 
 /** Encrypted caller secrets (AES-256-GCM under the host key). */
@@ -116,6 +118,9 @@ export interface PushOutboxTable {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** Null: `body` is the 0.3 wire body (rows from before 0008). Set: `body` is the neutral event,
+   * encoded for this version at delivery. */
+  protocol_version: string | null;
 }
 
 /** HANDOFF_TENANT_RATE windows on PostgreSQL (src/store/quotas.ts). */

@@ -257,6 +257,21 @@ function quotas(d: Dialect): Migration {
   };
 }
 
+/** A2A 1.0 beside 0.3: a push config keeps the version it was registered in, and a delivery the
+ * version its (neutral) body is to be encoded for. Existing configs are 0.3; existing deliveries
+ * keep their 0.3 body (null version). */
+function a2aVersions(): Migration {
+  return {
+    async up(db) {
+      await db.schema
+        .alterTable('push_configs')
+        .addColumn('protocol_version', 'text', (c) => c.notNull().defaultTo('0.3'))
+        .execute();
+      await db.schema.alterTable('push_outbox').addColumn('protocol_version', 'text').execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -266,6 +281,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0005_task_list': taskListIndex(),
     '0006_run_list': runListIndexes(),
     '0007_quotas': quotas(dialect),
+    '0008_a2a_versions': a2aVersions(),
   };
   return { getMigrations: async () => migrations };
 }

@@ -172,6 +172,8 @@ export interface PushConfigRecord {
   credentialsSecretId?: string;
   tokenFingerprint?: string;
   createdAt: string;
+  /** The A2A version of the registration ('0.3' or '1.0'): the wire of its pushes. */
+  protocolVersion: string;
 }
 
 export type DeliveryState = 'pending' | 'delivered' | 'dead' | 'cancelled';
@@ -196,4 +198,6 @@ export interface DeliveryRecord {
   lastError?: string;
   createdAt: string;
   deliveredAt?: string;
+  /** Absent: `body` is a 0.3 wire body. Set: `body` is the neutral event to encode for it. */
+  protocolVersion?: string;
 }

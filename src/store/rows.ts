@@ -104,7 +104,9 @@ export const taskRows = mapper<A2ATasksTable, TaskRecord>({
 });
 
 export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
-  columns: 'task_id config_id tenant_id url auth_schemes token_secret credentials_secret token_fingerprint created_at',
+  columns:
+    'task_id config_id tenant_id url auth_schemes token_secret credentials_secret token_fingerprint created_at' +
+    ' protocol_version',
   json: 'auth_schemes',
   renames: { token_secret: 'tokenSecretId', credentials_secret: 'credentialsSecretId' },
 });
@@ -112,7 +114,7 @@ export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
 export const deliveryRows = mapper<PushOutboxTable, DeliveryRecord>({
   columns:
     'delivery_id task_id config_id tenant_id seq state final body attempts next_attempt_at lease_owner' +
-    ' lease_expires_at last_status last_error created_at delivered_at',
+    ' lease_expires_at last_status last_error created_at delivered_at protocol_version',
   numbers: 'seq attempts next_attempt_at lease_expires_at last_status',
   flags: 'final',
 });

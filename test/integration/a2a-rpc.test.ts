@@ -170,11 +170,14 @@ for (const dialect of DIALECTS) {
       });
 
       it('-32601: unknown methods, including tasks/list (not a v0.3 JSON-RPC method)', async () => {
-        for (const method of ['foo/bar', 'tasks/list', 'message/sendd', 'Message/Send', 'SendMessage']) {
+        for (const method of ['foo/bar', 'tasks/list', 'message/sendd', 'Message/Send', 'sendMessage']) {
           const res = await noNewRuns(() => alice.rpc(method, { message: textMessage('x') }, 5));
           const err = assertRpcError(res, -32601, 5);
           assert.match(err.message, /not found/i);
         }
+        // A 1.0 method without A2A-Version asks for 0.3 (absent means 0.3): -32009 naming the header.
+        const res = await noNewRuns(() => alice.rpc('SendMessage', { message: textMessage('x') }, 5));
+        assert.match(assertRpcError(res, -32009, 5).message, /A2A-Version: 1\.0/);
       });
 
       it('reused request ids are answered normally (id echoed each time)', async () => {

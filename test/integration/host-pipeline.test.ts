@@ -2,6 +2,7 @@
 // change does, and what that order buys. Inside the transaction: the A2A task record, then the
 // push outbox. After the commit: the tasks/get cache (SQLite only) drops the task before anything
 // wakes a reader, then metrics, the bus, and the push worker's wake-up.
+import { renderPush } from '../../src/a2a/push.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -49,7 +50,10 @@ for (const dialect of DIALECTS) {
         // Written in the transition's own transaction: there once the transition is visible.
         const pushes = await t.host.store.outbox.list('default', { taskId });
         assert.ok(pushes.length >= 1, `a push was enqueued for ${taskId}`);
-        for (const d of pushes) assert.equal(JSON.parse(d.body).contextId, shown, `the push of ${taskId} at ${d.seq}`);
+        // As sent: the stored event encoded for the config's version (0.3 here).
+        for (const d of pushes) {
+          assert.equal(JSON.parse(renderPush(d).body).contextId, shown, `the push of ${taskId} at ${d.seq}`);
+        }
       }
     });
   });

@@ -1,6 +1,6 @@
 // The peer client (src/peers/) against real foreign agents: the official SDK's own servers, on
 // A2A 0.3 (@a2a-js/sdk 0.3.14) and on A2A 1.0 (@a2a-js/sdk 1.3.0, over JSON-RPC and over
-// HTTP+JSON), and a real Handoff host (A2A 0.3) on a loopback port with API keys — each reached
+// HTTP+JSON), and a real Handoff host (A2A 1.0 and 0.3) on a loopback port with API keys — each reached
 // through the operator's registry. Nothing here sleeps: waits poll the peer with `until`.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -332,14 +332,14 @@ for (const f of FOREIGN) {
   });
 }
 
-describe('a Handoff host (A2A 0.3 JSON-RPC, API keys) as the peer', () => {
+describe('a Handoff host (A2A 1.0 JSON-RPC, API keys) as the peer', () => {
   let peer: PeerClient;
   before(async () => {
     peer = await peers.resolve({ agent: 'handoff' }, RUN);
   });
 
-  it('is spoken to in 0.3 over JSON-RPC (its card lists no supportedInterfaces)', () => {
-    assert.deepEqual(peer.chosen, { url: `${handoffUrl}/v1/a2a`, binding: 'JSONRPC', protocolVersion: '0.3' });
+  it('is spoken to in 1.0 over JSON-RPC (the first of its supportedInterfaces)', () => {
+    assert.deepEqual(peer.chosen, { url: `${handoffUrl}/v1/a2a`, binding: 'JSONRPC', protocolVersion: '1.0' });
   });
 
   it('an approval run: the send returns the parked task; the accept completes it', async () => {
@@ -395,7 +395,9 @@ describe('a Handoff host (A2A 0.3 JSON-RPC, API keys) as the peer', () => {
     const push = await until('a push from the host', () =>
       rx.requests.find((r) => r.headers['x-a2a-notification-token'] === token),
     );
-    assert.equal(JSON.parse(push.body).taskId, sent.taskId);
+    // Registered over 1.0, so pushed in 1.0: a StreamResponse, with its version.
+    assert.equal(JSON.parse(push.body).statusUpdate.taskId, sent.taskId);
+    assert.equal(push.headers['a2a-version'], '1.0');
     const set = await peer.setPushConfig(sent.taskId, {
       url: rx.urlFor('127.0.0.1', '/second'),
       token: 'tok-2',

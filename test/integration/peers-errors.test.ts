@@ -281,7 +281,7 @@ describe('peers named by a URL from run input (the full egress guard)', () => {
 
     it('calls a Handoff host serving HTTPS: send, then read the task to completion', async () => {
       const peer = await resolveUrl(tlsUrl, allowing);
-      assert.deepEqual(peer.chosen, { url: `${tlsUrl}/v1/a2a`, binding: 'JSONRPC', protocolVersion: '0.3' });
+      assert.deepEqual(peer.chosen, { url: `${tlsUrl}/v1/a2a`, binding: 'JSONRPC', protocolVersion: '1.0' });
       const sent = await peer.send({ messageId: messageIdFor('guarded:1'), text: 'over tls' });
       assert.equal(sent.kind, 'task');
       const taskId = sent.kind === 'task' ? sent.task.taskId : '';

@@ -285,6 +285,59 @@ the config is registered in the creating transaction', async () => {
       assert.equal(hb!.body, a.log()[1]!.body, 'the same event to every config');
     });
 
+    it('each config is pushed in the version it was registered in (0.3 body, 1.0 StreamResponse), \
+with A2A-Version on every delivery', async () => {
+      const old = router.endpoint('v03');
+      const v1 = router.endpoint('v10');
+      const task = await alice.sendOk(skillMessage('approval', 'two versions'), inline(old.url, 'tok-old'));
+      const created = await t.request(
+        'POST',
+        '/v1/a2a',
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'CreateTaskPushNotificationConfig',
+          params: {
+            taskId: task.id,
+            id: 'v1',
+            url: v1.url,
+            token: 'tok-v1',
+            authentication: { scheme: 'Bearer', credentials: 'cred-v1' },
+          },
+        },
+        { ...alice.headers, 'a2a-version': '1.0' },
+      );
+      assert.deepEqual(created.body.result, {
+        id: 'v1',
+        taskId: task.id,
+        url: v1.url,
+        authentication: { scheme: 'Bearer' },
+      });
+      await alice.sendOk(decide(task, 'accept'));
+      await waitDeliveries(
+        task.id,
+        'three deliveries',
+        (x) => x.length === 3 && x.every((d) => d.state === 'delivered'),
+      );
+      for (const h of old.log()) {
+        assert.equal(h.headers['a2a-version'], '0.3');
+        assert.equal(h.headers['content-type'], 'application/json');
+        assert.equal(h.headers.authorization, 'Bearer tok-old');
+        assert.equal(JSON.parse(h.body).kind, 'status-update');
+      }
+      assert.equal(JSON.parse(old.log().at(-1)!.body).final, true);
+      const [hit] = v1.log();
+      assert.equal(hit!.headers['a2a-version'], '1.0');
+      assert.equal(hit!.headers['content-type'], 'application/a2a+json');
+      assert.equal(hit!.headers.authorization, 'Bearer cred-v1');
+      const body = JSON.parse(hit!.body);
+      assert.deepEqual(Object.keys(body), ['statusUpdate']);
+      assert.equal(body.statusUpdate.taskId, task.id);
+      assert.equal(body.statusUpdate.contextId, task.contextId);
+      assert.equal(body.statusUpdate.status.state, 'TASK_STATE_COMPLETED');
+      assert.equal('final' in body.statusUpdate, false);
+    });
+
     it('a failed task pushes `failed` (final) without the error text', async () => {
       const ep = router.endpoint('failed');
       const reason = `reason-${randomUUID()}`;

@@ -143,6 +143,7 @@ function newConfig(clock: Clock, taskId: string, over: Partial<PushConfigRecord>
     tenantId: 'tenant-a',
     url: 'https://hooks.example.com/a2a?x=1&y=ü',
     createdAt: clock.iso(),
+    protocolVersion: '0.3',
     ...over,
   };
 }
@@ -1822,6 +1823,25 @@ unleased (or whose lease expired)', async () => {
           assert.deepEqual((await list({ state: 'completed' })).tasks, []);
         });
 
+        it('page and count (ListTasks): keyset after a position, filters incl. since, the tenant only', async () => {
+          const tenantId = uid('tenant');
+          const contextId = uid('ctx');
+          const tasks = await seed(tenantId, 4, { contextId });
+          await seed(uid('tenant'), 2, { contextId });
+          const all = newestFirst(tasks);
+          const first = await store().tasks.page(tenantId, { contextId }, 3);
+          assert.deepEqual(first, { tasks: all.slice(0, 3), more: true });
+          const last = all[2] as TaskRecord;
+          const rest = await store().tasks.page(tenantId, { contextId }, 10, last);
+          assert.deepEqual(rest, { tasks: all.slice(3), more: false });
+          assert.equal(await store().tasks.count(tenantId, { contextId }), tasks.length);
+          const since = (all[1] as TaskRecord).updatedAt;
+          const recent = all.filter((t) => t.updatedAt >= since);
+          assert.deepEqual((await store().tasks.page(tenantId, { since }, 100)).tasks, recent, 'since is inclusive');
+          assert.equal(await store().tasks.count(tenantId, { since }), recent.length);
+          assert.equal(await store().tasks.count(tenantId, { state: 'failed' }), 0);
+        });
+
         it('a malformed cursor is a RangeError', async () => {
           const tenantId = uid('tenant');
           await seed(tenantId, 1);
@@ -1845,6 +1865,7 @@ unleased (or whose lease expired)', async () => {
           tokenSecretId: uid('sec'),
           credentialsSecretId: uid('sec'),
           tokenFingerprint: 'sha256:abc',
+          protocolVersion: '1.0',
         });
         const bare = newConfig(clock, taskId);
         await store().transaction(async (tx) => {
@@ -1971,7 +1992,10 @@ unleased (or whose lease expired)', async () => {
         await withStore(clock, async (store) => {
           const t = uid('run');
           await enqueue(store, clock, []);
-          await enqueue(store, clock, [newDelivery(t, 4), newDelivery(t, 4, { configId: 'other', final: true })]);
+          await enqueue(store, clock, [
+            newDelivery(t, 4),
+            newDelivery(t, 4, { configId: 'other', final: true, protocolVersion: '1.0' }),
+          ]);
           const rows = await store.outbox.list('tenant-a', { taskId: t });
           assert.equal(rows.length, 2);
           assert.notEqual(rows[0]?.deliveryId, rows[1]?.deliveryId);
@@ -1987,6 +2011,8 @@ unleased (or whose lease expired)', async () => {
             createdAt: new Date(T0).toISOString(),
           });
           assert.equal(rows.find((r) => r.configId === 'other')?.final, true);
+          assert.equal(rows.find((r) => r.configId === 'other')?.protocolVersion, '1.0', 'the version is kept');
+          assert.equal('protocolVersion' in mine, false, 'no version: a 0.3 body');
           assert.equal(await store.outbox.hasPending(t, t), true);
         });
       });

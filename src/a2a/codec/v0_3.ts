@@ -107,6 +107,9 @@ function encodePushConfig(c: N.PushConfig): W.TaskPushNotificationConfig {
   };
 }
 
+/** A neutral message in the form the event log keeps as task history (the 0.3 Message). */
+export const encodeStoredMessage = (m: N.Message): W.Message => encodeMessage(m);
+
 // ---------------------------------------------------------------- wire → neutral
 
 function decodePart(p: W.Part): N.Part {

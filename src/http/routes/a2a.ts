@@ -1,7 +1,10 @@
 // The A2A surface: the agent card, the JSON-RPC endpoint, the A2ATaskState host read and (behind
 // HANDOFF_TEST_SEAMS=1) the RFC 0100 conformance seams.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AGENT_CARD_PATH, buildA2ADiscoveryBlock, buildAgentCard } from '../../a2a/card.js';
+import { AGENT_CARD_PATH, type AgentCardOptions, buildA2ADiscoveryBlock } from '../../a2a/card.js';
+import { agentCardFor } from '../../a2a/card-v1.js';
+import { CODECS } from '../../a2a/codec/index.js';
+import type { WireCodec } from '../../a2a/codec/codec.js';
 import { type A2AError, TRY_LATER, toA2AError, tryLater } from '../../a2a/errors.js';
 import {
   errorResponse,
@@ -12,11 +15,13 @@ import {
   successResponse,
   successText,
   tooDeep,
-  validateParams,
 } from '../../a2a/jsonrpc.js';
+import type { Operation, RequestOf, SendRequest, TaskIdRequest } from '../../a2a/model.js';
+import type { A2AOperations } from '../../a2a/operations.js';
 import type { A2AService } from '../../a2a/service.js';
-import { type A2AStreams, type OpenedStream, trimmedTask } from '../../a2a/stream.js';
-import type { MessageSendParams, Task, TaskIdParams } from '../../a2a/types.js';
+import { type A2AStreams, encodeItem, type OpenedStream, type StreamItem, trimmedTask } from '../../a2a/stream.js';
+import type { Task } from '../../a2a/types.js';
+import { cardVersion, jsonRpcMethod, requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
 import { invalidParams } from '../../a2a/errors.js';
 import {
   parseLastEventId,
@@ -37,6 +42,7 @@ import {
   A2ATaskList,
   A2ATaskState,
   AgentCard,
+  AgentCardV1,
   DeliveryList,
   DeliveryQuery,
   JsonRpcErrorResponse,
@@ -59,6 +65,8 @@ export interface A2ARouteDeps {
   engine: Engine;
   workflows: WorkflowRegistry;
   service: A2AService;
+  /** The operations over the neutral model, for every version and binding. */
+  operations: A2AOperations;
   streams: A2AStreams;
   /** The egress policy push registrations are checked against (seam). */
   pushPolicy: EgressPolicy;
@@ -80,35 +88,46 @@ export function discoveryBlock(config: Config, req: FastifyRequest) {
 }
 
 export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
-  const card = (req: FastifyRequest) =>
-    buildAgentCard({
-      baseUrl: baseUrl(deps.config, req),
-      name: 'Handoff',
-      description: 'Durable, human-in-the-loop OpenWOP workflow runs as A2A tasks',
-      version: VERSION,
-      skills: deps.workflows
-        .list()
-        .filter((w) => w.public !== false)
-        .map((w) => ({ id: w.id, name: w.name, description: w.description ?? w.name })),
-      ...A2A_FEATURES,
-      requireAuth: deps.config.apiKeys.size > 0,
-    });
+  const cardOptions = (req: FastifyRequest): AgentCardOptions => ({
+    baseUrl: baseUrl(deps.config, req),
+    name: 'Handoff',
+    description: 'Durable, human-in-the-loop OpenWOP workflow runs as A2A tasks',
+    version: VERSION,
+    skills: deps.workflows
+      .list()
+      .filter((w) => w.public !== false)
+      .map((w) => ({ id: w.id, name: w.name, description: w.description ?? w.name })),
+    ...A2A_FEATURES,
+    requireAuth: deps.config.apiKeys.size > 0,
+  });
+  // The card's shape follows the A2A-Version asked for (absent: the 0.3 card, which also lists
+  // supportedInterfaces): caches must key on the header.
+  const card = async (req: FastifyRequest, reply: FastifyReply) => {
+    const asked = versionAsked(req);
+    void reply.header('Vary', 'A2A-Version');
+    return agentCardFor(cardVersion(asked.header, asked.query), cardOptions(req));
+  };
   const api = typed(app);
   const cardSchema = (operationId: string, summary: string) => ({
     operationId,
     tags: ['a2a'],
     summary,
-    response: { 200: ref(AgentCard, 'The agent card.') },
+    response: {
+      200: Type.Union([ref(AgentCard), ref(AgentCardV1)], {
+        description:
+          'The agent card: the 0.3 card (which also lists supportedInterfaces) unless A2A-Version asks for 1.0.',
+      }),
+    },
   });
   api.get(
     AGENT_CARD_PATH,
     { config: { public: true }, schema: cardSchema('getAgentCard', 'A2A agent card (well-known location)') },
-    async (req) => card(req),
+    card,
   );
   api.get(
     '/v1/a2a/agent.json',
     { config: { public: true }, schema: cardSchema('getAgentCardV1', 'A2A agent card (OpenWOP location)') },
-    async (req) => card(req),
+    card,
   );
 
   const readRecord = async (req: FastifyRequest<{ Params: { taskId: string } }>) =>
@@ -151,23 +170,44 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
       void reply.status(429).send(errorResponse(null, tryLater(err.message, after)));
     });
     rpc.post('/v1/a2a', { schema: RPC_SCHEMA }, async (req, reply) => {
-      // The raw text (the content-type parser above), not the parsed request the schema describes.
-      const parsed = parseRequest(String((req.body as unknown) ?? ''), deps.config.jsonMaxDepth);
-      if ('error' in parsed) return reply.header('Content-Type', 'application/json').send(parsed);
       void reply.header('Content-Type', 'application/json');
-      if (startsRun(parsed)) {
-        const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
-        if (refusal) return refuse(reply, 429, ACTIVE_RUNS_RETRY_AFTER_S, parsed.id, refusal);
+      const parsed = parseRequest(String(req.body ?? ''), deps.config.jsonMaxDepth);
+      if ('error' in parsed) return parsed;
+      // The version first (absent = 0.3), then the method must be one of that version's.
+      const asked = versionAsked(req);
+      let call: RpcCall;
+      try {
+        const { version, operation } = jsonRpcMethod(parsed.method, requestedVersion(asked.header, asked.query));
+        const codec = CODECS[version];
+        call = { id: parsed.id, codec, operation, request: codec.decodeRequest(operation, parsed.params) };
+      } catch (err) {
+        // A request naming a version gets the 1.0 error form, a bare one the 0.3 form.
+        const codec = asked.header || asked.query ? CODECS['1.0'] : CODECS['0.3'];
+        return rpcError(parsed.id, codec, wireError(req, err));
       }
-      if (STREAMING.has(parsed.method)) return streamRpc(deps, req, reply, parsed);
-      return callRpc(deps.service, req, parsed);
+      if (startsRun(call.operation, call.request)) {
+        const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
+        if (refusal) return refuse(reply, 429, ACTIVE_RUNS_RETRY_AFTER_S, call.id, refusal);
+      }
+      if (call.operation === 'stream' || call.operation === 'subscribe') return streamRpc(deps, req, reply, call);
+      try {
+        return successText(
+          call.id,
+          await deps.operations.dispatch(req.caller, call.codec, call.operation, call.request),
+        );
+      } catch (err) {
+        return rpcError(call.id, call.codec, wireError(req, err));
+      }
     });
   });
 
   if (deps.config.testSeams) seamRoutes(app, deps, readRecord);
 }
 
-const STREAMING = new Set(['message/stream', 'tasks/resubscribe']);
+/** The version a request names: the A2A-Version header, else the query parameter. */
+export function versionAsked(req: FastifyRequest): { header: unknown; query: unknown } {
+  return { header: req.headers['a2a-version'], query: (req.query as Record<string, unknown>)[VERSION_HEADER] };
+}
 
 const TaskParams = Type.Object({ taskId: Type.String() });
 
@@ -217,31 +257,40 @@ const RPC_SCHEMA = {
 type JsonRpcResponse = ReturnType<typeof errorResponse>;
 
 interface RpcCall {
-  id: string | number | null;
-  method: string;
-  params: unknown;
+  id: JsonRpcId;
+  codec: WireCodec;
+  operation: Operation;
+  request: RequestOf[Operation];
 }
 
 /**
- * Parse and validate a JSON-RPC request; a failure is already the error response to send. The
- * depth limit comes first, before anything walks the value.
+ * Parse a JSON-RPC request; a failure is already the error response to send. The depth limit
+ * comes first, before anything walks the value; the params are validated by the version's codec.
  */
-function parseRequest(text: string, maxDepth: number): RpcCall | ReturnType<typeof errorResponse> {
+function parseRequest(
+  text: string,
+  maxDepth: number,
+): { id: JsonRpcId; method: string; params: unknown } | ReturnType<typeof errorResponse> {
   const json = parseJson(text);
   if (!json.ok) return errorResponse(null, json.error);
   const deep = tooDeep(json.value, maxDepth);
   if (deep) return errorResponse(deep.id, deep.error);
   const env = parseEnvelope(json.value);
   if (!env.ok) return errorResponse(env.id, env.error);
-  const bad = paramsProblem(env.method, env.params, maxDepth) ?? validateParams(env.method, env.params);
+  const bad = paramsProblem(env.method, env.params, maxDepth);
   if (bad) return errorResponse(env.id, bad);
   return { id: env.id, method: env.method, params: env.params };
 }
 
-/** message/send and message/stream without a taskId start a run (HANDOFF_TENANT_MAX_ACTIVE_RUNS). */
-const startsRun = (call: RpcCall): boolean =>
-  (call.method === 'message/send' || call.method === 'message/stream') &&
-  (call.params as MessageSendParams).message.taskId === undefined;
+const rpcError = (id: JsonRpcId, codec: WireCodec, err: A2AError) => ({
+  jsonrpc: '2.0' as const,
+  id,
+  error: codec.encodeError(err),
+});
+
+/** A send or stream without a taskId starts a run (HANDOFF_TENANT_MAX_ACTIVE_RUNS). */
+export const startsRun = (operation: Operation, request: unknown): boolean =>
+  (operation === 'send' || operation === 'stream') && (request as SendRequest).message.taskId === undefined;
 
 /** A quota or capacity refusal: the HTTP status and Retry-After, and the JSON-RPC error saying why. */
 function refuse(reply: FastifyReply, status: 429 | 503, retryAfterS: number, id: JsonRpcId, message: string) {
@@ -253,42 +302,36 @@ function refuse(reply: FastifyReply, status: 429 | 503, retryAfterS: number, id:
 }
 
 /** An internal failure is answered generically and logged once, with the request id (req.log). */
-function wireError(req: FastifyRequest, err: unknown): A2AError {
+export function wireError(req: FastifyRequest, err: unknown): A2AError {
   const wire = toA2AError(err);
   if (wire.code === -32603) req.log.error({ err }, 'request failed');
   return wire;
 }
 
-async function callRpc(service: A2AService, req: FastifyRequest, call: RpcCall) {
-  try {
-    return successText(call.id, await service.call(req.caller, call.method, call.params));
-  } catch (err) {
-    return errorResponse(call.id, wireError(req, err));
-  }
-}
-
-/** message/stream and tasks/resubscribe: errors before the first event are plain JSON-RPC errors;
- * after it, an `error` event. Each event's SSE id is the run event sequence. */
+/** message/stream, tasks/resubscribe, SendStreamingMessage, SubscribeToTask: errors before the
+ * first event are plain JSON-RPC errors; after it, an `error` event. Each event's SSE id is the
+ * run event sequence. */
 async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: FastifyReply, call: RpcCall) {
   // The place is held before the task is started or resumed: a refusal has no side effect.
   const slot: SseSlot | undefined = deps.sse.reserve();
   if (!slot) return refuse(reply, 503, STREAMS_RETRY_AFTER_S, call.id, tooManyStreams(deps.sse));
   let opened: OpenedStream;
   try {
-    opened = await openStream(deps, req, call);
+    opened = await openStream(deps, req, call.codec, call.operation, call.request);
   } catch (err) {
     slot.release();
-    return reply.send(errorResponse(call.id, wireError(req, err)));
+    return reply.send(rpcError(call.id, call.codec, wireError(req, err)));
   }
   const sse = slot.open(reply);
+  const frame = (result: StreamItem['result']) => successResponse(call.id, encodeItem(call.codec, result));
   try {
-    sendFirst(sse, call.id, opened);
+    sendFirst(sse, opened, frame);
     for await (const item of deps.streams.updates(opened, sse.signal)) {
       if (!(await sse.ready())) break;
-      sse.send(successResponse(call.id, item.result), idOf(item.id));
+      sse.send(frame(item.result), idOf(item.id));
     }
   } catch (err) {
-    sse.send(errorResponse(call.id, wireError(req, err)), { event: 'error' });
+    sse.send(rpcError(call.id, call.codec, wireError(req, err)), { event: 'error' });
   }
   sse.close();
 }
@@ -298,27 +341,42 @@ async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: Fastify
  * is let go once sent: a stream lives for hours, and a thousand of them must not hold a thousand
  * Tasks.
  */
-function sendFirst(sse: SseStream, id: JsonRpcId, opened: OpenedStream): void {
+export function sendFirst(sse: SseStream, opened: OpenedStream, frame: (result: StreamItem['result']) => unknown) {
   const first = opened.first;
   if (!first) return;
   delete opened.first;
-  sse.send(successResponse(id, first.result), idOf(first.id), () =>
-    successResponse(id, trimmedTask(first.result as Task)),
-  );
+  sse.send(frame(first.result), idOf(first.id), () => frame(trimmedTask(first.result as Task)));
 }
 
-const idOf = (id: number | undefined) => (id === undefined || id < 0 ? {} : { id });
+export const idOf = (id: number | undefined) => (id === undefined || id < 0 ? {} : { id });
 
-function openStream(deps: A2ARouteDeps, req: FastifyRequest, call: RpcCall): Promise<OpenedStream> {
-  if (call.method === 'message/stream') return deps.streams.openMessage(req.caller, call.params as MessageSendParams);
-  const params = call.params as TaskIdParams;
+/** Open a send stream or a subscription. A resubscription's cursor is `Last-Event-ID` (or the
+ * 0.3 `metadata.lastEventId`), in both versions. */
+export function openStream(
+  deps: A2ARouteDeps,
+  req: FastifyRequest,
+  codec: WireCodec,
+  operation: Operation,
+  request: RequestOf[Operation],
+): Promise<OpenedStream> {
+  checkTenantOf(req, request);
+  if (operation === 'stream') return deps.streams.openMessage(req.caller, request as SendRequest, codec.version);
+  const params = request as TaskIdRequest;
   let after: number | undefined;
   try {
     after = parseLastEventId(req.headers['last-event-id'] ?? params.metadata?.lastEventId);
   } catch (err) {
     throw invalidParams((err as Error).message);
   }
-  return deps.streams.openObserver(req.caller, params.id, after);
+  return deps.streams.openObserver(req.caller, params.id, after, codec.version !== '0.3');
+}
+
+/** A stream's `tenant`, like every other operation's, may only name the caller's own tenant. */
+function checkTenantOf(req: FastifyRequest, request: unknown): void {
+  const tenant = (request as { tenant?: string }).tenant;
+  if (tenant !== undefined && tenant !== req.caller.tenantId) {
+    throw invalidParams(`tenant: ${JSON.stringify(tenant)} is not the tenant of this API key`);
+  }
 }
 
 /** The RFC 0100 record, with the task's default push config (id == task id, else the first). */
@@ -482,10 +540,7 @@ function seamRoutes(
     if (!verdict.ok)
       throw new HttpError(400, 'a2a_push_egress_denied', verdict.reason, { arm: verdict.arm, code: verdict.code });
     try {
-      await deps.service.call(req.caller, 'tasks/pushNotificationConfig/set', {
-        taskId,
-        pushNotificationConfig: { url },
-      });
+      await deps.operations.pushCreate(req.caller, { taskId, config: { url } });
     } catch (err) {
       const wire = toA2AError(err);
       if (wire.code === -32001) throw new HttpError(404, 'not_found', `task ${taskId} not found`);

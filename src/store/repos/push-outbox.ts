@@ -16,8 +16,9 @@ export interface NewDelivery {
   /** The event sequence of the transition: the per-config delivery order. */
   seq: number;
   final: boolean;
-  /** The serialized body to send. */
+  /** The serialized body: the neutral event when `protocolVersion` is set, else the 0.3 body. */
   body: string;
+  protocolVersion?: string;
 }
 
 /** What one attempt changed. */
@@ -93,6 +94,7 @@ export class PushOutbox extends Repo {
           last_error: null,
           created_at: at.toISOString(),
           delivered_at: null,
+          protocol_version: d.protocolVersion ?? null,
         })),
       )
       .execute();

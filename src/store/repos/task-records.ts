@@ -140,6 +140,55 @@ export class TaskRecords extends Repo {
       ? { tasks, nextCursor: encodeCursor([last.updatedAt, last.taskId]) }
       : { tasks };
   }
+  /**
+   * A page of a tenant's tasks by status time, newest first, strictly after `after` (keyset: a
+   * task inserted meanwhile is newer, so it never shifts a later page). `more`: another page follows.
+   */
+  async page(
+    tenantId: string,
+    filter: TaskFilter,
+    limit: number,
+    after?: { updatedAt: string; taskId: string },
+  ): Promise<{ tasks: TaskRecord[]; more: boolean }> {
+    let q = this.filtered(tenantId, filter).selectAll();
+    if (after) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('updated_at', '<', after.updatedAt),
+          eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)]),
+        ]),
+      );
+    }
+    const rows = await q
+      .orderBy('updated_at', 'desc')
+      .orderBy('task_id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return { tasks: rows.slice(0, limit).map(taskRows.fromRow), more: rows.length > limit };
+  }
+
+  /** How many of a tenant's tasks match `filter` (ListTasks totalSize). */
+  async count(tenantId: string, filter: TaskFilter): Promise<number> {
+    const row = await this.filtered(tenantId, filter)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  private filtered(tenantId: string, filter: TaskFilter) {
+    let q = this.db.selectFrom('a2a_tasks').where('tenant_id', '=', tenantId);
+    if (filter.state !== undefined) q = q.where('state', '=', filter.state);
+    if (filter.contextId !== undefined) q = q.where('context_id', '=', filter.contextId);
+    if (filter.since !== undefined) q = q.where('updated_at', '>=', filter.since);
+    return q;
+  }
+}
+
+/** ListTasks filters (A2A 1.0), ANDed; `since` is an inclusive lower bound on the status time. */
+export interface TaskFilter {
+  contextId?: string;
+  state?: string;
+  since?: string;
 }
 
 /** A malformed cursor is a RangeError (the caller's 400), never a query. */

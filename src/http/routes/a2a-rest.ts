@@ -1,0 +1,170 @@
+// The HTTP+JSON (REST) binding of A2A 1.0, under A2A_REST_PATH (and each route under /{tenant}):
+// the routes of codec/rest.ts, each decoded into the neutral request and served by the same
+// operations as JSON-RPC. Bodies are `application/a2a+json`; every error is a google.rpc.Status
+// with an ErrorInfo (errors.ts `restError`), including the host's own refusals (auth, quotas,
+// content type), so an official client reads them as typed errors.
+//
+// The interface is 1.0 only: a request must say `A2A-Version: 1.0` (header or query parameter);
+// none means 0.3, which this binding does not serve (-32009, HTTP 400).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CODECS } from '../../a2a/codec/index.js';
+import { A2A_REST_PATH, decodeRestRequest, type RestRoute, REST_ROUTES } from '../../a2a/codec/rest.js';
+import {
+  A2A_ERROR_DOMAIN,
+  type A2AError,
+  isA2AError,
+  type RestErrorBody,
+  restError,
+  TRY_LATER,
+  tryLater,
+  VERSION_NOT_SUPPORTED,
+  A2AError as Err,
+} from '../../a2a/errors.js';
+import { RawJson } from '../../a2a/jsonrpc.js';
+import { encodeItem, type OpenedStream, type StreamItem } from '../../a2a/stream.js';
+import { requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
+import { HttpError, toResponse } from '../errors.js';
+import { jsonBodyParser } from '../json-body.js';
+import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
+import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
+import { type A2ARouteDeps, idOf, openStream, sendFirst, startsRun, versionAsked, wireError } from './a2a.js';
+
+export const A2A_JSON = 'application/a2a+json';
+const V1 = CODECS['1.0'];
+
+export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
+  void app.register(
+    async (rest) => {
+      // The same JSON parser and limits as every route, but an empty body is no body (HTTP+JSON
+      // clients send `Content-Type: application/json` on body-less POSTs).
+      rest.removeAllContentTypeParsers();
+      jsonBodyParser(rest, deps.config.jsonMaxDepth, { allowEmpty: true });
+      rest.setErrorHandler((err: FastifyError | Error, req, reply) => sendError(req, reply, err));
+      rest.setNotFoundHandler((req, reply) =>
+        sendError(req, reply, new HttpError(404, 'not_found', `no A2A route ${req.method} ${req.url.split('?')[0]}`)),
+      );
+      for (const route of REST_ROUTES) {
+        rest.route({
+          method: route.method,
+          url: route.path,
+          // FOR NOW out of the OpenAPI document: the binding's response schemas are being written.
+          schema: { hide: true },
+          handler: (req, reply) => handle(deps, route, req, reply),
+        });
+      }
+    },
+    { prefix: A2A_REST_PATH },
+  );
+}
+
+async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest, reply: FastifyReply) {
+  const asked = versionAsked(req);
+  if (requestedVersion(asked.header, asked.query) !== '1.0') {
+    throw new Err(
+      VERSION_NOT_SUPPORTED,
+      `the HTTP+JSON binding serves A2A 1.0 only; send ${VERSION_HEADER}: 1.0 (no header means 0.3)`,
+      undefined,
+      { requestedVersion: '0.3', supportedVersions: '1.0' },
+    );
+  }
+  const request = decodeRestRequest(route.operation, {
+    params: req.params as Record<string, string>,
+    query: req.query as Record<string, unknown>,
+    body: req.body,
+  });
+  if (startsRun(route.operation, request)) {
+    const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
+    if (refusal) {
+      void reply.header('Retry-After', String(ACTIVE_RUNS_RETRY_AFTER_S));
+      throw tryLater(refusal, ACTIVE_RUNS_RETRY_AFTER_S);
+    }
+  }
+  if (route.operation === 'stream' || route.operation === 'subscribe') return stream(deps, route, request, req, reply);
+  const result = await deps.operations.dispatch(req.caller, V1, route.operation, request);
+  void reply.status(route.status).header('Content-Type', A2A_JSON);
+  if (route.status === 204) return reply.send();
+  return reply.send(result instanceof RawJson ? result.text : JSON.stringify(result));
+}
+
+/** message:stream and tasks/{id}:subscribe: one StreamResponse per SSE event (the SSE id is the run
+ * event sequence, for Last-Event-ID); an error after the first event is an `error` event. */
+async function stream(
+  deps: A2ARouteDeps,
+  route: RestRoute,
+  request: Parameters<typeof openStream>[4],
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const slot = deps.sse.reserve();
+  if (!slot) {
+    void reply.header('Retry-After', String(STREAMS_RETRY_AFTER_S));
+    return sendError(req, reply, new HttpError(503, 'too_many_streams', tooManyStreams(deps.sse)));
+  }
+  let opened: OpenedStream;
+  try {
+    opened = await openStream(deps, req, V1, route.operation, request);
+  } catch (err) {
+    slot.release();
+    throw err;
+  }
+  const sse = slot.open(reply);
+  const frame = (result: StreamItem['result']) => encodeItem(V1, result);
+  try {
+    sendFirst(sse, opened, frame);
+    for await (const item of deps.streams.updates(opened, sse.signal)) {
+      if (!(await sse.ready())) break;
+      sse.send(frame(item.result), idOf(item.id));
+    }
+  } catch (err) {
+    sse.send(restError(wireError(req, err)).body, { event: 'error' });
+  }
+  sse.close();
+}
+
+function sendError(req: FastifyRequest, reply: FastifyReply, err: FastifyError | Error) {
+  const { status, body } = isA2AError(err) ? a2aFailure(req, err) : hostFailure(req, err);
+  return reply.status(status).header('Content-Type', A2A_JSON).send(JSON.stringify(body));
+}
+
+function a2aFailure(req: FastifyRequest, err: A2AError): { status: number; body: RestErrorBody } {
+  const { httpStatus, body } = restError(wireError(req, err));
+  // A quota refusal is 429 (its Retry-After is already on the reply).
+  return { status: err.code === TRY_LATER ? 429 : httpStatus, body };
+}
+
+/** google.rpc.Code of the HTTP statuses the host itself answers with. */
+const GRPC_STATUS: Readonly<Record<number, string>> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  413: 'INVALID_ARGUMENT',
+  415: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  503: 'UNAVAILABLE',
+};
+
+/** The host's own refusals (auth, quotas, body limits, content type) in the google.rpc.Status shape. */
+function hostFailure(req: FastifyRequest, err: FastifyError | Error): { status: number; body: RestErrorBody } {
+  if (!(err instanceof HttpError) && !(err as FastifyError).statusCode) return a2aFailure(req, wireError(req, err));
+  const { status, body } = toResponse(err);
+  if (status >= 500) return a2aFailure(req, wireError(req, err));
+  return {
+    status,
+    body: {
+      error: {
+        code: status,
+        status: GRPC_STATUS[status] ?? 'UNKNOWN',
+        message: body.message,
+        details: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: body.error.toUpperCase(),
+            domain: A2A_ERROR_DOMAIN,
+          },
+        ],
+      },
+    },
+  };
+}
