@@ -85,12 +85,12 @@ registerTarget({
     name: 'floor',
     description:
       'the durable floor: Fastify + better-sqlite3 writing only the rows Handoff commits ' +
-      'for an echo send, on its schema and SQLite settings ' +
+      'for an echo send and for the approval flow, on its schema and SQLite settings ' +
       '(bench/baselines/sqlite-floor-server.ts)',
     launch: (port) => ({ argv: [...benchScript('baselines/sqlite-floor-server'), '--port', String(port)] }),
     rpcPath: '/a2a/jsonrpc',
   }),
-  only: ['send', 'send-c1', 'get'],
+  only: ['send', 'send-c1', 'get', 'approval'],
 });
 
 // ─── HOOK: Handoff itself. Always the compiled CLI (npm run build), a fresh data dir per run. ───
