@@ -27,6 +27,13 @@ const TASK_AND_RUN = statement(
     ' where "t"."task_id" = ? and "t"."tenant_id" = ?',
 );
 
+const INSERT_REPLY = statement(
+  'insert into "a2a_messages" ("tenant_id", "principal_id", "message_id", "task_id") values (?, ?, ?, ?)',
+);
+const FIND_REPLY = statement(
+  'select "task_id" from "a2a_messages" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?',
+);
+
 interface TaskColumns {
   t_principal_id: string;
   t_context_id: string;
@@ -94,22 +101,12 @@ export class TaskRecords extends Repo {
 
   /** Mark a reply applied; the primary key makes a concurrent duplicate fail its transaction. */
   async recordReply(tenantId: string, principalId: string, messageId: string, taskId: string): Promise<void> {
-    await this.db
-      .insertInto('a2a_messages')
-      .values({ tenant_id: tenantId, principal_id: principalId, message_id: messageId, task_id: taskId })
-      .execute();
+    await this.write(INSERT_REPLY, [tenantId, principalId, messageId, taskId]);
   }
 
   /** The task a reply with this messageId was already applied to, if any. */
   async findReply(tenantId: string, principalId: string, messageId: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('a2a_messages')
-      .select('task_id')
-      .where('tenant_id', '=', tenantId)
-      .where('principal_id', '=', principalId)
-      .where('message_id', '=', messageId)
-      .executeTakeFirst();
-    return row?.task_id;
+    return (await this.first<{ task_id: string }>(FIND_REPLY, [tenantId, principalId, messageId]))?.task_id;
   }
 
   /** A tenant's tasks, most recently changed first, by keyset pagination (no offsets, no scans). */
