@@ -12,6 +12,8 @@ import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
 import { runRows } from './rows.js';
 import { Events } from './repos/events.js';
+import { TxPushConfigs } from './repos/push-configs.js';
+import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
 import { GET_RUN } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
@@ -131,7 +133,11 @@ function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<Run
 
 export class StoreTx extends Tables {
   readonly changes: RunChange[] = [];
+  override readonly tasks: TxTaskRecords;
+  override readonly pushConfigs: TxPushConfigs;
   private readonly events: Events;
+  /** Runs inserted by this transaction (nothing of theirs existed before it). */
+  private readonly created = new Set<string>();
   /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
   private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
   /** Runs committed to in this transaction; their one UPDATE and one INSERT of events wait for `flush()`. */
@@ -145,6 +151,8 @@ export class StoreTx extends Tables {
   ) {
     super(db, dialect, now);
     this.events = new Events(db, dialect, now);
+    this.tasks = new TxTaskRecords(db, dialect, now);
+    this.pushConfigs = new TxPushConfigs(db, dialect, now, (taskId) => this.created.has(taskId));
   }
 
   /**
@@ -168,6 +176,7 @@ export class StoreTx extends Tables {
    */
   async insertRun(run: NewRun, events: NewEvent[], opts: { defer?: boolean } = {}): Promise<RunChange> {
     const at = this.now().toISOString();
+    this.created.add(run.runId);
     const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
     if (opts.defer) {
       const pending = { run: normalize(full), events: numberEvents(run.runId, 0, events, at) };
@@ -282,7 +291,8 @@ export class StoreTx extends Tables {
 
   /**
    * Write the runs inserted with `defer`, each in its final state, and run their steps; then the
-   * runs committed to, each in its final state (`Store.transaction` calls this before COMMIT).
+   * runs committed to, each in its final state, and the task states changed (`Store.transaction`
+   * calls this before COMMIT).
    */
   async flush(): Promise<void> {
     for (const [runId, { run, events }] of this.deferred) {
@@ -293,6 +303,7 @@ export class StoreTx extends Tables {
       this.held.delete(runId);
       await this.writeHeld(held);
     }
+    await this.tasks.flushStates();
   }
 
   private async record(change: RunChange): Promise<RunChange> {

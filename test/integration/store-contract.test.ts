@@ -1654,6 +1654,29 @@ and nothing of theirs commits', async () => {
         assert.deepEqual((await store().tasks.list(other, { limit: 10 })).tasks, []);
       });
 
+      it('state changes in one transaction: the last one is stored, and a read in the transaction sees it', async () => {
+        const rec = await insertTask(store(), clock, { tenantId: uid('tenant'), state: 'input-required' });
+        await store().transaction(async (tx) => {
+          await tx.tasks.updateState(rec.taskId, 'working', undefined, clock.iso());
+          assert.equal((await tx.tasks.get(rec.taskId, rec.tenantId))?.state, 'working');
+          await tx.tasks.updateState(rec.taskId, 'input-required', 'approval', '2030-01-02T00:00:00.000Z');
+          await tx.tasks.updateState(rec.taskId, 'completed', undefined, '2030-01-03T00:00:00.000Z');
+        });
+        assert.deepEqual(await store().tasks.get(rec.taskId, rec.tenantId), {
+          ...rec,
+          state: 'completed',
+          updatedAt: '2030-01-03T00:00:00.000Z',
+        });
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            await tx.tasks.updateState(rec.taskId, 'failed', undefined, clock.iso());
+            throw new Error('rolled back');
+          }),
+          /rolled back/,
+        );
+        assert.equal((await store().tasks.get(rec.taskId, rec.tenantId))?.state, 'completed');
+      });
+
       it('getWithRun returns the record with its run', async () => {
         const rec = await insertTask(store(), clock, { tenantId: uid('tenant') });
         const both = await store().tasks.getWithRun(rec.taskId, rec.tenantId);
@@ -1847,6 +1870,20 @@ and nothing of theirs commits', async () => {
     describe('pushConfigs', () => {
       const clock = new Clock();
       const store = sharedStore(clock);
+
+      it('a run created in a transaction lists the configs registered with it in that transaction', async () => {
+        const run = newRun(clock);
+        const config = newConfig(clock, run.runId);
+        const [before, after] = await store().transaction(async (tx) => {
+          await tx.insertRun(run, []);
+          const none = await tx.pushConfigs.list(run.runId);
+          await tx.pushConfigs.insert(config);
+          return [none, await tx.pushConfigs.list(run.runId)];
+        });
+        assert.deepEqual(before, []);
+        assert.deepEqual(after, [config]);
+        assert.deepEqual(await store().pushConfigs.list(run.runId), [config]);
+      });
 
       it('insert then get round-trips every field; absent optional fields stay absent', async () => {
         const taskId = uid('run');

@@ -145,3 +145,46 @@ function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
   if (updatedAt === undefined || taskId === undefined) throw new RangeError('invalid cursor');
   return { updatedAt, taskId };
 }
+
+/**
+ * The task records as one transaction sees them: a state change is written once, when the
+ * transaction ends (`flushStates`, before COMMIT), with the last state it set — a request that
+ * moves a task twice (input-required → working → completed) writes one UPDATE. Any read of the
+ * table in the transaction writes the pending changes first, so it sees them.
+ */
+export class TxTaskRecords extends TaskRecords {
+  private readonly states = new Map<string, { state: string; interruptKind: string | undefined; updatedAt: string }>();
+
+  override async updateState(taskId: string, state: string, interruptKind: string | undefined, updatedAt: string) {
+    this.states.delete(taskId); // keep the order of the last changes
+    this.states.set(taskId, { state, interruptKind, updatedAt });
+  }
+
+  /** Write the state changes this transaction made (called before it commits, and before a read). */
+  async flushStates(): Promise<void> {
+    for (const [taskId, s] of this.states) {
+      this.states.delete(taskId);
+      await super.updateState(taskId, s.state, s.interruptKind, s.updatedAt);
+    }
+  }
+
+  override async get(taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
+    await this.flushStates();
+    return super.get(taskId, tenantId);
+  }
+
+  override async getWithRun(taskId: string, tenantId: string) {
+    await this.flushStates();
+    return super.getWithRun(taskId, tenantId);
+  }
+
+  override async findByMessage(tenantId: string, principalId: string, messageId: string) {
+    await this.flushStates();
+    return super.findByMessage(tenantId, principalId, messageId);
+  }
+
+  override async list(tenantId: string, opts: Parameters<TaskRecords['list']>[1]): Promise<TaskPage> {
+    await this.flushStates();
+    return super.list(tenantId, opts);
+  }
+}
