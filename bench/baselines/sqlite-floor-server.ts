@@ -306,7 +306,7 @@ interface TaskRow {
 
 function approvalReply(msg: Message, taskId: string, reply: (result: Json) => void, fail: (m: string) => void): void {
   const row = taskAndRun.get(taskId, 'default') as TaskRow | undefined;
-  if (!row || row.state !== 'input-required') {
+  if (row?.state !== 'input-required') {
     fail('task not waiting for input');
     return;
   }
