@@ -85,25 +85,25 @@ registerTarget({
     name: 'floor',
     description:
       'the durable floor: Fastify + better-sqlite3 writing only the rows Handoff commits ' +
-      'for an echo send, on its schema and SQLite settings ' +
+      'for an echo send and for the approval flow, on its schema and SQLite settings ' +
       '(bench/baselines/sqlite-floor-server.ts)',
     launch: (port) => ({ argv: [...benchScript('baselines/sqlite-floor-server'), '--port', String(port)] }),
     rpcPath: '/a2a/jsonrpc',
   }),
-  only: ['send', 'send-c1', 'get'],
+  only: ['send', 'send-c1', 'get', 'approval'],
 });
 
 // ─── HOOK: Handoff itself. Always the compiled CLI (npm run build), a fresh data dir per run. ───
 // Adjust `skills` once Handoff's demo workflows have their final ids, and the argv if `serve`
 // grows flags (e.g. a durability mode) worth benchmarking as separate targets.
-function handoffTarget(name: string, description: string, env: Record<string, string>): Target {
+function handoffTarget(name: string, description: string, env: Record<string, string>, root = ROOT): Target {
   return childTarget({
     name,
     description,
     skills: { echo: 'echo', approval: 'approval' },
     launch: (port) => {
-      const main = join(ROOT, 'dist/src/cli/main.js');
-      if (!existsSync(main)) throw new Error('dist/src/cli/main.js not built (npm run build)');
+      const main = join(root, 'dist/src/cli/main.js');
+      if (!existsSync(main)) throw new Error(`${main} not built (npm run build)`);
       const data = mkdtempSync(join(tmpdir(), 'handoff-bench-'));
       return {
         argv: [process.execPath, main, 'serve', '--port', String(port), '--data', data],
@@ -132,3 +132,12 @@ registerTarget(
     },
   ),
 );
+
+// Another build of Handoff beside this one, in the same run (a change measured against its base):
+// HANDOFF_BENCH_BEFORE=<checkout with a built dist/> adds the target `handoff-before`.
+const before = process.env.HANDOFF_BENCH_BEFORE;
+if (before) {
+  registerTarget(
+    handoffTarget('handoff-before', `Handoff built in ${before}, same settings as \`handoff\``, {}, before),
+  );
+}

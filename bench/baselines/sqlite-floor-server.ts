@@ -9,7 +9,7 @@
 // No server that keeps the same durable log can spend less on those writes than this, so a Handoff
 // cost near this floor means its own code is no longer what is expensive.
 //
-//   node dist/bench/baselines/sqlite-floor-server.js --port 4102     (echo skill only)
+//   node dist/bench/baselines/sqlite-floor-server.js --port 4102     (echo and approval skills)
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,9 +60,34 @@ const insertTask = db.prepare(
     'state, interrupt_kind, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const taskAndRun = db.prepare(
-  'select t.context_id, t.state, t.updated_at, r.workflow_id, r.status from a2a_tasks ' +
+  'select t.context_id, t.state, t.updated_at, r.workflow_id, r.status, r.version, r.next_seq from a2a_tasks ' +
     't join runs r on r.run_id = t.task_id where t.task_id = ? and t.tenant_id = ?',
 );
+const eventsInsert = (n: number) =>
+  db.prepare(
+    `insert into events (run_id, seq, type, node_id, payload, created_at) values ${Array(n).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
+  );
+const insertEvents8 = eventsInsert(8);
+const insertEvents9 = eventsInsert(9);
+const insertInterrupt = db.prepare(
+  'insert into interrupts (interrupt_id, run_id, node_id, kind, status, data, votes, exchanges, resolution, ' +
+    'resolved_by, created_at, resolved_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const findReply = db.prepare(
+  'select task_id from a2a_messages where tenant_id = ? and principal_id = ? and message_id = ?',
+);
+const insertReply = db.prepare(
+  'insert into a2a_messages (tenant_id, principal_id, message_id, task_id) values (?, ?, ?, ?)',
+);
+const resolveInterrupt = db.prepare(
+  "update interrupts set status = 'resolved', votes = ?, resolution = ?, resolved_by = ?, resolved_at = ? " +
+    "where run_id = ? and node_id = 'review' and status = 'open'",
+);
+const completeRun = db.prepare(
+  "update runs set status = 'completed', state = ?, cursor = ?, next_seq = ?, version = ?, updated_at = ?, " +
+    'completed_at = ? where run_id = ? and version = ?',
+);
+const updateTask = db.prepare('update a2a_tasks set state = ?, interrupt_kind = ?, updated_at = ? where task_id = ?');
 const taskEvents = db.prepare(
   "select type, payload from events where run_id = ? and type in ('artifact.created', 'a2a.message') order by seq",
 );
@@ -171,10 +196,173 @@ function echoSend(msg: Message, reply: (result: Json) => void): void {
   });
 }
 
+/** One log event's six columns. */
+const ev = (id: string, seq: number, type: string, node: string | null, payload: unknown, at: string) => [
+  id,
+  seq,
+  type,
+  node,
+  JSON.stringify(payload),
+  at,
+];
+
+const GATE = {
+  title: 'Review the draft',
+  description: 'Accept the draft, reject it, ask for a revision, edit it, or ask a question.',
+  artifactId: 'review',
+  actions: ['accept', 'reject', 'refine', 'edit-accept', 'ask'],
+  requiredApprovals: 1,
+  rejectionPolicy: 'single-veto',
+  artifactFrom: 'draft',
+};
+
+function approvalSend(msg: Message, reply: (result: Json) => void): void {
+  if (byMessage.get('default', 'local', msg.messageId)) throw new Error('messageId reused');
+  const text = msg.parts.map((p) => p.text ?? '').join('');
+  const id = `run_${randomUUID()}`;
+  const interruptId = `int_${randomUUID()}`;
+  const contextId = `ctx_${randomUUID()}`;
+  const now = new Date().toISOString();
+  const draft = { text: `Draft: ${text}` };
+  const gate = { ...GATE, artifact: draft };
+  const task = {
+    kind: 'task',
+    id,
+    contextId,
+    status: { state: 'input-required', timestamp: now },
+    history: [msg],
+    metadata: {
+      openwop: {
+        runId: id,
+        workflowId: 'approval',
+        runStatus: 'waiting-approval',
+        interrupt: { kind: 'approval', nodeId: 'review', actions: GATE.actions, title: GATE.title, artifact: draft },
+      },
+    },
+  };
+  if (queue.length === 0) setImmediate(commitQueued);
+  queue.push({
+    write() {
+      insertInterrupt.run(
+        interruptId,
+        id,
+        'review',
+        'approval',
+        'open',
+        JSON.stringify(gate),
+        '[]',
+        '[]',
+        null,
+        null,
+        now,
+        null,
+      );
+      insertRun.run(
+        id,
+        'default',
+        'local',
+        'approval',
+        'waiting-approval',
+        JSON.stringify({ prompt: text }),
+        JSON.stringify({ outputs: { draft }, vars: {} }),
+        '{"ordinals":{"draft":1,"review":0}}',
+        null,
+        JSON.stringify([`a2a:${msg.messageId}`]),
+        JSON.stringify({ a2a: { messageId: msg.messageId, contextId }, contentTrust: 'untrusted' }),
+        8,
+        3,
+        null,
+        null,
+        null,
+        now,
+        now,
+        null,
+      );
+      insertEvents8.run(
+        ...ev(id, 0, 'a2a.message', null, { message: msg }, now),
+        ...ev(id, 1, 'run.started', null, { workflowId: 'approval' }, now),
+        ...ev(id, 2, 'node.started', 'draft', { ordinal: 0, typeId: 'core.transform' }, now),
+        ...ev(id, 3, 'node.completed', 'draft', { ordinal: 0 }, now),
+        ...ev(id, 4, 'node.started', 'review', { ordinal: 0 }, now),
+        ...ev(id, 5, 'node.suspended', 'review', { kind: 'approval', interruptId }, now),
+        ...ev(id, 6, 'approval.requested', 'review', { interruptId, ...gate }, now),
+        ...ev(id, 7, 'interrupt.requested', 'review', { interruptId, kind: 'approval', key: `${id}:review:0` }, now),
+      );
+      insertTask.run(id, 'default', 'local', contextId, msg.messageId, 'input-required', 'approval', now);
+    },
+    done: () => reply(task),
+  });
+}
+
+interface TaskRow {
+  context_id: string;
+  state: string;
+  updated_at: string;
+  workflow_id: string;
+  status: string;
+  version: number;
+  next_seq: number;
+}
+
+function approvalReply(msg: Message, taskId: string, reply: (result: Json) => void, fail: (m: string) => void): void {
+  const row = taskAndRun.get(taskId, 'default') as TaskRow | undefined;
+  if (row?.state !== 'input-required') {
+    fail('task not waiting for input');
+    return;
+  }
+  if (findReply.get('default', 'local', msg.messageId)) {
+    fail('reply already applied');
+    return;
+  }
+  const action = (msg.parts[0] as { data?: { action?: string } }).data?.action ?? '';
+  const now = new Date().toISOString();
+  if (queue.length === 0) setImmediate(commitQueued);
+  queue.push({
+    write() {
+      const draft = { text: 'Draft: Please approve this benchmark request.' };
+      const resolution = { action, artifact: draft, decidedBy: 'local', approvers: ['local'] };
+      const vote = { principalId: 'local', action, at: now, value: { action } };
+      const final = { ...draft, approvedBy: 'local' };
+      resolveInterrupt.run(JSON.stringify([vote]), JSON.stringify(resolution), 'local', now, taskId);
+      const seq = row.next_seq;
+      const done = completeRun.run(
+        JSON.stringify({ outputs: { draft, review: resolution, final }, vars: {} }),
+        '{"ordinals":{"draft":1,"review":1,"final":1}}',
+        seq + 9,
+        row.version + 1,
+        now,
+        now,
+        taskId,
+        row.version,
+      );
+      if (done.changes !== 1) throw new Error('run changed concurrently');
+      insertEvents9.run(
+        ...ev(taskId, seq, 'a2a.message', null, { message: msg, principalId: 'local' }, now),
+        ...ev(taskId, seq + 1, 'approval.received', 'review', { decidedBy: 'local', action, decidedAt: now }, now),
+        ...ev(
+          taskId,
+          seq + 2,
+          'interrupt.resolved',
+          'review',
+          { kind: 'approval', outcome: action, resolvedAt: now },
+          now,
+        ),
+        ...ev(taskId, seq + 3, 'node.resumed', 'review', { action }, now),
+        ...ev(taskId, seq + 4, 'node.completed', 'review', { ordinal: 0, outcome: action }, now),
+        ...ev(taskId, seq + 5, 'node.started', 'final', { ordinal: 0, typeId: 'core.transform' }, now),
+        ...ev(taskId, seq + 6, 'node.completed', 'final', { ordinal: 0 }, now),
+        ...ev(taskId, seq + 7, 'artifact.created', 'final', { artifactId: 'final', name: 'Publish', data: final }, now),
+        ...ev(taskId, seq + 8, 'run.completed', null, { outputs: { final } }, now),
+      );
+      insertReply.run('default', 'local', msg.messageId, taskId);
+      updateTask.run('completed', null, now, taskId);
+    },
+    done: () => reply(getTask(taskId) as Json),
+  });
+}
+
 function getTask(id: string): Json | undefined {
-  const row = taskAndRun.get(id, 'default') as
-    | { context_id: string; state: string; updated_at: string; workflow_id: string; status: string }
-    | undefined;
+  const row = taskAndRun.get(id, 'default') as TaskRow | undefined;
   if (!row) return undefined;
   const events = taskEvents.all(id) as Array<{ type: string; payload: string }>;
   const artifacts = [];
@@ -200,13 +388,13 @@ app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body,
 app.get('/.well-known/agent-card.json', async () => ({
   name: 'bench-floor',
   url: `http://127.0.0.1:${port}/a2a/jsonrpc`,
-  skills: [{ id: 'echo' }],
+  skills: [{ id: 'echo' }, { id: 'approval' }],
 }));
 app.post('/a2a/jsonrpc', (req, reply) => {
   const rpc = JSON.parse(String(req.body)) as {
     id: unknown;
     method: string;
-    params: { message?: Message; id?: string };
+    params: { message?: Message & { taskId?: string }; id?: string };
   };
   const answer = (result: unknown) =>
     void reply.header('content-type', 'application/json').send(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result }));
@@ -219,7 +407,14 @@ app.post('/a2a/jsonrpc', (req, reply) => {
     return task ? answer(task) : fail(-32001, 'Task not found');
   }
   if (rpc.method !== 'message/send' || !rpc.params.message) return fail(-32601, 'Method not found');
-  if (rpc.params.message.metadata?.skillId !== 'echo') return fail(-32602, 'this floor serves the echo skill only');
-  echoSend(rpc.params.message, answer);
+  const msg = rpc.params.message;
+  if (msg.taskId) {
+    approvalReply(msg, msg.taskId, answer, (m) => fail(-32602, m));
+    return;
+  }
+  const skill = msg.metadata?.skillId;
+  if (skill === 'approval') return approvalSend(msg, answer);
+  if (skill !== 'echo') return fail(-32602, 'this floor serves the echo and approval skills only');
+  echoSend(msg, answer);
 });
 await app.listen({ port, host: '127.0.0.1' });

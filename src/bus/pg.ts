@@ -18,6 +18,9 @@ export interface PgBusOptions {
   schema?: string;
 }
 
+/** Most notices one NOTIFY statement carries. */
+const NOTIFY_BATCH = 500;
+
 export class PgBus implements ChangeBus {
   private readonly local = new InProcessBus();
   private readonly pool: pg.Pool;
@@ -27,6 +30,9 @@ export class PgBus implements ChangeBus {
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly channel: string;
+  /** Notices published and not yet sent (see `sendNotices`). */
+  private readonly outgoing: string[] = [];
+  private sendScheduled = false;
 
   constructor(private readonly opts: PgBusOptions) {
     if (opts.schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(opts.schema))
@@ -43,11 +49,23 @@ export class PgBus implements ChangeBus {
 
   publish(notices: RunNotice[]): void {
     this.local.publish(notices);
-    for (const n of notices) {
-      // Tiny payload (NOTIFY's limit is ~8000 bytes); readers fetch the rest from the store.
-      const payload = [this.opts.instanceId, n.runId, n.tenantId, n.status, n.lastSeq].join('|');
+    // Tiny payloads (NOTIFY's limit is ~8000 bytes); readers fetch the rest from the store.
+    for (const n of notices)
+      this.outgoing.push([this.opts.instanceId, n.runId, n.tenantId, n.status, n.lastSeq].join('|'));
+    if (this.outgoing.length > 0 && !this.sendScheduled) {
+      this.sendScheduled = true;
+      // The commits that end in this turn of the event loop share one round trip.
+      setImmediate(() => this.sendNotices());
+    }
+  }
+
+  /** One statement for the notices published since the last one (in order; at most NOTIFY_BATCH each). */
+  private sendNotices(): void {
+    this.sendScheduled = false;
+    while (this.outgoing.length > 0) {
+      const payloads = this.outgoing.splice(0, NOTIFY_BATCH);
       this.pool
-        .query('select pg_notify($1, $2)', [this.channel, payload])
+        .query('select pg_notify($1, p) from unnest($2::text[]) as p', [this.channel, payloads])
         .catch((err) => this.opts.logger.warn({ err }, 'NOTIFY failed'));
     }
   }
@@ -128,6 +146,8 @@ export class PgBus implements ChangeBus {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.sendNotices(); // what was published goes out before the pool ends, as it always did
+
     clearTimeout(this.reconnectTimer);
     await this.connecting?.catch(() => {});
     await this.listener?.end().catch(() => {});

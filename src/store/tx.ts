@@ -12,6 +12,8 @@ import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
 import { runRows } from './rows.js';
 import { Events } from './repos/events.js';
+import { TxPushConfigs } from './repos/push-configs.js';
+import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
 import { GET_RUN } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
@@ -63,10 +65,16 @@ const COMMIT_COLUMNS = [
   'updated_at',
 ] as const;
 const LEASE_COLUMNS = ['lease_owner', 'lease_expires_at'] as const;
+/**
+ * The one UPDATE of a run a transaction committed to (see `flush`): version-checked against the
+ * snapshot the transaction first read, fenced by a lease owner when a commit asked. It returns
+ * only the lease, which a worker renews beside the transaction; everything else is what was written.
+ */
 const commitStatement = (withLease: boolean, fenced: boolean): Statement =>
   statement(
     `update "runs" set ${[...COMMIT_COLUMNS, ...(withLease ? LEASE_COLUMNS : [])].map((c) => `"${c}" = ?`).join(', ')}` +
-      ` where "run_id" = ? and "version" = ?${fenced ? ' and "lease_owner" = ?' : ''} returning *`,
+      ` where "run_id" = ? and "version" = ?${fenced ? ' and "lease_owner" = ?' : ''}` +
+      ' returning "lease_owner", "lease_expires_at"',
   );
 const COMMIT_RUN = [
   commitStatement(false, false),
@@ -74,6 +82,22 @@ const COMMIT_RUN = [
   commitStatement(true, false),
   commitStatement(true, true),
 ];
+/** RunPatch fields stored as JSON text: a commit normalizes them as reading them back would. */
+const JSON_FIELDS = ['state', 'cursor', 'error', 'metadata'] as const;
+
+type Lease = Pick<RunsTable, 'lease_owner' | 'lease_expires_at'>;
+
+/** A run this transaction committed to: its row and new events are written once, by `flush`. */
+interface HeldRun {
+  /** The version the transaction's first commit expected (checked by the one UPDATE). */
+  readonly firstVersion: number;
+  /** The lease owner the database must still show (a fenced commit's). */
+  owner?: string;
+  /** Whether any commit changed the lease columns (then they are written too). */
+  withLease: boolean;
+  run: RunRecord;
+  events: RunEvent[];
+}
 
 /** Number new events from `firstSeq`, all stamped `at`. */
 function numberEvents(runId: string, firstSeq: number, events: NewEvent[], at: string): RunEvent[] {
@@ -94,11 +118,30 @@ function normalize(run: RunRecord): RunRecord {
   return runRows.fromRow(runRows.toRow(run));
 }
 
+/**
+ * `before` (a record as read) with `patch` applied, as reading the row back would give it: only
+ * the patched fields need the round trip (JSON fields through their text, undefined removed).
+ */
+function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>): RunRecord {
+  const merged: Record<string, unknown> = { ...before, ...patch, ...bookkeeping };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined || value === null) delete merged[field];
+    else if ((JSON_FIELDS as readonly string[]).includes(field)) merged[field] = JSON.parse(JSON.stringify(value));
+  }
+  return merged as unknown as RunRecord;
+}
+
 export class StoreTx extends Tables {
   readonly changes: RunChange[] = [];
+  override readonly tasks: TxTaskRecords;
+  override readonly pushConfigs: TxPushConfigs;
   private readonly events: Events;
+  /** Runs inserted by this transaction (nothing of theirs existed before it). */
+  private readonly created = new Set<string>();
   /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
   private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
+  /** Runs committed to in this transaction; their one UPDATE and one INSERT of events wait for `flush()`. */
+  private readonly held = new Map<string, HeldRun>();
 
   constructor(
     private readonly db: Transaction<Database>,
@@ -108,6 +151,8 @@ export class StoreTx extends Tables {
   ) {
     super(db, dialect, now);
     this.events = new Events(db, dialect, now);
+    this.tasks = new TxTaskRecords(db, dialect, now);
+    this.pushConfigs = new TxPushConfigs(db, dialect, now, (taskId) => this.created.has(taskId));
   }
 
   /**
@@ -116,7 +161,7 @@ export class StoreTx extends Tables {
    * (SQLite transactions are serialized anyway).
    */
   async getRun(runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRecord | undefined> {
-    const pending = this.deferred.get(runId);
+    const pending = this.deferred.get(runId) ?? this.held.get(runId);
     if (pending) return pending.run;
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
     const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
@@ -131,6 +176,7 @@ export class StoreTx extends Tables {
    */
   async insertRun(run: NewRun, events: NewEvent[], opts: { defer?: boolean } = {}): Promise<RunChange> {
     const at = this.now().toISOString();
+    this.created.add(run.runId);
     const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
     if (opts.defer) {
       const pending = { run: normalize(full), events: numberEvents(run.runId, 0, events, at) };
@@ -166,13 +212,7 @@ export class StoreTx extends Tables {
     opts: { owner?: string } = {},
   ): Promise<RunChange> {
     const at = this.now().toISOString();
-    const merged: RunRecord = {
-      ...before,
-      ...patch,
-      nextSeq: before.nextSeq + events.length,
-      version: before.version + 1,
-      updatedAt: at,
-    };
+    const bookkeeping = { nextSeq: before.nextSeq + events.length, version: before.version + 1, updatedAt: at };
     const appended = numberEvents(before.runId, before.nextSeq, events, at);
     const pending = this.deferred.get(before.runId);
     if (pending) {
@@ -182,25 +222,65 @@ export class StoreTx extends Tables {
       ) {
         throw new ConflictError(`run ${before.runId} changed concurrently`);
       }
-      pending.run = normalize(merged);
+      pending.run = normalize({ ...before, ...patch, ...bookkeeping });
       pending.events.push(...appended);
       return { before, run: pending.run, events: appended };
     }
-    const row = runRows.toRow(merged);
     const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
-    const fenced = opts.owner !== undefined;
+    const run = applyPatch(before, patch, bookkeeping);
+    const held = this.held.get(before.runId);
+    if (!held) {
+      this.held.set(before.runId, {
+        firstVersion: before.version,
+        ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+        withLease,
+        run,
+        events: appended,
+      });
+      return this.record({ before, run, events: appended });
+    }
+    // A later commit in the same transaction: checked against what this transaction wrote; a
+    // fence on a lease this transaction has not changed is left to the one UPDATE.
+    if (held.run.version !== before.version) throw new ConflictError(`run ${before.runId} changed concurrently`);
+    if (opts.owner !== undefined) {
+      if (held.withLease ? held.run.leaseOwner !== opts.owner : (held.owner ?? opts.owner) !== opts.owner) {
+        throw new ConflictError(`run ${before.runId} changed concurrently`);
+      }
+      if (!held.withLease) held.owner = opts.owner;
+    }
+    held.withLease ||= withLease;
+    held.run = run;
+    held.events.push(...appended);
+    return this.record({ before, run, events: appended });
+  }
+
+  /**
+   * Write what a transaction committed to a run: one UPDATE (version-checked against the snapshot
+   * its first commit read; a run changed since makes it a ConflictError, and the transaction
+   * fails whole) and one INSERT of every event it appended.
+   */
+  private async writeHeld(held: HeldRun): Promise<void> {
+    const { run } = held;
+    const row = runRows.toRow(run);
+    const fenced = held.owner !== undefined;
     const params = [
       ...COMMIT_COLUMNS.map((c) => row[c]),
-      ...(withLease ? LEASE_COLUMNS.map((c) => row[c]) : []),
-      before.runId,
-      before.version,
-      ...(fenced ? [opts.owner] : []),
+      ...(held.withLease ? LEASE_COLUMNS.map((c) => row[c]) : []),
+      run.runId,
+      held.firstVersion,
+      ...(fenced ? [held.owner] : []),
     ];
-    const query = COMMIT_RUN[(withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
-    const updated = (await this.db.executeQuery(query.with<RunsTable>(this.dialect, params))).rows[0];
-    if (!updated) throw new ConflictError(`run ${before.runId} changed concurrently`);
-    await this.events.append(appended);
-    return this.record({ before, run: runRows.fromRow(updated), events: appended });
+    const query = COMMIT_RUN[(held.withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
+    const lease = (await this.db.executeQuery(query.with<Lease>(this.dialect, params))).rows[0];
+    if (!lease) throw new ConflictError(`run ${run.runId} changed concurrently`);
+    if (!held.withLease) {
+      // The lease as stored now (a worker may have renewed it since the transaction read the run).
+      if (lease.lease_owner === null) delete run.leaseOwner;
+      else run.leaseOwner = lease.lease_owner;
+      if (lease.lease_expires_at === null) delete run.leaseExpiresAt;
+      else run.leaseExpiresAt = Number(lease.lease_expires_at);
+    }
+    await this.events.append(held.events);
   }
 
   /** The whole event log so far of a run inserted with `defer` in this transaction (a copy). */
@@ -209,12 +289,21 @@ export class StoreTx extends Tables {
     return pending && [...pending.events];
   }
 
-  /** Write the runs inserted with `defer`, each in its final state, and run their steps. */
+  /**
+   * Write the runs inserted with `defer`, each in its final state, and run their steps; then the
+   * runs committed to, each in its final state, and the task states changed (`Store.transaction`
+   * calls this before COMMIT).
+   */
   async flush(): Promise<void> {
     for (const [runId, { run, events }] of this.deferred) {
       this.deferred.delete(runId);
       await this.writeNewRun(run, events);
     }
+    for (const [runId, held] of this.held) {
+      this.held.delete(runId);
+      await this.writeHeld(held);
+    }
+    await this.tasks.flushStates();
   }
 
   private async record(change: RunChange): Promise<RunChange> {

@@ -149,3 +149,32 @@ describe('PostgreSQL change bus: closing while the LISTEN connection opens', {
     });
   });
 });
+
+describe('PostgreSQL change bus: notices published together', {
+  skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set',
+}, () => {
+  // The notices of the commits that end in one turn of the event loop go out in one statement.
+  it('reach the other instance, each once (more than one statement holds)', async () => {
+    const schema = schemas!.fresh();
+    const bus = (id: string) =>
+      new PgBus({ databaseUrl: PG_URL!, instanceId: id, logger: pino({ level: 'silent' }), schema });
+    const sender = bus('bus-sender');
+    const receiver = bus('bus-receiver');
+    try {
+      await Promise.all([sender.start(), receiver.start()]);
+      const heard: string[] = [];
+      receiver.subscribeAll((n) => heard.push(`${n.runId}:${n.lastSeq}`));
+      const sent: string[] = [];
+      for (let i = 0; i < 700; i++) {
+        sender.publish([{ runId: `run_${i % 7}`, tenantId: 't', status: 'running', lastSeq: i }]);
+        sent.push(`run_${i % 7}:${i}`);
+      }
+      await until('every notice to arrive', () => heard.length >= sent.length);
+      // Order is not promised across statements (the pool may send two at once): readers re-read the log.
+      assert.deepEqual([...heard].sort(), [...sent].sort());
+    } finally {
+      await sender.close();
+      await receiver.close();
+    }
+  });
+});

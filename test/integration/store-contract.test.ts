@@ -629,6 +629,49 @@ also when the patch clears a field', {}, async () => {
         );
       });
 
+      it('several commits to one run in one transaction: the tx reads its own latest copy, \
+a second commit from an older `before` is a ConflictError, and the run is stored in its final state', async () => {
+        const run = await insert(store(), newRun(clock), [{ type: 'node.started' }]);
+        const last = await store().transaction(async (tx) => {
+          const one = await tx.commitRun(run, { status: 'running', metadata: { step: 1 } }, [{ type: 'run.started' }]);
+          assert.deepEqual(await tx.getRun(run.runId), one.run);
+          await assert.rejects(tx.commitRun(run, { status: 'failed' }, []), ConflictError);
+          const two = await tx.commitRun(one.run, { status: 'completed', completedAt: clock.iso() }, [
+            { type: 'run.completed' },
+          ]);
+          return two.run;
+        });
+        assert.equal(last.version, 3);
+        assert.deepEqual(await store().runs.get(run.runId), last);
+        await assertGapFree(store(), run.runId, 3);
+      });
+
+      it('a commit fenced by a lease owner that no longer holds the lease is a ConflictError \
+and writes nothing, also when an earlier commit of the transaction was not fenced', async () => {
+        const run = await insert(store(), newRun(clock, { leaseOwner: 'w2', leaseExpiresAt: T0 + DAY }));
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            const one = await tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }]);
+            return tx.commitRun(one.run, { status: 'completed' }, [{ type: 'run.completed' }], { owner: 'w1' });
+          }),
+          ConflictError,
+        );
+        assert.deepEqual(await store().runs.get(run.runId), run);
+        await assertGapFree(store(), run.runId, 0);
+      });
+
+      it('the record a commit returns carries the lease as stored at commit \
+(renewed after the transaction read the run)', async () => {
+        const run = await insert(store(), newRun(clock, { leaseOwner: 'w1', leaseExpiresAt: T0 + 1 }));
+        assert.equal(await store().runs.renewLease(run.runId, 'w1', DAY), true);
+        const renewed = (await mustGet(store(), run.runId)).leaseExpiresAt;
+        const after = await store().transaction((tx) =>
+          tx.commitRun(run, { status: 'running' }, [{ type: 'run.started' }], { owner: 'w1' }),
+        );
+        assert.equal(after.run.leaseExpiresAt, renewed);
+        assert.deepEqual(after.run, await store().runs.get(run.runId));
+      });
+
       it('a stale `before` throws ConflictError and writes nothing', async () => {
         const run = await insert(store(), newRun(clock), [{ type: 'run.started' }]);
         const current = await commit(store(), run, { status: 'running' }, [{ type: 'run.started' }]);
@@ -1645,6 +1688,29 @@ unleased (or whose lease expired)', async () => {
         assert.deepEqual((await store().tasks.list(other, { limit: 10 })).tasks, []);
       });
 
+      it('state changes in one transaction: the last one is stored, and a read in the transaction sees it', async () => {
+        const rec = await insertTask(store(), clock, { tenantId: uid('tenant'), state: 'input-required' });
+        await store().transaction(async (tx) => {
+          await tx.tasks.updateState(rec.taskId, 'working', undefined, clock.iso());
+          assert.equal((await tx.tasks.get(rec.taskId, rec.tenantId))?.state, 'working');
+          await tx.tasks.updateState(rec.taskId, 'input-required', 'approval', '2030-01-02T00:00:00.000Z');
+          await tx.tasks.updateState(rec.taskId, 'completed', undefined, '2030-01-03T00:00:00.000Z');
+        });
+        assert.deepEqual(await store().tasks.get(rec.taskId, rec.tenantId), {
+          ...rec,
+          state: 'completed',
+          updatedAt: '2030-01-03T00:00:00.000Z',
+        });
+        await assert.rejects(
+          store().transaction(async (tx) => {
+            await tx.tasks.updateState(rec.taskId, 'failed', undefined, clock.iso());
+            throw new Error('rolled back');
+          }),
+          /rolled back/,
+        );
+        assert.equal((await store().tasks.get(rec.taskId, rec.tenantId))?.state, 'completed');
+      });
+
       it('getWithRun returns the record with its run', async () => {
         const rec = await insertTask(store(), clock, { tenantId: uid('tenant') });
         const both = await store().tasks.getWithRun(rec.taskId, rec.tenantId);
@@ -1857,6 +1923,20 @@ unleased (or whose lease expired)', async () => {
     describe('pushConfigs', () => {
       const clock = new Clock();
       const store = sharedStore(clock);
+
+      it('a run created in a transaction lists the configs registered with it in that transaction', async () => {
+        const run = newRun(clock);
+        const config = newConfig(clock, run.runId);
+        const [before, after] = await store().transaction(async (tx) => {
+          await tx.insertRun(run, []);
+          const none = await tx.pushConfigs.list(run.runId);
+          await tx.pushConfigs.insert(config);
+          return [none, await tx.pushConfigs.list(run.runId)];
+        });
+        assert.deepEqual(before, []);
+        assert.deepEqual(after, [config]);
+        assert.deepEqual(await store().pushConfigs.list(run.runId), [config]);
+      });
 
       it('insert then get round-trips every field; absent optional fields stay absent', async () => {
         const taskId = uid('run');

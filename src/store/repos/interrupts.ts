@@ -1,83 +1,77 @@
 // Interrupts: what an open gate asks, its votes and exchanges, and how it was resolved.
-import { interruptRows } from '../rows.js';
+// The statements of the approval path (open, insert, resolve) are fixed SQL (statements.ts).
+import type { InterruptsTable } from '../db.js';
 import type { InterruptRecord } from '../model.js';
+import { interruptRows } from '../rows.js';
+import { statement, statementPerCount } from '../statements.js';
 import { Repo } from './repo.js';
+
+const COLUMNS = interruptRows.columns;
+const INSERT = statement(
+  `insert into "interrupts" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`,
+);
+const OPEN = statement(`select * from "interrupts" where "run_id" = ? and "status" = 'open'`);
+const OPEN_AT = statement(`select * from "interrupts" where "run_id" = ? and "status" = 'open' and "node_id" = ?`);
+const LATEST = statement(
+  'select * from "interrupts" where "run_id" = ? and "node_id" = ?' +
+    ' order by "created_at" desc, "interrupt_id" desc limit 1',
+);
+const OPEN_OF = statementPerCount(
+  (n) => `select * from "interrupts" where "run_id" in (${Array(n).fill('?').join(', ')}) and "status" = 'open'`,
+);
+const BY_RUN = statement('select * from "interrupts" where "run_id" = ? order by "created_at"');
+/** The columns a decision changes; the record's identity and what it asks never change. */
+const UPDATED = ['status', 'data', 'votes', 'exchanges', 'resolution', 'resolved_by', 'resolved_at'] as const;
+const UPDATE = statement(
+  `update "interrupts" set ${UPDATED.map((c) => `"${c}" = ?`).join(', ')} where "interrupt_id" = ? and "status" = ?`,
+);
+const CANCEL_OPEN = statement(
+  `update "interrupts" set "status" = 'cancelled', "resolved_at" = ? where "run_id" = ? and "status" = 'open'`,
+);
 
 export class Interrupts extends Repo {
   /** The open interrupt of a run (of one node, when given). */
   async getOpen(runId: string, nodeId?: string): Promise<InterruptRecord | undefined> {
-    let q = this.db.selectFrom('interrupts').selectAll().where('run_id', '=', runId).where('status', '=', 'open');
-    if (nodeId !== undefined) q = q.where('node_id', '=', nodeId);
-    const row = await q.executeTakeFirst();
+    const row =
+      nodeId === undefined
+        ? await this.first<InterruptsTable>(OPEN, [runId])
+        : await this.first<InterruptsTable>(OPEN_AT, [runId, nodeId]);
     return row && interruptRows.fromRow(row);
   }
 
   /** The newest interrupt of a node, open or not. */
   async getLatest(runId: string, nodeId: string): Promise<InterruptRecord | undefined> {
-    const row = await this.db
-      .selectFrom('interrupts')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('node_id', '=', nodeId)
-      .orderBy('created_at', 'desc')
-      .orderBy('interrupt_id', 'desc')
-      .executeTakeFirst();
+    const row = await this.first<InterruptsTable>(LATEST, [runId, nodeId]);
     return row && interruptRows.fromRow(row);
   }
 
   /** The open interrupts of these runs, by run id (one query). */
   async openOf(runIds: readonly string[]): Promise<Map<string, InterruptRecord>> {
     if (runIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('interrupts')
-      .selectAll()
-      .where('run_id', 'in', runIds)
-      .where('status', '=', 'open')
-      .execute();
+    const rows = await this.all<InterruptsTable>(OPEN_OF(runIds.length), runIds);
     return new Map(rows.map((r) => [r.run_id, interruptRows.fromRow(r)]));
   }
 
   async listByRun(runId: string): Promise<InterruptRecord[]> {
-    const rows = await this.db
-      .selectFrom('interrupts')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .orderBy('created_at')
-      .execute();
-    return rows.map(interruptRows.fromRow);
+    return (await this.all<InterruptsTable>(BY_RUN, [runId])).map(interruptRows.fromRow);
   }
 
   async insert(rec: InterruptRecord): Promise<void> {
-    await this.db.insertInto('interrupts').values(interruptRows.toRow(rec)).execute();
+    const row = interruptRows.toRow(rec);
+    await this.write(
+      INSERT,
+      COLUMNS.map((c) => row[c]),
+    );
   }
 
   /** Update an interrupt still in `expectStatus`; false if someone else changed it first. `data`
    * changes only when a deadline escalates the gate (new approvers, new expiry). */
   async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
     const row = interruptRows.toRow(rec);
-    const res = await this.db
-      .updateTable('interrupts')
-      .set({
-        status: row.status,
-        data: row.data,
-        votes: row.votes,
-        exchanges: row.exchanges,
-        resolution: row.resolution,
-        resolved_by: row.resolved_by,
-        resolved_at: row.resolved_at,
-      })
-      .where('interrupt_id', '=', rec.interruptId)
-      .where('status', '=', expectStatus)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
+    return (await this.write(UPDATE, [...UPDATED.map((c) => row[c]), rec.interruptId, expectStatus])) === 1;
   }
 
   async cancelOpen(runId: string): Promise<void> {
-    await this.db
-      .updateTable('interrupts')
-      .set({ status: 'cancelled', resolved_at: this.now().toISOString() })
-      .where('run_id', '=', runId)
-      .where('status', '=', 'open')
-      .execute();
+    await this.write(CANCEL_OPEN, [this.now().toISOString(), runId]);
   }
 }

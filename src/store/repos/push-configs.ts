@@ -45,3 +45,36 @@ export class PushConfigs extends Repo {
     await this.write(CLEAR_SECRETS, [taskId, configId]);
   }
 }
+
+/**
+ * The configs as one transaction sees them. A task created in this transaction can have no
+ * config but those registered in it: listing its configs (the push step, at every transition)
+ * needs no query until one is.
+ */
+export class TxPushConfigs extends PushConfigs {
+  private readonly registered = new Set<string>();
+
+  constructor(
+    db: ConstructorParameters<typeof PushConfigs>[0],
+    dialect: ConstructorParameters<typeof PushConfigs>[1],
+    now: () => Date,
+    private readonly createdHere: (taskId: string) => boolean,
+  ) {
+    super(db, dialect, now);
+  }
+
+  override async insert(rec: PushConfigRecord): Promise<void> {
+    this.registered.add(rec.taskId);
+    await super.insert(rec);
+  }
+
+  override async list(taskId: string): Promise<PushConfigRecord[]> {
+    if (this.createdHere(taskId) && !this.registered.has(taskId)) return [];
+    return super.list(taskId);
+  }
+
+  override async count(taskId: string): Promise<number> {
+    if (this.createdHere(taskId) && !this.registered.has(taskId)) return 0;
+    return super.count(taskId);
+  }
+}

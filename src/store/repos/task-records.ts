@@ -27,6 +27,13 @@ const TASK_AND_RUN = statement(
     ' where "t"."task_id" = ? and "t"."tenant_id" = ?',
 );
 
+const INSERT_REPLY = statement(
+  'insert into "a2a_messages" ("tenant_id", "principal_id", "message_id", "task_id") values (?, ?, ?, ?)',
+);
+const FIND_REPLY = statement(
+  'select "task_id" from "a2a_messages" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?',
+);
+
 interface TaskColumns {
   t_principal_id: string;
   t_context_id: string;
@@ -94,22 +101,12 @@ export class TaskRecords extends Repo {
 
   /** Mark a reply applied; the primary key makes a concurrent duplicate fail its transaction. */
   async recordReply(tenantId: string, principalId: string, messageId: string, taskId: string): Promise<void> {
-    await this.db
-      .insertInto('a2a_messages')
-      .values({ tenant_id: tenantId, principal_id: principalId, message_id: messageId, task_id: taskId })
-      .execute();
+    await this.write(INSERT_REPLY, [tenantId, principalId, messageId, taskId]);
   }
 
   /** The task a reply with this messageId was already applied to, if any. */
   async findReply(tenantId: string, principalId: string, messageId: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('a2a_messages')
-      .select('task_id')
-      .where('tenant_id', '=', tenantId)
-      .where('principal_id', '=', principalId)
-      .where('message_id', '=', messageId)
-      .executeTakeFirst();
-    return row?.task_id;
+    return (await this.first<{ task_id: string }>(FIND_REPLY, [tenantId, principalId, messageId]))?.task_id;
   }
 
   /** A tenant's tasks, most recently changed first, by keyset pagination (no offsets, no scans). */
@@ -196,4 +193,47 @@ function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
   const [updatedAt, taskId] = decodeCursor(cursor, 2) ?? [];
   if (updatedAt === undefined || taskId === undefined) throw new RangeError('invalid cursor');
   return { updatedAt, taskId };
+}
+
+/**
+ * The task records as one transaction sees them: a state change is written once, when the
+ * transaction ends (`flushStates`, before COMMIT), with the last state it set — a request that
+ * moves a task twice (input-required → working → completed) writes one UPDATE. Any read of the
+ * table in the transaction writes the pending changes first, so it sees them.
+ */
+export class TxTaskRecords extends TaskRecords {
+  private readonly states = new Map<string, { state: string; interruptKind: string | undefined; updatedAt: string }>();
+
+  override async updateState(taskId: string, state: string, interruptKind: string | undefined, updatedAt: string) {
+    this.states.delete(taskId); // keep the order of the last changes
+    this.states.set(taskId, { state, interruptKind, updatedAt });
+  }
+
+  /** Write the state changes this transaction made (called before it commits, and before a read). */
+  async flushStates(): Promise<void> {
+    for (const [taskId, s] of this.states) {
+      this.states.delete(taskId);
+      await super.updateState(taskId, s.state, s.interruptKind, s.updatedAt);
+    }
+  }
+
+  override async get(taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
+    await this.flushStates();
+    return super.get(taskId, tenantId);
+  }
+
+  override async getWithRun(taskId: string, tenantId: string) {
+    await this.flushStates();
+    return super.getWithRun(taskId, tenantId);
+  }
+
+  override async findByMessage(tenantId: string, principalId: string, messageId: string) {
+    await this.flushStates();
+    return super.findByMessage(tenantId, principalId, messageId);
+  }
+
+  override async list(tenantId: string, opts: Parameters<TaskRecords['list']>[1]): Promise<TaskPage> {
+    await this.flushStates();
+    return super.list(tenantId, opts);
+  }
 }
