@@ -27,6 +27,10 @@ import { parseSchedule } from './push/schedule.js';
 import { loadHostKey, Vault } from './push/vault.js';
 import { PushWorker } from './push/worker.js';
 import { openStore } from './store/connect.js';
+import { peerService } from './peers/service.js';
+import { PeerCancels } from './peers/cancels.js';
+import { Peers } from './peers/client.js';
+import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
 import type { Pipeline, Store } from './store/store.js';
 
 export interface Host {
@@ -77,12 +81,29 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const taskCache = TaskCache.forStore(store);
   store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
 
+  // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full.
+  const peers = Peers.fromConfig(config, policy);
+  const peersForNodes = peerService(config, peers, store);
+  const cancels = new PeerCancels({
+    waits: store.peerWaits,
+    resolve: (t, r) => peers.resolve(t, r),
+    callerAgentId: peersForNodes.callerAgentId,
+    logger: log,
+    minMs: config.agents.pollMinMs,
+    maxMs: config.agents.pollMaxMs,
+    pollMs: Math.max(config.pollMs, 1_000),
+  });
   const runner = new Runner(store, workflows, bus, {
     instanceId: config.instanceId,
     logger: log,
     metrics,
     leaseMs: config.leaseMs,
     pollMs: config.pollMs,
+    services: { peers: peersForNodes },
+  });
+  // A cancelled run may leave a peer task to cancel (marked in the cancelling transaction).
+  const stopCancelWatch = bus.subscribeAll((n) => {
+    if (n.status === 'cancelled') cancels.kick();
   });
   const engine = new Engine(store, workflows, { worker: runner });
   const publicSkills = () =>
@@ -109,6 +130,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
     sse,
     plugins: [
       (a) => a2aRoutes(a, { config, engine, workflows, service: a2a, streams, pushPolicy: policy, pushWorker, sse }),
+      (a) => peerCallbackRoutes(a, { store, kick: () => runner.kick() }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -131,12 +153,16 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
       runner.start();
       pushWorker.start();
       retention.start();
+      cancels.start();
       return address;
     },
     async close() {
       retention.stop();
+      stopCancelWatch();
+      cancels.stop();
       await app.close();
       await runner.stop();
+      await peers.close().catch(() => {});
       await pushWorker.stop();
       await dispatcher.close().catch(() => {});
       await bus.close();

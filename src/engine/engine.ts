@@ -12,6 +12,7 @@ import { cancelNow } from './cancel.js';
 import { type Clock, iso, systemClock } from './clock.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
 import { driveInline, type StepContext } from './step.js';
+import { NODE_TYPES } from './nodes/index.js';
 import { completeNode, failRun, findNode } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
@@ -275,6 +276,16 @@ async function commitResolution(
   now: string,
 ): Promise<RunChange> {
   const gate = findNode(def, run.cursor.nodeId as string);
+  if (NODE_TYPES.get(gate.typeId)?.resumesItself) {
+    // The node relays the answer itself (a2a.invoke: into the peer's task): execute it again now.
+    const cursor = {
+      ...run.cursor,
+      started: true,
+      wakeAt: undefined,
+      nodeState: { ...(run.cursor.nodeState ?? {}), reply: d.output },
+    };
+    return tx.commitRun(run, { status: 'running', cursor, wakeAt: undefined }, d.events);
+  }
   if (d.action === 'reject') {
     const error = {
       code: 'interrupt_rejected',

@@ -12,6 +12,7 @@ import { PassLoop } from '../pass-loop.js';
 import { type Clock, systemClock } from './clock.js';
 import type { LocalWorker } from './engine.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
+import type { NodeServices } from './nodes/services.js';
 import { type StepContext, workerStep } from './step.js';
 
 export interface RunnerOptions {
@@ -25,6 +26,8 @@ export interface RunnerOptions {
   pollMs?: number;
   /** Runs executed at once by this instance. */
   concurrency?: number;
+  /** Lent to the nodes this worker executes (NodeServices). */
+  services?: NodeServices;
 }
 
 export class Runner implements LocalWorker {
@@ -56,6 +59,7 @@ export class Runner implements LocalWorker {
       clock: this.clock,
       fence: { owner: opts.instanceId },
       onExecuted: (type, outcome) => opts.metrics.nodeExecutions.inc({ type, outcome }),
+      ...(opts.services ? { services: opts.services } : {}),
     };
     this.loop = new PassLoop(
       () => this.pass(),

@@ -14,6 +14,7 @@ import { cancelNow } from './cancel.js';
 import { type Clock, iso } from './clock.js';
 import { newInterruptId } from './ids.js';
 import { NODE_TYPES } from './nodes/index.js';
+import type { NodeServices } from './nodes/services.js';
 import type { NodeResult } from './nodes/types.js';
 import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
@@ -24,6 +25,8 @@ export interface StepContext {
   onExecuted?: (typeId: string, outcome: string) => void;
   /** Require that this worker still holds the run's lease (fencing). */
   fence?: { owner: string };
+  /** Handed to every node executed (see NodeServices). */
+  services?: NodeServices;
 }
 
 export type StepOutcome =
@@ -117,6 +120,7 @@ async function execute(def: WorkflowDefinition, run: RunRecord, ctx: StepContext
       ...(run.cursor.wakeAt !== undefined ? { wakeAt: run.cursor.wakeAt } : {}),
       ...(run.cursor.nodeState !== undefined ? { state: run.cursor.nodeState } : {}),
       idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
+      ...(ctx.services ? { services: ctx.services } : {}),
     });
     ctx.onExecuted?.(node.typeId, result.kind);
     return result;
@@ -145,13 +149,23 @@ async function apply(
     case 'completed': {
       const vars = result.vars ? { vars: result.vars } : {};
       const own = result.events ? { events: result.events } : {};
-      const next = await completeNode(def, run, { output: result.output, ...vars, ...own, started }, nowIso);
+      const detail = result.detail ? { detail: result.detail } : {};
+      const next = await completeNode(def, run, { output: result.output, ...vars, ...own, ...detail, started }, nowIso);
       const after = await commit(next.patch, [...prefix, ...next.events]);
       return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
     }
     case 'failed': {
-      const f = failRun(run, result.error, nowIso, started);
-      return { kind: 'settled', run: await commit(f.patch, [...prefix, ...f.events]) };
+      // The node's own events go after its node.started and before its node.failed.
+      const f = failRun(run, result.error, nowIso, true);
+      return {
+        kind: 'settled',
+        run: await commit(f.patch, [...prefix, ...startEvent, ...(result.events ?? []), ...f.events]),
+      };
+    }
+    case 'cancelled': {
+      const events = [...prefix, ...startEvent, ...(result.events ?? [])];
+      const ended = await cancelNow(tx, run, { reason: result.reason }, nowIso, events, ctx.fence ?? {});
+      return { kind: 'settled', run: ended.run };
     }
     case 'sleep': {
       const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true, ...sleepState(result.state) };
@@ -162,6 +176,7 @@ async function apply(
     }
     case 'interrupt': {
       const { kind, data } = result.interrupt;
+      const kept = sleepState(result.state);
       const interruptId = newInterruptId();
       await tx.interrupts.insert({
         interruptId,
@@ -178,6 +193,7 @@ async function apply(
       const events: NewEvent[] = [
         ...prefix,
         ...startEvent,
+        ...(result.events ?? []),
         { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
         {
           type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
@@ -189,7 +205,10 @@ async function apply(
       const status = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
       return {
         kind: 'settled',
-        run: await commit({ status, cursor: { ...run.cursor, started: true }, ...noLease }, events),
+        run: await commit(
+          { status, cursor: { ...run.cursor, started: true, ...kept }, wakeAt: undefined, ...noLease },
+          events,
+        ),
       };
     }
   }

@@ -19,6 +19,8 @@ const PUBLIC = [
   /^\/metrics$/,
   /^\/v1\/openapi\.json$/,
   /^\/v1\/a2a\/agent\.json$/,
+  // Pushes from peers this host's runs wait on: each checks its own per-call token.
+  /^\/v1\/a2a\/callbacks\/[^/]+$/,
   // The console's page and assets: no data in them; the page signs in and calls the API.
   /^\/console(\/|$)/,
 ];

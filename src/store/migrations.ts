@@ -227,6 +227,38 @@ function quotas(d: Dialect): Migration {
   };
 }
 
+function peerWaits(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      // One row per call of an a2a.invoke node that reached a peer: the push callback finds its
+      // run by wait_id, a cancel finds the peer task to cancel by run_id.
+      await db.schema
+        .createTable('peer_waits')
+        .addColumn('wait_id', 'text', (c) => c.primaryKey())
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('node_id', 'text', (c) => c.notNull())
+        .addColumn('ordinal', 'integer', (c) => c.notNull())
+        .addColumn('target', 'text', (c) => c.notNull())
+        .addColumn('peer_task_id', 'text')
+        .addColumn('token_hash', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', int64(d), (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      // One wait per execution of a node: a re-executed call finds its row again.
+      await db.schema
+        .createIndex('peer_waits_call')
+        .on('peer_waits')
+        .columns(['run_id', 'node_id', 'ordinal'])
+        .unique()
+        .execute();
+      // The cancel pass: rows asked to cancel, oldest due first.
+      await db.schema.createIndex('peer_waits_due').on('peer_waits').columns(['state', 'next_attempt_at']).execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -236,6 +268,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0005_task_list': taskListIndex(),
     '0006_run_list': runListIndexes(),
     '0007_quotas': quotas(dialect),
+    '0009_peer_waits': peerWaits(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -54,7 +54,7 @@ describe('demo workflows', () => {
   });
 
   it('all load', () => {
-    assert.deepEqual(registry.ids().sort(), ['approval', 'clarify', 'echo', 'fail', 'steps']);
+    assert.deepEqual(registry.ids().sort(), ['approval', 'clarify', 'delegate', 'echo', 'fail', 'steps']);
     for (const def of registry.list()) {
       assert.equal(def.version, '1.0.0');
       assert.ok(def.description, `${def.id} has a description`);
@@ -260,7 +260,7 @@ describe('loadWorkflows', () => {
     const sub = await writeCase('extra', { 'tiny.json': JSON.stringify(minimal()), 'README.md': '# not a workflow' });
     const registry = await loadWorkflows([DEMO_DIR, sub]);
     assert.ok(registry.get('tiny'));
-    assert.equal(registry.ids().length, 6);
+    assert.equal(registry.ids().length, 7);
     await assert.rejects(loadWorkflows([join(dir, 'absent')]), /cannot read workflow directory/);
   });
 });

@@ -4,6 +4,7 @@
 // Adding a node type: one file here exporting a NodeType, plus its line in index.ts.
 import type { InterruptKind, NewEvent, RunError } from '../../store/model.js';
 import type { WorkflowNode } from '../workflow/definition.js';
+import type { NodeServices } from './services.js';
 
 /** What templates and conditions see (`{{ inputs.prompt }}`, `vars.i < inputs.steps`). */
 export interface EvalScope {
@@ -33,14 +34,31 @@ export interface NodeContext<C = Record<string, unknown>> {
   state?: Record<string, unknown>;
   /** Stable across a crash-retry of the same execution: `runId:nodeId:ordinal`. */
   idempotencyKey: string;
+  /** The host's services for nodes that reach outside the run (absent in a request's inline step). */
+  services?: NodeServices;
 }
 
 export type NodeResult =
-  | { kind: 'completed'; output: unknown; vars?: Record<string, unknown>; events?: NewEvent[] }
+  /** `detail` goes into the node.completed payload (e.g. a replay cache of what a peer answered). */
+  | {
+      kind: 'completed';
+      output: unknown;
+      vars?: Record<string, unknown>;
+      events?: NewEvent[];
+      detail?: Record<string, unknown>;
+    }
   /** Wake me at `wakeAt`; `state` is handed back to that execution; `events` are logged now. */
   | { kind: 'sleep'; wakeAt: number; state?: Record<string, unknown>; events?: NewEvent[] }
-  | { kind: 'interrupt'; interrupt: { kind: InterruptKind; data: Record<string, unknown> } }
-  | { kind: 'failed'; error: RunError };
+  /** Open an interrupt; `state` (if given) is kept for the execution that follows its answer. */
+  | {
+      kind: 'interrupt';
+      interrupt: { kind: InterruptKind; data: Record<string, unknown> };
+      state?: Record<string, unknown>;
+      events?: NewEvent[];
+    }
+  | { kind: 'failed'; error: RunError; events?: NewEvent[] }
+  /** The run ends `cancelled` (e.g. the agent this node waited on cancelled its task). */
+  | { kind: 'cancelled'; reason: string; events?: NewEvent[] };
 
 export interface NodeType<C = Record<string, unknown>> {
   readonly typeId: string;
@@ -50,6 +68,11 @@ export interface NodeType<C = Record<string, unknown>> {
    * transaction and commits its result afterwards.
    */
   readonly inline: boolean;
+  /**
+   * When this node's own interrupt is answered, execute the node again (the answer in its state
+   * as `reply`) instead of completing it with the answer: a node that relays the answer elsewhere.
+   */
+  readonly resumesItself?: boolean;
   /** JSON Schema (2020-12) of `config`; templates (`{{ expr }}`) may appear in any string. */
   readonly configSchema: object;
   /** What the schema cannot say (e.g. a reference to another node), as sentences about `config`. */

@@ -1,0 +1,38 @@
+// The PeerService the a2a.invoke node is lent (src/engine/nodes/a2a-invoke/service.ts), built from
+// the host's configuration: the peer client, the waits table, the callback URL and the backoff.
+import type { Config } from '../config.js';
+import type { PeerService } from '../engine/nodes/a2a-invoke/service.js';
+import { CALLBACK_PATH } from '../http/routes/peer-callbacks.js';
+import type { Store } from '../store/store.js';
+import type { PeerClient, PeerTarget, Peers, RunContext } from './client.js';
+
+/** How long a resolved peer (its card read, its interface picked) is reused by one run. */
+const CLIENT_TTL_MS = 60_000;
+const CLIENT_CACHE_MAX = 1_000;
+
+export function peerService(config: Config, peers: Peers, store: Store): PeerService {
+  // Pushes need a URL the peer can reach and that A2A peers will call: an https public URL.
+  const base = config.publicUrl?.startsWith('https://') ? config.publicUrl : undefined;
+  const cache = new Map<string, { client: PeerClient; until: number }>();
+  return {
+    async resolve(target: PeerTarget, run: RunContext) {
+      // Each wake of a waiting run would otherwise read the peer's card again before tasks/get.
+      const key = `${run.runId}\n${JSON.stringify(target)}`;
+      const held = cache.get(key);
+      if (held && held.until > Date.now()) return held.client;
+      const client = await peers.resolve(target, run);
+      if (cache.size >= CLIENT_CACHE_MAX) cache.delete(cache.keys().next().value as string);
+      cache.set(key, { client, until: Date.now() + CLIENT_TTL_MS });
+      return client;
+    },
+    waits: {
+      upsert: (w) => store.peerWaits.upsert(w),
+      finish: (id) => store.peerWaits.finish(id),
+      requestCancel: (runId) => store.peerWaits.requestCancel(runId),
+    },
+    callbackUrl: (waitId) => (base ? `${base}${CALLBACK_PATH}/${encodeURIComponent(waitId)}` : undefined),
+    pollMinMs: config.agents.pollMinMs,
+    pollMaxMs: config.agents.pollMaxMs,
+    callerAgentId: `${config.publicUrl ?? `http://${config.host}:${config.port}`}/.well-known/agent-card.json`,
+  };
+}
