@@ -27,7 +27,8 @@ import { parseSchedule } from './push/schedule.js';
 import { loadHostKey, Vault } from './push/vault.js';
 import { PushWorker } from './push/worker.js';
 import { openStore } from './store/connect.js';
-import { peerService } from './peers/service.js';
+import { callerAgentId, peerService } from './peers/service.js';
+import { PeerStreams } from './peers/streams.js';
 import { PeerCancels } from './peers/cancels.js';
 import { Peers } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
@@ -83,7 +84,16 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
 
   // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full.
   const peers = Peers.fromConfig(config, policy);
-  const peersForNodes = peerService(config, peers, store);
+  const peerStreams = new PeerStreams({
+    resolve: (t, r) => peers.resolve(t, r),
+    wake: async (runId) => {
+      if (await store.runs.wake(runId)) runner.kick();
+    },
+    callerAgentId: callerAgentId(config),
+    logger: log,
+    max: 1_000,
+  });
+  const peersForNodes = peerService(config, peers, store, peerStreams);
   const cancels = new PeerCancels({
     waits: store.peerWaits,
     resolve: (t, r) => peers.resolve(t, r),
@@ -160,6 +170,7 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
       retention.stop();
       stopCancelWatch();
       cancels.stop();
+      peerStreams.close();
       await app.close();
       await runner.stop();
       await peers.close().catch(() => {});

@@ -15,6 +15,7 @@ import { messageIdFor } from '../../../peers/identity.js';
 import type { PeerTask } from '../../../peers/normalize.js';
 import { INTERRUPTED_STATES } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
+import type { PeerWaitRecord } from '../../../store/repos/peer-waits.js';
 import { renderTemplate } from '../../workflow/evaluate.js';
 import type { NodeContext, NodeResult, NodeType } from '../types.js';
 import { DEFAULT_TIMEOUT_MS, type InvokeConfig, invokeConfigSchema } from './config.js';
@@ -155,7 +156,9 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       waitId: wait.waitId,
       replies: 0,
     };
-    if (modes.includes('stream')) peers.onStreamWait?.({ ...wait, peerTaskId: task.taskId });
+    if (modes.includes('stream') && !INTERRUPTED_STATES.has(task.state)) {
+      peers.onStreamWait?.({ ...wait, peerTaskId: task.taskId });
+    }
     return settle(ctx, peers, waiting, task, [linked]);
   } catch (err) {
     return failure(err, ctx, peers, again, `calling agent '${nameOf(target)}'`);
@@ -170,6 +173,10 @@ async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invok
       callerAgentId: peers.callerAgentId,
     });
     const task = await client.getTask(s.taskId as string);
+    // A hold lost to a crash, a drop or a failover is taken again by whoever executes this.
+    if (s.mode?.includes('stream') && s.waitId && !INTERRUPTED_STATES.has(task.state)) {
+      peers.onStreamWait?.(streamWait(ctx, s));
+    }
     return settle(ctx, peers, s, task, []);
   } catch (err) {
     return failure(err, ctx, peers, { ...s, attempt: s.attempt + 1 }, `reading task ${s.taskId} of '${s.agent}'`);
@@ -347,4 +354,20 @@ async function registered(client: PeerClient, taskId: string, config: { url: str
     if (err instanceof PeerError && err.failure.kind !== 'transport') return false;
     throw err;
   }
+}
+
+/** The wait a stream hold needs, from the node's own state (no read of the waits table). */
+function streamWait(ctx: NodeContext<InvokeConfig>, s: InvokeState): PeerWaitRecord {
+  return {
+    waitId: s.waitId as string,
+    runId: ctx.runId,
+    nodeId: ctx.node.id,
+    ordinal: ctx.ordinal,
+    target: s.target as PeerTarget,
+    peerTaskId: s.taskId as string,
+    state: 'waiting',
+    attempts: 0,
+    nextAttemptAt: 0,
+    createdAt: '',
+  };
 }
