@@ -69,6 +69,18 @@ describe('a2a.invoke: a Handoff run calls another Handoff', () => {
   it('B is SIGKILLed and restarted while A waits: A still completes', async () => {
     const runId = await startRun(a.url, 'call_poll_wait', { agent: 'reviewer', skill: 'approval', prompt: 'x' });
     const peerTaskId = await untilWaitingOn(a.url, runId, 'input-required');
+    // What it waits on is in the A2A Task too (what `handoff watch` shows).
+    const got = await postJson(`${a.url}/v1/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tasks/get',
+      params: { id: runId },
+    });
+    assert.deepEqual(got.body.result.metadata.openwop.waitingOn, {
+      agent: 'reviewer',
+      peerTaskId,
+      state: 'input-required',
+    });
     await b.kill();
     b = await startServer({ dataDir: bDir, port: b.port });
     await approveOnB(peerTaskId);
