@@ -609,6 +609,28 @@ function paths(): Json {
         responses: { '200': { description: 'The agent card.', content: json(ref('AgentCard')) } },
       },
     },
+    '/v1/a2a/callbacks/{waitId}': {
+      post: {
+        operationId: 'peerCallback',
+        tags: ['a2a'],
+        summary: 'Push from a peer agent a run of this host waits on (a2a.invoke)',
+        description:
+          'The peer pushes with the per-call token this host registered (`X-A2A-Notification-Token` or ' +
+          "`Authorization: Bearer`). The body is not read: a matching token only brings the waiting run's next " +
+          'read of the peer task (`tasks/get`) forward.',
+        security: PUBLIC,
+        parameters: [{ name: 'waitId', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+        responses: {
+          '204': { description: 'Accepted: the waiting run reads the peer task.' },
+          '401': failure(
+            'The token does not match (`unauthenticated`).',
+            'unauthenticated',
+            'the callback token does not match',
+          ),
+          '404': failure('No such callback (`not_found`).', 'not_found', 'no such callback'),
+        },
+      },
+    },
     '/v1/a2a/agent.json': {
       get: {
         operationId: 'getAgentCardV1',
