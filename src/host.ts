@@ -30,7 +30,7 @@ import { openStore } from './store/connect.js';
 import { callerAgentId, peerService } from './peers/service.js';
 import { PeerStreams } from './peers/streams.js';
 import { PeerCancels } from './peers/cancels.js';
-import { Peers } from './peers/client.js';
+import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
 import type { Pipeline, Store } from './store/store.js';
 
@@ -82,8 +82,17 @@ export async function createHost(config: Config, logger?: Logger): Promise<Host>
   const taskCache = TaskCache.forStore(store);
   store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
 
-  // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full.
-  const peers = Peers.fromConfig(config, policy);
+  // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full. The
+  // A2A client is loaded on first use: most hosts never call out, and every start pays for a load.
+  let loaded: Promise<Peers> | undefined;
+  const loadPeers = (): Promise<Peers> => {
+    loaded ??= import('./peers/client.js').then((m) => m.Peers.fromConfig(config, policy));
+    return loaded;
+  };
+  const peers = {
+    resolve: async (t: PeerTarget, r: RunContext): Promise<PeerClient> => (await loadPeers()).resolve(t, r),
+    close: async () => (loaded ? (await loaded).close() : undefined),
+  };
   const peerStreams = new PeerStreams({
     resolve: (t, r) => peers.resolve(t, r),
     wake: async (runId) => {

@@ -4,14 +4,19 @@ import type { Config } from '../config.js';
 import type { PeerService } from '../engine/nodes/a2a-invoke/service.js';
 import { CALLBACK_PATH } from '../http/routes/peer-callbacks.js';
 import type { Store } from '../store/store.js';
-import type { PeerClient, PeerTarget, Peers, RunContext } from './client.js';
+import type { PeerClient, PeerTarget, RunContext } from './client.js';
 import type { PeerStreams } from './streams.js';
 
 /** How long a resolved peer (its card read, its interface picked) is reused by one run. */
 const CLIENT_TTL_MS = 60_000;
 const CLIENT_CACHE_MAX = 1_000;
 
-export function peerService(config: Config, peers: Peers, store: Store, streams?: PeerStreams): PeerService {
+export function peerService(
+  config: Config,
+  peers: { resolve(target: PeerTarget, run: RunContext): Promise<PeerClient> },
+  store: Store,
+  streams?: PeerStreams,
+): PeerService {
   // Pushes need a URL the peer can reach and that A2A peers will call: an https public URL.
   const base = config.publicUrl?.startsWith('https://') ? config.publicUrl : undefined;
   const cache = new Map<string, { client: PeerClient; until: number }>();
