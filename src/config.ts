@@ -108,6 +108,9 @@ export interface Config {
     timeoutMs: number;
     /** Extra CA (PEM file) trusted for https peers, in addition to the public roots. */
     caFile?: string;
+    /** Polling a peer task: first delay and ceiling (HANDOFF_AGENT_POLL_MIN_MS / _MAX_MS; 1 s, 60 s). */
+    pollMinMs: number;
+    pollMaxMs: number;
   };
 }
 
@@ -205,6 +208,8 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     agents: {
       registry: agentRegistry(env),
       timeoutMs: int('HANDOFF_AGENT_TIMEOUT_MS', env.HANDOFF_AGENT_TIMEOUT_MS ?? '30000', 100, 3_600_000),
+      pollMinMs: int('HANDOFF_AGENT_POLL_MIN_MS', env.HANDOFF_AGENT_POLL_MIN_MS ?? '1000', 10, 3_600_000),
+      pollMaxMs: int('HANDOFF_AGENT_POLL_MAX_MS', env.HANDOFF_AGENT_POLL_MAX_MS ?? '60000', 10, 3_600_000),
       ...(env.HANDOFF_AGENT_CA_FILE
         ? { caFile: existingFile('HANDOFF_AGENT_CA_FILE', env.HANDOFF_AGENT_CA_FILE) }
         : {}),
@@ -215,6 +220,9 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     flags.tlsKey || env.HANDOFF_TLS_KEY || undefined,
   );
   if (tls) config.tls = tls;
+  if (config.agents.pollMaxMs < config.agents.pollMinMs) {
+    throw new ConfigError('HANDOFF_AGENT_POLL_MAX_MS must not be below HANDOFF_AGENT_POLL_MIN_MS');
+  }
   for (const [name, provider] of config.llmProviders) {
     if (provider.apiKeySecret !== undefined && !config.secrets.has(provider.apiKeySecret)) {
       throw new ConfigError(

@@ -31,6 +31,11 @@ import { loadHostKey, Vault } from './push/vault.js';
 import { PushWorker } from './push/worker.js';
 import { openStore } from './store/connect.js';
 import { type Clock, systemClock } from './engine/clock.js';
+import { callerAgentId, peerService } from './peers/service.js';
+import { PeerStreams } from './peers/streams.js';
+import { PeerCancels } from './peers/cancels.js';
+import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
+import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
 import type { Pipeline, Store } from './store/store.js';
 
 export interface Host {
@@ -92,7 +97,37 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const taskCache = TaskCache.forStore(store);
   store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
 
-  const services = nodeServices(config, opts);
+  // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full. The
+  // A2A client is loaded on first use: most hosts never call out, and every start pays for a load.
+  let loaded: Promise<Peers> | undefined;
+  const loadPeers = (): Promise<Peers> => {
+    loaded ??= import('./peers/client.js').then((m) => m.Peers.fromConfig(config, policy));
+    return loaded;
+  };
+  const peers = {
+    resolve: async (t: PeerTarget, r: RunContext): Promise<PeerClient> => (await loadPeers()).resolve(t, r),
+    close: async () => (loaded ? (await loaded).close() : undefined),
+  };
+  const peerStreams = new PeerStreams({
+    resolve: (t, r) => peers.resolve(t, r),
+    wake: async (runId) => {
+      if (await store.runs.wake(runId)) runner.kick();
+    },
+    callerAgentId: callerAgentId(config),
+    logger: log,
+    max: 1_000,
+  });
+  const peersForNodes = peerService(config, peers, store, peerStreams);
+  const cancels = new PeerCancels({
+    waits: store.peerWaits,
+    resolve: (t, r) => peers.resolve(t, r),
+    callerAgentId: peersForNodes.callerAgentId,
+    logger: log,
+    minMs: config.agents.pollMinMs,
+    maxMs: config.agents.pollMaxMs,
+    pollMs: Math.max(config.pollMs, 1_000),
+  });
+  const services: NodeServices = { ...nodeServices(config, opts), peers: peersForNodes };
   const runner = new Runner(store, workflows, bus, {
     instanceId: config.instanceId,
     logger: log,
@@ -101,6 +136,10 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     pollMs: config.pollMs,
     clock,
     services,
+  });
+  // A cancelled run may leave a peer task to cancel (marked in the cancelling transaction).
+  const stopCancelWatch = bus.subscribeAll((n) => {
+    if (n.status === 'cancelled') cancels.kick();
   });
   const engine = new Engine(store, workflows, { worker: runner, clock });
   const publicSkills = () =>
@@ -144,6 +183,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
         a2aRoutes(a, deps);
         a2aRestRoutes(a, deps);
       },
+      (a) => peerCallbackRoutes(a, { store, kick: () => runner.kick() }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -166,12 +206,17 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       runner.start();
       pushWorker.start();
       retention.start();
+      cancels.start();
       return address;
     },
     async close() {
       retention.stop();
+      stopCancelWatch();
+      cancels.stop();
+      peerStreams.close();
       await app.close();
       await runner.stop();
+      await peers.close().catch(() => {});
       await pushWorker.stop();
       await dispatcher.close().catch(() => {});
       await services.calls?.dispatcher.close().catch(() => {});

@@ -140,6 +140,9 @@ export function toTask(input: ToTaskInput): Task {
   const task: Task = { kind: 'task', id: run.runId, contextId, status: { state, timestamp: input.stateTimestamp } };
 
   if (state === 'input-required') openwop.interrupt = interruptMetadata(run.status, input.interrupt);
+  // The peer task an a2a.invoke node waits on ({agent, peerTaskId, state}), shown by `handoff watch`.
+  const on = run.completedAt === undefined ? run.cursor.nodeState?.waitingOn : undefined;
+  if (on !== null && typeof on === 'object') openwop.waitingOn = on;
   if (state === 'failed') {
     const error = runError(run);
     openwop.error = error;

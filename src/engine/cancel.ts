@@ -1,18 +1,23 @@
-// Cancelling a run that no worker is executing: one commit ends it and its open interrupts.
+// Cancelling a run that no worker is executing: one commit ends it and its open interrupts, and
+// asks for the cancel of any peer task it waits on (sent after the commit: src/peers/cancels.ts).
 import type { NewEvent, RunRecord } from '../store/model.js';
 import type { RunChange, StoreTx } from '../store/store.js';
 import { noLease } from './transitions.js';
 
-/** Cancel immediately: no worker holds the run. */
+/** Cancel immediately: no worker holds the run (or `fence` names the worker that does). */
 export async function cancelNow(
   tx: StoreTx,
   run: RunRecord,
   payload: Record<string, unknown>,
   nowIso: string,
+  before: NewEvent[] = [],
+  fence: { owner?: string } = {},
 ): Promise<RunChange> {
   await tx.interrupts.cancelOpen(run.runId);
+  await tx.peerWaits.requestCancel(run.runId);
   const nodeId = run.cursor.nodeId;
   const events: NewEvent[] = [
+    ...before,
     ...(nodeId !== undefined ? [{ type: 'node.cancelled' as const, nodeId, payload: {} }] : []),
     { type: 'run.cancelled', payload },
   ];
@@ -23,5 +28,5 @@ export async function cancelNow(
     completedAt: nowIso,
     ...noLease,
   };
-  return tx.commitRun(run, patch, events);
+  return tx.commitRun(run, patch, events, fence);
 }

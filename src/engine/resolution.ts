@@ -6,6 +6,7 @@ import type { NewEvent, RunRecord } from '../store/model.js';
 import type { RunChange, StoreTx } from '../store/store.js';
 import { deadlineOf, expire } from './deadlines.js';
 import type { Decision } from './interrupts.js';
+import { NODE_TYPES } from './nodes/index.js';
 import { completeNode, failRun, findNode, noLease } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
@@ -20,6 +21,16 @@ export async function commitResolution(
   fence: { owner?: string } = {},
 ): Promise<RunChange> {
   const gate = findNode(def, run.cursor.nodeId as string);
+  if (NODE_TYPES.get(gate.typeId)?.resumesItself) {
+    // The node relays the answer itself (a2a.invoke: into the peer's task): execute it again now.
+    const cursor = {
+      ...run.cursor,
+      started: true,
+      wakeAt: undefined,
+      nodeState: { ...(run.cursor.nodeState ?? {}), reply: d.output },
+    };
+    return tx.commitRun(run, { status: 'running', cursor, wakeAt: undefined }, d.events, fence);
+  }
   if (d.action === 'reject') {
     const error = d.timedOut
       ? {

@@ -26,7 +26,7 @@ export interface RunnerOptions {
   pollMs?: number;
   /** Runs executed at once by this instance. */
   concurrency?: number;
-  /** Lent to the nodes that call out (http.request, llm.chat). */
+  /** Lent to the nodes this worker executes (NodeServices: outbound calls, other agents). */
   services?: NodeServices;
 }
 

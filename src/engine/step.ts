@@ -27,7 +27,7 @@ export interface StepContext {
   onExecuted?: (typeId: string, outcome: string) => void;
   /** Require that this worker still holds the run's lease (fencing). */
   fence?: { owner: string };
-  /** Lent to the nodes that call out (see nodes/services.ts). */
+  /** Handed to every node executed (see NodeServices). */
   services?: NodeServices;
 }
 
@@ -166,8 +166,17 @@ async function apply(
       return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
     }
     case 'failed': {
-      const f = failRun(run, result.error, nowIso, started);
-      return { kind: 'settled', run: await commit(f.patch, [...prefix, ...f.events]) };
+      // The node's own events go after its node.started and before its node.failed.
+      const f = failRun(run, result.error, nowIso, true);
+      return {
+        kind: 'settled',
+        run: await commit(f.patch, [...prefix, ...startEvent, ...(result.events ?? []), ...f.events]),
+      };
+    }
+    case 'cancelled': {
+      const events = [...prefix, ...startEvent, ...(result.events ?? [])];
+      const ended = await cancelNow(tx, run, { reason: result.reason }, nowIso, events, ctx.fence ?? {});
+      return { kind: 'settled', run: ended.run };
     }
     case 'sleep': {
       const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true, ...sleepState(result.state) };
@@ -178,6 +187,7 @@ async function apply(
     }
     case 'interrupt': {
       const { kind, data } = result.interrupt;
+      const kept = sleepState(result.state);
       const interruptId = newInterruptId();
       await tx.interrupts.insert({
         interruptId,
@@ -194,6 +204,7 @@ async function apply(
       const events: NewEvent[] = [
         ...prefix,
         ...startEvent,
+        ...(result.events ?? []),
         { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
         {
           type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
@@ -208,7 +219,8 @@ async function apply(
       ];
       const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
       // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
-      const patch = { status, cursor: { ...run.cursor, started: true }, wakeAt: result.expiresAt, ...noLease };
+      const cursor = { ...run.cursor, started: true, ...kept };
+      const patch = { status, cursor, wakeAt: result.expiresAt, ...noLease };
       return { kind: 'settled', run: await commit(patch, events) };
     }
   }

@@ -145,6 +145,19 @@ export const RunSnapshot = Type.Object(
     currentNodeId: Type.Optional(Type.String({ description: 'Set while the run waits for approval or input.' })),
     interrupt: Type.Optional(ref(OpenInterrupt)),
     error: Type.Optional(ref(RunError)),
+    waitingOn: Type.Optional(
+      Type.Object(
+        {
+          agent: Type.Optional(Type.String()),
+          peerTaskId: Type.Optional(Type.String()),
+          state: Type.Optional(Type.String()),
+        },
+        {
+          additionalProperties: true,
+          description: 'While an a2a.invoke node waits: the peer agent, its task id and that task’s last known state.',
+        },
+      ),
+    ),
     tags: Type.Array(Type.String()),
     metadata: OpenObject(),
     createdAt: DateTime(),

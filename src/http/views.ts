@@ -27,6 +27,7 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<type
           },
         }
       : {}),
+    ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
     ...(run.error ? { error: run.error } : {}),
     tags: run.tags,
     metadata: run.metadata,
@@ -34,6 +35,16 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<type
     updatedAt: run.updatedAt,
     ...(run.completedAt ? { completedAt: run.completedAt } : {}),
   };
+}
+
+/**
+ * The peer task a run's a2a.invoke node waits on ({agent, peerTaskId, state}), while the run is
+ * not terminal: kept in the node's durable state by each execution.
+ */
+export function waitingOn(run: RunRecord): Record<string, unknown> | undefined {
+  if (run.completedAt !== undefined) return undefined;
+  const w = run.cursor.nodeState?.waitingOn;
+  return w !== null && typeof w === 'object' ? (w as Record<string, unknown>) : undefined;
 }
 
 export function eventDoc(e: RunEventRecord): Static<typeof RunEvent> {

@@ -31,6 +31,8 @@ export interface PeerTask {
   artifacts: PeerArtifact[];
   /** The peer's clock at its last status change (ISO 8601), when it gave one. */
   peerTimestamp?: string;
+  /** The task's metadata as the peer sent it (e.g. a Handoff peer's `openwop.interrupt.questions`). */
+  metadata?: Record<string, unknown>;
 }
 
 /** A peer may answer a message with a message instead of a task (no task was made). */
@@ -109,6 +111,7 @@ export function toPeerTask(task: Task): PeerTask {
     ...(statusMessage ? { statusMessage } : {}),
     artifacts: task.artifacts.map(toArtifact),
     ...(task.status?.timestamp ? { peerTimestamp: task.status.timestamp } : {}),
+    ...(task.metadata && Object.keys(task.metadata).length > 0 ? { metadata: task.metadata } : {}),
   };
 }
 

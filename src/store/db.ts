@@ -130,6 +130,23 @@ export interface RateLimitsTable {
   reset_at: number;
 }
 
+/** A run's wait on another agent's task (src/engine/nodes/a2a-invoke/): where pushes find it, what to cancel. */
+export interface PeerWaitsTable {
+  wait_id: string;
+  run_id: string;
+  node_id: string;
+  ordinal: number;
+  /** JSON: { agent } or { url } — how to reach the peer again (never a token). */
+  target: string;
+  peer_task_id: string | null;
+  /** sha256 (hex) of the push callback token; null when no push was asked for. */
+  token_hash: string | null;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  created_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   events: EventsTable;
@@ -141,4 +158,5 @@ export interface Database {
   secrets: SecretsTable;
   push_outbox: PushOutboxTable;
   rate_limits: RateLimitsTable;
+  peer_waits: PeerWaitsTable;
 }

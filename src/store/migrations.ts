@@ -272,6 +272,32 @@ function a2aVersions(): Migration {
   };
 }
 
+function peerWaits(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      // One row per call of an a2a.invoke node that reached a peer: the push callback finds its
+      // run by wait_id, a cancel finds the peer task to cancel by run_id.
+      await createTable(db, d, 'peer_waits', {
+        wait_id: 'text key',
+        run_id: 'text!',
+        node_id: 'text!',
+        ordinal: 'integer!',
+        target: 'text!',
+        peer_task_id: 'text',
+        token_hash: 'text',
+        state: 'text!',
+        attempts: 'integer!',
+        next_attempt_at: 'int64!',
+        created_at: 'text!',
+      });
+      // One wait per execution of a node: a re-executed call finds its row again.
+      await createIndex(db, 'peer_waits_call', 'peer_waits', ['run_id', 'node_id', 'ordinal'], { unique: true });
+      // The cancel pass: rows asked to cancel, oldest due first.
+      await createIndex(db, 'peer_waits_due', 'peer_waits', ['state', 'next_attempt_at']);
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -282,6 +308,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0006_run_list': runListIndexes(),
     '0007_quotas': quotas(dialect),
     '0008_a2a_versions': a2aVersions(),
+    '0009_peer_waits': peerWaits(dialect),
   };
   return { getMigrations: async () => migrations };
 }

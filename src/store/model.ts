@@ -85,6 +85,8 @@ export const RUN_EVENT_TYPES = [
   ...(['clarification.requested', 'clarification.resolved', 'interrupt.requested', 'interrupt.resolved'] as const),
   ...(['interrupt.expired', 'interrupt.escalated'] as const),
   ...(['artifact.created', 'a2a.message'] as const),
+  // A run's call to another agent (a2a.invoke): the peer task it waits on, and its changes.
+  ...(['a2a.task.linked', 'a2a.task.updated'] as const),
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { until } from './until.js';
 
 /** The directory holding package.json, found by walking up from this (compiled) file. */
@@ -56,6 +56,8 @@ export interface StartServerOptions {
   port?: number;
   /** How long to wait for GET /healthz → 200 (default 20 s). */
   readyTimeoutMs?: number;
+  /** The server serves https (HANDOFF_TLS_CERT/KEY in `env`): its URL and health check use it, trusting `ca`. */
+  https?: { ca: string };
 }
 
 export interface ExitInfo {
@@ -154,7 +156,8 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
     });
   });
 
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${opts.https ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const dispatcher = opts.https ? new Agent({ connect: { ca: opts.https.ca } }) : undefined;
   const server: ServerProcess = {
     url,
     port,
@@ -196,7 +199,7 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
         `server exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal}):\n${tail(output)}`,
       );
     }
-    return healthy(url);
+    return healthy(url, dispatcher);
   };
   try {
     await until(`server on port ${port} to be healthy`, ready, {
@@ -212,9 +215,14 @@ async function startOnce(opts: StartServerOptions, port: number): Promise<Server
 }
 
 /** GET /healthz answers 200 (false while the server is not listening yet). */
-async function healthy(url: string): Promise<boolean> {
+async function healthy(url: string, dispatcher?: Agent): Promise<boolean> {
   try {
-    const res = await request(`${url}/healthz`, { method: 'GET', headersTimeout: 1_000, bodyTimeout: 1_000 });
+    const res = await request(`${url}/healthz`, {
+      method: 'GET',
+      headersTimeout: 1_000,
+      bodyTimeout: 1_000,
+      ...(dispatcher ? { dispatcher } : {}),
+    });
     await res.body.dump();
     return res.statusCode === 200;
   } catch {

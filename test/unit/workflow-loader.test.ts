@@ -54,7 +54,15 @@ describe('demo workflows', () => {
   });
 
   it('all load', () => {
-    assert.deepEqual(registry.ids().sort(), ['approval', 'clarify', 'echo', 'fail', 'launch-note', 'steps']);
+    assert.deepEqual(registry.ids().sort(), [
+      'approval',
+      'clarify',
+      'delegate',
+      'echo',
+      'fail',
+      'launch-note',
+      'steps',
+    ]);
     for (const def of registry.list()) {
       assert.equal(def.version, '1.0.0');
       assert.ok(def.description, `${def.id} has a description`);

@@ -173,6 +173,8 @@ export function formatEventLine(result: unknown, p: Paint, agentUrl?: string): s
       const status = messageText(task.status.message);
       if (status) lines.push(`          ${status}`);
       if (interrupt) lines.push(...interruptRows(p, interrupt).map((l) => `          ${l}`));
+      const on = isObject(ow?.waitingOn) ? ow.waitingOn : undefined;
+      if (on) lines.push(`          ${p.dim('waiting on')} agent ${on.agent}, task ${on.peerTaskId} (${on.state})`);
       for (const a of task.artifacts ?? [])
         lines.push(`          ${p.dim('artifact')} ${artifactTitle(a)}  ${a.parts.map(partText).join(' ')}`);
       const next = nextStep(task, agentUrl);

@@ -1,4 +1,5 @@
 // The node types this host executes, by typeId. Adding a node type: its file, and a line here.
+import { a2aInvoke } from './a2a-invoke/index.js';
 import { delay } from './delay.js';
 import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
@@ -8,6 +9,15 @@ import { transform } from './transform.js';
 import type { NodeType } from './types.js';
 
 // Each type checks its own config, so the map erases the config type parameter.
-const ALL: NodeType<any>[] = [transform, delay, approvalGate, clarificationGate, fail, httpRequest, llmChatNode];
+const ALL: NodeType<any>[] = [
+  transform,
+  delay,
+  approvalGate,
+  clarificationGate,
+  fail,
+  httpRequest,
+  llmChatNode,
+  a2aInvoke,
+];
 
 export const NODE_TYPES: ReadonlyMap<string, NodeType<any>> = new Map(ALL.map((t) => [t.typeId, t]));

@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import type { LlmProvider } from '../../calls/llm-providers.js';
 import type { EgressPolicy } from '../../egress/address.js';
 import type { SecretStore } from '../../secrets/store.js';
+import type { PeerService } from './a2a-invoke/service.js';
 
 /** Outbound calls (http.request, llm.chat): the egress guard, secrets and model endpoints. */
 export interface CallServices {
@@ -21,4 +22,6 @@ export interface CallServices {
 
 export interface NodeServices {
   calls?: CallServices;
+  /** Other A2A agents (the a2a.invoke node). */
+  peers?: PeerService;
 }

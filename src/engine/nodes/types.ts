@@ -39,7 +39,7 @@ export interface NodeContext<C = Record<string, unknown>> {
 }
 
 export type NodeResult =
-  /** `detail` is added to the payload of node.completed (e.g. a call's recorded outcome). */
+  /** `detail` goes into the node.completed payload (a call's recorded outcome, a peer's final Task). */
   | {
       kind: 'completed';
       output: unknown;
@@ -49,9 +49,20 @@ export type NodeResult =
     }
   /** Wake me at `wakeAt`; `state` is handed back to that execution; `events` are logged now. */
   | { kind: 'sleep'; wakeAt: number; state?: Record<string, unknown>; events?: NewEvent[] }
-  /** Wait for a person; with `expiresAt` (epoch ms) the wait has a deadline (the run's timer). */
-  | { kind: 'interrupt'; interrupt: { kind: InterruptKind; data: Record<string, unknown> }; expiresAt?: number }
-  | { kind: 'failed'; error: RunError };
+  /**
+   * Open an interrupt. With `expiresAt` (epoch ms) the wait has a deadline (the run's timer);
+   * `state` (if given) is kept for the execution that follows its answer.
+   */
+  | {
+      kind: 'interrupt';
+      interrupt: { kind: InterruptKind; data: Record<string, unknown> };
+      expiresAt?: number;
+      state?: Record<string, unknown>;
+      events?: NewEvent[];
+    }
+  | { kind: 'failed'; error: RunError; events?: NewEvent[] }
+  /** The run ends `cancelled` (e.g. the agent this node waited on cancelled its task). */
+  | { kind: 'cancelled'; reason: string; events?: NewEvent[] };
 
 export interface NodeType<C = Record<string, unknown>> {
   readonly typeId: string;
@@ -61,6 +72,11 @@ export interface NodeType<C = Record<string, unknown>> {
    * transaction and commits its result afterwards.
    */
   readonly inline: boolean;
+  /**
+   * When this node's own interrupt is answered, execute the node again (the answer in its state
+   * as `reply`) instead of completing it with the answer: a node that relays the answer elsewhere.
+   */
+  readonly resumesItself?: boolean;
   /** JSON Schema (2020-12) of `config`; templates (`{{ expr }}`) may appear in any string. */
   readonly configSchema: object;
   /**

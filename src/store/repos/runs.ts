@@ -29,6 +29,13 @@ const RELEASE_LEASE = statement(
   'update "runs" set "lease_owner" = null, "lease_expires_at" = null where "run_id" = ? and "lease_owner" = ?',
 );
 
+// Only a run that sleeps (running, timer in the future, no live lease) is woken: anything else
+// is already due, held by a worker (which reads the peer itself), or not waiting on a timer.
+const WAKE = statement(
+  `update "runs" set "wake_at" = ? where "run_id" = ? and "status" = 'running' and "wake_at" > ?` +
+    ' and ("lease_expires_at" is null or "lease_expires_at" < ?)',
+);
+
 export interface RunListFilter {
   /** Any of these statuses (all when absent). */
   statuses?: RunStatus[];
@@ -121,6 +128,15 @@ export class Runs extends Repo {
 
   async releaseLease(runId: string, owner: string): Promise<void> {
     await this.write(RELEASE_LEASE, [runId, owner]);
+  }
+
+  /**
+   * Bring a sleeping run's timer forward to now (a peer said its task changed): the next claim
+   * pass takes it. A single statement, outside any transaction; true if the run was sleeping.
+   */
+  async wake(runId: string): Promise<boolean> {
+    const now = this.now().getTime();
+    return (await this.write(WAKE, [now, runId, now, now])) === 1;
   }
 
   /** Free every lease of `owner` (a drain), or every lease at all (`owner` absent); returns how many. */

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
 import { Idempotency } from './idempotency.js';
 import { Interrupts } from './interrupts.js';
+import { PeerWaits } from './peer-waits.js';
 import { PushConfigs } from './push-configs.js';
 import { PushOutbox } from './push-outbox.js';
 import type { Dialect } from './repo.js';
@@ -18,6 +19,7 @@ export class Tables {
   readonly pushConfigs: PushConfigs;
   readonly outbox: PushOutbox;
   readonly secrets: Secrets;
+  readonly peerWaits: PeerWaits;
 
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date) {
     this.interrupts = new Interrupts(db, dialect, now);
@@ -26,5 +28,6 @@ export class Tables {
     this.pushConfigs = new PushConfigs(db, dialect, now);
     this.outbox = new PushOutbox(db, dialect, now);
     this.secrets = new Secrets(db, dialect, now);
+    this.peerWaits = new PeerWaits(db, dialect, now);
   }
 }

@@ -1,0 +1,139 @@
+// Handoffs between two hosts: host A runs the shipped `delegate` workflow, whose a2a.invoke node
+// hands the approval to host B (`reviewer=<B>`); the bench approves on B as soon as B's task waits,
+// and A picks up B's result. Figures per wait mode: handoffs/s (whole flows, 16 in flight),
+// commit-to-wake latency (B's completing commit → A's node.completed), and A's CPU per handoff.
+// Polling is measured with the default backoff (1 s doubling to 60 s) and a fast one (50–250 ms);
+// push and stream are exercised by the tests (test/e2e/a2a-invoke-*.test.ts), not measured here.
+import { http, jsonOf } from '../lib/http.js';
+import { startHandoffSqlite } from '../lib/handoff-server.js';
+import { readCpuUs } from '../lib/proc.js';
+import { type Figures, registerScenario, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
+import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
+import { ascending, median, percentile } from '../lib/stats.js';
+
+const NAME = 'delegate';
+const TARGET = 'handoff';
+const IN_FLIGHT = 16;
+const MODES = {
+  poll: { HANDOFF_AGENT_POLL_MIN_MS: '1000', HANDOFF_AGENT_POLL_MAX_MS: '60000' },
+  pollFast: { HANDOFF_AGENT_POLL_MIN_MS: '50', HANDOFF_AGENT_POLL_MAX_MS: '250' },
+} as const;
+
+type Json = any;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function json(method: 'GET' | 'POST', url: string, body?: unknown): Promise<Json> {
+  const res = await http(method, url, { ...(body !== undefined ? { body } : {}), timeoutMs: 30_000 });
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text.slice(0, 200)}`);
+  return jsonOf<Json>(res.text);
+}
+
+/** Poll `probe` every 20 ms until it returns a value (bounded). */
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = 180_000): Promise<T> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** One handoff: start on A, approve on B once it waits, wait for A; the commit-to-wake latency (ms). */
+async function handoff(a: string, b: string, i: number): Promise<number> {
+  const { runId } = await json('POST', `${a}/v1/runs`, { workflowId: 'delegate', inputs: { prompt: `bench ${i}` } });
+  const peer = await waitFor('B task linked', async () => {
+    const s = await json('GET', `${a}/v1/runs/${runId}`);
+    return s.waitingOn?.state === 'input-required' ? (s.waitingOn.peerTaskId as string) : undefined;
+  });
+  await json('POST', `${b}/v1/runs/${peer}/interrupts/review`, { resumeValue: { action: 'accept' } });
+  const bDone = await waitFor('B completed', async () => {
+    const s = await json('GET', `${b}/v1/runs/${peer}`);
+    return s.status === 'completed' ? Date.parse(s.completedAt as string) : undefined;
+  });
+  await waitFor('A completed', async () => {
+    const s = await json('GET', `${a}/v1/runs/${runId}`);
+    if (s.status === 'failed' || s.status === 'cancelled')
+      throw new Error(`A's run ${s.status}: ${JSON.stringify(s.error)}`);
+    return s.status === 'completed' ? true : undefined;
+  });
+  const log = await json('GET', `${a}/v1/runs/${runId}/events/poll?timeout=0&limit=1000`);
+  const woke = (log.events as Json[]).find((e) => e.type === 'node.completed' && e.nodeId === 'review');
+  return Date.parse(woke.timestamp as string) - bDone;
+}
+
+async function measureMode(ctx: ScenarioContext, mode: keyof typeof MODES, n: number): Promise<Figures> {
+  const b = await startHandoffSqlite();
+  const a = await startHandoffSqlite({ env: { HANDOFF_AGENTS: `reviewer=${b.base}`, ...MODES[mode] } });
+  try {
+    const cpu0 = readCpuUs(a.pid);
+    const t0 = Date.now();
+    const latencies: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < n) latencies.push(await handoff(a.base, b.base, next++));
+      }),
+    );
+    const wallS = (Date.now() - t0) / 1000;
+    const cpuMs = (readCpuUs(a.pid) - cpu0) / 1000;
+    const sorted = ascending(latencies);
+    ctx.log(`${NAME} ${mode}: ${n} handoffs in ${wallS.toFixed(1)} s`);
+    return {
+      [`${mode}.handoffs`]: n,
+      [`${mode}.perSec`]: n / wallS,
+      [`${mode}.wakeP50`]: percentile(sorted, 50),
+      [`${mode}.wakeP99`]: percentile(sorted, 99),
+      [`${mode}.cpuMsPerHandoff`]: cpuMs / n,
+    };
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+}
+
+async function run(ctx: ScenarioContext): Promise<Figures> {
+  if (ctx.target.name !== TARGET) {
+    throw new Error(`not applicable: Handoff-only scenario (--targets ${TARGET} skips ${ctx.target.name})`);
+  }
+  // 1,000 handoffs per mode is the issue's figure; a round here is scaled down to fit the budget.
+  const n = ctx.mode.quick ? 32 : 200;
+  const figures: Figures = {};
+  for (const mode of Object.keys(MODES) as Array<keyof typeof MODES>)
+    Object.assign(figures, await measureMode(ctx, mode, n));
+  return figures;
+}
+
+function section(result: ScenarioResult): Section {
+  const cell = result.cells.find((c) => c.target === TARGET);
+  const runs = cell?.status === 'ok' ? cell.runs : [];
+  const med = (key: string) => (runs.length ? median(runs.map((r) => r[key] ?? Number.NaN)) : undefined);
+  const rows = (Object.keys(MODES) as Array<keyof typeof MODES>).map((mode) => [
+    mode === 'poll' ? 'poll (1 s → 60 s)' : 'poll (50 → 250 ms)',
+    fmtInt(med(`${mode}.handoffs`)),
+    fmtFixed(med(`${mode}.perSec`), 1),
+    fmtMs(med(`${mode}.wakeP50`)),
+    fmtMs(med(`${mode}.wakeP99`)),
+    fmtFixed(med(`${mode}.cpuMsPerHandoff`), 2),
+  ]);
+  return {
+    title: 'Handoffs between two hosts (a2a.invoke, `delegate`)',
+    intro: result.description,
+    columns: ['wait mode', 'handoffs', 'handoffs/s', 'wake p50 (ms)', 'wake p99 (ms)', 'A CPU ms / handoff'],
+    rows: cell?.status === 'ok' ? rows : [[cell?.status ?? 'not run', cell?.reason ?? '', '', '', '', '']],
+    after:
+      "wake = time from B committing its task `completed` to A committing the node's completion (one clock: " +
+      'both hosts on this machine). handoffs/s counts whole flows (start on A, B waits, approve on B, A completes), ' +
+      `${IN_FLIGHT} in flight, so it includes the bench's own polling of both hosts.`,
+  };
+}
+
+registerScenario({
+  name: NAME,
+  description:
+    'Host A runs `delegate` (a2a.invoke → reviewer on host B, both SQLite); the bench approves on B as soon as ' +
+    `B's task waits; ${IN_FLIGHT} handoffs in flight. Per wait mode: handoffs/s, commit-to-wake p50/p99, A CPU per handoff.`,
+  order: 90,
+  run,
+  section,
+});
