@@ -1,4 +1,4 @@
-// Cluster mode (issue 6): 1, 2 and 3 Handoff instances (separate `dist/src/cli/main.js serve`
+// Cluster mode: 1, 2 and 3 Handoff instances (separate `dist/src/cli/main.js serve`
 // processes) on ONE PostgreSQL, each cluster on a fresh schema dropped afterwards (lib/cluster.ts).
 //
 // Per round, for each cluster size N (order rotated per round so no size always comes first):
@@ -768,7 +768,7 @@ function stalledBullet(runs: Figures[]): string[] {
 function clusterSection(result: ScenarioResult): Section {
   const cell: CellResult | undefined = result.cells.find((c) => c.target === TARGET);
   const runs = cell?.runs ?? [];
-  const title = 'Cluster (issue 6): 1–3 instances on one PostgreSQL';
+  const title = 'Cluster: 1–3 instances on one PostgreSQL';
   const cores = cpus().length;
   const planText = lastPlan
     ? `${fmtFixed(lastPlan.warmS, 2)} s warm-up + ${fmtFixed(lastPlan.measureS, 2)} s measured`

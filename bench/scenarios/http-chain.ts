@@ -1,4 +1,4 @@
-// http.request chain (issue 15): what an outbound-call node costs. A workflow of 10 http.request
+// http.request chain: what an outbound-call node costs. A workflow of 10 http.request
 // nodes in a row, each a GET to a local plain-HTTP server (allow-listed: HANDOFF_EGRESS_ALLOW_HOSTS
 // =127.0.0.1) answering a small JSON body. Like the push scenario it starts a Handoff of its own
 // (SQLite, pinned to core 0, the workflow in HANDOFF_WORKFLOWS) and leaves the harness's idle.

@@ -1,4 +1,4 @@
-// Push notifications (issue 5): delivery throughput and outbox lag of Handoff's push worker to a
+// Push notifications: delivery throughput and outbox lag of Handoff's push worker to a
 // local HTTPS receiver.
 //
 // The harness's `handoff` target cannot take extra environment, and pushes need two settings
@@ -787,7 +787,7 @@ function pushSection(result: ScenarioResult): Section {
       `s.`
     : '';
   return {
-    title: 'Push notifications (issue 5)',
+    title: 'Push notifications',
     intro: [
       `Scenario \`${result.name}\`: ${result.description}` +
         (skipped.length ? ` Not applicable to ${skipped.join(', ')} (no push worker).` : '') +

@@ -1,4 +1,4 @@
-// The OpenWOP REST run API (issue 2), Handoff only — the SDK and bare baselines have no such API,
+// The OpenWOP REST run API, Handoff only — the SDK and bare baselines have no such API,
 // so these scenarios run on the `handoff` target alone (on other targets they stop at once with
 // "not applicable"; `--targets handoff` avoids starting those servers at all).
 //
@@ -13,7 +13,7 @@
 // this module starts (throwaway schema, dropped after). runs-get seeds two data dirs directly
 // (lib/seed-runs.ts, once per harness process, reused by later rounds: GETs do not write) and
 // starts two fresh servers on them each round. All servers pinned to core 0, 50 connections.
-// Each scenario's section has the full figures; the "OpenWOP run API (issue 2)" section gathers
+// Each scenario's section has the full figures; the "OpenWOP run API" section gathers
 // the headline tables.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -426,7 +426,7 @@ function getSection(result: ScenarioResult): Section {
     after:
       `p99 large/small per run (paired windows): ${perRun}.${failedNote(cell, roundsRun)} ` +
       `Handoff-only scenario: other targets are not measured. Headline figures: section ` +
-      `"OpenWOP run API (issue 2)".`,
+      `"OpenWOP run API".`,
   };
 }
 
@@ -649,7 +649,7 @@ function issueSection(results: ScenarioResult[]): Section[] {
 
   return [
     {
-      title: 'OpenWOP run API (issue 2)',
+      title: 'OpenWOP run API',
       intro:
         `${method}\n\n**Runs created/s** — \`POST /v1/runs {workflowId:"approval", ` +
         `inputs:{prompt:"x"}}\`, 50 connections (the run parks at its approval gate).`,

@@ -185,7 +185,7 @@ function section(result: ScenarioResult): Section {
     ];
   });
   return {
-    title: 'Slow subscribers (issue 11): never-reading subscribers on large tasks',
+    title: 'Slow subscribers: never-reading subscribers on large tasks',
     intro:
       'S `tasks/resubscribe` subscribers that never read their response, on T waiting `approval` tasks of ' +
       'about 1 MB (quick: 300 on 5, full: 1,000 on 10), opened in waves of 50; /healthz probed every 10 ms. ' +

@@ -1,4 +1,4 @@
-// SSE streams (issue 4): fan-out delivery latency and subscription churn on Handoff.
+// SSE streams: fan-out delivery latency and subscription churn on Handoff.
 //
 // `sse-fanout`, `sse-fanout-rest` — T `steps` runs (a timer step every 400 ms like the reference's
 // "Task, 4 × working every 400 ms, completed"; 5 steps ≈ 2 s in quick mode, 25 ≈ 10 s in full mode
@@ -641,7 +641,7 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
   const notApplicable = skipped.length ? ` Not applicable to ${skipped.join(', ')} (no run API / steps workflow).` : '';
   if (kind === 'rest') {
     return {
-      title: 'SSE streams (issue 4): REST run stream fan-out',
+      title: 'SSE streams: REST run stream fan-out',
       intro:
         `Scenario \`${result.name}\`: ${result.description}${notApplicable} Same method as ` +
         `the section above, on its own fresh server.`,
@@ -654,7 +654,7 @@ function fanoutSection(result: ScenarioResult, kind: StreamKind): Section {
     };
   }
   return {
-    title: 'SSE streams (issue 4)',
+    title: 'SSE streams',
     intro: `Scenario \`${result.name}\`: ${result.description}${notApplicable}`,
     columns: FANOUT_COLUMNS,
     rows,
@@ -782,7 +782,7 @@ function churnSection(result: ScenarioResult): Section {
   const waves = Math.round(medians(cells.flatMap((c) => c.runs))['churn.waves'] ?? 0);
   const mid = Math.max(1, Math.round(waves / 2));
   return {
-    title: 'SSE streams (issue 4): subscription churn',
+    title: 'SSE streams: subscription churn',
     intro:
       `Scenario \`${result.name}\`: ${result.description}` +
       (skipped.length ? ` Not applicable to ${skipped.join(', ')}.` : ''),
