@@ -91,11 +91,30 @@ export class A2AService {
     return { ...(await this.start(caller, p)), before: -1 };
   }
 
-  /** `created`: the new run's whole committed log, when this call created and ran it inline. */
+  /**
+   * `created`: the new run's whole committed log, when this call created and ran it inline.
+   * A retried message (same principal and messageId) is answered with the task it started; that
+   * task is looked up only when this start fails (the task record's messageId is a unique key).
+   */
   private async start(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
     const msg = p.message;
-    const prior = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
-    if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
+    const prior = async () => {
+      const rec = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
+      return rec && { run: await this.engine.getRun(caller, rec.taskId) };
+    };
+    try {
+      return await this.startNew(caller, p);
+    } catch (err) {
+      // Started before (a retry), or a parallel copy won the race: that task is the answer.
+      const again = await prior();
+      if (again) return again;
+      if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
+      throw err;
+    }
+  }
+
+  private async startNew(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
+    const msg = p.message;
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
       throw invalidParams(`unknown skill '${skill}'; available: ${this.opts.skills().join(', ')}`, {
@@ -104,30 +123,30 @@ export class A2AService {
     }
     const contextId = msg.contextId;
     const { inputs } = partsToInputs(msg.parts);
-    try {
-      const { run, events } = await this.engine.startRun(caller, {
-        workflowId: skill,
-        inputs,
-        tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
-        // A2A content crosses a trust boundary into the run (docs/protocol/openwop.md#trust-boundary). The task's
-        // contextId is the caller's, else made here (the task record keeps the same one).
-        metadata: {
-          a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() },
-          contentTrust: 'untrusted',
-        },
-        events: [messageEvent(msg)],
-        ...(p.configuration?.pushNotificationConfig
-          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig, p.protocolVersion) }
-          : {}),
-      });
-      return { run, ...(events ? { created: events } : {}) };
-    } catch (err) {
-      if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
-      // Lost a race with the same messageId: the other request's task is the answer.
-      const again = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
-      if (again) return { run: await this.engine.getRun(caller, again.taskId) };
-      throw err;
-    }
+    const inline = p.configuration?.pushNotificationConfig;
+    const register = inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined;
+    let attempt = 0;
+    const { run, events } = await this.engine.startRun(caller, {
+      workflowId: skill,
+      inputs,
+      tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
+      // A2A content crosses a trust boundary into the run (docs/protocol/openwop.md#trust-boundary). The task's
+      // contextId is the caller's, else made here (the task record keeps the same one).
+      metadata: {
+        a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() },
+        contentTrust: 'untrusted',
+      },
+      events: [messageEvent(msg)],
+      onCreated: async (tx, created) => {
+        // A retried transaction (a conflict: perhaps a copy of this message started a task
+        // first) looks for that task before running anything again.
+        if (attempt++ > 0 && (await tx.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId))) {
+          throw invalidParams(`message ${msg.messageId} already started a task`);
+        }
+        await register?.(tx, created);
+      },
+    });
+    return { run, ...(events ? { created: events } : {}) };
   }
 
   /**
@@ -281,16 +300,16 @@ export class A2AService {
    * committed: the same projection as `task()`, without reading back what was just written.
    * Its record's context is the one in the run's metadata and its state time the run's update.
    */
-  private taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Task | Promise<Task> {
-    // Waiting runs need their open interrupt's data: read as usual.
-    if (isWaiting(run.status))
-      return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
+  private async taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Promise<Task> {
+    // A waiting run's open interrupt (its data) is the one thing read.
+    const open = isWaiting(run.status) ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
     return toTask({
       run,
       contextId: contextIdOf(run),
       stateTimestamp: run.updatedAt,
       ...artifactsAndHistory(log),
       ...(historyLength !== undefined ? { historyLength } : {}),
+      ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
     });
   }
 
