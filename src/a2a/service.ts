@@ -55,12 +55,19 @@ export class A2AService {
 
   /** message/send: start or resume, then (blocking) wait until the caller must act or the end. */
   async send(caller: Caller, p: StoredSendParams): Promise<Task> {
-    const { run, created } = await this.startOrResume(caller, p);
+    const { run, created, known } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run) : run;
     // A task this request created and settled in its own transaction: its whole log is known.
     if (created && settled === run) return this.taskFromLog(run, created, p.configuration?.historyLength);
-    return this.task(caller, settled.runId, p.configuration?.historyLength, settled);
+    // A reply's transaction left the run and its record as they are: only the log is read.
+    return this.task(
+      caller,
+      settled.runId,
+      p.configuration?.historyLength,
+      settled,
+      settled === run ? known : undefined,
+    );
   }
 
   /**
@@ -70,7 +77,7 @@ export class A2AService {
   async startOrResume(
     caller: Caller,
     p: StoredSendParams,
-  ): Promise<{ run: RunRecord; before: number; created?: RunEvent[] }> {
+  ): Promise<{ run: RunRecord; before: number; created?: RunEvent[]; known?: TaskRecord }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
@@ -84,11 +91,30 @@ export class A2AService {
     return { ...(await this.start(caller, p)), before: -1 };
   }
 
-  /** `created`: the new run's whole committed log, when this call created and ran it inline. */
+  /**
+   * `created`: the new run's whole committed log, when this call created and ran it inline.
+   * A retried message (same principal and messageId) is answered with the task it started; that
+   * task is looked up only when this start fails (the task record's messageId is a unique key).
+   */
   private async start(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
     const msg = p.message;
-    const prior = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
-    if (prior) return { run: await this.engine.getRun(caller, prior.taskId) };
+    const prior = async () => {
+      const rec = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
+      return rec && { run: await this.engine.getRun(caller, rec.taskId) };
+    };
+    try {
+      return await this.startNew(caller, p);
+    } catch (err) {
+      // Started before (a retry), or a parallel copy won the race: that task is the answer.
+      const again = await prior();
+      if (again) return again;
+      if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
+      throw err;
+    }
+  }
+
+  private async startNew(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
+    const msg = p.message;
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
       throw invalidParams(`unknown skill '${skill}'; available: ${this.opts.skills().join(', ')}`, {
@@ -97,80 +123,91 @@ export class A2AService {
     }
     const contextId = msg.contextId;
     const { inputs } = partsToInputs(msg.parts);
-    try {
-      const { run, events } = await this.engine.startRun(caller, {
-        workflowId: skill,
-        inputs,
-        tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
-        // A2A content crosses a trust boundary into the run (docs/protocol/openwop.md#trust-boundary). The task's
-        // contextId is the caller's, else made here (the task record keeps the same one).
-        metadata: {
-          a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() },
-          contentTrust: 'untrusted',
-        },
-        events: [messageEvent(msg)],
-        ...(p.configuration?.pushNotificationConfig
-          ? { onCreated: this.registerInline(caller, p.configuration.pushNotificationConfig, p.protocolVersion) }
-          : {}),
-      });
-      return { run, ...(events ? { created: events } : {}) };
-    } catch (err) {
-      if (err instanceof EngineError && err.code === 'validation_error') throw invalidParams(err.message, err.details);
-      // Lost a race with the same messageId: the other request's task is the answer.
-      const again = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
-      if (again) return { run: await this.engine.getRun(caller, again.taskId) };
-      throw err;
-    }
+    const inline = p.configuration?.pushNotificationConfig;
+    const register = inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined;
+    let attempt = 0;
+    const { run, events } = await this.engine.startRun(caller, {
+      workflowId: skill,
+      inputs,
+      tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
+      // A2A content crosses a trust boundary into the run (docs/protocol/openwop.md#trust-boundary). The task's
+      // contextId is the caller's, else made here (the task record keeps the same one).
+      metadata: {
+        a2a: { messageId: msg.messageId, contextId: contextId ?? newContextId() },
+        contentTrust: 'untrusted',
+      },
+      events: [messageEvent(msg)],
+      onCreated: async (tx, created) => {
+        // A retried transaction (a conflict: perhaps a copy of this message started a task
+        // first) looks for that task before running anything again.
+        if (attempt++ > 0 && (await tx.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId))) {
+          throw invalidParams(`message ${msg.messageId} already started a task`);
+        }
+        await register?.(tx, created);
+      },
+    });
+    return { run, ...(events ? { created: events } : {}) };
   }
 
-  /** A message into an existing task resolves its open interrupt (same path as REST). */
+  /**
+   * A message into an existing task resolves its open interrupt (same path as REST). The task,
+   * its run and the open interrupt are read in the resolving transaction, in one statement; a
+   * copy of an applied reply is found only when this one fails (its a2a_messages row is the
+   * unique key, so a concurrent copy fails its transaction).
+   */
   private async resume(
     caller: Caller,
     msg: Message,
     onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
-  ): Promise<{ run: RunRecord; before: number }> {
-    const rec = await this.visibleTask(caller, msg.taskId as string);
-    if (msg.contextId !== undefined && msg.contextId !== rec.contextId) {
-      throw invalidParams(`message.contextId does not match task ${rec.taskId}`);
-    }
-    const run = await this.engine.getRun(caller, rec.taskId);
-    const before = run.nextSeq - 1;
-    // A retried reply (same principal and messageId) is answered with the task as it is now; a
-    // stream of it replays the original turn, from just before that reply was applied.
-    const current = async () => ({
-      run: await this.engine.getRun(caller, rec.taskId),
-      before: await this.replyCursor(run.runId, msg.messageId, before),
-    });
-    const applied = () => this.replyApplied(caller, msg.messageId, rec.taskId);
-    if (await applied()) return current();
-    if (isTerminal(run.status))
-      throw unsupportedOperation(
-        `task ${rec.taskId} is ${projectState(run.status).state}; send a new message to start a new task`,
-      );
-    const open = await this.engine.store.interrupts.getOpen(run.runId);
-    if (!open) {
-      // A copy of this very reply may have just been applied by a parallel request.
-      if (await applied()) return current();
-      throw unsupportedOperation(`task ${rec.taskId} is not waiting for input`);
-    }
-    const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
-    if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
-    const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
+  ): Promise<{ run: RunRecord; before: number; known?: TaskRecord }> {
+    const taskId = msg.taskId as string;
+    // Set once the task is found and the context matches: a failure after that may be because
+    // this very reply was applied already (then it is answered like a retry).
+    let mayBeApplied = false;
+    let before = -1;
+    let rec: TaskRecord | undefined;
+    let attempt = 0;
     try {
-      const reply = messageEvent(msg, caller.principalId);
-      const { run: after } = await this.engine.resolveInterrupt(
+      const result = await this.engine.resolveRead(
         caller,
-        run.runId,
-        open.nodeId,
-        value,
-        [reply],
+        async (tx) => {
+          const found = await tx.tasks.getForReply(taskId, caller.tenantId);
+          if (!found) throw taskNotFound(taskId);
+          if (msg.contextId !== undefined && msg.contextId !== found.rec.contextId) {
+            throw invalidParams(`message.contextId does not match task ${taskId}`);
+          }
+          mayBeApplied = true;
+          // A retried transaction (a conflict: perhaps a copy of this reply committed first)
+          // looks for the copy before resolving anything again.
+          if (attempt++ > 0 && (await tx.tasks.findReply(caller.tenantId, caller.principalId, msg.messageId))) {
+            throw unsupportedOperation(`message ${msg.messageId} was already applied`);
+          }
+          const { run, open } = found;
+          ({ rec } = found);
+          before = run.nextSeq - 1;
+          if (isTerminal(run.status))
+            throw unsupportedOperation(
+              `task ${taskId} is ${projectState(run.status).state}; send a new message to start a new task`,
+            );
+          if (!open) throw unsupportedOperation(`task ${taskId} is not waiting for input`);
+          const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
+          if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
+          const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
+          return { run, interrupt: open, resumeValue: value, events: [messageEvent(msg, caller.principalId)] };
+        },
         onAccepted,
+        (tx) => tx.tasks.stateSet(taskId)?.updatedAt,
       );
-      return { run: after, before };
+      // The record as this transaction left it: its state time moved only if its state did.
+      const known = rec && { ...rec, updatedAt: result.settled ?? rec.updatedAt };
+      return { run: result.run, before, ...(known ? { known } : {}) };
     } catch (err) {
-      // Lost a race with the same reply: the winner applied it; answer like a retry.
-      if (await applied()) return current();
-      throw engineToA2A(err, rec.taskId);
+      // A copy of this reply applied first (earlier, or by a parallel request): answer like a retry.
+      if (mayBeApplied && (await this.replyApplied(caller, msg.messageId, taskId))) {
+        const run = await this.engine.getRun(caller, taskId);
+        return { run, before: await this.replyCursor(taskId, msg.messageId, before < 0 ? run.nextSeq - 1 : before) };
+      }
+      throw engineToA2A(err, taskId);
     }
   }
 
@@ -231,12 +268,19 @@ export class A2AService {
   }
 
   /**
-   * Build the live Task from the store. `run` may be passed when the caller has just read or
-   * committed it (a committed run is what the store holds); everything else is read here.
+   * Build the live Task from the store. `run` (and its task record) may be passed when the
+   * caller has just read or committed them (a committed run is what the store holds); everything
+   * else is read here.
    */
-  async task(caller: Caller, taskId: string, historyLength?: number, known?: RunRecord): Promise<Task> {
+  async task(
+    caller: Caller,
+    taskId: string,
+    historyLength?: number,
+    known?: RunRecord,
+    knownRec?: TaskRecord,
+  ): Promise<Task> {
     const { rec, run } = known
-      ? { rec: await this.visibleTask(caller, taskId), run: known }
+      ? { rec: knownRec ?? (await this.visibleTask(caller, taskId)), run: known }
       : await this.taskAndRun(caller, taskId);
     const waiting = isWaiting(run.status);
     const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
@@ -256,16 +300,16 @@ export class A2AService {
    * committed: the same projection as `task()`, without reading back what was just written.
    * Its record's context is the one in the run's metadata and its state time the run's update.
    */
-  private taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Task | Promise<Task> {
-    // Waiting runs need their open interrupt's data: read as usual.
-    if (isWaiting(run.status))
-      return this.task({ tenantId: run.tenantId, principalId: run.principalId }, run.runId, historyLength, run);
+  private async taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Promise<Task> {
+    // A waiting run's open interrupt (its data) is the one thing read.
+    const open = isWaiting(run.status) ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
     return toTask({
       run,
       contextId: contextIdOf(run),
       stateTimestamp: run.updatedAt,
       ...artifactsAndHistory(log),
       ...(historyLength !== undefined ? { historyLength } : {}),
+      ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
     });
   }
 

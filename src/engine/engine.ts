@@ -48,6 +48,14 @@ export interface ResolveResult {
   outcome: 'resolved' | 'vote-recorded' | 'ask-recorded';
 }
 
+/** What `resolveRead` reads: the run, the open interrupt to resolve and the caller's decision. */
+export interface ReadDecision {
+  run: RunRecord;
+  interrupt: InterruptRecord;
+  resumeValue: unknown;
+  events: NewEvent[];
+}
+
 const RETRIES = 5;
 
 /** A worker in this process that can take a run the moment it is created (no claim round trip). */
@@ -200,6 +208,33 @@ export class Engine {
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
         await onAccepted?.(tx, run);
         return this.applyDecision(tx, run, interrupt, { ...decision, events: [...events, ...decision.events] });
+      }),
+    );
+  }
+
+  /**
+   * Resolve an interrupt that `read` finds in the resolving transaction itself, so a caller that
+   * needs more than the run (its task record, its open interrupt) reads it all in one statement;
+   * `read` refuses by throwing. `settle` runs in the transaction once the decision is applied,
+   * before anything commits, and its value is returned with the result.
+   */
+  async resolveRead<T>(
+    caller: Caller,
+    read: (tx: StoreTx) => Promise<ReadDecision>,
+    onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
+    settle?: (tx: StoreTx, result: ResolveResult) => T,
+  ): Promise<ResolveResult & { settled?: T }> {
+    return this.withRetry(() =>
+      this.store.transaction(async (tx) => {
+        const { run, interrupt, resumeValue, events } = await read(tx);
+        if (run.tenantId !== caller.tenantId) throw notFound(run.runId);
+        const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
+        await onAccepted?.(tx, run);
+        const result = await this.applyDecision(tx, run, interrupt, {
+          ...decision,
+          events: [...events, ...decision.events],
+        });
+        return settle ? { ...result, settled: settle(tx, result) } : result;
       }),
     );
   }

@@ -1718,6 +1718,32 @@ unleased (or whose lease expired)', async () => {
         assert.equal(await store().tasks.getWithRun('run_unknown', rec.tenantId), undefined);
       });
 
+      it('getForReply: the record, its run and its open interrupt in one read; stateSet: the last state set', async () => {
+        const rec = await insertTask(store(), clock, { tenantId: uid('tenant') });
+        const run = await store().runs.get(rec.taskId);
+        assert.deepEqual(await store().tasks.getForReply(rec.taskId, rec.tenantId), { rec, run });
+        const open = newInterrupt(clock, rec.taskId);
+        const resolved = newInterrupt(clock, rec.taskId, { nodeId: 'earlier', status: 'resolved' });
+        await store().transaction(async (tx) => {
+          await tx.interrupts.insert(resolved);
+          await tx.interrupts.insert(open);
+        });
+        await store().transaction(async (tx) => {
+          assert.deepEqual(await tx.tasks.getForReply(rec.taskId, rec.tenantId), { rec, run, open });
+          assert.equal(tx.tasks.stateSet(rec.taskId), undefined);
+          await tx.tasks.updateState(rec.taskId, 'completed', undefined, '2030-01-03T00:00:00.000Z');
+          // A read in between writes the pending state; what was set is still known.
+          assert.equal((await tx.tasks.getForReply(rec.taskId, rec.tenantId))?.rec.state, 'completed');
+          assert.deepEqual(tx.tasks.stateSet(rec.taskId), {
+            state: 'completed',
+            interruptKind: undefined,
+            updatedAt: '2030-01-03T00:00:00.000Z',
+          });
+        });
+        assert.equal(await store().tasks.getForReply(rec.taskId, uid('tenant')), undefined);
+        assert.equal(await store().tasks.getForReply('run_unknown', rec.tenantId), undefined);
+      });
+
       it('getWithRun reads one snapshot: each read pairs a record with the run committed with it', async () => {
         const rec = await insertTask(store(), clock, { tenantId: uid('tenant') });
         const stateOf = (step: number) => (step % 2 === 0 ? 'working' : 'input-required');

@@ -1,8 +1,8 @@
 // The persisted A2ATaskState of each run (a2a_tasks) and the A2A reply messages already applied
 // to a task (a2a_messages). A task of another tenant is simply absent from every read.
-import type { A2ATasksTable, RunsTable } from '../db.js';
-import type { RunRecord, TaskRecord } from '../model.js';
-import { runRows, taskRows } from '../rows.js';
+import type { A2ATasksTable, InterruptsTable, RunsTable } from '../db.js';
+import type { InterruptRecord, RunRecord, TaskRecord } from '../model.js';
+import { interruptRows, runRows, taskRows } from '../rows.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
@@ -19,13 +19,29 @@ const GET_TASK = statement('select * from "a2a_tasks" where "task_id" = ? and "t
 const TASK_BY_MESSAGE = statement(
   'select * from "a2a_tasks" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?',
 );
-const TASK_AND_RUN = statement(
+const TASK_AND_RUN_TEXT =
   'select "r".*, "t"."principal_id" as "t_principal_id", "t"."context_id" as "t_context_id",' +
-    ' "t"."message_id" as "t_message_id", "t"."state" as "t_state", "t"."interrupt_kind" as "t_interrupt_kind",' +
-    ' "t"."updated_at" as "t_updated_at"' +
-    ' from "a2a_tasks" as "t" join "runs" as "r" on "r"."run_id" = "t"."task_id"' +
-    ' where "t"."task_id" = ? and "t"."tenant_id" = ?',
-);
+  ' "t"."message_id" as "t_message_id", "t"."state" as "t_state", "t"."interrupt_kind" as "t_interrupt_kind",' +
+  ' "t"."updated_at" as "t_updated_at"' +
+  ' from "a2a_tasks" as "t" join "runs" as "r" on "r"."run_id" = "t"."task_id"' +
+  ' where "t"."task_id" = ? and "t"."tenant_id" = ?';
+const TASK_AND_RUN = statement(TASK_AND_RUN_TEXT);
+
+/** The columns of an open interrupt joined to its run, prefixed `i_`. */
+const INTERRUPT_COLUMNS = interruptRows.columns;
+const OPEN_INTERRUPT_COLUMNS = INTERRUPT_COLUMNS.map((c) => `"i"."${c}" as "i_${c}"`).join(', ');
+/**
+ * What a reply needs, in one statement: the task record, its run and the run's open interrupt
+ * (if any). On PostgreSQL the run row is locked, as `getRun(id, { forUpdate })` locks it.
+ */
+const replyTarget = (lock: string) =>
+  statement(
+    `${TASK_AND_RUN_TEXT.replace(' from "a2a_tasks"', `, ${OPEN_INTERRUPT_COLUMNS} from "a2a_tasks"`).replace(
+      ' where ',
+      ` left join "interrupts" as "i" on "i"."run_id" = "r"."run_id" and "i"."status" = 'open' where `,
+    )} limit 1${lock}`,
+  );
+const REPLY_TARGET = { sqlite: replyTarget(''), postgres: replyTarget(' for update of "r"') };
 
 const INSERT_REPLY = statement(
   'insert into "a2a_messages" ("tenant_id", "principal_id", "message_id", "task_id") values (?, ?, ?, ?)',
@@ -78,18 +94,25 @@ export class TaskRecords extends Repo {
   async getWithRun(taskId: string, tenantId: string): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
     const query = TASK_AND_RUN.with<RunsTable & TaskColumns>(this.dialect, [taskId, tenantId]);
     const row = (await this.db.executeQuery(query)).rows[0];
+    return row && taskAndRunOf(row);
+  }
+
+  /**
+   * A task record, its run and the run's open interrupt, in one statement: what resolving a
+   * reply reads in its transaction (the run row locked on PostgreSQL).
+   */
+  async getForReply(
+    taskId: string,
+    tenantId: string,
+  ): Promise<{ rec: TaskRecord; run: RunRecord; open?: InterruptRecord } | undefined> {
+    const query = REPLY_TARGET[this.dialect].with<RunsTable & TaskColumns & OpenColumns>(this.dialect, [
+      taskId,
+      tenantId,
+    ]);
+    const row = (await this.db.executeQuery(query)).rows[0];
     if (!row) return undefined;
-    const rec = taskRows.fromRow({
-      task_id: row.run_id,
-      tenant_id: row.tenant_id,
-      principal_id: row.t_principal_id,
-      context_id: row.t_context_id,
-      message_id: row.t_message_id,
-      state: row.t_state,
-      interrupt_kind: row.t_interrupt_kind,
-      updated_at: row.t_updated_at,
-    });
-    return { rec, run: runRows.fromRow(row) };
+    const open = row.i_interrupt_id === null ? undefined : interruptOf(row);
+    return { ...taskAndRunOf(row), ...(open ? { open } : {}) };
   }
 
   /** The task a starting message (tenant, principal, messageId) created, if any. */
@@ -181,6 +204,37 @@ export class TaskRecords extends Repo {
   }
 }
 
+/** The task record and run of a row of TASK_AND_RUN. */
+function taskAndRunOf(row: RunsTable & TaskColumns): { rec: TaskRecord; run: RunRecord } {
+  const rec = taskRows.fromRow({
+    task_id: row.run_id,
+    tenant_id: row.tenant_id,
+    principal_id: row.t_principal_id,
+    context_id: row.t_context_id,
+    message_id: row.t_message_id,
+    state: row.t_state,
+    interrupt_kind: row.t_interrupt_kind,
+    updated_at: row.t_updated_at,
+  });
+  return { rec, run: runRows.fromRow(row) };
+}
+
+/** The `i_` columns of REPLY_TARGET (all null when the run has no open interrupt). */
+type OpenColumns = { [K in keyof InterruptsTable as `i_${K}`]: InterruptsTable[K] | null };
+
+function interruptOf(row: OpenColumns): InterruptRecord {
+  const fields: Record<string, unknown> = {};
+  for (const c of INTERRUPT_COLUMNS) fields[c] = row[`i_${c}`];
+  return interruptRows.fromRow(fields as unknown as InterruptsTable);
+}
+
+/** A task's projected state and when it last changed. */
+interface TaskState {
+  state: string;
+  interruptKind: string | undefined;
+  updatedAt: string;
+}
+
 /** ListTasks filters (A2A 1.0), ANDed; `since` is an inclusive lower bound on the status time. */
 export interface TaskFilter {
   contextId?: string;
@@ -202,11 +256,14 @@ function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
  * table in the transaction writes the pending changes first, so it sees them.
  */
 export class TxTaskRecords extends TaskRecords {
-  private readonly states = new Map<string, { state: string; interruptKind: string | undefined; updatedAt: string }>();
+  private readonly states = new Map<string, TaskState>();
+  /** The last state set per task, written or not (a read in between writes the pending ones). */
+  private readonly lastSet = new Map<string, TaskState>();
 
   override async updateState(taskId: string, state: string, interruptKind: string | undefined, updatedAt: string) {
     this.states.delete(taskId); // keep the order of the last changes
     this.states.set(taskId, { state, interruptKind, updatedAt });
+    this.lastSet.set(taskId, { state, interruptKind, updatedAt });
   }
 
   /** Write the state changes this transaction made (called before it commits, and before a read). */
@@ -225,6 +282,16 @@ export class TxTaskRecords extends TaskRecords {
   override async getWithRun(taskId: string, tenantId: string) {
     await this.flushStates();
     return super.getWithRun(taskId, tenantId);
+  }
+
+  override async getForReply(taskId: string, tenantId: string) {
+    await this.flushStates();
+    return super.getForReply(taskId, tenantId);
+  }
+
+  /** The last state this transaction set for a task (what the record holds once it commits), if any. */
+  stateSet(taskId: string): TaskState | undefined {
+    return this.lastSet.get(taskId);
   }
 
   override async findByMessage(tenantId: string, principalId: string, messageId: string) {
