@@ -23,13 +23,15 @@ import {
 import { RawJson } from '../../a2a/jsonrpc.js';
 import { encodeItem, type OpenedStream, type StreamItem } from '../../a2a/stream.js';
 import { requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
+import { A2A_JSON, restRouteSchema } from '../a2a-rest-schemas.js';
 import { HttpError, toResponse } from '../errors.js';
+import { typed } from '../schemas.js';
 import { jsonBodyParser } from '../json-body.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
 import { type A2ARouteDeps, idOf, openStream, sendFirst, startsRun, versionAsked, wireError } from './a2a.js';
 
-export const A2A_JSON = 'application/a2a+json';
+export { A2A_JSON };
 const V1 = CODECS['1.0'];
 
 export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
@@ -39,6 +41,10 @@ export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
       // clients send `Content-Type: application/json` on body-less POSTs).
       rest.removeAllContentTypeParsers();
       jsonBodyParser(rest, deps.config.jsonMaxDepth, { allowEmpty: true });
+      // The route schemas document the binding; the codec checks each request (decodeRestRequest),
+      // so that a malformed one is answered in the binding's own error shape.
+      rest.setValidatorCompiler(() => () => true);
+      typed(rest); // bodies go out as sent, never reshaped by a response schema
       rest.setErrorHandler((err: FastifyError | Error, req, reply) => sendError(req, reply, err));
       rest.setNotFoundHandler((req, reply) =>
         sendError(req, reply, new HttpError(404, 'not_found', `no A2A route ${req.method} ${req.url.split('?')[0]}`)),
@@ -47,8 +53,7 @@ export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
         rest.route({
           method: route.method,
           url: route.path,
-          // FOR NOW out of the OpenAPI document: the binding's response schemas are being written.
-          schema: { hide: true },
+          schema: restRouteSchema(route),
           handler: (req, reply) => handle(deps, route, req, reply),
         });
       }
