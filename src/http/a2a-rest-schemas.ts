@@ -239,8 +239,9 @@ const SSE = Type.Unsafe({
   description:
     'A stream of A2A 1.0 StreamResponse objects, one per SSE event (`data:` one JSON object with exactly one of ' +
     '`task`, `message`, `statusUpdate`, `artifactUpdate`; `id:` the run event sequence, for `Last-Event-ID`). The ' +
-    'stream ends when the task is terminal or interrupted; an error after the first event is an `event: error` ' +
-    'whose data is a google.rpc.Status.',
+    'stream ends when the task is terminal or interrupted. An error is an `event: error` whose data is a ' +
+    'google.rpc.Status: after the first event, or as the one event of the answer when the request is refused ' +
+    'before the stream opens (unknown task, invalid params, a finished task to subscribe to).',
   content: { 'text/event-stream': { schema: { type: 'string' } } },
 });
 
@@ -328,14 +329,18 @@ export function restRouteSchema(route: RestRoute) {
     response: {
       [route.status]: doc.ok,
       400: failure(
-        'Malformed request (INVALID_PARAMS, with BadRequest field violations), version not served ' +
-          '(VERSION_NOT_SUPPORTED), or an operation the task’s state refuses (TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION).',
+        streams
+          ? 'Version not served (VERSION_NOT_SUPPORTED); the stream’s other refusals are its SSE error event.'
+          : 'Malformed request (INVALID_PARAMS, with BadRequest field violations), version not served ' +
+              '(VERSION_NOT_SUPPORTED), or an operation the task’s state refuses (TASK_NOT_CANCELABLE, ' +
+              'UNSUPPORTED_OPERATION).',
       ),
       401: failure('Missing or unknown API key (UNAUTHENTICATED).', {
         'WWW-Authenticate': '`Bearer realm="handoff"`',
       }),
       403: failure('A browser wrote from an origin that is not allowed (FORBIDDEN; HANDOFF_CORS_ORIGINS).'),
-      ...(hasTask ? { 404: failure('No such task (or config) for this caller (TASK_NOT_FOUND).') } : {}),
+      // A stream's unknown task is its SSE error event (above), not a 404.
+      ...(hasTask && !streams ? { 404: failure('No such task (or config) for this caller (TASK_NOT_FOUND).') } : {}),
       ...(post
         ? {
             413: failure('The body exceeds the host’s limit (PAYLOAD_TOO_LARGE; HANDOFF_BODY_LIMIT).'),

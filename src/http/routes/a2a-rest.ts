@@ -29,7 +29,17 @@ import { typed } from '../schemas.js';
 import { jsonBodyParser } from '../json-body.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
-import { type A2ARouteDeps, idOf, openStream, sendFirst, startsRun, versionAsked, wireError } from './a2a.js';
+import {
+  type A2ARouteDeps,
+  idOf,
+  isStreaming,
+  openStream,
+  sendFirst,
+  sseError,
+  startsRun,
+  versionAsked,
+  wireError,
+} from './a2a.js';
 
 export { A2A_JSON };
 const V1 = CODECS['1.0'];
@@ -72,11 +82,18 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
       { requestedVersion: '0.3', supportedVersions: '1.0' },
     );
   }
-  const request = decodeRestRequest(route.operation, {
+  const input = {
     params: req.params as Record<string, string>,
     query: req.query as Record<string, unknown>,
     body: req.body,
-  });
+  };
+  let request: ReturnType<typeof decodeRestRequest>;
+  try {
+    request = decodeRestRequest(route.operation, input);
+  } catch (err) {
+    if (isStreaming(route.operation)) return sseError(reply, restError(wireError(req, err)).body);
+    throw err;
+  }
   if (startsRun(route.operation, request)) {
     const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
     if (refusal) {
@@ -84,7 +101,7 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
       throw tryLater(refusal, ACTIVE_RUNS_RETRY_AFTER_S);
     }
   }
-  if (route.operation === 'stream' || route.operation === 'subscribe') return stream(deps, route, request, req, reply);
+  if (isStreaming(route.operation)) return stream(deps, route, request, req, reply);
   const result = await deps.operations.dispatch(req.caller, V1, route.operation, request);
   void reply.status(route.status).header('Content-Type', A2A_JSON);
   if (route.status === 204) return reply.send();
@@ -110,7 +127,7 @@ async function stream(
     opened = await openStream(deps, req, V1, route.operation, request);
   } catch (err) {
     slot.release();
-    throw err;
+    return sseError(reply, restError(wireError(req, err)).body);
   }
   const sse = slot.open(reply);
   const frame = (result: StreamItem['result']) => encodeItem(V1, result);
