@@ -148,7 +148,10 @@ export const ListTasksResponseV1 = Type.Object(
 );
 
 const pushConfigFields = {
-  url: Type.String({ description: 'Where the pushes are POSTed (HTTPS unless HANDOFF_PUSH_ALLOW_HTTP).' }),
+  url: Type.String({
+    description:
+      'Where the pushes are POSTed; a private or loopback address is refused unless HANDOFF_PUSH_ALLOW_CIDRS allows it.',
+  }),
   token: Type.Optional(Type.String({ description: 'Echoed on every delivery (X-A2A-Notification-Token).' })),
   authentication: Type.Optional(
     Type.Object(
