@@ -685,7 +685,7 @@ an A2A approval from another client completes it on the same stream', {
       assert.equal(e?.json?.jsonrpc, '2.0');
       assert.equal(e?.json?.id, 'x-1');
       assert.equal(e?.json?.error?.code, -32001, e?.data);
-      assert.ok(!('result' in e?.json));
+      assert.ok(!('result' in (e?.json ?? {})));
     }
   });
 });
