@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { VERSION } from '../version.js';
+import { A2A_REST_SCHEMAS } from './a2a-rest-schemas.js';
 import { A2A_SCHEMAS } from './a2a-schemas.js';
 import { REST_SCHEMAS, typed } from './schemas.js';
 
@@ -25,7 +26,9 @@ function documentFrame(serverUrl: string | undefined) {
       version: VERSION,
       description:
         'A durable host for long-lived, human-in-the-loop OpenWOP workflow runs, exposed over the OpenWOP REST API ' +
-        'and as an A2A v0.3 agent (JSON-RPC). Errors of the REST routes are `{error, message, details?}`. On every ' +
+        'and as an A2A agent: 1.0 and 0.3 over JSON-RPC (`/v1/a2a`, by `A2A-Version` and method name) and 1.0 over ' +
+        'HTTP+JSON (`/v1/a2a/rest`). Errors of the OpenWOP REST routes are `{error, message, details?}`, those of ' +
+        'the A2A HTTP+JSON routes google.rpc.Status (`RpcStatus`). On every ' +
         'route: a Host the host is not known by is 421 `misdirected_request` (HANDOFF_ALLOWED_HOSTS), and with ' +
         'HANDOFF_TENANT_RATE a tenant over its rate is 429 `rate_limited` with Retry-After.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
@@ -37,7 +40,10 @@ function documentFrame(serverUrl: string | undefined) {
       { name: 'runs', description: 'OpenWOP runs: create, read, cancel, follow the event log.' },
       { name: 'interrupts', description: 'Answer a run waiting for approval or input.' },
       { name: 'workflows', description: 'The loaded workflow definitions.' },
-      { name: 'a2a', description: 'The A2A v0.3 agent surface (JSON-RPC) and its durable task state.' },
+      {
+        name: 'a2a',
+        description: 'The A2A agent surface (JSON-RPC 1.0 and 0.3, HTTP+JSON 1.0) and its durable task state.',
+      },
       { name: 'operations', description: 'Health and metrics.' },
       { name: 'console', description: 'The web console: a page and its assets, served by the host.' },
       { name: 'seams', description: 'Conformance test seams, mounted only with HANDOFF_TEST_SEAMS=1.' },
@@ -79,7 +85,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: { serverUrl?: 
       schema: route.config?.public === true ? { ...schema, security: [] } : schema,
     }),
   });
-  for (const schema of [...REST_SCHEMAS, ...A2A_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...REST_SCHEMAS, ...A2A_SCHEMAS, ...A2A_REST_SCHEMAS]) app.addSchema(schema);
 
   let body: string | undefined;
   typed(app).get(

@@ -52,6 +52,12 @@ class BearerAuth implements CallInterceptor, CallInterceptor03 {
 
 type Binding = 'JSONRPC' | 'HTTP+JSON';
 
+/** The typed A2A error, thrown as is or (JSON-RPC, inside a stream) as an Error's cause. */
+const typed =
+  (cls: abstract new (...args: never[]) => Error) =>
+  (err: unknown): boolean =>
+    err instanceof cls || (err as { cause?: unknown } | undefined)?.cause instanceof cls;
+
 function client(base: string, key: string, binding: Binding): Promise<Client> {
   const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
     clientConfig: { interceptors: [new BearerAuth(key)] },
@@ -201,8 +207,18 @@ describe('A2A 1.0 with the official @a2a-js/sdk 1.3.0 client', () => {
         const seen = await watching;
         assert.equal(seen[0]?.payload?.$case, 'task');
         assert.equal(stateOf(seen.at(-1) as StreamResponse), TaskState.TASK_STATE_COMPLETED);
-        // A finished task: SubscribeToTask is UnsupportedOperationError, cancel TaskNotCancelable.
-        await assert.rejects(collect(alice.resubscribeTask({ tenant: '', id: t.id })), UnsupportedOperationError);
+        // A finished task: SubscribeToTask is UnsupportedOperationError, cancel TaskNotCancelable. A
+        // streaming method refused before its stream opens answers SSE with the error as the one event;
+        // the JSON-RPC client reports it as an Error whose cause is the typed error.
+        await assert.rejects(
+          collect(alice.resubscribeTask({ tenant: '', id: t.id })),
+          typed(UnsupportedOperationError),
+        );
+        await assert.rejects(
+          collect(alice.resubscribeTask({ tenant: '', id: 'run_unknown' })),
+          typed(TaskNotFoundError),
+        );
+        await assert.rejects(collect(bob.resubscribeTask({ tenant: '', id: t.id })), typed(TaskNotFoundError));
         await assert.rejects(alice.cancelTask({ tenant: '', id: t.id, metadata: undefined }), TaskNotCancelableError);
         const other = await start(alice, 'approval', 'cancel me');
         const canceled = await alice.cancelTask({ tenant: '', id: other.id, metadata: undefined });
@@ -325,5 +341,9 @@ describe('A2A 1.0 with the official @a2a-js/sdk 1.3.0 client', () => {
       assert.equal(back.status.state, 'completed');
       assert.equal(back.contextId, t10.contextId);
     }
+    // The 0.3 client reads a refused resubscribe the same way: the JSON-RPC error as the one SSE event.
+    await assert.rejects(async () => {
+      for await (const _ of old.resubscribeTask({ id: 'run_unknown' })) assert.fail('no event but the error');
+    }, /not found/i);
   });
 });

@@ -667,7 +667,7 @@ an A2A approval from another client completes it on the same stream', {
     );
   });
 
-  it('tasks/resubscribe of an unknown or foreign task is a plain JSON-RPC -32001 (no SSE)', {
+  it('tasks/resubscribe of an unknown or foreign task is SSE with the JSON-RPC -32001 as the one event', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const sent = await rawRpc(srv, 'message/send', approvalParams('alice only'));
@@ -677,11 +677,15 @@ an A2A approval from another client completes it on the same stream', {
     ] as const) {
       const s = await openA2AStream(srv.url, 'tasks/resubscribe', { id }, { token: key, rpcId: 'x-1' });
       assert.equal(s.status, 200);
-      assert.match(s.contentType, /^application\/json/, `expected JSON, got ${s.contentType}`);
-      assert.equal(s.json?.jsonrpc, '2.0');
-      assert.equal(s.json?.id, 'x-1');
-      assert.equal(s.json?.error?.code, -32001, s.text);
-      assert.ok(!('result' in s.json));
+      assert.ok(s.isSse, `expected SSE, got ${s.contentType}`);
+      assert.deepEqual(await s.ended, { reason: 'end' });
+      assert.equal(s.events.length, 1);
+      const [e] = s.events;
+      assert.equal(e?.event, 'error');
+      assert.equal(e?.json?.jsonrpc, '2.0');
+      assert.equal(e?.json?.id, 'x-1');
+      assert.equal(e?.json?.error?.code, -32001, e?.data);
+      assert.ok(!('result' in (e?.json ?? {})));
     }
   });
 });

@@ -13,6 +13,7 @@ import {
   type A2AClient,
   artifactData,
   assertRpcError,
+  assertSseRpcError,
   assertRpcResult,
   dataMessage,
   message,
@@ -439,18 +440,17 @@ no token or credentials are echoed', async () => {
         assertRpcError(res, -32602, res.body.id);
       });
 
-      it('streams: errors before the first event are plain JSON-RPC errors (-32001, \
+      it('streams: errors before the first event are the one SSE error event (-32001, \
 -32602) and start nothing', async () => {
         const unknown = await alice.rpc('tasks/resubscribe', { id: 'run_nope' }, 's2');
-        assertRpcError(unknown, -32001, 's2');
-        assert.match(String(unknown.headers['content-type']), /^application\/json/);
+        assertSseRpcError(unknown, -32001, 's2');
         const bad = await noNewRuns(() =>
           alice.rpc('message/stream', { message: { kind: 'message', role: 'user', parts: [] } }, 's1'),
         );
-        assertRpcError(bad, -32602, 's1');
+        assertSseRpcError(bad, -32602, 's1');
         const task = await echoTask();
         const cursor = await alice.rpc('tasks/resubscribe', { id: task.id, metadata: { lastEventId: 'abc' } }, 's3');
-        assertRpcError(cursor, -32602, 's3');
+        assertSseRpcError(cursor, -32602, 's3');
       });
 
       it('-32004: a message into a terminal task', async () => {

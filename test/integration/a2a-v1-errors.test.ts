@@ -3,7 +3,7 @@
 // version negotiation that decides which form a caller gets.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KEY_ALICE, KEY_EVE, startA2ATeam } from '../support/a2a.js';
+import { KEY_ALICE, KEY_EVE, oneErrorEvent, startA2ATeam } from '../support/a2a.js';
 import { bearer, type Json, type Reply, type TestHost } from '../support/host.js';
 
 const V1 = { 'a2a-version': '1.0' };
@@ -82,15 +82,16 @@ describe('A2A 1.0 errors (sqlite)', () => {
   it('-32004 UnsupportedOperation: a reply to a finished task, subscribing to it, the extended card', async () => {
     const replyToDone = { message: userText('again', { taskId: done.id, contextId: done.contextId }) };
     assertRpcV1(await rpc('SendMessage', replyToDone), -32004, 'UNSUPPORTED_OPERATION');
-    assertRpcV1(await rpc('SubscribeToTask', { id: done.id }), -32004, 'UNSUPPORTED_OPERATION');
+    // A streaming method's refusal is the one event of an SSE answer (what streaming clients read).
+    const subscribed = await rpc('SubscribeToTask', { id: done.id });
+    assertRpcV1({ ...subscribed, body: oneErrorEvent(subscribed) }, -32004, 'UNSUPPORTED_OPERATION');
     assertRpcV1(await rpc('GetExtendedAgentCard', {}), -32004, 'UNSUPPORTED_OPERATION');
     assertRest(await t.get(`${REST}/extendedAgentCard`, alice), 400, 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION');
-    assertRest(
-      await t.post(`${REST}/tasks/${done.id}:subscribe`, undefined, alice),
-      400,
-      'FAILED_PRECONDITION',
-      'UNSUPPORTED_OPERATION',
-    );
+    const restSubscribed = await t.post(`${REST}/tasks/${done.id}:subscribe`, undefined, alice);
+    const status = oneErrorEvent(restSubscribed);
+    assert.equal(status.error.code, 400);
+    assert.equal(status.error.status, 'FAILED_PRECONDITION');
+    assert.equal(status.error.details[0].reason, 'UNSUPPORTED_OPERATION');
   });
 
   it('-32005 ContentTypeNotSupported: acceptedOutputModes this agent cannot produce', async () => {

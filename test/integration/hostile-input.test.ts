@@ -9,7 +9,16 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
-import { assertRpcError, dataMessage, rpc, rpcRaw, sendOk, skillMessage, textMessage } from '../support/a2a.js';
+import {
+  assertRpcError,
+  assertSseRpcError,
+  dataMessage,
+  rpc,
+  rpcRaw,
+  sendOk,
+  skillMessage,
+  textMessage,
+} from '../support/a2a.js';
 import { DIALECTS, footprint, type Json, type Reply, startTestHost, type TestHost } from '../support/host.js';
 
 /** `depth` objects nested in each other around `inner`: {"a":{"a":…inner…}}. */
@@ -140,7 +149,8 @@ for (const dialect of DIALECTS) {
         ];
         for (const [method, params] of calls) {
           const res = await writesNothing(() => rpc(t, method, params, { id: 7 }));
-          const err = assertRpcError(res, -32001, 7);
+          const streaming = method === 'tasks/resubscribe' || method === 'message/stream';
+          const err = (streaming ? assertSseRpcError : assertRpcError)(res, -32001, 7);
           const unknown = assertRpcError(await rpc(t, 'tasks/get', { id: 'run_unknown' }, { id: 7 }), -32001, 7);
           assert.equal(err.message.replace(/: .*/s, ''), unknown.message.replace(/: .*/s, ''), method);
         }
@@ -225,7 +235,8 @@ for (const dialect of DIALECTS) {
     ] as const) {
       it(`${surface}: -32603 with a generic message, logged once with reqId and the error`, async () => {
         const from = lines.length;
-        const err = assertRpcError(await call(t), -32603, 3);
+        const res = await call(t);
+        const err = (surface.endsWith('resubscribe') ? assertSseRpcError : assertRpcError)(res, -32603, 3);
         assert.equal(err.message, 'Internal error');
         const logged = failures(from);
         assert.equal(logged.length, 1, JSON.stringify(lines.slice(from)));

@@ -257,8 +257,8 @@ both runs complete', {
 
     // ------------------------------------------------------------------ A2A edge cases
 
-    it('A2A: resubscribe errors are plain JSON-RPC before any SSE: unknown/foreign → -32001, malformed lastEventId \
-→ -32602', {
+    it('A2A: resubscribe errors before any update are the one SSE error event: unknown/foreign → -32001, \
+malformed lastEventId → -32602', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const task = (await rpc('message/send', { message: approvalMessage('mine') })).result;
@@ -273,19 +273,26 @@ both runs complete', {
       for (const [what, params, opts, code] of cases) {
         const s = await openA2AStream(url, 'tasks/resubscribe', params, { ...opts, rpcId: 7 });
         assert.equal(s.status, 200, what);
-        assert.match(s.contentType, /^application\/json/, `${what}: ${s.contentType}`);
-        assert.equal(s.json?.id, 7, what);
-        assert.equal(s.json?.error?.code, code, `${what}: ${s.text}`);
+        assert.ok(s.isSse, `${what}: ${s.contentType}`);
+        assert.deepEqual(await s.ended, { reason: 'end' }, what);
+        assert.deepEqual(
+          s.events.map((e) => [e.event, e.json?.id, e.json?.error?.code]),
+          [['error', 7, code]],
+          what,
+        );
       }
-      // message/stream: an unknown skill is refused the same way, before any SSE.
+      // message/stream: an unknown skill is refused the same way, before anything starts.
       const bad = await openA2AStream(
         url,
         'message/stream',
         { message: msg([{ kind: 'text', text: 'x' }], { skillId: 'nope' }) },
         { token: ALICE, rpcId: 8 },
       );
-      assert.match(bad.contentType, /^application\/json/);
-      assert.equal(bad.json?.error?.code, -32602, bad.text);
+      await bad.ended;
+      assert.deepEqual(
+        bad.events.map((e) => [e.event, e.json?.error?.code]),
+        [['error', -32602]],
+      );
     });
 
     const turn = (s: SseConnection): string[] =>

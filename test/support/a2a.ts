@@ -77,6 +77,28 @@ export function assertRpcError(res: Reply, code: number, id: unknown): Json {
   return res.body.error;
 }
 
+/**
+ * The answer of a streaming method refused before its stream opened: HTTP 200, text/event-stream,
+ * one `error` event; returns the event's data parsed.
+ */
+export function oneErrorEvent(res: Reply): Json {
+  assert.equal(res.status, 200, res.text);
+  assert.match(String(res.headers['content-type']), /^text\/event-stream/, res.text);
+  const frames = res.text.split('\n\n').filter((f) => f.trim() !== '');
+  assert.equal(frames.length, 1, res.text);
+  const lines = (frames[0] as string).split('\n');
+  assert.equal(lines[0], 'event: error', res.text);
+  return JSON.parse((lines.find((l) => l.startsWith('data: ')) ?? '').slice('data: '.length));
+}
+
+/** assertRpcError for a streaming method: the JSON-RPC error is the one SSE `error` event. */
+export const assertSseRpcError = (res: Reply, code: number, id: unknown): Json =>
+  assertRpcError(
+    { ...res, headers: { ...res.headers, 'content-type': 'application/json' }, body: oneErrorEvent(res) },
+    code,
+    id,
+  );
+
 /** HTTP 200 and a JSON-RPC result (no error); returns the result. */
 export function assertRpcResult(res: Reply, id?: unknown): Json {
   assert.equal(res.status, 200, `HTTP status: ${res.text}`);

@@ -65,6 +65,10 @@ const QUERY: Readonly<Partial<Record<Operation, Readonly<Record<string, 'string'
   'push.list': { pageSize: 'integer', pageToken: 'string' },
 };
 
+/** The query parameters an operation reads, by name and type (the OpenAPI document lists them). */
+export const restQueryOf = (operation: Operation): Readonly<Record<string, 'string' | 'integer' | 'boolean'>> =>
+  QUERY[operation] ?? {};
+
 /** Operations whose request message is the body (the rest take none; a body sent to them is
  * ignored, as for a GET). */
 const BODY_OPS: ReadonlySet<Operation> = new Set(['send', 'stream', 'cancel', 'push.create']);

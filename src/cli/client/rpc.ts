@@ -119,8 +119,9 @@ export class JsonRpcClient {
   }
 
   /**
-   * A streaming call. Errors before the stream starts reject here; errors inside it (an `error`
-   * event or an error response) are thrown by the iterator as RpcError. A plain JSON `result`
+   * A streaming call. Errors answered as plain JSON reject here; errors inside the stream (an
+   * `error` event or an error response, which is how Handoff answers a refused streaming method)
+   * are thrown by the iterator as RpcError. A plain JSON `result`
    * (a server that does not stream) is yielded as a single item.
    */
   async stream(method: string, params: unknown, opts: StreamOptions = {}): Promise<AsyncGenerator<StreamItem>> {

@@ -23,13 +23,25 @@ import {
 import { RawJson } from '../../a2a/jsonrpc.js';
 import { encodeItem, type OpenedStream, type StreamItem } from '../../a2a/stream.js';
 import { requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
+import { A2A_JSON, restRouteSchema } from '../a2a-rest-schemas.js';
 import { HttpError, toResponse } from '../errors.js';
+import { typed } from '../schemas.js';
 import { jsonBodyParser } from '../json-body.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
-import { type A2ARouteDeps, idOf, openStream, sendFirst, startsRun, versionAsked, wireError } from './a2a.js';
+import {
+  type A2ARouteDeps,
+  idOf,
+  isStreaming,
+  openStream,
+  sendFirst,
+  sseError,
+  startsRun,
+  versionAsked,
+  wireError,
+} from './a2a.js';
 
-export const A2A_JSON = 'application/a2a+json';
+export { A2A_JSON };
 const V1 = CODECS['1.0'];
 
 export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
@@ -39,6 +51,10 @@ export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
       // clients send `Content-Type: application/json` on body-less POSTs).
       rest.removeAllContentTypeParsers();
       jsonBodyParser(rest, deps.config.jsonMaxDepth, { allowEmpty: true });
+      // The route schemas document the binding; the codec checks each request (decodeRestRequest),
+      // so that a malformed one is answered in the binding's own error shape.
+      rest.setValidatorCompiler(() => () => true);
+      typed(rest); // bodies go out as sent, never reshaped by a response schema
       rest.setErrorHandler((err: FastifyError | Error, req, reply) => sendError(req, reply, err));
       rest.setNotFoundHandler((req, reply) =>
         sendError(req, reply, new HttpError(404, 'not_found', `no A2A route ${req.method} ${req.url.split('?')[0]}`)),
@@ -47,8 +63,7 @@ export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
         rest.route({
           method: route.method,
           url: route.path,
-          // FOR NOW out of the OpenAPI document: the binding's response schemas are being written.
-          schema: { hide: true },
+          schema: restRouteSchema(route),
           handler: (req, reply) => handle(deps, route, req, reply),
         });
       }
@@ -67,11 +82,18 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
       { requestedVersion: '0.3', supportedVersions: '1.0' },
     );
   }
-  const request = decodeRestRequest(route.operation, {
+  const input = {
     params: req.params as Record<string, string>,
     query: req.query as Record<string, unknown>,
     body: req.body,
-  });
+  };
+  let request: ReturnType<typeof decodeRestRequest>;
+  try {
+    request = decodeRestRequest(route.operation, input);
+  } catch (err) {
+    if (isStreaming(route.operation)) return sseError(reply, restError(wireError(req, err)).body);
+    throw err;
+  }
   if (startsRun(route.operation, request)) {
     const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
     if (refusal) {
@@ -79,7 +101,7 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
       throw tryLater(refusal, ACTIVE_RUNS_RETRY_AFTER_S);
     }
   }
-  if (route.operation === 'stream' || route.operation === 'subscribe') return stream(deps, route, request, req, reply);
+  if (isStreaming(route.operation)) return stream(deps, route, request, req, reply);
   const result = await deps.operations.dispatch(req.caller, V1, route.operation, request);
   void reply.status(route.status).header('Content-Type', A2A_JSON);
   if (route.status === 204) return reply.send();
@@ -105,7 +127,7 @@ async function stream(
     opened = await openStream(deps, req, V1, route.operation, request);
   } catch (err) {
     slot.release();
-    throw err;
+    return sseError(reply, restError(wireError(req, err)).body);
   }
   const sse = slot.open(reply);
   const frame = (result: StreamItem['result']) => encodeItem(V1, result);

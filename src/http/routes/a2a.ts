@@ -172,18 +172,23 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     rpc.post('/v1/a2a', { schema: RPC_SCHEMA }, async (req, reply) => {
       void reply.header('Content-Type', 'application/json');
       const parsed = parseRequest(String(req.body ?? ''), deps.config.jsonMaxDepth);
-      if ('error' in parsed) return parsed;
       // The version first (absent = 0.3), then the method must be one of that version's.
       const asked = versionAsked(req);
+      if ('refused' in parsed) {
+        return streamingMethod(parsed.method, asked) ? sseError(reply, parsed.refused) : parsed.refused;
+      }
       let call: RpcCall;
+      let operation: Operation | undefined;
       try {
-        const { version, operation } = jsonRpcMethod(parsed.method, requestedVersion(asked.header, asked.query));
-        const codec = CODECS[version];
+        const method = jsonRpcMethod(parsed.method, requestedVersion(asked.header, asked.query));
+        operation = method.operation;
+        const codec = CODECS[method.version];
         call = { id: parsed.id, codec, operation, request: codec.decodeRequest(operation, parsed.params) };
       } catch (err) {
         // A request naming a version gets the 1.0 error form, a bare one the 0.3 form.
         const codec = asked.header || asked.query ? CODECS['1.0'] : CODECS['0.3'];
-        return rpcError(parsed.id, codec, wireError(req, err));
+        const error = rpcError(parsed.id, codec, wireError(req, err));
+        return isStreaming(operation) ? sseError(reply, error) : error;
       }
       if (startsRun(call.operation, call.request)) {
         const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
@@ -229,7 +234,9 @@ const RPC_SCHEMA = {
     'One JSON-RPC 2.0 request per call. Every JSON-RPC outcome, including the -32xxx errors (parse error, invalid ' +
     'request, unknown method, invalid params, task not found, …), is answered with **HTTP 200** and a JSON-RPC ' +
     'error object. HTTP errors are only those of the transport: authentication, body size, media type. ' +
-    '`message/stream` and `tasks/resubscribe` answer `text/event-stream`: each `data:` is one JSON-RPC response, ' +
+    'The streaming methods (`message/stream`, `tasks/resubscribe`, `SendStreamingMessage`, `SubscribeToTask`) ' +
+    'answer `text/event-stream`, their errors too (unknown task, invalid params: the JSON-RPC error as the one ' +
+    '`event: error`): each `data:` is one JSON-RPC response, ' +
     'each `id:` the run event sequence; `tasks/resubscribe` resumes after `Last-Event-ID` (header or ' +
     '`params.metadata.lastEventId`).',
   body: ref(JsonRpcRequest),
@@ -270,16 +277,26 @@ interface RpcCall {
 function parseRequest(
   text: string,
   maxDepth: number,
-): { id: JsonRpcId; method: string; params: unknown } | ReturnType<typeof errorResponse> {
+): { id: JsonRpcId; method: string; params: unknown } | { refused: ReturnType<typeof errorResponse>; method?: string } {
   const json = parseJson(text);
-  if (!json.ok) return errorResponse(null, json.error);
+  if (!json.ok) return { refused: errorResponse(null, json.error) };
   const deep = tooDeep(json.value, maxDepth);
-  if (deep) return errorResponse(deep.id, deep.error);
+  if (deep) return { refused: errorResponse(deep.id, deep.error) };
   const env = parseEnvelope(json.value);
-  if (!env.ok) return errorResponse(env.id, env.error);
+  if (!env.ok) return { refused: errorResponse(env.id, env.error) };
   const bad = paramsProblem(env.method, env.params, maxDepth);
-  if (bad) return errorResponse(env.id, bad);
+  if (bad) return { refused: errorResponse(env.id, bad), method: env.method };
   return { id: env.id, method: env.method, params: env.params };
+}
+
+/** Whether `method` names a streaming method of the version asked for (whose errors are SSE). */
+function streamingMethod(method: string | undefined, asked: ReturnType<typeof versionAsked>): boolean {
+  if (method === undefined) return false;
+  try {
+    return isStreaming(jsonRpcMethod(method, requestedVersion(asked.header, asked.query)).operation);
+  } catch {
+    return false;
+  }
 }
 
 const rpcError = (id: JsonRpcId, codec: WireCodec, err: A2AError) => ({
@@ -320,7 +337,7 @@ async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: Fastify
     opened = await openStream(deps, req, call.codec, call.operation, call.request);
   } catch (err) {
     slot.release();
-    return reply.send(rpcError(call.id, call.codec, wireError(req, err)));
+    return sseError(reply, rpcError(call.id, call.codec, wireError(req, err)));
   }
   const sse = slot.open(reply);
   const frame = (result: StreamItem['result']) => successResponse(call.id, encodeItem(call.codec, result));
@@ -346,6 +363,22 @@ export function sendFirst(sse: SseStream, opened: OpenedStream, frame: (result: 
   if (!first) return;
   delete opened.first;
   sse.send(frame(first.result), idOf(first.id), () => frame(trimmedTask(first.result as Task)));
+}
+
+export const isStreaming = (operation: Operation | undefined): boolean =>
+  operation === 'stream' || operation === 'subscribe';
+
+/**
+ * A streaming method refused before its stream opened (unknown task, bad params): still
+ * `text/event-stream`, on HTTP 200, the error the one `error` event — a streaming client reads the
+ * answer as SSE and would otherwise report a content-type mismatch instead of the error.
+ */
+export function sseError(reply: FastifyReply, body: unknown): FastifyReply {
+  return reply
+    .status(200)
+    .header('Content-Type', 'text/event-stream; charset=utf-8')
+    .header('Cache-Control', 'no-cache')
+    .send(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
 }
 
 export const idOf = (id: number | undefined) => (id === undefined || id < 0 ? {} : { id });
