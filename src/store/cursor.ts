@@ -2,6 +2,7 @@
 // base64url JSON. The next page is every row strictly after it, so rows inserted meanwhile never
 // shift a page or show twice. Not signed: a forged cursor only moves within a list its caller may
 // already see (every list is scoped before the cursor applies).
+import { type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 
 /** Far above any real cursor; bounds the work a hostile one can cause. */
 const MAX_CURSOR_LENGTH = 1024;
@@ -18,4 +19,24 @@ export function decodeCursor(cursor: string, size: number): string[] | undefined
   } catch {
     return undefined;
   }
+}
+
+/**
+ * One page of `q` newest first by the key (`columns`, both descending), strictly after the key
+ * `after` (the last row of the previous page). `more`: another page follows.
+ */
+export async function keysetPage<DB, TB extends keyof DB, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+  columns: readonly [string, string],
+  limit: number,
+  after?: readonly [string, string],
+): Promise<{ rows: O[]; more: boolean }> {
+  const [first, second] = columns;
+  const page = after ? q.where(sql<SqlBool>`(${sql.ref(first)}, ${sql.ref(second)}) < (${after[0]}, ${after[1]})`) : q;
+  const rows = await page
+    .orderBy(sql.ref(first), 'desc')
+    .orderBy(sql.ref(second), 'desc')
+    .limit(limit + 1)
+    .execute();
+  return { rows: rows.slice(0, limit), more: rows.length > limit };
 }

@@ -21,7 +21,7 @@ import {
   A2AError as Err,
 } from '../../a2a/errors.js';
 import { RawJson } from '../../a2a/jsonrpc.js';
-import { encodeItem, type OpenedStream, type StreamItem } from '../../a2a/stream.js';
+import { encodeItem, type OpenedStream } from '../../a2a/stream.js';
 import { requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
 import { A2A_JSON, restRouteSchema } from '../a2a-rest-schemas.js';
 import { HttpError, toResponse } from '../errors.js';
@@ -31,10 +31,9 @@ import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
 import {
   type A2ARouteDeps,
-  idOf,
   isStreaming,
   openStream,
-  sendFirst,
+  pumpStream,
   sseError,
   startsRun,
   versionAsked,
@@ -129,18 +128,10 @@ async function stream(
     slot.release();
     return sseError(reply, restError(wireError(req, err)).body);
   }
-  const sse = slot.open(reply);
-  const frame = (result: StreamItem['result']) => encodeItem(V1, result);
-  try {
-    sendFirst(sse, opened, frame);
-    for await (const item of deps.streams.updates(opened, sse.signal)) {
-      if (!(await sse.ready())) break;
-      sse.send(frame(item.result), idOf(item.id));
-    }
-  } catch (err) {
-    sse.send(restError(wireError(req, err)).body, { event: 'error' });
-  }
-  sse.close();
+  await pumpStream(slot.open(reply), opened, deps.streams, {
+    frame: (result) => encodeItem(V1, result),
+    error: (err) => restError(wireError(req, err)).body,
+  });
 }
 
 function sendError(req: FastifyRequest, reply: FastifyReply, err: FastifyError | Error) {

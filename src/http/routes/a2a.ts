@@ -339,16 +339,30 @@ async function streamRpc(deps: A2ARouteDeps, req: FastifyRequest, reply: Fastify
     slot.release();
     return sseError(reply, rpcError(call.id, call.codec, wireError(req, err)));
   }
-  const sse = slot.open(reply);
-  const frame = (result: StreamItem['result']) => successResponse(call.id, encodeItem(call.codec, result));
+  await pumpStream(slot.open(reply), opened, deps.streams, {
+    frame: (result) => successResponse(call.id, encodeItem(call.codec, result)),
+    error: (err) => rpcError(call.id, call.codec, wireError(req, err)),
+  });
+}
+
+/**
+ * Send an opened stream to its end: the first frame (the Task), then each update as it comes
+ * while the client keeps up, then close. A failure on the way is the stream's last event.
+ */
+export async function pumpStream(
+  sse: SseStream,
+  opened: OpenedStream,
+  streams: A2AStreams,
+  encode: { frame: (result: StreamItem['result']) => unknown; error: (err: unknown) => unknown },
+): Promise<void> {
   try {
-    sendFirst(sse, opened, frame);
-    for await (const item of deps.streams.updates(opened, sse.signal)) {
+    sendFirst(sse, opened, encode.frame);
+    for await (const item of streams.updates(opened, sse.signal)) {
       if (!(await sse.ready())) break;
-      sse.send(frame(item.result), idOf(item.id));
+      sse.send(encode.frame(item.result), idOf(item.id));
     }
   } catch (err) {
-    sse.send(rpcError(call.id, call.codec, wireError(req, err)), { event: 'error' });
+    sse.send(encode.error(err), { event: 'error' });
   }
   sse.close();
 }

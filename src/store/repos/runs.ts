@@ -2,7 +2,7 @@
 // change a run's content go through StoreTx (tx.ts); leases are single atomic statements.
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { RunsTable } from '../db.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../cursor.js';
 import { isWaiting, type RunRecord, type RunStatus, WAITING_STATUSES } from '../model.js';
 import { runRows } from '../rows.js';
 import { claimStatements, statement } from '../statements.js';
@@ -84,23 +84,14 @@ export class Runs extends Repo {
     }
     if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
     if (filter.text !== undefined) q = q.where(textMatch(filter.text));
-    if (filter.cursor !== undefined) {
-      const [createdAt, runId] = decodeCursor(filter.cursor, 2) ?? [];
-      if (createdAt === undefined || runId === undefined) {
-        throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
-      }
-      q = q.where(sql<SqlBool>`(${sql.ref('created_at')}, ${sql.ref('run_id')}) < (${createdAt}, ${runId})`);
+    const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor, 2);
+    if (filter.cursor !== undefined && after === undefined) {
+      throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
     }
-    const rows = await q
-      .orderBy('created_at', 'desc')
-      .orderBy('run_id', 'desc')
-      .limit(filter.limit + 1)
-      .execute();
-    const runs = rows.slice(0, filter.limit).map(runRows.fromRow);
+    const page = await keysetPage(q, ['created_at', 'run_id'], filter.limit, after as [string, string] | undefined);
+    const runs = page.rows.map(runRows.fromRow);
     const last = runs.at(-1);
-    return rows.length > filter.limit && last
-      ? { runs, nextCursor: encodeCursor([last.createdAt, last.runId]) }
-      : { runs };
+    return page.more && last ? { runs, nextCursor: encodeCursor([last.createdAt, last.runId]) } : { runs };
   }
 
   async count(): Promise<number> {

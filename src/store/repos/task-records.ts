@@ -3,7 +3,7 @@
 import type { A2ATasksTable, InterruptsTable, RunsTable } from '../db.js';
 import type { InterruptRecord, RunRecord, TaskRecord } from '../model.js';
 import { interruptRows, runRows, taskRows } from '../rows.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../cursor.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
 
@@ -137,28 +137,14 @@ export class TaskRecords extends Repo {
     tenantId: string,
     opts: { limit: number; cursor?: string; state?: string; contextId?: string },
   ): Promise<TaskPage> {
-    let q = this.db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId);
-    if (opts.state) q = q.where('state', '=', opts.state);
-    if (opts.contextId) q = q.where('context_id', '=', opts.contextId);
+    const filter: TaskFilter = {
+      ...(opts.state ? { state: opts.state } : {}),
+      ...(opts.contextId ? { contextId: opts.contextId } : {}),
+    };
     const after = opts.cursor === undefined ? undefined : cursorKey(opts.cursor);
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('updated_at', '<', after.updatedAt),
-          eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)]),
-        ]),
-      );
-    }
-    const rows = await q
-      .orderBy('updated_at', 'desc')
-      .orderBy('task_id', 'desc')
-      .limit(opts.limit + 1)
-      .execute();
-    const tasks = rows.slice(0, opts.limit).map(taskRows.fromRow);
+    const { tasks, more } = await this.page(tenantId, filter, opts.limit, after);
     const last = tasks.at(-1);
-    return rows.length > opts.limit && last
-      ? { tasks, nextCursor: encodeCursor([last.updatedAt, last.taskId]) }
-      : { tasks };
+    return more && last ? { tasks, nextCursor: encodeCursor([last.updatedAt, last.taskId]) } : { tasks };
   }
   /**
    * A page of a tenant's tasks by status time, newest first, strictly after `after` (keyset: a
@@ -170,21 +156,9 @@ export class TaskRecords extends Repo {
     limit: number,
     after?: { updatedAt: string; taskId: string },
   ): Promise<{ tasks: TaskRecord[]; more: boolean }> {
-    let q = this.filtered(tenantId, filter).selectAll();
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('updated_at', '<', after.updatedAt),
-          eb.and([eb('updated_at', '=', after.updatedAt), eb('task_id', '<', after.taskId)]),
-        ]),
-      );
-    }
-    const rows = await q
-      .orderBy('updated_at', 'desc')
-      .orderBy('task_id', 'desc')
-      .limit(limit + 1)
-      .execute();
-    return { tasks: rows.slice(0, limit).map(taskRows.fromRow), more: rows.length > limit };
+    const key = after ? ([after.updatedAt, after.taskId] as const) : undefined;
+    const { rows, more } = await keysetPage(this.filtered(tenantId, filter).selectAll(), KEY, limit, key);
+    return { tasks: rows.map(taskRows.fromRow), more };
   }
 
   /** How many of a tenant's tasks match `filter` (ListTasks totalSize). */
@@ -243,6 +217,9 @@ export interface TaskFilter {
 }
 
 /** A malformed cursor is a RangeError (the caller's 400), never a query. */
+/** The list order: most recently changed first. */
+const KEY = ['updated_at', 'task_id'] as const;
+
 function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
   const [updatedAt, taskId] = decodeCursor(cursor, 2) ?? [];
   if (updatedAt === undefined || taskId === undefined) throw new RangeError('invalid cursor');
