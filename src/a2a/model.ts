@@ -46,10 +46,14 @@ export type FilePart = {
 
 export type Part = TextPart | DataPart | FilePart;
 
-export interface Message {
+// The shapes every wire shares, over the wire's own Part, Message and state spelling: the 0.3 wire
+// types (types.ts) are these plus their `kind` discriminators.
+
+/** A message's fields, over the Part `P` of a wire. */
+export interface MessageOf<P> {
   messageId: string;
   role: 'user' | 'agent';
-  parts: Part[];
+  parts: P[];
   taskId?: string;
   contextId?: string;
   referenceTaskIds?: string[];
@@ -57,35 +61,52 @@ export interface Message {
   metadata?: Metadata;
 }
 
-export interface Artifact {
+export interface ArtifactOf<P> {
   artifactId: string;
   name?: string;
   description?: string;
-  parts: Part[];
+  parts: P[];
   metadata?: Metadata;
   extensions?: string[];
 }
 
-// ---------------------------------------------------------------- tasks and events
-
-export interface TaskStatus {
-  state: TaskState;
+export interface TaskStatusOf<S, M> {
+  state: S;
   /** The agent's status message (e.g. the failure text of a failed run). */
-  message?: Message;
+  message?: M;
   /** ISO 8601; Handoff always sets it, a peer's Task may not. */
   timestamp?: string;
 }
 
-/** A task as a caller sees it. `artifacts` absent and `artifacts: []` differ on the 1.0 wire
- * (ListTasks without includeArtifacts must omit the field); the 0.3 wire omits both. */
-export interface TaskView {
+/** A task's fields, over a wire's state spelling `S`, Message `M` and Artifact `A`. */
+export interface TaskOf<S, M, A> {
   id: string;
   contextId: string;
-  status: TaskStatus;
-  artifacts?: Artifact[];
-  history?: Message[];
+  status: TaskStatusOf<S, M>;
+  artifacts?: A[];
+  history?: M[];
   metadata?: Metadata;
 }
+
+export interface ArtifactUpdateOf<A> {
+  taskId: string;
+  contextId: string;
+  artifact: A;
+  append?: boolean;
+  lastChunk?: boolean;
+  metadata?: Metadata;
+}
+
+export type Message = MessageOf<Part>;
+export type Artifact = ArtifactOf<Part>;
+
+// ---------------------------------------------------------------- tasks and events
+
+export type TaskStatus = TaskStatusOf<TaskState, Message>;
+
+/** A task as a caller sees it. `artifacts` absent and `artifacts: []` differ on the 1.0 wire
+ * (ListTasks without includeArtifacts must omit the field); the 0.3 wire omits both. */
+export type TaskView = TaskOf<TaskState, Message, Artifact>;
 
 /** A status change. Whether it ends a stream (0.3 `final`) is the stream's decision, not the event's. */
 export interface StatusUpdate {
@@ -95,14 +116,7 @@ export interface StatusUpdate {
   metadata?: Metadata;
 }
 
-export interface ArtifactUpdate {
-  taskId: string;
-  contextId: string;
-  artifact: Artifact;
-  append?: boolean;
-  lastChunk?: boolean;
-  metadata?: Metadata;
-}
+export type ArtifactUpdate = ArtifactUpdateOf<Artifact>;
 
 /** One item of a stream (and the body of a 1.0 push). */
 export type StreamEvent =

@@ -3,6 +3,8 @@
 //
 // Every data object carries its `kind` discriminator: v0.3 lists it as required on the wire.
 
+import type { ArtifactOf, ArtifactUpdateOf, MessageOf, TaskOf, TaskStatusOf } from './model.js';
+
 /** The nine v0.3 wire states (lowercase-hyphen, American "canceled"). `unknown` is UNSPECIFIED. */
 export const TASK_STATES = [
   'submitted',
@@ -60,47 +62,18 @@ export interface DataPart {
 
 export type Part = TextPart | FilePart | DataPart;
 
-export type Role = 'user' | 'agent';
-
-export interface Message {
+export interface Message extends MessageOf<Part> {
   kind: 'message';
-  messageId: string;
-  role: Role;
-  parts: Part[];
-  taskId?: string;
-  contextId?: string;
-  referenceTaskIds?: string[];
-  extensions?: string[];
-  metadata?: Metadata;
 }
 
 // ---------------------------------------------------------------- tasks, artifacts, events
 
-export interface TaskStatus {
-  state: TaskState;
-  /** The agent's status message (e.g. the failure text of a failed run). */
-  message?: Message;
-  /** ISO 8601. */
-  timestamp?: string;
-}
+export type TaskStatus = TaskStatusOf<TaskState, Message>;
 
-export interface Artifact {
-  artifactId: string;
-  name?: string;
-  description?: string;
-  parts: Part[];
-  metadata?: Metadata;
-  extensions?: string[];
-}
+export type Artifact = ArtifactOf<Part>;
 
-export interface Task {
+export interface Task extends TaskOf<TaskState, Message, Artifact> {
   kind: 'task';
-  id: string;
-  contextId: string;
-  status: TaskStatus;
-  artifacts?: Artifact[];
-  history?: Message[];
-  metadata?: Metadata;
 }
 
 export interface TaskStatusUpdateEvent {
@@ -113,14 +86,8 @@ export interface TaskStatusUpdateEvent {
   metadata?: Metadata;
 }
 
-export interface TaskArtifactUpdateEvent {
+export interface TaskArtifactUpdateEvent extends ArtifactUpdateOf<Artifact> {
   kind: 'artifact-update';
-  taskId: string;
-  contextId: string;
-  artifact: Artifact;
-  append?: boolean;
-  lastChunk?: boolean;
-  metadata?: Metadata;
 }
 
 // ---------------------------------------------------------------- push notifications
