@@ -1,16 +1,14 @@
 // Idempotency records: (tenant, scope, key) → the response an earlier request produced.
+import type { IdempotencyTable } from '../db.js';
 import type { IdempotencyRecord } from '../model.js';
+import { statement } from '../statements.js';
 import { Repo } from './repo.js';
+
+const GET = statement('select * from "idempotency" where "tenant_id" = ? and "scope" = ? and "key" = ?');
 
 export class Idempotency extends Repo {
   async get(tenantId: string, scope: string, key: string): Promise<IdempotencyRecord | undefined> {
-    const row = await this.db
-      .selectFrom('idempotency')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('scope', '=', scope)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const row = await this.first<IdempotencyTable>(GET, [tenantId, scope, key]);
     if (!row) return undefined;
     return {
       tenantId: row.tenant_id,

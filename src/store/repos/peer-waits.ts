@@ -3,7 +3,10 @@
 // cancel. The token itself is never stored, only its sha256.
 import { randomBytes } from 'node:crypto';
 import type { PeerWaitsTable } from '../db.js';
+import { statement } from '../statements.js';
 import { Repo } from './repo.js';
+
+const FOR_CALL = statement('select * from "peer_waits" where "run_id" = ? and "node_id" = ? and "ordinal" = ?');
 
 export type PeerWaitState = 'waiting' | 'cancel' | 'done';
 
@@ -84,13 +87,7 @@ export class PeerWaits extends Repo {
   }
 
   async forCall(runId: string, nodeId: string, ordinal: number): Promise<PeerWaitRecord | undefined> {
-    const row = await this.db
-      .selectFrom('peer_waits')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('node_id', '=', nodeId)
-      .where('ordinal', '=', ordinal)
-      .executeTakeFirst();
+    const row = await this.first<PeerWaitsTable>(FOR_CALL, [runId, nodeId, ordinal]);
     return row && fromRow(row);
   }
 
