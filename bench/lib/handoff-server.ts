@@ -29,22 +29,35 @@ export const MAIN_JS = join(ROOT, 'dist/src/cli/main.js');
 async function spawnHandoff(
   dataDir: string,
   env: Record<string, string>,
+  tls?: TlsFiles,
 ): Promise<{ base: string; pid: number; pinned: boolean; stop(): Promise<void> }> {
   if (!existsSync(MAIN_JS)) throw new Error('dist/src/cli/main.js not built (npm run build)');
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const base = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  // Served over https, the server's public URL is its own https address (push callbacks need one).
+  const tlsEnv: Record<string, string> = tls
+    ? { HANDOFF_TLS_CERT: tls.certFile, HANDOFF_TLS_KEY: tls.keyFile, HANDOFF_PUBLIC_URL: base }
+    : {};
   const proc = await startServer({
     command: process.execPath,
     args: [MAIN_JS, 'serve', '--port', String(port), '--data', dataDir],
     cwd: ROOT,
-    env: cleanEnv(env),
+    env: cleanEnv({ ...env, ...tlsEnv }),
     readyUrl: `${base}/healthz`,
     readyTimeoutMs: 30_000,
   });
   return { base, pid: proc.pid, pinned: proc.pinned, stop: () => proc.stop() };
 }
 
+/** A PEM certificate and key for 127.0.0.1, of a CA the harness trusts (lib/http.ts trustCa). */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
 export interface SqliteOptions {
+  /** Serve https with this certificate (base is then https://…, and so is HANDOFF_PUBLIC_URL). */
+  tls?: TlsFiles;
   /** A data dir to use as it is (e.g. seeded beforehand), left alone by stop(); default: a fresh
    * temp dir, removed by stop(). */
   dataDir?: string;
@@ -59,7 +72,7 @@ export async function startHandoffSqlite(opts: SqliteOptions = {}): Promise<Hand
     if (own) rmSync(own, { recursive: true, force: true });
   };
   try {
-    const s = await spawnHandoff(opts.dataDir ?? (own as string), opts.env ?? {});
+    const s = await spawnHandoff(opts.dataDir ?? (own as string), opts.env ?? {}, opts.tls);
     const stop = async (): Promise<void> => {
       try {
         await s.stop();

@@ -4,6 +4,7 @@
 // (Connection: close), so no pooled socket lingers in a server's counts; with a keep-alive Agent it
 // serves as a load client.
 import { type Agent, request } from 'node:http';
+import { request as requestTls } from 'node:https';
 
 export interface HttpAnswer {
   status: number;
@@ -17,13 +18,31 @@ export interface HttpOptions {
   timeoutMs?: number;
 }
 
+// Certificate authorities an https URL is checked against (a scenario's test CA), beside none:
+// the bench only ever talks https to servers it started with a certificate of its own CA.
+let trusted: string[] = [];
+
+/** Trust this CA (PEM) for every https request of this process, readiness probes included. */
+export function trustCa(pem: string): void {
+  trusted = [...trusted, pem];
+}
+
 export function http(method: 'GET' | 'POST', url: string, opts: HttpOptions = {}): Promise<HttpAnswer> {
   const data = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const headers: Record<string, string> =
     data === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent: opts.agent ?? false, timeout: timeoutMs, headers }, (res) => {
+    const tls = url.startsWith('https:');
+    const send = tls ? requestTls : request;
+    const options = {
+      method,
+      agent: opts.agent ?? false,
+      timeout: timeoutMs,
+      headers,
+      ...(tls ? { ca: trusted } : {}),
+    };
+    const req = send(url, options, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { AUTH_QUESTION } from '../support/peer-skills.js';
 import { type SdkSampleServer, startSdkSampleServer } from '../support/sdk-sample-server.js';
 import { type SdkV1Agent, startSdkV1Agent } from '../support/sdk-v1-agent.js';
 import { killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
@@ -85,6 +86,32 @@ describe('a2a.invoke: foreign A2A peers and bad input', () => {
     const end = await untilStatus(a.url, runId, ['completed', 'failed']);
     assert.equal(end.status, 'completed', JSON.stringify(end.error));
     assert.equal(end.nodeStates.call.artifacts[0].parts[0].text, 'Hello, Ada!');
+  });
+
+  const untilAuth = async (agent: string) => {
+    const { runId, done } = await call(agent, 'auth', 'hi', 'call_auto_clarify');
+    assert.equal(done.status, 'waiting-input', JSON.stringify(done.error));
+    assert.equal(done.interrupt.payload.metadata.subkind, 'auth');
+    assert.equal(done.interrupt.payload.peer.state, 'auth-required');
+    assert.equal(done.interrupt.payload.questions[0].question, AUTH_QUESTION);
+    return runId;
+  };
+
+  it('a peer at auth-required (0.3): the run waits for input with subkind auth; the answer is relayed', async () => {
+    const runId = await untilAuth('v03');
+    const res = await postJson(`${a.url}/v1/runs/${runId}/interrupts/call`, {
+      resumeValue: { answers: { answer: 'Ada' } },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const end = await untilStatus(a.url, runId, ['completed', 'failed']);
+    assert.equal(end.status, 'completed', JSON.stringify(end.error));
+    assert.equal(end.nodeStates.call.artifacts[0].parts[0].text, 'Signed in as Ada');
+  });
+
+  // The 1.x SDK keeps the executor of an auth-required task running (credentials arrive out of
+  // band), so only the mapping is checked here, not a relayed answer.
+  it('a peer at auth-required (1.0): the run waits for input with subkind auth', async () => {
+    await untilAuth('v1');
   });
 
   it("onInputRequired 'fail': a peer's question fails the node", async () => {

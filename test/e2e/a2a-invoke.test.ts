@@ -2,6 +2,8 @@
 // durably. Crashes of either side, the clarification relay, cancel both ways, a peer down at the
 // call, the failure mappings, and polling forced.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import {
   callerEnv,
@@ -13,10 +15,19 @@ import {
   untilWaitingOn,
   writeCallWorkflows,
 } from '../support/two-hosts.js';
-import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
+import {
+  cliPath,
+  getJson,
+  killAllServers,
+  postJson,
+  type ServerProcess,
+  startServer,
+} from '../support/server-process.js';
 import { until } from '../support/until.js';
 
 const wf = writeCallWorkflows();
+
+const execFileAsync = promisify(execFile);
 
 describe('a2a.invoke: a Handoff run calls another Handoff', () => {
   let b: ServerProcess;
@@ -110,6 +121,22 @@ describe('a2a.invoke: a Handoff run calls another Handoff', () => {
     assert.deepEqual(done.nodeStates.call.artifacts[0].parts[0].data, { answer: 'Ada' });
     const onB = await getRun(b.url, peerTaskId);
     assert.equal(onB.status, 'completed');
+  });
+
+  it("clarify answered by the CLI (`handoff answer`, an A2A reply to A's own task): relayed to the same B task", async () => {
+    const runId = await startRun(a.url, 'call_auto_clarify', { agent: 'reviewer', skill: 'clarify', prompt: 'hello' });
+    const waiting = await untilStatus(a.url, runId, ['waiting-input', 'failed']);
+    assert.equal(waiting.status, 'waiting-input', JSON.stringify(waiting.error));
+    const peerTaskId = waiting.interrupt.payload.peer.taskId as string;
+    // The run is A's A2A task: `handoff answer` sends message/send into it and waits for it to
+    // settle (exit 0 = completed).
+    const data = JSON.stringify({ answers: { answer: 'Grace' } });
+    await execFileAsync(process.execPath, [cliPath(), 'answer', a.url, runId, '--data', data]);
+    const done = await untilStatus(a.url, runId, ['completed', 'failed']);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.equal(done.nodeStates.call.taskId, peerTaskId);
+    assert.deepEqual(done.nodeStates.call.artifacts[0].parts[0].data, { answer: 'Grace' });
+    assert.equal((await getRun(b.url, peerTaskId)).status, 'completed');
   });
 
   it("cancelling A's run cancels B's task", async () => {

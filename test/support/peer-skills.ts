@@ -7,6 +7,7 @@
 // - approval  input-required "Approve this request?"; a reply {action:'accept'} → artifact
 //             "decision" {approved:true} → completed; {action:'reject'} → rejected; else asks again
 // - clarify   input-required SAMPLE_QUESTION; a text reply → artifact "answer" "Hello, <reply>!" → completed
+// - auth      auth-required AUTH_QUESTION; a text reply → artifact "auth" "Signed in as <reply>" → completed
 // - fail      working → failed "the fail skill always fails"
 // - reject    rejected "the reject skill refuses every task"
 // - slow      working, then (after data.ms, default the agent's slowMs, or when the test finishes
@@ -17,9 +18,17 @@ import type { Express } from 'express';
 
 export const SAMPLE_QUESTION = 'What is your name?';
 export const APPROVAL_QUESTION = 'Approve this request?';
-export const SKILL_IDS = ['echo', 'approval', 'clarify', 'fail', 'reject', 'slow'] as const;
+export const AUTH_QUESTION = 'Sign in to continue: who are you?';
+export const SKILL_IDS = ['echo', 'approval', 'clarify', 'auth', 'fail', 'reject', 'slow'] as const;
 
-export type StepState = 'working' | 'input-required' | 'completed' | 'failed' | 'rejected' | 'canceled';
+export type StepState =
+  | 'working'
+  | 'input-required'
+  | 'auth-required'
+  | 'completed'
+  | 'failed'
+  | 'rejected'
+  | 'canceled';
 
 export type Step =
   | { status: StepState; text?: string }
@@ -34,7 +43,7 @@ export interface Turn {
   data: Record<string, unknown> | undefined;
 }
 
-/** The steps of one turn. `parked` is true when the message continues an input-required task. */
+/** The steps of one turn. `parked` is true when the message continues an input- or auth-required task. */
 export function planTurn(skill: string, parked: boolean, turn: Turn, slowMs: number): Step[] {
   switch (skill) {
     case 'approval':
@@ -51,6 +60,9 @@ export function planTurn(skill: string, parked: boolean, turn: Turn, slowMs: num
         { artifact: 'answer', text: `Hello, ${turn.text || 'stranger'}!` },
         { status: 'completed' },
       ];
+    case 'auth':
+      if (!parked) return [{ status: 'auth-required', text: AUTH_QUESTION }];
+      return [{ status: 'working' }, { artifact: 'auth', text: `Signed in as ${turn.text}` }, { status: 'completed' }];
     case 'fail':
       return [{ status: 'working' }, { status: 'failed', text: 'the fail skill always fails' }];
     case 'reject':

@@ -102,7 +102,7 @@ function publishStep(ctx: RequestContext, bus: ExecutionEventBus, step: Publishe
 function executor(slow: SlowTasks, slowMs: number, contexts: Map<string, string>): AgentExecutor {
   return {
     async execute(ctx, bus) {
-      const parked = ctx.task?.status.state === 'input-required';
+      const parked = ctx.task?.status.state === 'input-required' || ctx.task?.status.state === 'auth-required';
       // A reply into a parked task continues that task's skill, whatever its own metadata says.
       const skill = String((ctx.task ? ctx.task.metadata?.skillId : ctx.userMessage.metadata?.skillId) ?? 'echo');
       contexts.set(ctx.taskId, ctx.contextId);

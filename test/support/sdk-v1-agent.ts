@@ -46,6 +46,7 @@ export interface SdkV1Agent extends TestAgent {
 const STATE: Record<StepState, TaskState> = {
   working: TaskState.TASK_STATE_WORKING,
   'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
+  'auth-required': TaskState.TASK_STATE_AUTH_REQUIRED,
   completed: TaskState.TASK_STATE_COMPLETED,
   failed: TaskState.TASK_STATE_FAILED,
   rejected: TaskState.TASK_STATE_REJECTED,
@@ -116,7 +117,9 @@ interface Known {
 function executor(slow: SlowTasks, slowMs: number, known: Map<string, Known>): AgentExecutor {
   return {
     async execute(ctx, bus) {
-      const parked = ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+      const parked =
+        ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ||
+        ctx.task?.status?.state === TaskState.TASK_STATE_AUTH_REQUIRED;
       const skill = String((ctx.task ? ctx.task.metadata?.skillId : ctx.userMessage.metadata?.skillId) ?? 'echo');
       known.set(ctx.taskId, { contextId: ctx.contextId, context: ctx.context });
       // Every turn starts with the Task (the 1.x server refuses a turn that starts otherwise).

@@ -1,0 +1,77 @@
+// A peer that is sometimes unavailable: a plain node:http proxy on 127.0.0.1 in front of an A2A
+// agent. GETs (its card) are forwarded with the agent's address rewritten to the proxy's, so every
+// call goes through the proxy; each POST first takes the next planned fault (an HTTP status with
+// an optional Retry-After) and, once the plan is used up, is forwarded. `always` answers every POST
+// with that fault (a peer that never recovers).
+//
+//   const proxy = await startFlakyProxy(agent.url, { faults: [{ status: 503, retryAfter: '1' }] });
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Fault {
+  status: number;
+  /** Retry-After header value (seconds), if any. */
+  retryAfter?: string;
+}
+
+export interface FlakyProxy {
+  url: string;
+  /** Faults answered so far. */
+  faulted: number;
+  /** POSTs forwarded to the agent so far. */
+  forwarded: number;
+  close(): Promise<void>;
+}
+
+const readBody = async (req: IncomingMessage): Promise<Buffer> => {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+};
+
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+export async function startFlakyProxy(
+  upstream: string,
+  plan: { faults?: Fault[]; always?: Fault },
+): Promise<FlakyProxy> {
+  const faults = [...(plan.faults ?? [])];
+  let self = '';
+  const proxy: FlakyProxy = { url: '', faulted: 0, forwarded: 0, close: async () => {} };
+  const server = createServer(async (req, res) => {
+    try {
+      const body = await readBody(req);
+      const fault = req.method === 'POST' ? (plan.always ?? faults.shift()) : undefined;
+      if (fault) {
+        proxy.faulted++;
+        const headers = fault.retryAfter ? { 'retry-after': fault.retryAfter } : {};
+        res.writeHead(fault.status, { 'content-type': 'text/plain', ...headers }).end('unavailable');
+        return;
+      }
+      if (req.method === 'POST') proxy.forwarded++;
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && !HOP_HEADERS.has(k)) headers[k] = v;
+      const answer = await fetch(`${upstream}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers,
+        ...(req.method === 'POST' ? { body } : {}),
+      });
+      // The card names the agent's own address; the proxy's stands in for it.
+      const text = (await answer.text()).replaceAll(upstream, self);
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+      res.end(text);
+    } catch (err) {
+      res.writeHead(502).end(String(err));
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  self = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.url = self;
+  proxy.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return proxy;
+}
