@@ -7,7 +7,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const node = (id: string, typeId: string, config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+export const node = (
+  id: string,
+  typeId: string,
+  config: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => ({
   id,
   typeId,
   name: id,

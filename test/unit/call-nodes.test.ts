@@ -6,15 +6,8 @@ import { NODE_TYPES } from '../../src/engine/nodes/index.js';
 import { validateWorkflow, WorkflowValidationError } from '../../src/engine/workflow/loader.js';
 import { renderWithSecrets } from '../../src/engine/workflow/secret-refs.js';
 import type { WorkflowNode } from '../../src/engine/workflow/definition.js';
+import { node } from '../support/call-workflows.js';
 
-const node = (id: string, typeId: string, config: Record<string, unknown>) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x: 0, y: 0 },
-  config,
-  inputs: {},
-});
 const wf = (...nodes: object[]) => ({
   id: 'w',
   name: 'w',
