@@ -228,6 +228,23 @@ export function toStatusUpdate(
   };
 }
 
+/**
+ * A node started: a `working` update whose agent message names it ("Count the step (3 of 12)").
+ * Streams only (pushes stay on the RFC 0100 transitions). The message id derives from the event,
+ * so a replay after a Last-Event-ID sends the same message.
+ */
+export function toProgressUpdate(taskId: string, contextId: string, e: RunEvent, label: string): TaskStatusUpdateEvent {
+  const message = agentMessage(`${taskId}:progress:${e.sequence}`, taskId, contextId, label);
+  return {
+    kind: 'status-update',
+    taskId,
+    contextId,
+    status: { state: 'working', timestamp: e.timestamp, message },
+    final: false,
+    metadata: { openwop: { runId: taskId, nodeId: e.nodeId } },
+  };
+}
+
 export function toArtifactUpdate(
   taskId: string,
   contextId: string,

@@ -1,11 +1,21 @@
 // A2A streams over the durable event log: message/stream and tasks/resubscribe. Each run event
 // that changes what an A2A client sees becomes a status-update or artifact-update whose SSE id is
-// the event's sequence, so a client can re-attach after any id and miss nothing.
+// the event's sequence, so a client can re-attach after any id and miss nothing. A node's
+// `node.started` becomes a `working` update whose message names the node (progress), unless the
+// workflow sets `settings.a2aProgress: false`; pushes never carry it (they follow the task record).
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { followRun } from '../engine/follow.js';
 import { isTerminal } from '../store/model.js';
-import { artifactFromEvent, isTerminalState, stateAfterEvent, toArtifactUpdate, toStatusUpdate } from './projection.js';
+import type { WorkflowDefinition } from '../engine/workflow/definition.js';
+import {
+  artifactFromEvent,
+  isTerminalState,
+  stateAfterEvent,
+  toArtifactUpdate,
+  toProgressUpdate,
+  toStatusUpdate,
+} from './projection.js';
 import type { A2AService } from './service.js';
 import type { WireCodec } from './codec/codec.js';
 import { decodeStreamEvent } from './codec/v0_3.js';
@@ -34,6 +44,24 @@ export interface OpenedStream {
   mode: StreamMode;
   /** The state the client last saw, so repeats are not sent. */
   state?: StoredTaskState;
+  /** Node id → what a progress update says when it starts; absent when the workflow turns it off. */
+  progress?: ReadonlyMap<string, string>;
+}
+
+const labelsByDef = new WeakMap<WorkflowDefinition, ReadonlyMap<string, string> | undefined>();
+
+/**
+ * What each node's progress update says: its name (its id if unnamed) and its place in the
+ * workflow's node list, "Count the step (3 of 4)". Undefined when `settings.a2aProgress` is false.
+ * Definitions are immutable once loaded, so the labels are built once per definition.
+ */
+export function progressLabels(def: WorkflowDefinition | undefined): ReadonlyMap<string, string> | undefined {
+  if (!def || def.settings.a2aProgress === false) return undefined;
+  if (labelsByDef.has(def)) return labelsByDef.get(def);
+  const total = def.nodes.length;
+  const labels = new Map(def.nodes.map((n, i) => [n.id, `${n.name.trim() || n.id} (${i + 1} of ${total})`] as const));
+  labelsByDef.set(def, labels);
+  return labels;
 }
 
 export class A2AStreams {
@@ -63,6 +91,7 @@ export class A2AStreams {
       after: before,
       mode: 'message',
       state,
+      ...this.progressOf(run.workflowId),
     };
   }
 
@@ -83,7 +112,13 @@ export class A2AStreams {
     const run = await this.engine.getRun(caller, taskId);
     const task = await this.service.task(caller, taskId);
     if (lastEventId !== undefined) {
-      return { taskId, contextId: task.contextId, after: lastEventId, mode: 'observe' };
+      return {
+        taskId,
+        contextId: task.contextId,
+        after: lastEventId,
+        mode: 'observe',
+        ...this.progressOf(run.workflowId),
+      };
     }
     const opened: OpenedStream = {
       taskId,
@@ -92,6 +127,7 @@ export class A2AStreams {
       after: run.nextSeq - 1,
       mode: 'observe',
       state: task.status.state as StoredTaskState,
+      ...this.progressOf(run.workflowId),
     };
     // A terminal task: the snapshot is all there is.
     if (isTerminal(run.status)) {
@@ -102,6 +138,11 @@ export class A2AStreams {
     return opened;
   }
 
+  private progressOf(workflowId: string): Pick<OpenedStream, 'progress'> {
+    const progress = progressLabels(this.engine.workflows.get(workflowId));
+    return progress ? { progress } : {};
+  }
+
   /** The updates after `opened.after`, ending with the `final: true` update of the stream's mode. */
   async *updates(opened: OpenedStream, signal: AbortSignal): AsyncGenerator<StreamItem> {
     if (opened.after === Number.MAX_SAFE_INTEGER) return;
@@ -110,6 +151,13 @@ export class A2AStreams {
       const art = e.type === 'artifact.created' ? artifactFromEvent(e) : undefined;
       if (art) {
         yield { id: e.sequence, result: toArtifactUpdate(opened.taskId, opened.contextId, art, { lastChunk: true }) };
+        continue;
+      }
+      const label = e.type === 'node.started' && e.nodeId !== undefined ? opened.progress?.get(e.nodeId) : undefined;
+      if (label !== undefined) {
+        // A node starts only in a running run: the task is working, whatever it showed before.
+        state = 'working';
+        yield { id: e.sequence, result: toProgressUpdate(opened.taskId, opened.contextId, e, label) };
         continue;
       }
       const next = stateAfterEvent(e);

@@ -152,7 +152,9 @@ class WatchOutput {
       return formatEventLine({ ...task, artifacts: fresh }, this.paint, this.agentUrl);
     }
     if (result.kind === 'status-update') {
-      if (state === this.lastState) return undefined;
+      // A repeated state is news only with a message (a node's progress: "Review (2 of 3)").
+      if (state === this.lastState && !isObject(isObject(result.status) ? result.status.message : undefined))
+        return undefined;
       this.lastState = state;
     }
     return formatEventLine(result, this.paint, this.agentUrl);

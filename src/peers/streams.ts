@@ -46,11 +46,14 @@ export class PeerStreams {
 
   private async follow(wait: PeerWaitRecord, taskId: string, signal: AbortSignal): Promise<void> {
     const client = await this.opts.resolve(wait.target, { runId: wait.runId, callerAgentId: this.opts.callerAgentId });
-    let first = true;
+    let seen: string | undefined;
     for await (const task of client.subscribe(taskId, { signal })) {
-      // The first event is the task as it is now: the node has just read it, no news.
-      if (!first || INTERRUPTED_STATES.has(task.state)) await this.opts.wake(wait.runId);
-      first = false;
+      // The first event is the task as it is now: the node has just read it, no news. After it,
+      // only a new state is: a progress update (working → working) or an artifact changes nothing
+      // the node acts on, and waking it would only cost a tasks/get.
+      const news = seen === undefined ? INTERRUPTED_STATES.has(task.state) : task.state !== seen;
+      if (news) await this.opts.wake(wait.runId);
+      seen = task.state;
     }
   }
 }

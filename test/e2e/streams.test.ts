@@ -38,6 +38,7 @@ import {
   expectedA2AUpdates,
   type Json,
   openA2AStream,
+  resultWord,
   SSE_WAIT_MS,
   type SseConnection,
 } from '../support/sse-client.js';
@@ -531,10 +532,16 @@ then follows to completed', {
     assert.equal((await resub.waitForEnd()).reason, 'end');
     const afterDrop = seenOf(resub);
     assert.deepEqual(
-      afterDrop.map((s) =>
-        s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind,
-      ),
-      ['input-required', 'working', 'artifact-update', 'completed!'],
+      afterDrop.map((s) => resultWord(s.result)),
+      [
+        '▸Draft (1 of 3)',
+        '▸Review (2 of 3)',
+        'input-required',
+        'working',
+        '▸Publish (3 of 3)',
+        'artifact',
+        'completed!',
+      ],
     );
     assertOneTask([...beforeDrop, ...afterDrop], taskId, contextId);
     assertResumedExactly(await eventLog(srv, taskId), beforeDrop, afterDrop, cursor);
@@ -575,13 +582,11 @@ then working → artifact → completed final', {
     assert.equal((await resub.waitForEnd()).reason, 'end');
     const rest = seenOf(resub).slice(1);
     assert.deepEqual(
-      rest.map((s) =>
-        s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind,
-      ),
-      ['working', 'artifact-update', 'completed!'],
+      rest.map((s) => resultWord(s.result)),
+      ['working', '▸Publish (3 of 3)', 'artifact', 'completed!'],
       describeSeen(rest),
     );
-    assert.deepEqual(rest[1]?.result.artifact.parts[0].data, { text: 'Draft: approve me live', approvedBy: 'alice' });
+    assert.deepEqual(rest[2]?.result.artifact.parts[0].data, { text: 'Draft: approve me live', approvedBy: 'alice' });
     const ids = rest.map((s) => s.id as number);
     assert.ok(
       ids.every((id, i) => id > (i === 0 ? firstId : (ids[i - 1] as number))),
@@ -625,12 +630,8 @@ an A2A approval from another client completes it on the same stream', {
 
     const seen = await resub.ended();
     assert.deepEqual(
-      seen
-        .slice(1)
-        .map((s) =>
-          s.result.kind === 'status-update' ? `${s.result.status.state}${s.result.final ? '!' : ''}` : s.result.kind,
-        ),
-      ['working', 'artifact-update', 'completed!'],
+      seen.slice(1).map((s) => resultWord(s.result)),
+      ['working', '▸Publish (3 of 3)', 'artifact', 'completed!'],
       describeSeen(seen),
     );
     assertOneTask(seen, task.id, task.contextId);
@@ -644,8 +645,8 @@ an A2A approval from another client completes it on the same stream', {
     const seen = seenOf(raw);
     const { taskId, contextId } = assertSubmittedFirst(seen[0]);
     assert.deepEqual(
-      seen.slice(1).map((s) => `${s.result.status.state}${s.result.final ? '!' : ''}`),
-      ['working', 'input-required!'],
+      seen.slice(1).map((s) => resultWord(s.result)),
+      ['working', '▸Draft (1 of 3)', '▸Review (2 of 3)', 'input-required!'],
       describeSeen(seen),
     );
     assert.equal(seen.at(-1)?.result.metadata.openwop.interrupt.kind, 'approval');
@@ -661,8 +662,8 @@ an A2A approval from another client completes it on the same stream', {
     assert.equal(sdk[0]?.result.kind, 'task');
     assert.equal(sdk[0]?.result.status.state, 'submitted');
     assert.deepEqual(
-      sdk.slice(1).map((s) => `${s.result.status.state}${s.result.final ? '!' : ''}`),
-      ['working', 'input-required!'],
+      sdk.slice(1).map((s) => resultWord(s.result)),
+      ['working', '▸Draft (1 of 3)', '▸Review (2 of 3)', 'input-required!'],
       describeSeen(sdk),
     );
   });

@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BUILTIN_DIR, bearer, DIALECTS, type Json, startTestHost, type TestHost } from '../support/host.js';
-import { expectedA2AUpdates, openA2AStream, openSse, results, type SseConnection } from '../support/sse-client.js';
+import {
+  expectedA2AUpdates,
+  openA2AStream,
+  openSse,
+  resultWord,
+  results,
+  type SseConnection,
+} from '../support/sse-client.js';
 
 const ALICE = 'key-alice-123';
 const BOB = 'key-bob-4567';
@@ -295,14 +302,7 @@ malformed lastEventId → -32602', {
       );
     });
 
-    const turn = (s: SseConnection): string[] =>
-      results(s).map((r) =>
-        r.kind === 'task'
-          ? `task(${r.status.state})`
-          : r.kind === 'artifact-update'
-            ? 'artifact'
-            : `${r.status.state}${r.final ? '!' : ''}`,
-      );
+    const turn = (s: SseConnection): string[] => results(s).map(resultWord);
     const replyMessage = (taskId: string, data: Record<string, unknown>, messageId = `m-${randomUUID()}`): Json => ({
       kind: 'message',
       role: 'user',
@@ -323,7 +323,13 @@ then ends at the next input-required or at completed', {
         { token: ALICE },
       );
       assert.equal((await refine.waitForEnd()).reason, 'end');
-      assert.deepEqual(turn(refine), ['task(input-required)', 'working', 'input-required!']);
+      assert.deepEqual(turn(refine), [
+        'task(input-required)',
+        'working',
+        '▸Draft (1 of 3)',
+        '▸Review (2 of 3)',
+        'input-required!',
+      ]);
       const accept = await openA2AStream(
         url,
         'message/stream',
@@ -331,7 +337,13 @@ then ends at the next input-required or at completed', {
         { token: ALICE },
       );
       assert.equal((await accept.waitForEnd()).reason, 'end');
-      assert.deepEqual(turn(accept), ['task(input-required)', 'working', 'artifact', 'completed!']);
+      assert.deepEqual(turn(accept), [
+        'task(input-required)',
+        'working',
+        '▸Publish (3 of 3)',
+        'artifact',
+        'completed!',
+      ]);
       // Each turn's ids continue the log: together they are the task's A2A updates after the first turn.
       const log = await t.events(task.id, AS_ALICE);
       const firstGate = log.find((e: Json) => e.type === 'interrupt.requested').sequence;
@@ -351,7 +363,7 @@ already applied) does not report a stale input-required', {
       const reply = replyMessage(task.id, { action: 'accept' });
       const first = await openA2AStream(url, 'message/stream', { message: reply }, { token: ALICE });
       assert.equal((await first.waitForEnd()).reason, 'end');
-      assert.deepEqual(turn(first), ['task(input-required)', 'working', 'artifact', 'completed!']);
+      assert.deepEqual(turn(first), ['task(input-required)', 'working', '▸Publish (3 of 3)', 'artifact', 'completed!']);
       const again = await openA2AStream(url, 'message/stream', { message: reply }, { token: ALICE });
       assert.equal((await again.waitForEnd()).reason, 'end');
       const seen = turn(again);
@@ -410,8 +422,8 @@ already applied) does not report a stale input-required', {
       const bySeq = new Map<number, Json>(log.map((e: Json) => [e.sequence, e]));
       const updates = s.events.slice(1);
       assert.deepEqual(
-        updates.map((e) => e.json.result.status?.state ?? e.json.result.kind),
-        ['working', 'artifact-update', 'completed'],
+        updates.map((e) => resultWord(e.json.result)),
+        ['working', '▸Publish (3 of 3)', 'artifact', 'completed!'],
         s.describe(),
       );
       for (const ev of updates) {
@@ -452,10 +464,7 @@ then follows the approval to completed', {
       assert.equal(done.status.state, 'completed');
       assert.equal((await s.waitForEnd()).reason, 'end');
       const after = await t.events(task.id, AS_ALICE);
-      assert.deepEqual(
-        results(s).map((r) => (r.kind === 'status-update' ? `${r.status.state}${r.final ? '!' : ''}` : r.kind)),
-        ['working', 'artifact-update', 'completed!'],
-      );
+      assert.deepEqual(results(s).map(resultWord), ['working', '▸Publish (3 of 3)', 'artifact', 'completed!']);
       assert.deepEqual(
         ids(s),
         expectedA2AUpdates(after)
@@ -482,7 +491,7 @@ then follows the approval to completed', {
       await t?.close();
     });
 
-    it('all 200 receive the same updates in the same order: Task, working, artifact, completed final:true', {
+    it('all 200 receive the same updates in the same order: Task, working, a progress update per node, artifact, completed final:true', {
       timeout: 3 * TEST_TIMEOUT_MS,
     }, async (ctx) => {
       const N = 200;
@@ -528,9 +537,10 @@ then follows the approval to completed', {
         log.filter((e: Json) => e.sequence > Number(streams[0]?.events[0]?.id)),
         'submitted',
       );
+      // Five steps: each node start is a progress update (init, then step and count five times, done).
       assert.deepEqual(
         expected.map((e) => e.state ?? e.kind),
-        ['working', 'artifact-update', 'completed'],
+        ['working', ...Array<string>(12).fill('working'), 'artifact-update', 'completed'],
       );
       const signature = (s: SseConnection) =>
         s.events.slice(1).map((e) => {

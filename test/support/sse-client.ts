@@ -329,17 +329,25 @@ export interface ExpectedUpdate {
 /**
  * The events of `log` that map to A2A updates, for a client that first saw the task in
  * `initialState` (a new task's message/stream starts at `submitted`): every `artifact.created`,
- * and every state-changing event whose state differs from the one before it.
+ * every `node.started` (progress, unless `progress` is false), and every state-changing event
+ * whose state differs from the one before it.
  */
 export function expectedA2AUpdates(
-  log: ReadonlyArray<{ sequence: number; type: string; payload?: Json }>,
+  log: ReadonlyArray<{ sequence: number; type: string; nodeId?: string; payload?: Json }>,
   initialState = 'submitted',
+  progress = true,
 ): ExpectedUpdate[] {
   const out: ExpectedUpdate[] = [];
   let state = initialState;
   for (const e of log) {
     if (e.type === 'artifact.created' && typeof e.payload?.artifactId === 'string') {
       out.push({ seq: e.sequence, kind: 'artifact-update' });
+      continue;
+    }
+    // A node's start is a working update naming it (unless the workflow sets a2aProgress: false).
+    if (progress && e.type === 'node.started' && e.nodeId !== undefined) {
+      state = 'working';
+      out.push({ seq: e.sequence, kind: 'status-update', state: 'working' });
       continue;
     }
     // The host's own projection: these tests check the stream against it, not against a copy.
@@ -349,4 +357,19 @@ export function expectedA2AUpdates(
     out.push({ seq: e.sequence, kind: 'status-update', state: next });
   }
   return out;
+}
+
+/** A progress update's text (a `working` update naming the node that started), else undefined. */
+export function progressText(result: Json): string | undefined {
+  if (result?.kind !== 'status-update' || result.metadata?.openwop?.nodeId === undefined) return undefined;
+  return result.status?.message?.parts?.[0]?.text;
+}
+
+/** A 0.3 stream result in one word: `task(state)`, `artifact`, `▸Node (i of n)`, `state` (`!` when final). */
+export function resultWord(r: Json): string {
+  if (r.kind === 'task') return `task(${r.status.state})`;
+  if (r.kind === 'artifact-update') return 'artifact';
+  const progress = progressText(r);
+  if (progress !== undefined) return `▸${progress}`;
+  return `${r.status.state}${r.final ? '!' : ''}`;
 }

@@ -219,6 +219,11 @@ describe('validateWorkflow refuses', () => {
       /settings\.startNodeId "ghost" is not a node/,
     );
   });
+
+  it('settings.a2aProgress that is not a boolean', () => {
+    assert.match(refusal(minimal({ settings: { a2aProgress: 'no' } })), /settings\.a2aProgress must be boolean/);
+    assert.equal(validateWorkflow(minimal({ settings: { a2aProgress: false } }), 'x.json').settings.a2aProgress, false);
+  });
 });
 
 describe('loadWorkflows', () => {
