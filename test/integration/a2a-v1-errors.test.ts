@@ -1,8 +1,11 @@
 // A2A 1.0 errors with malformed or hostile requests, on JSON-RPC (`error.data` a list with a
 // google.rpc.ErrorInfo) and on HTTP+JSON (the HTTP status and a google.rpc.Status body), and the
-// version negotiation that decides which form a caller gets.
+// version negotiation that decides which form a caller gets. Every code of -32001…-32009 has a
+// test; -32003, -32006 and -32008 cannot occur on this host, and their tests say why and show the
+// hostile requests nearest to them getting the error they deserve instead.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { extensionSupportRequired, invalidAgentResponse, pushNotSupported, restError } from '../../src/a2a/errors.js';
 import { KEY_ALICE, KEY_EVE, oneErrorEvent, startA2ATeam } from '../support/a2a.js';
 import { bearer, type Json, type Reply, type TestHost } from '../support/host.js';
 
@@ -193,6 +196,110 @@ describe('A2A 1.0 errors (sqlite)', () => {
     assert.equal(missing.body.error.code, -32001);
     assert.match(missing.body.error.message, /^Push notification config not found/);
     await call('tasks/cancel', { id: taskId });
+  });
+
+  // The three codes Handoff never sends, each with the hostile requests that come closest to it.
+  // Their form, were they sent, is fixed in errors.ts: checked here so the docs can cite it.
+
+  it('-32003 PushNotificationNotSupported cannot occur: push is always on; hostile configs are -32602 (400)', async () => {
+    // Every host is built with push support (host.ts) and says so; -32003 is only what
+    // A2AOperations answers when built without it.
+    const card = await t.get('/.well-known/agent-card.json', V1);
+    assert.equal(card.body.capabilities.pushNotifications, true);
+    assert.deepEqual(restError(pushNotSupported()).httpStatus, 400);
+    const started = await rpc('SendMessage', { message: userText('hook me', { metadata: { skillId: 'approval' } }) });
+    const taskId = started.body.result.task.id as string;
+    const hostile = [
+      'http://hooks.example.com/a2a',
+      'https://169.254.169.254/latest/meta-data',
+      'https://user:secret@hooks.example.com/a2a',
+      'file:///etc/passwd',
+      'https://[::1]/a2a',
+    ];
+    for (const url of hostile) {
+      const viaRpc = assertRpcV1(
+        await rpc('CreateTaskPushNotificationConfig', { taskId, url }),
+        -32602,
+        'INVALID_PARAMS',
+      );
+      assert.notEqual(viaRpc.code, -32003);
+      assertRest(
+        await t.post(`${REST}/tasks/${taskId}/pushNotificationConfigs`, { url }, alice),
+        400,
+        'INVALID_ARGUMENT',
+        'INVALID_PARAMS',
+      );
+    }
+    // Inline on a send: refused before anything starts.
+    const before = await t.host.store.runs.count();
+    const inline = {
+      message: userText('x', { metadata: { skillId: 'echo' } }),
+      configuration: { taskPushNotificationConfig: { url: hostile[0] } },
+    };
+    assertRpcV1(await rpc('SendMessage', inline), -32602, 'INVALID_PARAMS');
+    assertRest(await t.post(`${REST}/message:send`, inline, alice), 400, 'INVALID_ARGUMENT', 'INVALID_PARAMS');
+    assert.equal(await t.host.store.runs.count(), before, 'nothing started');
+    // Another tenant's task is not found (404), never "push unsupported".
+    const url = 'https://hooks.example.com/a2a';
+    assertRpcV1(await rpc('CreateTaskPushNotificationConfig', { taskId, url }, eve), -32001, 'TASK_NOT_FOUND');
+    assertRest(
+      await t.post(`${REST}/tasks/${taskId}/pushNotificationConfigs`, { url }, eve),
+      404,
+      'NOT_FOUND',
+      'TASK_NOT_FOUND',
+    );
+    const listed = await rpc('ListTaskPushNotificationConfigs', { taskId });
+    assert.deepEqual(listed.body.result.configs, [], 'no refused config was stored');
+    await rpc('CancelTask', { id: taskId });
+  });
+
+  it('-32006 InvalidAgentResponse cannot occur: it is what a client says of an agent; malformed input is -32602', async () => {
+    // Handoff builds every answer itself from its own model; -32006 is raised by its peer client
+    // about another agent's answer (test/integration/peers-errors.test.ts). Requests shaped like a
+    // broken agent answer (a part with no content, an unknown state, bytes that are not base64)
+    // are the caller's mistake: -32602.
+    assert.equal(restError(invalidAgentResponse('x')).httpStatus, 500);
+    const before = await t.host.store.runs.count();
+    const broken = [
+      { messageId: 'm-empty-part', role: 'ROLE_USER', parts: [{}] },
+      { messageId: 'm-bad-role', role: 'ROLE_UNKNOWN', parts: [{ text: 'x' }] },
+      { messageId: 'm-bad-bytes', role: 'ROLE_USER', parts: [{ raw: '%%% not base64 %%%' }] },
+      { messageId: 'm-no-parts', role: 'ROLE_USER', parts: [] },
+    ];
+    for (const message of broken) {
+      const res = await rpc('SendMessage', { message });
+      assert.notEqual(res.body.error?.code, -32006, res.text);
+      assertRpcV1(res, -32602, 'INVALID_PARAMS');
+      assertRest(await t.post(`${REST}/message:send`, { message }, alice), 400, 'INVALID_ARGUMENT', 'INVALID_PARAMS');
+    }
+    assertRpcV1(await rpc('ListTasks', { status: 'TASK_STATE_BOGUS' }), -32602, 'INVALID_PARAMS');
+    assert.equal(await t.host.store.runs.count(), before, 'nothing started');
+  });
+
+  it('-32008 ExtensionSupportRequired cannot occur: no extension is required; unknown ones are ignored', async () => {
+    // The card declares no extension, so none is required; a client naming extensions Handoff does
+    // not know (header and message) is served as if it named none.
+    assert.equal(restError(extensionSupportRequired(['urn:x'])).httpStatus, 400);
+    const card = await t.get('/.well-known/agent-card.json', V1);
+    const required = (card.body.capabilities.extensions ?? []).filter((e: Json) => e.required === true);
+    assert.deepEqual(required, []);
+    const ext = { ...alice, 'a2a-extensions': 'https://example.com/ext/unknown/v1, urn:bogus' };
+    const message = userText('with extensions', {
+      metadata: { skillId: 'echo' },
+      extensions: ['https://example.com/ext/unknown/v1'],
+    });
+    const viaRpc = await rpc('SendMessage', { message }, ext);
+    assert.equal(viaRpc.body.result?.task?.status?.state, 'TASK_STATE_COMPLETED', viaRpc.text);
+    const viaRest = await t.post(
+      `${REST}/message:send`,
+      { message: { ...message, messageId: `${message.messageId}-r` } },
+      ext,
+    );
+    assert.equal(viaRest.status, 200, viaRest.text);
+    assert.equal(viaRest.body.task.status.state, 'TASK_STATE_COMPLETED');
+    // The extended card (-32007 when declared but not configured) is not declared at all: -32004.
+    assert.equal(card.body.capabilities.extendedAgentCard, false);
+    assertRest(await t.get(`${REST}/extendedAgentCard`, ext), 400, 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION');
   });
 
   it('the card: 0.3 (hybrid) without a version, 1.0 with one, Vary: A2A-Version', async () => {
