@@ -23,7 +23,7 @@ export const obj = { type: 'object', hint: 'must be an object' } as const;
 export const count = { type: 'integer', minimum: 0, hint: 'must be an integer >= 0' } as const;
 export const bool = { type: 'boolean', hint: 'must be a boolean' } as const;
 
-// Compiled once at import: validation is on every request's hot path.
+// One instance; each schema is compiled once (at its first use): validation is on every request's hot path.
 const ajv = new Ajv2020({ allErrors: false, verbose: true, discriminator: true, strict: true, strictRequired: false });
 ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
 addFormats(ajv, ['date-time']);
@@ -32,9 +32,13 @@ addFormats(ajv, ['date-time']);
  * `params` for JSON-RPC, '' for a REST body or query. */
 export type ParamsCheck = (value: unknown, root: string) => A2AError | undefined;
 
+/** Compiled at its first use, once: a process that only encodes (the `handoff` client commands load
+ * the codecs to convert answers) never pays for compiling every method's schema. */
 export function compileParams(schema: AnySchemaObject): ParamsCheck {
-  const validate: ValidateFunction = ajv.compile(schema);
+  let compiled: ValidateFunction | undefined;
   return (value, root) => {
+    compiled ??= ajv.compile(schema);
+    const validate = compiled;
     if (validate(value)) return undefined;
     const errors = validate.errors ?? [];
     return invalidParams(describe(errors, root), { errors: errors.slice(0, 5).map((e) => brief(e, root)) });

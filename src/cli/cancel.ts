@@ -5,8 +5,8 @@ import { taskCommand, type ClientOptions, connect, printResult, run } from './cl
 export function cancelCommand(): Command {
   return taskCommand('cancel', 'cancel a task (exit 1: canceled is not completed)').action(
     run(async (url: string, id: string, opts: ClientOptions) => {
-      const { rpc } = await connect(url, opts);
-      return printResult(await rpc.call('tasks/cancel', { id }), opts, url);
+      const { a2a } = await connect(url, opts);
+      return printResult(await a2a.cancelTask(id), opts, url);
     }),
   );
 }

@@ -19,8 +19,8 @@ export function getCommand(): Command {
             throw new UsageError(`--history must be a non-negative integer, got '${opts.history}'`);
           params.historyLength = n;
         }
-        const { rpc } = await connect(url, opts);
-        return printResult(await rpc.call('tasks/get', params), opts, url);
+        const { a2a } = await connect(url, opts);
+        return printResult(await a2a.getTask(id, params.historyLength), opts, url);
       }),
     );
 }

@@ -1,5 +1,5 @@
 // `handoff push set|get|list|delete`: the task's push notification configs
-// (tasks/pushNotificationConfig/*). The agent's egress guard may refuse a webhook URL: its
+// (0.3 tasks/pushNotificationConfig/*, 1.0 Create|Get|List|Delete TaskPushNotificationConfig). The agent's egress guard may refuse a webhook URL: its
 // JSON-RPC error (code and reason) is printed and the exit code is 1.
 import { Command } from 'commander';
 import type { TaskPushNotificationConfig } from '../a2a/types.js';
@@ -17,9 +17,10 @@ function formatConfig(c: TaskPushNotificationConfig, p: Paint): string {
   return `${p.bold(cfg.id ?? '(no id)')}  ${cfg.url}${auth}`;
 }
 
-function print(configs: TaskPushNotificationConfig[], opts: ClientOptions, empty: string): number {
+/** --json prints what the agent sent (in its version; set and get as a list of one); text, one config a line. */
+function print(configs: TaskPushNotificationConfig[], wire: unknown, opts: ClientOptions, empty: string): number {
   if (opts.json) {
-    printJson(configs);
+    printJson(wire);
     return EXIT_OK;
   }
   const p = new Paint(process.stdout);
@@ -36,49 +37,37 @@ export function pushCommand(): Command {
     .option('--id <configId>', 'config id (default: the agent decides; Handoff and the SDK use the task id)')
     .action(
       run(async (url: string, taskId: string, webhookUrl: string, opts: SetOptions) => {
-        const { rpc } = await connect(url, opts);
-        const pushNotificationConfig = {
+        const { a2a } = await connect(url, opts);
+        const saved = await a2a.pushSet(taskId, {
           url: webhookUrl,
           ...(opts.id ? { id: opts.id } : {}),
           ...(opts.token ? { token: opts.token } : {}),
-        };
-        const saved = await rpc.call<TaskPushNotificationConfig>('tasks/pushNotificationConfig/set', {
-          taskId,
-          pushNotificationConfig,
         });
-        return print([saved], opts, '');
+        return print([saved.view], [saved.wire], opts, '');
       }),
     );
   const get = taskCommand('get', "show one webhook config of a task (default: the one whose id is the task's)")
     .argument('[configId]', 'config id')
     .action(
       run(async (url: string, taskId: string, configId: string | undefined, opts: ClientOptions) => {
-        const { rpc } = await connect(url, opts);
-        const config = await rpc.call<TaskPushNotificationConfig>('tasks/pushNotificationConfig/get', {
-          id: taskId,
-          ...(configId ? { pushNotificationConfigId: configId } : {}),
-        });
-        return print([config], opts, '');
+        const { a2a } = await connect(url, opts);
+        const config = await a2a.pushGet(taskId, configId);
+        return print([config.view], [config.wire], opts, '');
       }),
     );
   const list = taskCommand('list', "list a task's webhook configs").action(
     run(async (url: string, taskId: string, opts: ClientOptions) => {
-      const { rpc } = await connect(url, opts);
-      const configs = await rpc.call<TaskPushNotificationConfig[]>('tasks/pushNotificationConfig/list', {
-        id: taskId,
-      });
-      return print(Array.isArray(configs) ? configs : [], opts, '(no push configs)');
+      const { a2a } = await connect(url, opts);
+      const configs = await a2a.pushList(taskId);
+      return print(configs.view, configs.wire, opts, '(no push configs)');
     }),
   );
   const del = taskCommand('delete', 'remove a webhook config')
     .argument('<configId>', 'config id')
     .action(
       run(async (url: string, taskId: string, configId: string, opts: ClientOptions) => {
-        const { rpc } = await connect(url, opts);
-        const result = await rpc.call('tasks/pushNotificationConfig/delete', {
-          id: taskId,
-          pushNotificationConfigId: configId,
-        });
+        const { a2a } = await connect(url, opts);
+        const result = await a2a.pushDelete(taskId, configId);
         if (opts.json) printJson(result ?? null);
         else process.stdout.write(`deleted ${configId}\n`);
         return EXIT_OK;

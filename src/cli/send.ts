@@ -1,4 +1,4 @@
-// `handoff send <url> [text]`: message/send to any A2A 0.3 agent (found through its card). Blocks
+// `handoff send <url> [text]`: message/send (1.0: SendMessage) to any A2A agent (found through its card). Blocks
 // until the task completes or needs input, unless --no-wait. Exit code from the task state.
 import type { Command } from 'commander';
 import { clientCommand, type ClientOptions, run, sendAndPrint, textAndData } from './client/command.js';

@@ -1,4 +1,5 @@
-// `handoff watch <url> <taskId>`: follow a task live over tasks/resubscribe (SSE) until it ends.
+// `handoff watch <url> <taskId>`: follow a task live over tasks/resubscribe (1.0: SubscribeToTask;
+// SSE) until it ends.
 //
 // Resumption: every SSE `id:` seen is remembered (Handoff: the run event sequence). When the
 // connection drops, the server restarts or the stream ends early, the watch reconnects with
@@ -12,7 +13,7 @@
 //
 // Output: human lines (state changes, artifacts; a spinner while waiting, on a TTY only), or with
 // --json one JSON object per line: {"id": <SSE id or null>, "result": <Task | status-update |
-// artifact-update>}. Reconnection notes go to stderr. Exit code from the final state: 0 completed,
+// artifact-update>, or over 1.0 the StreamResponse or Task as sent>}. Reconnection notes go to stderr. Exit code from the final state: 0 completed,
 // 1 failed/canceled/rejected or an error, 3 when the agent ends the stream at input-required.
 import type { Command } from 'commander';
 import type { Artifact, Task } from '../a2a/types.js';
@@ -120,11 +121,12 @@ class WatchOutput {
     process.stderr.write(`${this.errPaint.dim(`handoff: ${text}`)}\n`);
   }
 
-  event(item: StreamItem): void {
+  /** `item.result` in its 0.3 form for humans; --json prints `wire`, what the agent sent. */
+  event(item: StreamItem & { wire?: unknown }): void {
     this.spinner.clear();
     if (this.json) {
       const id = item.id === undefined ? null : numeric(item.id) ? Number(item.id) : item.id;
-      process.stdout.write(`${JSON.stringify({ id, result: item.result })}\n`);
+      process.stdout.write(`${JSON.stringify({ id, result: item.wire ?? item.result })}\n`);
       return;
     }
     const line = this.humanLine(item.result);
@@ -220,7 +222,7 @@ class Watcher {
   async watch(): Promise<number> {
     this.alive();
     if (this.c.agent.card.capabilities?.streaming === false) {
-      this.out.note('the agent does not stream (capabilities.streaming false): polling tasks/get');
+      this.out.note(`the agent does not stream (capabilities.streaming false): polling ${this.c.a2a.m.get}`);
       return this.poll();
     }
     for (;;) {
@@ -228,14 +230,10 @@ class Watcher {
       let withIds = 0;
       let reason: string;
       try {
-        const stream = await this.c.rpc.stream(
-          'tasks/resubscribe',
-          { id: this.taskId },
-          {
-            ...(this.lastId !== undefined ? { lastEventId: this.lastId } : {}),
-            idleTimeoutMs: IDLE_TIMEOUT_MS,
-          },
-        );
+        const stream = await this.c.a2a.subscribe(this.taskId, {
+          ...(this.lastId !== undefined ? { lastEventId: this.lastId } : {}),
+          idleTimeoutMs: IDLE_TIMEOUT_MS,
+        });
         if (this.attempt > 0)
           this.out.note(`reconnected${this.lastId !== undefined ? `, resuming after event ${this.lastId}` : ''}`);
         this.alive();
@@ -259,21 +257,23 @@ class Watcher {
         }
         // Ended cleanly without a terminal state. Without ids there is nothing to resume from.
         if (events > 0 && withIds === 0) {
-          this.out.note('the agent ended the stream and offers no event ids to resume from: polling tasks/get');
+          this.out.note(
+            `the agent ended the stream and offers no event ids to resume from: polling ${this.c.a2a.m.get}`,
+          );
           return this.poll();
         }
         // A clean end short of a terminal state (a server draining): check before resuming, in
         // case the end was all there was left to see.
-        const now = await this.c.rpc.call<Task>('tasks/get', { id: this.taskId });
-        if (isTerminal(now.status?.state)) {
-          this.out.event({ result: now });
-          return exitCodeForState(now.status.state);
+        const now = await this.c.a2a.getTask(this.taskId);
+        if (isTerminal(now.view.status?.state)) {
+          this.out.event({ result: now.view, wire: now.wire });
+          return exitCodeForState(now.view.status.state);
         }
         reason = 'the stream ended before the task did';
       } catch (err) {
         if (wantsPolling(err)) {
           this.out.note(
-            `tasks/resubscribe refused (${(err as RpcError).code} ${(err as Error).message}): polling tasks/get`,
+            `${this.c.a2a.m.subscribe} refused (${(err as RpcError).code} ${(err as Error).message}): polling ${this.c.a2a.m.get}`,
           );
           return this.poll();
         }
@@ -288,11 +288,11 @@ class Watcher {
   private async poll(): Promise<number> {
     for (;;) {
       try {
-        const task = await this.c.rpc.call<Task>('tasks/get', { id: this.taskId });
+        const { view: task, wire } = await this.c.a2a.getTask(this.taskId);
         if (this.attempt > 0) this.out.note('reconnected');
         this.alive();
         const state = task.status?.state;
-        if (state !== this.lastState || isTerminal(state)) this.out.event({ result: task });
+        if (state !== this.lastState || isTerminal(state)) this.out.event({ result: task, wire });
         this.lastState = state;
         if (isTerminal(state)) return exitCodeForState(state);
         this.out.waiting(state);
@@ -329,7 +329,7 @@ export function watchCommand(): Command {
           process.exit(130);
         };
         process.once('SIGINT', onSigint);
-        out.header(taskId, c.agent.endpoint);
+        out.header(taskId, `${c.agent.endpoint} (A2A ${c.a2a.version})`);
         try {
           return await new Watcher(c, taskId, out, windowMs).watch();
         } finally {

@@ -8,6 +8,7 @@
 //   leg.skip('seam-absent', 'POST …/tasks/start answered 404');
 import type { HostHttp, HttpAnswer } from './http.js';
 import type { Schemas } from './schemas.js';
+import type { A2AVersion, Dialect } from './dialect.js';
 import type { Check, Evidence, SkipKind } from './types.js';
 
 /** What the discovery leg learned; the gated legs read their flags and the RPC URL from here. */
@@ -20,6 +21,8 @@ export interface Discovery {
   card?: Record<string, unknown>;
   /** Where JSON-RPC is served, from the card. */
   rpcUrl?: string;
+  /** The A2A version spoken there: the one asked for, else 1.0 when the card offers it, else 0.3. */
+  dialect?: Dialect;
   /** Why there is no rpcUrl, if there is none. */
   rpcUrlError?: string;
 }
@@ -33,6 +36,8 @@ export interface SuiteContext {
   schemasError?: string;
   discovery: Discovery;
   streamTimeoutMs: number;
+  /** `--a2a-version`: absent means what the card offers, 1.0 first. */
+  a2aVersion?: A2AVersion;
   /** `${baseUrl}${path}` */
   url(path: string): string;
 }

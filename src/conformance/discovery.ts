@@ -2,6 +2,7 @@
 // document ROOT that validates against capabilities-a2a.schema.json, an absolute agentCardUrl,
 // and an agent card there (unauthenticated) with a protocol version, skills, and
 // capabilities.streaming/pushNotifications equal to the block's flags (RFC 0152 §C).
+import { type A2AVersion, DIALECTS } from './dialect.js';
 import { type LegRun, type SuiteContext, ev, isAbsoluteHttpUrl, isObject, requireJsonObject } from './context.js';
 import { schemaEvidence } from './schemas.js';
 
@@ -91,17 +92,23 @@ export async function discoveryLeg(ctx: SuiteContext, leg: LegRun): Promise<void
     });
   }
 
-  const rpc = rpcUrlOf(card);
-  if (rpc.url) d.rpcUrl = rpc.url;
-  else d.rpcUrlError = rpc.error;
-  leg.expect(rpc.url !== undefined, 'the card names an absolute JSON-RPC URL', {
+  const rpc = rpcUrlOf(card, ctx.a2aVersion);
+  if (rpc.url) {
+    d.rpcUrl = rpc.url;
+    d.dialect = DIALECTS[rpc.version];
+  } else d.rpcUrlError = rpc.error;
+  leg.expect(rpc.url !== undefined, `the card names an absolute JSON-RPC URL for A2A ${rpc.version}`, {
     request: cardRes.request,
     status: cardRes.status,
-    field: 'url',
-    expected: 'an absolute http(s) URL (card.url, or a JSONRPC interface)',
-    actual: card.url,
+    field: rpc.version === '1.0' ? 'supportedInterfaces' : 'url',
+    expected:
+      rpc.version === '1.0'
+        ? 'a JSONRPC entry of protocolVersion 1.x with an absolute http(s) url'
+        : 'an absolute http(s) URL (card.url, or a JSONRPC interface)',
+    actual: rpc.version === '1.0' ? card.supportedInterfaces : card.url,
     note: rpc.error,
   });
+  if (rpc.url) leg.note(`A2A ${rpc.version} at ${rpc.url}`);
 }
 
 function protocolVersionOf(card: Record<string, unknown>): unknown {
@@ -113,8 +120,36 @@ function protocolVersionOf(card: Record<string, unknown>): unknown {
   return card.protocolVersion;
 }
 
-/** Where to send JSON-RPC: the card's url (A2A 0.3), else a JSONRPC interface entry. */
-export function rpcUrlOf(card: Record<string, unknown>): { url?: string; error?: string } {
+/** A JSONRPC entry of `supportedInterfaces` whose protocolVersion is 1.x. */
+function v1Interface(card: Record<string, unknown>): Record<string, unknown> | undefined {
+  const list = Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces.filter(isObject) : [];
+  return list.find(
+    (i) => i.protocolBinding === 'JSONRPC' && typeof i.protocolVersion === 'string' && /^1\./.test(i.protocolVersion),
+  );
+}
+
+/**
+ * Where to send JSON-RPC, and in which version: `want`, else 1.0 when the card lists a 1.0
+ * JSONRPC interface, else 0.3 — the card's url, else a JSONRPC interface entry.
+ */
+export function rpcUrlOf(
+  card: Record<string, unknown>,
+  want?: A2AVersion,
+): { url?: string; error?: string; version: A2AVersion } {
+  const v1 = v1Interface(card);
+  if (want === '1.0' || (want === undefined && v1)) {
+    if (v1 && isAbsoluteHttpUrl(v1.url)) return { url: v1.url, version: '1.0' };
+    return {
+      version: '1.0',
+      error: v1
+        ? `its 1.0 JSONRPC interface url ${JSON.stringify(v1.url)} is not an absolute http(s) URL`
+        : 'the card lists no JSONRPC interface of protocolVersion 1.x (supportedInterfaces)',
+    };
+  }
+  return { ...rpcUrl03(card), version: '0.3' };
+}
+
+function rpcUrl03(card: Record<string, unknown>): { url?: string; error?: string } {
   if (isAbsoluteHttpUrl(card.url)) return { url: card.url };
   const lists = [card.additionalInterfaces, card.supportedInterfaces];
   for (const list of lists) {

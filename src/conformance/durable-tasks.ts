@@ -5,7 +5,7 @@
 // (status.state input-required, metadata.openwop.interrupt.kind approval).
 import { type LegRun, type SuiteContext, ev, isObject, pick, requireJsonObject } from './context.js';
 import { schemaEvidence } from './schemas.js';
-import { gate, requireRpcUrl, seamAbsent, skipSeamAbsent } from './gates.js';
+import { dialectOf, gate, requireRpcUrl, seamAbsent, skipSeamAbsent } from './gates.js';
 
 export const START_SEAM = '/v1/host/sample/a2a/tasks/start';
 export const READ_SEAM = '/v1/host/sample/a2a/tasks/';
@@ -13,6 +13,8 @@ export const READ_SEAM = '/v1/host/sample/a2a/tasks/';
 export async function durableTasksLeg(ctx: SuiteContext, leg: LegRun): Promise<void> {
   gate(ctx, leg, 'durableTasks');
   const rpcUrl = requireRpcUrl(ctx, leg);
+  const d = dialectOf(ctx);
+  const m = d.methods;
 
   const start = await ctx.http.request('POST', ctx.url(START_SEAM), {
     body: { scenario: 'paused-at-approval' },
@@ -85,45 +87,52 @@ export async function durableTasksLeg(ctx: SuiteContext, leg: LegRun): Promise<v
       });
     }
 
-    // The normative surface: JSON-RPC tasks/get at the card's url.
-    const got = await ctx.http.rpc(rpcUrl, 'tasks/get', { id: taskId }, { auth: true });
+    // The normative surface: JSON-RPC tasks/get (1.0: GetTask) at the card's url.
+    const got = await ctx.http.rpc(rpcUrl, m.get, { id: taskId }, { auth: true, headers: d.headers });
     leg.require(
       got.status === 200,
-      'JSON-RPC tasks/get answers HTTP 200',
+      `JSON-RPC ${m.get} answers HTTP 200`,
       ev(got, { expected: 200, actual: got.status }),
     );
     const error = pick(got.json, 'error');
     leg.require(
       error === undefined && isObject(pick(got.json, 'result')),
-      'JSON-RPC tasks/get returns a result',
+      `JSON-RPC ${m.get} returns a result`,
       ev(got, { field: 'error', expected: 'no error, a Task result', actual: error ?? pick(got.json, 'result') }),
     );
-    const state = pick(got.json, 'result.status.state');
+    // 1.0 answers are read in the 0.3 shape (TASK_STATE_INPUT_REQUIRED is input-required).
+    const result = d.result(pick(got.json, 'result'));
+    const state = pick(result, 'status.state');
     leg.expect(
       state === 'input-required',
-      "tasks/get result.status.state is 'input-required'",
+      `${m.get} result.status.state is 'input-required'`,
       ev(got, { field: 'result.status.state', expected: 'input-required', actual: state }),
     );
-    const id = pick(got.json, 'result.id');
+    const id = pick(result, 'id');
     leg.expect(
       id === taskId,
-      'tasks/get result.id is the task id',
+      `${m.get} result.id is the task id`,
       ev(got, { field: 'result.id', expected: taskId, actual: id }),
     );
-    const kind = pick(got.json, 'result.metadata.openwop.interrupt.kind');
+    const kind = pick(result, 'metadata.openwop.interrupt.kind');
     leg.expect(
       kind === 'approval',
-      "tasks/get result.metadata.openwop.interrupt.kind is 'approval'",
+      `${m.get} result.metadata.openwop.interrupt.kind is 'approval'`,
       ev(got, { field: 'result.metadata.openwop.interrupt.kind', expected: 'approval', actual: kind }),
     );
   } finally {
     // Leave nothing paused behind: cancel the probe's task (best effort, not a check).
     try {
-      const c = await ctx.http.rpc(rpcUrl, 'tasks/cancel', { id: taskId }, { auth: true, timeoutMs: 5_000 });
+      const c = await ctx.http.rpc(
+        rpcUrl,
+        m.cancel,
+        { id: taskId },
+        { auth: true, timeoutMs: 5_000, headers: d.headers },
+      );
       const err = pick(c.json, 'error.message');
-      leg.note(`cleanup: tasks/cancel ${taskId} → HTTP ${c.status}${err ? ` (${String(err)})` : ''}`);
+      leg.note(`cleanup: ${m.cancel} ${taskId} → HTTP ${c.status}${err ? ` (${String(err)})` : ''}`);
     } catch (e) {
-      leg.note(`cleanup: tasks/cancel ${taskId} failed: ${(e as Error).message}`);
+      leg.note(`cleanup: ${m.cancel} ${taskId} failed: ${(e as Error).message}`);
     }
   }
 }

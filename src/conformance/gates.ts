@@ -1,6 +1,7 @@
 // Capability and seam gating (docs/protocol/openwop.md#conformance-gating): a leg whose flag is not advertised in the
 // ROOT `a2a` block, or whose host-sample seam answers 404/403, skips — and the runner turns the
 // skip into a FAIL under --strict. Any other status is an answer from the host.
+import { DIALECTS, type Dialect } from './dialect.js';
 import type { LegRun, SuiteContext } from './context.js';
 import type { HttpAnswer } from './http.js';
 
@@ -31,6 +32,9 @@ export function skipSeamAbsent(leg: LegRun, res: HttpAnswer, what: string): neve
     `seam absent: ${res.request} answered ${res.status} (${what}; a host serves the seams only behind its test gate, e.g. HANDOFF_TEST_SEAMS=1)`,
   );
 }
+
+/** The A2A version the discovery leg chose (0.3 if it chose none). */
+export const dialectOf = (ctx: SuiteContext): Dialect => ctx.discovery.dialect ?? DIALECTS['0.3'];
 
 /** The gated legs need the JSON-RPC URL from the card the discovery leg read. */
 export function requireRpcUrl(ctx: SuiteContext, leg: LegRun): string {

@@ -6,6 +6,7 @@
 //   process.stdout.write(formatReport(report));   // or JSON.stringify(report)
 export { formatReport } from './report.js';
 export { LEGS, normalizeBaseUrl, runConformance } from './runner.js';
+export { A2A_VERSIONS, type A2AVersion } from './dialect.js';
 export { SseParser, type SseFrame } from './sse.js';
 export type {
   Check,

@@ -9,7 +9,8 @@ const EVIDENCE_KEYS: (keyof Evidence)[] = ['request', 'status', 'field', 'expect
 export function formatReport(r: ConformanceReport): string {
   const out: string[] = [];
   out.push(`handoff conformance — ${r.suite}`);
-  out.push(`host ${r.baseUrl}${r.strict ? '  (--strict)' : ''}${r.apiKey ? '  (API key sent)' : ''}`);
+  const version = r.a2aVersion ? `  A2A ${r.a2aVersion}` : '';
+  out.push(`host ${r.baseUrl}${version}${r.strict ? '  (--strict)' : ''}${r.apiKey ? '  (API key sent)' : ''}`);
   out.push('');
   for (const leg of r.legs) out.push(...formatLeg(leg), '');
   const { pass, fail, skip, total } = r.summary;

@@ -1,4 +1,5 @@
-// Leg 5, tasks/resubscribe (gated on a2a.streaming) — a leg of RFC 0100's plan the published suite does not ship. Start a
+// Leg 5, tasks/resubscribe (gated on a2a.streaming) — a leg of RFC 0100's plan the published suite does not ship. Over
+// A2A 1.0 the same with SendStreamingMessage and SubscribeToTask (src/conformance/dialect.ts). Start a
 // task with JSON-RPC message/stream on a skill that runs for a while (skill `steps` with
 // {steps: 4, stepMs: 300} when the card offers it, else the first skill), read until a
 // status-update arrives, DROP the connection, then tasks/resubscribe {id} with no cursor: the
@@ -6,9 +7,9 @@
 // task id must be the same in every event of both streams (and metadata.openwop.runId, where
 // present), and — if the host has the OpenWOP event log GET /v1/runs/{id}/events/poll — the run
 // holds exactly one run.started: re-attaching observed the run, it did not start it again.
-import { randomUUID } from 'node:crypto';
 import { type LegRun, type SuiteContext, TERMINAL_STATES, excerpt, isObject, pick } from './context.js';
-import { gate, requireRpcUrl } from './gates.js';
+import type { Dialect } from './dialect.js';
+import { dialectOf, gate, requireRpcUrl } from './gates.js';
 import { type RpcStream, type SseEvent, isEnd, isTimeout } from './http.js';
 import type { Evidence } from './types.js';
 
@@ -26,10 +27,12 @@ interface Mismatch {
 export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<void> {
   gate(ctx, leg, 'streaming');
   const rpcUrl = requireRpcUrl(ctx, leg);
+  const d = dialectOf(ctx);
+  const names = d.methods;
   const deadline = Date.now() + ctx.streamTimeoutMs;
   const wait = () => Math.max(1, Math.min(EVENT_WAIT_MS, deadline - Date.now()));
 
-  const { skillId, message } = probeMessage(ctx.discovery.card);
+  const { skillId, message } = probeMessage(ctx.discovery.card, d);
   leg.note(
     skillId === 'steps'
       ? `skill steps ${JSON.stringify(STEPS_INPUT)}`
@@ -50,31 +53,32 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
   };
 
   // 1. message/stream until the first status-update, then drop the connection.
-  const first = await ctx.http.stream(rpcUrl, 'message/stream', params, {
+  const first = await ctx.http.stream(rpcUrl, names.stream, params, {
     auth: true,
+    headers: d.headers,
     deadlineMs: ctx.streamTimeoutMs,
   });
   let firstUpdate: Record<string, unknown> | undefined;
   try {
     await first.settled();
-    requireSse(leg, first, 'message/stream');
+    requireSse(leg, first, names.stream);
     for (let i = 0; !firstUpdate; i++) {
       const r = await first.next(wait());
       if (isTimeout(r) || isEnd(r)) {
-        leg.fail('message/stream sends a status-update', {
+        leg.fail(`${names.stream} sends a status-update`, {
           request: first.request,
           status: first.status,
           expected: 'a status-update event',
           actual: isTimeout(r)
             ? `nothing within ${EVENT_WAIT_MS} ms`
             : `the stream ended${r.error ? ` (${r.error})` : ''}`,
-          note: `events so far: ${summarize(first.events)}`,
+          note: `events so far: ${summarize(first.events, d)}`,
         });
       }
-      const result = resultOf(leg, first, r, i, 'message/stream');
-      track('message/stream', i, result);
+      const result = resultOf(leg, first, r, i, names.stream, d);
+      track(names.stream, i, result);
       if (i === 0 && taskId === undefined) {
-        leg.fail('message/stream events name the task', {
+        leg.fail(`${names.stream} events name the task`, {
           request: first.request,
           status: first.status,
           field: result.kind === 'task' ? 'result.id' : 'result.taskId',
@@ -88,12 +92,12 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
     first.close();
   }
   leg.pass(
-    `message/stream started task ${taskId} and sent a status-update (${String(pick(firstUpdate, 'status.state'))}); connection dropped`,
+    `${names.stream} started task ${taskId} and sent a status-update (${String(pick(firstUpdate, 'status.state'))}); connection dropped`,
   );
   if (firstUpdate.final === true) {
     leg.skip(
       'inconclusive',
-      `the first status-update of message/stream was already final (state ${String(pick(firstUpdate, 'status.state'))}): the task ended its turn before the stream could be dropped, so there is nothing live to re-attach to`,
+      `the first status-update of ${names.stream} was already final (state ${String(pick(firstUpdate, 'status.state'))}): the task ended its turn before the stream could be dropped, so there is nothing live to re-attach to`,
     );
   }
   const id = taskId as string;
@@ -101,9 +105,9 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
   // 2. tasks/resubscribe {id}, no cursor: the current Task, then updates through final:true.
   const re = await ctx.http.stream(
     rpcUrl,
-    'tasks/resubscribe',
+    names.subscribe,
     { id },
-    { auth: true, deadlineMs: Math.max(1, deadline - Date.now()) },
+    { auth: true, headers: d.headers, deadlineMs: Math.max(1, deadline - Date.now()) },
   );
   let firstKind: unknown;
   let currentState: unknown;
@@ -112,7 +116,7 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
   let stop = '';
   try {
     await re.settled();
-    requireSse(leg, re, 'tasks/resubscribe');
+    requireSse(leg, re, names.subscribe);
     for (let i = 0; !final; i++) {
       const r = await re.next(wait());
       if (isTimeout(r)) {
@@ -123,8 +127,8 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
         stop = `the stream ended${r.error ? ` (${r.error})` : ''}`;
         break;
       }
-      const result = resultOf(leg, re, r, i, 'tasks/resubscribe');
-      track('tasks/resubscribe', i, result);
+      const result = resultOf(leg, re, r, i, names.subscribe, d);
+      track(names.subscribe, i, result);
       if (i === 0) {
         firstKind = result.kind;
         currentState = pick(result, 'status.state');
@@ -142,24 +146,24 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
     request: re.request,
     status: re.status,
     ...extra,
-    note: extra.note ?? `events: ${summarize(re.events)}`,
+    note: extra.note ?? `events: ${summarize(re.events, d)}`,
   });
   if (firstKind === 'task' && TERMINAL_STATES.has(String(currentState)) && updates === 0) {
     leg.skip(
       'inconclusive',
-      `the task was already ${String(currentState)} when tasks/resubscribe arrived: the run was too short to witness re-attachment`,
+      `the task was already ${String(currentState)} when ${names.subscribe} arrived: the run was too short to witness re-attachment`,
     );
   }
   leg.expect(
     firstKind === 'task',
-    'tasks/resubscribe (no cursor) first sends the current Task',
+    `${names.subscribe} (no cursor) first sends the current Task`,
     reEv({ field: 'result.kind', expected: 'task', actual: firstKind }),
   );
   leg.expect(mismatches.length === 0, 'the task id is unchanged in every event of both streams', () => {
     const m = mismatches[0] as Mismatch;
     return {
-      request: m.stream === 'tasks/resubscribe' ? re.request : first.request,
-      status: m.stream === 'tasks/resubscribe' ? re.status : first.status,
+      request: m.stream === names.subscribe ? re.request : first.request,
+      status: m.stream === names.subscribe ? re.status : first.status,
       field: m.field,
       expected: id,
       actual: m.value,
@@ -170,7 +174,7 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
               .map((x) => `${x.stream}#${x.index} ${x.field}=${JSON.stringify(x.value)}`)
               .join(', ')})`
           : ''
-      }; events: ${summarize(m.stream === 'tasks/resubscribe' ? re.events : first.events)}`,
+      }; events: ${summarize(m.stream === names.subscribe ? re.events : first.events, d)}`,
     };
   });
   leg.expect(
@@ -179,7 +183,7 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
     reEv({
       expected: '≥ 1 status-update after the Task',
       actual: updates,
-      note: stop ? `${stop}; events: ${summarize(re.events)}` : undefined,
+      note: stop ? `${stop}; events: ${summarize(re.events, d)}` : undefined,
     }),
   );
   leg.require(
@@ -189,7 +193,7 @@ export async function resubscribeLeg(ctx: SuiteContext, leg: LegRun): Promise<vo
       field: 'final',
       expected: true,
       actual: stop || 'no final update',
-      note: `events: ${summarize(re.events)}`,
+      note: `events: ${summarize(re.events, d)}`,
     }),
   );
   const finalState = pick(final, 'status.state');
@@ -220,9 +224,16 @@ function requireSse(leg: LegRun, s: RpcStream, method: string): void {
 }
 
 /** The JSON-RPC result of one SSE event; a non-JSON event or a JSON-RPC error fails the leg. */
-function resultOf(leg: LegRun, s: RpcStream, e: SseEvent, index: number, stream: string): Record<string, unknown> {
+function resultOf(
+  leg: LegRun,
+  s: RpcStream,
+  e: SseEvent,
+  index: number,
+  stream: string,
+  d: Dialect,
+): Record<string, unknown> {
   const error = pick(e.json, 'error');
-  const result = pick(e.json, 'result');
+  const result = d.result(pick(e.json, 'result'));
   if (error !== undefined || !isObject(result)) {
     leg.fail(`${stream} events are JSON-RPC results`, {
       request: s.request,
@@ -237,10 +248,10 @@ function resultOf(leg: LegRun, s: RpcStream, e: SseEvent, index: number, stream:
 }
 
 /** "task(working), status(working), status(completed,final)" */
-function summarize(events: SseEvent[]): string {
+function summarize(events: SseEvent[], d: Dialect): string {
   if (events.length === 0) return '(none)';
   const parts = events.map((e) => {
-    const r = pick(e.json, 'result');
+    const r = d.result(pick(e.json, 'result'));
     if (!isObject(r)) return pick(e.json, 'error') !== undefined ? 'error' : 'non-JSON-RPC';
     const id = r.kind === 'task' ? r.id : r.taskId;
     if (r.kind === 'task') return `task ${String(id)}(${String(pick(r, 'status.state'))})`;
@@ -251,7 +262,10 @@ function summarize(events: SseEvent[]): string {
   return parts.length > 12 ? `${parts.slice(0, 12).join(', ')}, … (${parts.length} events)` : parts.join(', ');
 }
 
-function probeMessage(card: Record<string, unknown> | undefined): {
+function probeMessage(
+  card: Record<string, unknown> | undefined,
+  d: Dialect,
+): {
   skillId?: string;
   message: Record<string, unknown>;
 } {
@@ -259,11 +273,8 @@ function probeMessage(card: Record<string, unknown> | undefined): {
   const steps = skills.find((s) => s.id === 'steps');
   const skill = steps ?? skills[0];
   const skillId = typeof skill?.id === 'string' ? skill.id : undefined;
-  const parts = steps
-    ? [{ kind: 'data', data: STEPS_INPUT }]
-    : [{ kind: 'text', text: 'handoff conformance: resubscribe probe' }];
-  const message: Record<string, unknown> = { kind: 'message', messageId: `conf-${randomUUID()}`, role: 'user', parts };
-  if (skillId) message.metadata = { skillId };
+  const parts = steps ? [{ data: STEPS_INPUT }] : [{ text: 'handoff conformance: resubscribe probe' }];
+  const message = d.message(parts, skillId);
   return skillId ? { skillId, message } : { message };
 }
 

@@ -61,6 +61,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     streamTimeoutMs: opts.streamTimeoutMs ?? 60_000,
     url: (path) => `${baseUrl}${path}`,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+    ...(opts.a2aVersion ? { a2aVersion: opts.a2aVersion } : {}),
     ...(schemas ? { schemas } : {}),
     ...(schemasError ? { schemasError } : {}),
   };
@@ -87,6 +88,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     baseUrl,
     strict,
     apiKey: opts.apiKey !== undefined && opts.apiKey !== '',
+    ...(discovery.dialect ? { a2aVersion: discovery.dialect.version } : {}),
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     summary,

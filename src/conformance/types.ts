@@ -1,6 +1,8 @@
 // The shapes of a conformance run: what each leg reports and what the whole report holds.
 // Shared by the legs, the runner and the report printer; no Handoff internals.
 
+import type { A2AVersion } from './dialect.js';
+
 export type LegStatus = 'pass' | 'fail' | 'skip';
 
 /** Why a leg did not run to a verdict. Under --strict every kind becomes a FAIL (§6.2). */
@@ -57,6 +59,8 @@ export interface ConformanceReport {
   strict: boolean;
   /** Whether an API key was sent (never the key). */
   apiKey: boolean;
+  /** The A2A version spoken at the JSON-RPC endpoint (absent when discovery found none). */
+  a2aVersion?: A2AVersion;
   startedAt: string;
   durationMs: number;
   summary: { total: number; pass: number; fail: number; skip: number };
@@ -78,4 +82,6 @@ export interface ConformanceOptions {
   requestTimeoutMs?: number;
   /** Bound of the whole resubscribe leg (default 60 s). */
   streamTimeoutMs?: number;
+  /** The A2A version to speak at the JSON-RPC endpoint; default: 1.0 when the card offers it, else 0.3. */
+  a2aVersion?: A2AVersion;
 }

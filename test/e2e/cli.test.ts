@@ -146,7 +146,9 @@ after(async () => {
 // The three suites run side by side, and so do the tests inside each (every test owns its tasks):
 // the wall time is what a loaded CI machine can afford.
 describe('handoff client commands', { concurrency: true }, () => {
-  describe('handoff CLI against a real Handoff server', { timeout: 2 * TEST_TIMEOUT_MS, concurrency: true }, () => {
+  // At most four tests at a time: each runs several CLI processes, and a dozen starting at once on
+  // a loaded 2-core machine can take a minute each just to start.
+  describe('handoff CLI against a real Handoff server', { timeout: 5 * TEST_TIMEOUT_MS, concurrency: 4 }, () => {
     let srv: ServerProcess;
     let url: string;
 
@@ -157,6 +159,9 @@ describe('handoff client commands', { concurrency: true }, () => {
     after(async () => {
       await srv?.kill();
     });
+
+    /** The tests below read the 0.3 shapes of --json; the version tests after them speak both. */
+    const cli03 = (args: string[], opts?: CliOptions) => cli([...args, '--a2a-version', '0.3'], opts);
 
     /** Start a task with one raw JSON-RPC call (faster than a CLI round trip for set-up). */
     async function startTask(skillId: string, parts: Rec[], blocking = true): Promise<Rec> {
@@ -179,8 +184,8 @@ describe('handoff client commands', { concurrency: true }, () => {
 
     it('send echo: exit 0 with the echo artifact (human and --json)', { timeout: TEST_TIMEOUT_MS }, async () => {
       const [human, machine] = await Promise.all([
-        cli(['send', url, 'hello cli', '--skill', 'echo']),
-        cli(['send', url, 'hello json', '--skill', 'echo', '--json']),
+        cli03(['send', url, 'hello cli', '--skill', 'echo']),
+        cli03(['send', url, 'hello json', '--skill', 'echo', '--json']),
       ]);
       expectExit(human, 0);
       assert.match(human.stdout, /state\s+completed/);
@@ -201,7 +206,7 @@ describe('handoff client commands', { concurrency: true }, () => {
     it('approval: send --no-wait exits 3, get shows input-required, approve accept completes (exit 0)', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
-      const sent = await cli(['send', url, 'launch plan', '--skill', 'approval', '--no-wait', '--json']);
+      const sent = await cli03(['send', url, 'launch plan', '--skill', 'approval', '--no-wait', '--json']);
       expectExit(sent, 3);
       const task = json(sent);
       assert.ok(['submitted', 'working', 'input-required'].includes(task.status.state), show(sent));
@@ -210,7 +215,7 @@ describe('handoff client commands', { concurrency: true }, () => {
       // The run reaches the gate asynchronously: ask again until it is there (bounded).
       let got: CliResult | undefined;
       for (let i = 0; i < 20; i++) {
-        got = await cli(['get', url, id, '--json']);
+        got = await cli03(['get', url, id, '--json']);
         expectExit(got, 3);
         if (json(got).status.state === 'input-required') break;
         await sleep(250);
@@ -219,12 +224,12 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.equal(waiting.status.state, 'input-required');
       assert.equal(waiting.metadata.openwop.interrupt.kind, 'approval');
 
-      const human = await cli(['get', url, id]);
+      const human = await cli03(['get', url, id]);
       expectExit(human, 3);
       assert.match(human.stdout, /input-required \(approval at review\)/);
       assert.match(human.stdout, new RegExp(`handoff approve ${url} ${id} --action`));
 
-      const approved = await cli(['approve', url, id, '--action', 'accept', '--json']);
+      const approved = await cli03(['approve', url, id, '--action', 'accept', '--json']);
       expectExit(approved, 0);
       const done = json(approved);
       assert.equal(done.status.state, 'completed');
@@ -236,17 +241,17 @@ describe('handoff client commands', { concurrency: true }, () => {
     }, async () => {
       const task = await startTask('approval', [{ kind: 'text', text: 'draft' }]);
       assert.equal(task.status.state, 'input-required');
-      const refined = await cli(['approve', url, task.id, '--action', 'refine', '--feedback', 'shorter', '--json']);
+      const refined = await cli03(['approve', url, task.id, '--action', 'refine', '--feedback', 'shorter', '--json']);
       expectExit(refined, 3);
       assert.equal(json(refined).metadata.openwop.interrupt.artifact.text, 'Draft: draft [revised: shorter]');
 
-      const rejected = await cli(['approve', url, task.id, '--action', 'reject', '--feedback', 'no']);
+      const rejected = await cli03(['approve', url, task.id, '--action', 'reject', '--feedback', 'no']);
       expectExit(rejected, 1);
       assert.match(rejected.stdout, /state\s+failed/);
       assert.match(rejected.stdout, /rejected at 'review'/);
 
       // A usage slip never reaches the server.
-      const bad = await cli(['approve', url, task.id, '--action', 'edit-accept']);
+      const bad = await cli03(['approve', url, task.id, '--action', 'edit-accept']);
       expectExit(bad, 1);
       assert.match(bad.stderr, /edit-accept needs --data/);
     });
@@ -254,11 +259,11 @@ describe('handoff client commands', { concurrency: true }, () => {
     it('answer a clarification: the task completes with the answer (exit 0)', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
-      const sent = await cli(['send', url, 'hi', '--skill', 'clarify', '--json']);
+      const sent = await cli03(['send', url, 'hi', '--skill', 'clarify', '--json']);
       expectExit(sent, 3);
       const task = json(sent);
       assert.equal(task.metadata.openwop.interrupt.kind, 'clarification');
-      const answered = await cli(['answer', url, task.id, 'Ada', '--json']);
+      const answered = await cli03(['answer', url, task.id, 'Ada', '--json']);
       expectExit(answered, 0);
       const done = json(answered);
       assert.equal(done.status.state, 'completed');
@@ -269,10 +274,10 @@ describe('handoff client commands', { concurrency: true }, () => {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const task = await startTask('steps', [{ kind: 'data', data: { steps: 100, stepMs: 1000 } }], false);
-      const canceled = await cli(['cancel', url, task.id, '--json']);
+      const canceled = await cli03(['cancel', url, task.id, '--json']);
       expectExit(canceled, 1);
       assert.equal(json(canceled).status.state, 'canceled');
-      const again = await cli(['cancel', url, task.id]);
+      const again = await cli03(['cancel', url, task.id]);
       expectExit(again, 1);
       assert.equal(again.stdout, '');
       assert.match(again.stderr, /JSON-RPC error -32002: /);
@@ -283,7 +288,7 @@ describe('handoff client commands', { concurrency: true }, () => {
     }, async () => {
       const task = await startTask('approval', [{ kind: 'text', text: 'p' }]);
       const hook = 'https://caller.example.com/hook';
-      const set = await cli([
+      const set = await cli03([
         'push',
         'set',
         url,
@@ -303,8 +308,8 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.doesNotMatch(set.stdout, /secret-token-1/, 'the token is never echoed');
 
       const [refusedScheme, refusedHost] = await Promise.all([
-        cli(['push', 'set', url, task.id, 'http://127.0.0.1:9/hook']),
-        cli(['push', 'set', url, task.id, 'https://169.254.169.254/latest/meta-data']),
+        cli03(['push', 'set', url, task.id, 'http://127.0.0.1:9/hook']),
+        cli03(['push', 'set', url, task.id, 'https://169.254.169.254/latest/meta-data']),
       ]);
       expectExit(refusedScheme, 1);
       assert.match(
@@ -317,25 +322,25 @@ describe('handoff client commands', { concurrency: true }, () => {
       expectExit(refusedHost, 1);
       assert.match(refusedHost.stderr, /JSON-RPC error -32602: pushNotificationConfig\.url refused/);
 
-      const listed = await cli(['push', 'list', url, task.id]);
+      const listed = await cli03(['push', 'list', url, task.id]);
       expectExit(listed, 0);
       assert.match(listed.stdout, /^hook-1\s+https:\/\/caller\.example\.com\/hook$/m);
       assert.equal(listed.stdout.trim().split('\n').length, 1, 'refused URLs were not stored');
 
-      const deleted = await cli(['push', 'delete', url, task.id, 'hook-1']);
+      const deleted = await cli03(['push', 'delete', url, task.id, 'hook-1']);
       expectExit(deleted, 0);
-      const empty = await cli(['push', 'list', url, task.id, '--json']);
+      const empty = await cli03(['push', 'list', url, task.id, '--json']);
       expectExit(empty, 0);
       assert.deepEqual(json(empty), []);
     });
 
     it("tasks lists the caller's tasks from GET /v1/a2a/tasks", { timeout: TEST_TIMEOUT_MS }, async () => {
       const task = await startTask('echo', [{ kind: 'text', text: 'listed' }]);
-      const machine = await cli(['tasks', url, '--json', '--limit', '100']);
+      const machine = await cli03(['tasks', url, '--json', '--limit', '100']);
       expectExit(machine, 0);
       const listed = (json(machine).tasks as Rec[]).find((t) => t.taskId === task.id);
       assert.equal(listed?.state, 'completed', machine.stdout);
-      const human = await cli(['tasks', url, '--state', 'completed']);
+      const human = await cli03(['tasks', url, '--state', 'completed']);
       expectExit(human, 0);
       assert.match(human.stdout, new RegExp(`^${task.id}\\s+completed`, 'm'));
     });
@@ -344,10 +349,10 @@ describe('handoff client commands', { concurrency: true }, () => {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
       const [unknown, anonymous, unreachable, badUrl] = await Promise.all([
-        cli(['get', url, 'run_does-not-exist']),
-        cli(['get', url, 'run_x'], { apiKey: null }),
-        cli(['get', 'http://127.0.0.1:9', 'run_x']),
-        cli(['send', 'ftp://example.com', 'x']),
+        cli03(['get', url, 'run_does-not-exist']),
+        cli03(['get', url, 'run_x'], { apiKey: null }),
+        cli03(['get', 'http://127.0.0.1:9', 'run_x']),
+        cli03(['send', 'ftp://example.com', 'x']),
       ]);
       expectExit(unknown, 1);
       assert.match(unknown.stderr, /JSON-RPC error -32001: Task not found: run_does-not-exist/);
@@ -358,6 +363,102 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(unreachable.stderr, /cannot reach http:\/\/127\.0\.0\.1:9/);
       expectExit(badUrl, 1);
       assert.match(badUrl.stderr, /must be an http:\/\/ or https:\/\/ URL/);
+    });
+
+    // --json prints what the agent sent: a 0.3 Task, or a 1.0 SendMessageResponse / Task.
+    const v03 = {
+      task: (r: CliResult) => json(r),
+      state: (t: Rec) => t.status.state as string,
+      data: (t: Rec) => dataOf(t),
+    };
+    const v10 = {
+      task: (r: CliResult) => (json(r).task ?? json(r)) as Rec,
+      state: (t: Rec) =>
+        (t.status.state as string)
+          .replace(/^TASK_STATE_/, '')
+          .toLowerCase()
+          .replace(/_/g, '-'),
+      data: (t: Rec) => (t.artifacts ?? []).flatMap((a: Rec) => a.parts).find((p: Rec) => 'data' in p)?.data as Rec,
+    };
+
+    for (const [version, shape] of [
+      ['0.3', v03],
+      ['1.0', v10],
+    ] as const) {
+      it(`--a2a-version ${version}: send → approve → get, each over ${version}`, {
+        timeout: TEST_TIMEOUT_MS,
+      }, async () => {
+        const v = ['--a2a-version', version];
+        const sent = await cli(['send', url, `plan ${version}`, '--skill', 'approval', '--json', ...v]);
+        expectExit(sent, 3);
+        const task = shape.task(sent);
+        assert.equal(shape.state(task), 'input-required', show(sent));
+        if (version === '1.0') assert.equal(task.status.state, 'TASK_STATE_INPUT_REQUIRED');
+        else assert.equal(task.kind, 'task');
+        // A webhook for the task, registered and listed in the same version.
+        const hook = `https://caller.example.com/${version}`;
+        const set = await cli(['push', 'set', url, task.id, hook, '--token', 'tok-1', '--json', ...v]);
+        expectExit(set, 0);
+        const listed = await cli(['push', 'list', url, task.id, '--json', ...v]);
+        expectExit(listed, 0);
+        const configs = version === '1.0' ? (json(listed).configs as Rec[]) : (json(listed) as unknown as Rec[]);
+        const urlOf = (c: Rec) => (version === '1.0' ? c.url : c.pushNotificationConfig.url);
+        assert.equal(urlOf((json(set) as unknown as Rec[])[0] as Rec), hook);
+        assert.deepEqual(configs.map(urlOf), [hook]);
+        assert.doesNotMatch(set.stdout + listed.stdout, /tok-1/, 'the token is never echoed');
+        const approved = await cli(['approve', url, task.id, '--action', 'accept', '--json', ...v]);
+        expectExit(approved, 0);
+        const done = shape.task(approved);
+        assert.equal(shape.state(done), 'completed', show(approved));
+        assert.deepEqual(shape.data(done), { text: `Draft: plan ${version}`, approvedBy: 'alice' });
+        // get: the text output is the same whatever the version spoken.
+        const human = await cli(['get', url, task.id, ...v]);
+        expectExit(human, 0);
+        assert.match(human.stdout, /state\s+completed/);
+        assert.match(
+          human.stdout,
+          new RegExp(`\\{"text":"Draft: plan ${version.replace('.', '\\.')}","approvedBy":"alice"\\}`),
+        );
+      });
+    }
+
+    it('without --a2a-version the CLI speaks 1.0, which the card offers; tasks uses ListTasks', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const sent = await cli(['send', url, 'default', '--skill', 'echo', '--json']);
+      expectExit(sent, 0);
+      const res = json(sent);
+      assert.equal(res.task?.status?.state, 'TASK_STATE_COMPLETED', show(sent));
+      const id = res.task.id as string;
+      const watched = await cli(['watch', url, id]);
+      expectExit(watched, 0);
+      assert.match(watched.stdout, /watching \S+ at \S+ \(A2A 1\.0\)/);
+      const [listed, listed03] = await Promise.all([
+        cli(['tasks', url, '--json', '--limit', '100', '--state', 'completed']),
+        cli(['tasks', url, '--json', '--limit', '100', '--state', 'completed', '--a2a-version', '0.3']),
+      ]);
+      expectExit(listed, 0);
+      assert.ok(
+        (json(listed).tasks as Rec[]).some((t) => t.id === id && t.status.state === 'TASK_STATE_COMPLETED'),
+        listed.stdout,
+      );
+      expectExit(listed03, 0);
+      assert.ok((json(listed03).tasks as Rec[]).some((t) => t.taskId === id && t.state === 'completed'));
+    });
+
+    it('--a2a-version: an unknown value is a usage error (exit 1) that reaches no server', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const [bad, empty] = await Promise.all([
+        cli(['get', url, 'run_x', '--a2a-version', '2.0']),
+        cli(['send', 'http://127.0.0.1:9', 'x', '--a2a-version', '']),
+      ]);
+      expectExit(bad, 1);
+      assert.match(bad.stderr, /--a2a-version must be one of 0\.3, 1\.0, got '2\.0'/);
+      assert.equal(bad.stdout, '');
+      // Checked before the card is fetched: the unreachable host is never dialled.
+      expectExit(empty, 1);
+      assert.match(empty.stderr, /--a2a-version must be one of 0\.3, 1\.0, got ''/);
     });
   });
 
@@ -402,7 +503,9 @@ describe('handoff client commands', { concurrency: true }, () => {
           { token: KEY },
         );
         const taskId = res.body.result.id as string;
-        const w = spawnCli(['watch', url, taskId, '--json', '--reconnect-for', '120'], { timeoutMs: 150_000 });
+        const w = spawnCli(['watch', url, taskId, '--json', '--reconnect-for', '120', '--a2a-version', '0.3'], {
+          timeoutMs: 150_000,
+        });
         await waitUntil('the first watch event', () => w.stdout().includes('\n') || w.child.exitCode !== null, 60_000);
         const first = JSON.parse(w.stdout().split('\n')[0] ?? 'null') as Rec;
         if (first?.result?.status?.state === 'working') {
@@ -524,6 +627,19 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(tasks.stderr, /this host offers no task list/);
       expectExit(push, 1);
       assert.match(push.stderr, /JSON-RPC error -3200[13]/);
+    });
+
+    it('its card lists no supportedInterfaces: 0.3 by default, and --a2a-version 1.0 is refused (exit 1)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const [v1, watched] = await Promise.all([
+        cli(['send', sdk.url, 'x', '--a2a-version', '1.0'], { apiKey: null }),
+        cli(['send', sdk.url, 'hello 0.3', '--json'], { apiKey: null }),
+      ]);
+      expectExit(v1, 1);
+      assert.match(v1.stderr, /offers no A2A 1\.0 JSON-RPC interface/);
+      expectExit(watched, 0);
+      assert.equal(json(watched).kind, 'task');
     });
   });
 });

@@ -146,9 +146,12 @@ describe('handoff conformance against a real Handoff server (seams on, API key)'
     });
   });
 
-  it('--strict --json: exit 0, every leg PASS with every check held', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('--strict --json: exit 0, every leg PASS with every check held (A2A 1.0, which the card offers)', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const { run, report } = await runJson([srv.url, '--api-key', KEY, '--strict']);
     assert.equal(run.code, 0, `exit ${run.code}: ${show(report)}\n${run.stderr}`);
+    assert.equal(report.a2aVersion, '1.0');
     assert.equal(report.ok, true);
     assert.equal(report.exitCode, 0);
     assert.equal(report.strict, true);
@@ -168,7 +171,8 @@ describe('handoff conformance against a real Handoff server (seams on, API key)'
     assert.ok(check(leg(report, 'discovery'), /capabilities\.streaming equals/).ok);
     assert.equal(leg(report, 'task-state-shape').checks.length, 12);
     assert.ok(check(leg(report, 'durable-tasks-get'), /stale 'working'/).ok);
-    assert.ok(check(leg(report, 'durable-tasks-get'), /tasks\/get result\.metadata\.openwop\.interrupt\.kind/).ok);
+    assert.ok(check(leg(report, 'durable-tasks-get'), /GetTask result\.metadata\.openwop\.interrupt\.kind/).ok);
+    assert.ok(check(leg(report, 'resubscribe'), /^SubscribeToTask \(no cursor\) first sends the current Task/).ok);
     assert.ok(check(leg(report, 'push-ssrf'), /^ADDRESS arm/).ok);
     assert.ok(check(leg(report, 'push-ssrf'), /^SCHEME arm/).ok);
     assert.ok(check(leg(report, 'push-ssrf'), /^positive control/).ok);
@@ -178,6 +182,23 @@ describe('handoff conformance against a real Handoff server (seams on, API key)'
       check(leg(report, 'resubscribe'), /exactly one run\.started/).ok,
       'the event-log check must have run against Handoff',
     );
+  });
+
+  it('--strict --a2a-version 0.3: every leg PASS over 0.3', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const { run, report } = await runJson([srv.url, '--api-key', KEY, '--strict', '--a2a-version', '0.3']);
+    assert.equal(run.code, 0, `exit ${run.code}: ${show(report)}\n${run.stderr}`);
+    assert.equal(report.a2aVersion, '0.3');
+    assert.deepEqual(report.summary, { total: 5, pass: 5, fail: 0, skip: 0 });
+    assert.ok(check(leg(report, 'durable-tasks-get'), /tasks\/get result\.metadata\.openwop\.interrupt\.kind/).ok);
+    assert.ok(check(leg(report, 'resubscribe'), /^tasks\/resubscribe \(no cursor\) first sends the current Task/).ok);
+    assert.ok(check(leg(report, 'resubscribe'), /exactly one run\.started/).ok);
+  });
+
+  it('--a2a-version with an unknown value exits 1 naming the choices', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const run = await runCli([srv.url, '--a2a-version', '0.9']);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /--a2a-version must be one of 0\.3, 1\.0, got '0\.9'/);
+    assert.equal(run.stdout, '');
   });
 
   it('--strict text report: a PASS line per leg and the summary, exit 0', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -246,6 +267,13 @@ describe('handoff conformance against deliberately broken hosts', { timeout: TES
       const { run, report } = await runJson([h.url, '--strict']);
       assert.equal(run.code, 0, show(report));
       assert.deepEqual(report.summary, { total: 5, pass: 5, fail: 0, skip: 0 });
+      // Its card offers 0.3 only (no supportedInterfaces): that is the default, and 1.0 is not found.
+      assert.equal(report.a2aVersion, '0.3');
+      const v1 = await runJson([h.url, '--a2a-version', '1.0']);
+      assert.equal(v1.run.code, 1);
+      const missing = check(leg(v1.report, 'discovery'), /JSON-RPC URL for A2A 1\.0/);
+      assert.equal(missing.ok, false);
+      assert.match(String(missing.evidence?.note), /no JSONRPC interface of protocolVersion 1\.x/);
     } finally {
       await closeFixture(h);
     }

@@ -147,7 +147,7 @@ function encodePart(p: N.Part): V1Part {
   }
 }
 
-const encodeMessage = (m: N.Message): V1Message =>
+export const encodeMessage = (m: N.Message): V1Message =>
   compact({
     messageId: m.messageId,
     contextId: m.contextId,
@@ -246,7 +246,7 @@ function decodePart(p: V1Part): N.Part {
   return compact({ kind: 'data', data: p.data, ...common });
 }
 
-function decodeMessage(m: V1Message): N.Message {
+export function decodeMessage(m: V1Message): N.Message {
   return compact({
     messageId: m.messageId,
     role: m.role === 'ROLE_AGENT' ? 'agent' : 'user',

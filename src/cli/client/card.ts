@@ -1,7 +1,10 @@
-// Agent discovery (docs/protocol/a2a.md#v03-agent-card): `<url>/.well-known/agent-card.json` (or the card URL itself
-// when the argument already names a `.json`), then the JSON-RPC endpoint it declares: `card.url`
-// when its transport is JSONRPC, else the first JSONRPC entry of `additionalInterfaces`.
+// Agent discovery (docs/protocol/a2a.md#v03-agent-card, #v10-agent-card): `<url>/.well-known/agent-card.json`
+// (or the card URL itself when the argument already names a `.json`), then the version and JSON-RPC
+// endpoint to speak. A2A 1.0 when the card's `supportedInterfaces` lists a JSONRPC interface of
+// protocolVersion 1.x (or when --a2a-version 1.0 asks for it), else 0.3: `card.url` when its transport
+// is JSONRPC, else the first JSONRPC entry of `additionalInterfaces` (or of `supportedInterfaces`).
 import type { AgentCard } from '../../a2a/types.js';
+import type { A2AVersion } from './a2a.js';
 import { type Connection, getJson, HttpStatusError } from './http.js';
 
 export const WELL_KNOWN_CARD = '/.well-known/agent-card.json';
@@ -19,7 +22,18 @@ export interface Agent {
   card: AgentCard;
   /** Where JSON-RPC requests go. */
   endpoint: string;
+  /** The A2A version spoken at `endpoint`. */
+  version: A2AVersion;
 }
+
+/** A 1.0 card entry (the hybrid card Handoff serves 0.3 clients has them too). */
+interface SupportedInterface {
+  url?: unknown;
+  protocolBinding?: unknown;
+  protocolVersion?: unknown;
+}
+
+type AnyCard = AgentCard & { supportedInterfaces?: SupportedInterface[] };
 
 /** Parse and check a user-supplied agent URL: http(s) only. */
 export function parseAgentUrl(input: string): URL {
@@ -42,7 +56,7 @@ export function baseUrlOf(input: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-export async function resolveAgent(input: string, conn: Connection): Promise<Agent> {
+export async function resolveAgent(input: string, conn: Connection, want?: A2AVersion): Promise<Agent> {
   const url = parseAgentUrl(input);
   const direct = url.pathname.endsWith('.json');
   const baseUrl = direct ? url.origin : baseUrlOf(input);
@@ -59,11 +73,47 @@ export async function resolveAgent(input: string, conn: Connection): Promise<Age
       throw cardError(baseUrl + WELL_KNOWN_CARD, err);
     }
   }
-  const card = raw as AgentCard;
-  if (typeof card !== 'object' || card === null || typeof card.url !== 'string') {
-    throw new Error(`${cardUrl} is not an A2A agent card (no "url")`);
+  const card = raw as AnyCard;
+  if (
+    typeof card !== 'object' ||
+    card === null ||
+    (typeof card.url !== 'string' && !Array.isArray(card.supportedInterfaces))
+  ) {
+    throw new Error(`${cardUrl} is not an A2A agent card (no "url" and no "supportedInterfaces")`);
   }
-  return { baseUrl, cardUrl, card, endpoint: jsonRpcEndpoint(card, cardUrl) };
+  return { baseUrl, cardUrl, card, ...pickInterface(card, cardUrl, want) };
+}
+
+/** The first JSONRPC entry of `supportedInterfaces` whose protocolVersion is `major.`x. */
+function jsonRpcInterface(card: AnyCard, major: '0.3' | '1'): SupportedInterface | undefined {
+  const list = Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces : [];
+  return list.find(
+    (i) =>
+      typeof i?.url === 'string' &&
+      String(i.protocolBinding).toUpperCase() === 'JSONRPC' &&
+      typeof i.protocolVersion === 'string' &&
+      (major === '1' ? /^1\./.test(i.protocolVersion) : /^0\.3(\.|$)/.test(i.protocolVersion)),
+  );
+}
+
+/** The version to speak and its endpoint: `want`, else 1.0 when the card offers it, else 0.3. */
+export function pickInterface(
+  card: AnyCard,
+  cardUrl: string,
+  want?: A2AVersion,
+): { version: A2AVersion; endpoint: string } {
+  const v1 = jsonRpcInterface(card, '1');
+  if (want === '1.0' || (want === undefined && v1)) {
+    if (!v1)
+      throw new Error(
+        `the agent at ${cardUrl} offers no A2A 1.0 JSON-RPC interface (no supportedInterfaces entry with protocolVersion 1.x and protocolBinding JSONRPC); use --a2a-version 0.3`,
+      );
+    return { version: '1.0', endpoint: checkedUrl(v1.url as string, cardUrl) };
+  }
+  if (typeof card.url === 'string') return { version: '0.3', endpoint: jsonRpcEndpoint(card, cardUrl) };
+  const v03 = jsonRpcInterface(card, '0.3');
+  if (!v03) throw new Error(`the agent at ${cardUrl} offers no A2A 0.3 JSON-RPC interface; use --a2a-version 1.0`);
+  return { version: '0.3', endpoint: checkedUrl(v03.url as string, cardUrl) };
 }
 
 function cardError(cardUrl: string, err: unknown): Error {
@@ -82,6 +132,11 @@ export function jsonRpcEndpoint(card: AgentCard, cardUrl: string): string {
     throw new Error(
       `the agent at ${cardUrl} offers no JSON-RPC interface (preferredTransport ${card.preferredTransport})`,
     );
+  return checkedUrl(target, cardUrl);
+}
+
+/** An endpoint of the card, resolved against the card's own URL; http(s) only. */
+function checkedUrl(target: string, cardUrl: string): string {
   let url: URL;
   try {
     url = new URL(target, cardUrl);

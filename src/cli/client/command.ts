@@ -1,17 +1,19 @@
 // What every client command shares: the common options (--api-key / HANDOFF_API_KEY, --json,
-// --timeout), connecting to an agent through its card, the action wrapper that turns any failure
-// into `handoff: …` on stderr and exit code 1, message builders, and printing a Task result.
+// --timeout, --a2a-version), connecting to an agent through its card in the version it offers (1.0
+// first), the action wrapper that turns any failure into `handoff: …` on stderr and exit code 1,
+// message builders, and printing a Task result.
 //
 //   export function getCommand(): Command {
 //     return clientCommand('get', 'show a task').argument('<url>').argument('<taskId>')
 //       .action(run(async (url: string, id: string, opts: ClientOptions) => {
-//         const { rpc } = await connect(url, opts);
-//         return printResult(await rpc.call('tasks/get', { id }), opts, url);
+//         const { a2a } = await connect(url, opts);
+//         return printResult(await a2a.getTask(id), opts, url);
 //       }));
 //   }
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import type { Message, Part, Task } from '../../a2a/types.js';
+import { A2AClient, A2A_VERSIONS, type Answer, a2aHeaders, parseA2AVersion } from './a2a.js';
 import { type Agent, resolveAgent, UsageError } from './card.js';
 import { type Connection, DEFAULT_TIMEOUT_MS } from './http.js';
 import { EXIT_OK, exitCodeForState, formatMessage, formatTask, Paint, reportError } from './output.js';
@@ -22,6 +24,8 @@ export interface ClientOptions {
   json?: boolean;
   /** Seconds, as typed. */
   timeout?: string;
+  /** `0.3` or `1.0`, as typed; absent: what the card offers, 1.0 first. */
+  a2aVersion?: string;
 }
 
 /** A subcommand with the common client options. */
@@ -30,7 +34,11 @@ export function clientCommand(name: string, description: string): Command {
     .description(description)
     .addOption(new Option('--api-key <key>', 'API key, sent as Authorization: Bearer <key>').env('HANDOFF_API_KEY'))
     .option('--json', 'print JSON (the A2A result) instead of text, for scripts')
-    .option('--timeout <seconds>', `per-request timeout in seconds (default ${DEFAULT_TIMEOUT_MS / 1000})`);
+    .option('--timeout <seconds>', `per-request timeout in seconds (default ${DEFAULT_TIMEOUT_MS / 1000})`)
+    .option(
+      '--a2a-version <version>',
+      `A2A version to speak (${A2A_VERSIONS.join(' or ')}; default: 1.0 when the agent card offers it, else 0.3)`,
+    );
 }
 
 /** A subcommand about one task: the common options and the `<url> <taskId>` arguments. */
@@ -51,15 +59,17 @@ export function connection(opts: ClientOptions): Connection {
 
 export interface Connected {
   agent: Agent;
-  rpc: JsonRpcClient;
+  a2a: A2AClient;
   conn: Connection;
 }
 
-/** Resolve the agent card at `url` and a JSON-RPC client for its endpoint. */
+/** Resolve the agent card at `url` and an A2A client for its endpoint, in the version chosen. */
 export async function connect(url: string, opts: ClientOptions): Promise<Connected> {
   const conn = connection(opts);
-  const agent = await resolveAgent(url, conn);
-  return { agent, rpc: new JsonRpcClient(agent.endpoint, conn), conn };
+  const want = parseA2AVersion(opts.a2aVersion);
+  const agent = await resolveAgent(url, conn, want);
+  const rpc = new JsonRpcClient(agent.endpoint, conn, a2aHeaders(agent.version));
+  return { agent, a2a: new A2AClient(agent.version, rpc), conn };
 }
 
 /** Wrap an action: its result is the exit code; anything thrown is reported (exit 1). */
@@ -117,19 +127,17 @@ const isTask = (v: unknown): v is Task =>
 const isMessage = (v: unknown): v is Message =>
   typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message';
 
-/** Print a message/send, tasks/get or tasks/cancel result; the exit code follows the task state
- * (a Message reply ends the interaction: 0). */
-export function printResult(result: unknown, opts: ClientOptions, agentUrl: string): number {
-  if (opts.json) printJson(result);
+/** Print a send, get or cancel answer (--json: as the agent sent it, in its version); the exit
+ * code follows the task state (a Message reply ends the interaction: 0). */
+export function printResult(answer: Answer<unknown>, opts: ClientOptions, agentUrl: string): number {
+  const result = answer.view;
+  if (opts.json) printJson(answer.wire);
   else if (isTask(result)) process.stdout.write(`${formatTask(result, new Paint(process.stdout), agentUrl)}\n`);
   else if (isMessage(result)) process.stdout.write(`${formatMessage(result, new Paint(process.stdout))}\n`);
-  else printJson(result);
+  else printJson(answer.wire);
   if (isTask(result)) return exitCodeForState(result.status?.state);
   return EXIT_OK;
 }
-
-/** Blocking unless --no-wait (commander's `wait: false`). */
-const sendConfiguration = (wait: boolean | undefined) => (wait === false ? { configuration: { blocking: false } } : {});
 
 /** A text and/or a `--data` object as message parts; a usage error when there is neither. */
 export function textAndData(text: string | undefined, data: string | undefined, nothing: string): Part[] {
@@ -140,18 +148,15 @@ export function textAndData(text: string | undefined, data: string | undefined, 
   return parts;
 }
 
-/** The one send path of `send`, `answer` and `approve`: message/send to the agent at `url`, then
- * print the resulting Task (blocking unless --no-wait); the exit code follows its state. */
+/** The one send path of `send`, `answer` and `approve`: message/send (SendMessage) to the agent at
+ * `url`, then print the resulting Task (blocking unless --no-wait, commander's `wait: false`); the
+ * exit code follows its state. */
 export async function sendAndPrint(
   url: string,
   opts: ClientOptions & { wait?: boolean },
   parts: Part[],
   extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> = {},
 ): Promise<number> {
-  const { rpc } = await connect(url, opts);
-  const result = await rpc.call('message/send', {
-    message: userMessage(parts, extra),
-    ...sendConfiguration(opts.wait),
-  });
-  return printResult(result, opts, url);
+  const { a2a } = await connect(url, opts);
+  return printResult(await a2a.send(userMessage(parts, extra), opts.wait !== false), opts, url);
 }

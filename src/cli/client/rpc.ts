@@ -1,4 +1,5 @@
-// A small A2A v0.3 JSON-RPC client (docs/protocol/a2a.md#v03-transport, #v03-streaming): POST one request to the agent's
+// A small A2A JSON-RPC client (docs/protocol/a2a.md#v03-transport, #v03-streaming; 1.0 adds only the
+// A2A-Version header, passed in `headers`, and its own method names): POST one request to the agent's
 // endpoint; a plain call answers `application/json`, a streaming one (`message/stream`,
 // `tasks/resubscribe`) `text/event-stream` whose every `data:` is a JSON-RPC response.
 //
@@ -70,6 +71,8 @@ export class JsonRpcClient {
   constructor(
     readonly endpoint: string,
     private readonly conn: Connection,
+    /** Sent with every request (the A2A version: `A2A-Version: 1.0`). */
+    private readonly headers: Record<string, string> = {},
   ) {}
 
   private body(id: string, method: string, params: unknown): string {
@@ -81,7 +84,12 @@ export class JsonRpcClient {
     const id = `handoff-${randomUUID()}`;
     const res = await send(this.endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(this.conn) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...this.headers,
+        ...authHeaders(this.conn),
+      },
       body: this.body(id, method, params),
       headersTimeoutMs: this.conn.timeoutMs,
       bodyTimeoutMs: this.conn.timeoutMs,
@@ -129,6 +137,7 @@ export class JsonRpcClient {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
+      ...this.headers,
       ...authHeaders(this.conn),
     };
     if (opts.lastEventId !== undefined) headers['last-event-id'] = opts.lastEventId;
