@@ -198,7 +198,7 @@ function section(result: ScenarioResult): Section {
     after:
       "wake = time from B committing its task `completed` to A committing the node's completion (one clock: " +
       'both hosts on this machine). handoffs/s counts whole flows (start on A, B waits, approve on B, A completes), ' +
-      `${IN_FLIGHT} in flight, so it includes the bench's own polling of both hosts. Push keeps polling as a ` +
+      `${IN_FLIGHT} in flight, so it includes the bench's own long-polls of both hosts. Push keeps polling as a ` +
       'floor at 60 s, and so does stream: a p99 far below that means every wake came by the push or the stream ' +
       "(A's stream hold goes on through B's input-required). CPU ms / handoff counts A's process only.",
   };
