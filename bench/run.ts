@@ -131,7 +131,7 @@ async function runOnce(scenario: Scenario, target: Target, mode: RunMode, cell: 
   lastStartMs.set(target.name, startMs);
   try {
     const ctx = { target, running, skills: skillsOf(target), mode, log };
-    const budget = (mode.warmupS + mode.durationS + 30) * 1000;
+    const budget = (scenario.runLimitS?.(mode) ?? mode.warmupS + mode.durationS + 30) * 1000;
     const figures = await withDeadline(scenario.run(ctx), budget, `${scenario.name}/${target.name}`);
     figures.peakRssMiB = readPeakRssMiB(running.pid); // before stop: /proc entry goes with the process
     figures.startMs = startMs;
@@ -177,6 +177,7 @@ async function measureAll(
   for (let round = 0; round < mode.rounds; round++) {
     log(`round ${round + 1}/${mode.rounds}`);
     for (const [i, scenario] of scenarios.entries()) {
+      if (round > 0 && scenario.oneRound) continue;
       for (const target of rotate(targets, round)) {
         if (unavailable.has(target.name)) continue;
         const cell = results[i]!.cells.find((c) => c.target === target.name)!;

@@ -116,6 +116,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     callerAgentId: callerAgentId(config),
     logger: log,
     max: 1_000,
+    onSubscribe: () => metrics.peerStreamSubscriptions.inc(),
+    onWake: () => metrics.peerStreamWakes.inc(),
   });
   const peersForNodes = peerService(config, peers, store, peerStreams);
   const cancels = new PeerCancels({

@@ -26,6 +26,9 @@ export class Metrics {
   /** Statements the database ran for this host, by kind (select, insert, update, begin, commit…). */
   readonly storeStatements: Counter<'op'>;
   readonly pushDeliveryLag: Histogram<never>;
+  /** a2a.invoke stream waits: subscriptions to peer tasks opened, and runs they woke. */
+  readonly peerStreamSubscriptions: Counter<never>;
+  readonly peerStreamWakes: Counter<never>;
   /** Where the outbox lag gauge reads from (the push worker sets it). */
   outboxLagSource: (() => Promise<number>) | undefined;
 
@@ -56,6 +59,16 @@ export class Metrics {
     ]);
     this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
     this.storeStatements = counter('handoff_store_statements_total', 'Statements the database ran, by kind', ['op']);
+    this.peerStreamSubscriptions = counter(
+      'handoff_peer_stream_subscriptions_total',
+      'Subscriptions to peer tasks opened for a2a.invoke stream waits',
+      [],
+    );
+    this.peerStreamWakes = counter(
+      'handoff_peer_stream_wakes_total',
+      'Runs waiting on a peer task woken by its stream (not by a push or the poll timer)',
+      [],
+    );
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
     this.activeRuns = gauge('handoff_worker_active_runs', 'Runs this instance is executing now');
     this.sseStreams = gauge('handoff_sse_streams', 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS)');

@@ -69,6 +69,10 @@ export interface Scenario {
   /** Position in the report (lower first). */
   order: number;
   run(ctx: ScenarioContext): Promise<Figures>;
+  /** The longest one run may take (default: warm-up + duration + 30 s). */
+  runLimitS?(mode: RunMode): number;
+  /** One run measures enough (it repeats its own work): later rounds skip it. */
+  oneRound?: boolean;
   /** How this scenario renders in RESULTS.md. */
   section(result: ScenarioResult): Section;
 }

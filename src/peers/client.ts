@@ -301,11 +301,16 @@ export class PeerClient {
   /**
    * The task as it changes (0.3 `tasks/resubscribe`, 1.0 `SubscribeToTask`): each event folded
    * into the task so far, starting with the peer's current view. Ends after a terminal or
-   * interrupted state; a task already terminal (which SDK peers refuse to subscribe to) is read
-   * once. Only the opening is timed: give a `signal` to stop watching (the iteration then ends).
-   * A stream the peer closes early is a transport error: subscribe again, or poll getTask.
+   * interrupted state (`throughInterrupts`: only after a terminal one, for a caller that keeps
+   * waiting while the peer's own people answer); a task already terminal (which SDK peers refuse to
+   * subscribe to) is read once. Only the opening is timed: give a `signal` to stop watching (the
+   * iteration then ends). A stream the peer closes early is a transport error: subscribe again
+   * later, or poll getTask.
    */
-  async *subscribe(taskId: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<PeerTask, void, undefined> {
+  async *subscribe(
+    taskId: string,
+    opts: { signal?: AbortSignal; throughInterrupts?: boolean } = {},
+  ): AsyncGenerator<PeerTask, void, undefined> {
     const stop = new AbortController();
     const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
     const what = this.what('subscribe');
@@ -315,7 +320,8 @@ export class PeerClient {
         known = applyStreamEvent(known, event);
         if (!known) continue;
         yield known;
-        if (TERMINAL_STATES.has(known.state) || INTERRUPTED_STATES.has(known.state)) return;
+        if (TERMINAL_STATES.has(known.state)) return;
+        if (!opts.throughInterrupts && INTERRUPTED_STATES.has(known.state)) return;
       }
     } catch (err) {
       if (opts.signal?.aborted) return;

@@ -43,7 +43,7 @@ export function peerService(
     pollMinMs: config.agents.pollMinMs,
     pollMaxMs: config.agents.pollMaxMs,
     callerAgentId: callerAgentId(config),
-    ...(streams ? { onStreamWait: (w) => streams.hold(w) } : {}),
+    ...(streams ? { onStreamWait: (w, seen) => streams.hold(w, seen) } : {}),
   };
 }
 

@@ -1,14 +1,18 @@
 // a2a.invoke calling agents that are not Handoff: @a2a-js/sdk servers speaking A2A 0.3 and 1.0
 // (JSON-RPC and HTTP+JSON), the failure mappings, and bad input — each a precise error and no call.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { AUTH_QUESTION } from '../support/peer-skills.js';
 import { type SdkSampleServer, startSdkSampleServer } from '../support/sdk-sample-server.js';
 import { type SdkV1Agent, startSdkV1Agent } from '../support/sdk-v1-agent.js';
-import { killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
+import { cliPath, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
 import { callerEnv, events, startRun, tmp, untilStatus, writeCallWorkflows } from '../support/two-hosts.js';
+
+const execFileAsync = promisify(execFile);
 
 describe('a2a.invoke: foreign A2A peers and bad input', () => {
   let v03: SdkSampleServer;
@@ -75,18 +79,32 @@ describe('a2a.invoke: foreign A2A peers and bad input', () => {
     assert.match(done.error.message, /always fails/);
   });
 
-  it('clarify relay with an SDK peer (0.3): its question, our answer, its greeting', async () => {
-    const { runId, done } = await call('v03', 'clarify', 'hi', 'call_auto_clarify');
-    assert.equal(done.status, 'waiting-input', JSON.stringify(done.error));
-    assert.equal(done.interrupt.payload.questions[0].question, 'What is your name?');
+  const answer = async (runId: string, text: string) => {
     const res = await postJson(`${a.url}/v1/runs/${runId}/interrupts/call`, {
-      resumeValue: { answers: { answer: 'Ada' } },
+      resumeValue: { answers: { answer: text } },
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
+  };
+
+  const untilDone = async (runId: string, peerTaskId: string, text: string) => {
     const end = await untilStatus(a.url, runId, ['completed', 'failed']);
     assert.equal(end.status, 'completed', JSON.stringify(end.error));
-    assert.equal(end.nodeStates.call.artifacts[0].parts[0].text, 'Hello, Ada!');
-  });
+    assert.equal(end.nodeStates.call.taskId, peerTaskId, 'the answer went into the same peer task');
+    assert.equal(end.nodeStates.call.artifacts[0].parts[0].text, text);
+  };
+
+  // An @a2a-js/sdk 1.x peer answers a non-blocking send into a parked task with the task as stored,
+  // still at the question, before its executor takes the answer up: the node waits for the task to
+  // move instead of asking its own caller again.
+  for (const agent of ['v03', 'v1'] as const) {
+    it(`clarify relay with an SDK peer (${agent}): its question, our answer, its greeting`, async () => {
+      const { runId, done } = await call(agent, 'clarify', 'hi', 'call_auto_clarify');
+      assert.equal(done.status, 'waiting-input', JSON.stringify(done.error));
+      assert.equal(done.interrupt.payload.questions[0].question, 'What is your name?');
+      await answer(runId, 'Ada');
+      await untilDone(runId, done.interrupt.payload.peer.taskId, 'Hello, Ada!');
+    });
+  }
 
   const untilAuth = async (agent: string) => {
     const { runId, done } = await call(agent, 'auth', 'hi', 'call_auto_clarify');
@@ -94,24 +112,26 @@ describe('a2a.invoke: foreign A2A peers and bad input', () => {
     assert.equal(done.interrupt.payload.metadata.subkind, 'auth');
     assert.equal(done.interrupt.payload.peer.state, 'auth-required');
     assert.equal(done.interrupt.payload.questions[0].question, AUTH_QUESTION);
-    return runId;
+    return { runId, peerTaskId: done.interrupt.payload.peer.taskId as string };
   };
 
-  it('a peer at auth-required (0.3): the run waits for input with subkind auth; the answer is relayed', async () => {
-    const runId = await untilAuth('v03');
-    const res = await postJson(`${a.url}/v1/runs/${runId}/interrupts/call`, {
-      resumeValue: { answers: { answer: 'Ada' } },
+  for (const [agent, what] of [
+    ['v03', '0.3'],
+    ['v1', '1.0 JSON-RPC'],
+    ['rest', '1.0 HTTP+JSON'],
+  ] as const) {
+    it(`a peer at auth-required (${what}): the run waits for input with subkind auth; the answer is relayed`, async () => {
+      const { runId, peerTaskId } = await untilAuth(agent);
+      await answer(runId, 'Ada');
+      await untilDone(runId, peerTaskId, 'Signed in as Ada');
     });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    const end = await untilStatus(a.url, runId, ['completed', 'failed']);
-    assert.equal(end.status, 'completed', JSON.stringify(end.error));
-    assert.equal(end.nodeStates.call.artifacts[0].parts[0].text, 'Signed in as Ada');
-  });
+  }
 
-  // The 1.x SDK keeps the executor of an auth-required task running (credentials arrive out of
-  // band), so only the mapping is checked here, not a relayed answer.
-  it('a peer at auth-required (1.0): the run waits for input with subkind auth', async () => {
-    await untilAuth('v1');
+  it("a 1.0 peer at auth-required answered by the CLI (`handoff answer`, an A2A reply to A's own task)", async () => {
+    const { runId, peerTaskId } = await untilAuth('v1');
+    const data = JSON.stringify({ answers: { answer: 'Grace' } });
+    await execFileAsync(process.execPath, [cliPath(), 'answer', a.url, runId, '--data', data]);
+    await untilDone(runId, peerTaskId, 'Signed in as Grace');
   });
 
   it("onInputRequired 'fail': a peer's question fails the node", async () => {

@@ -2,9 +2,11 @@
 // agent. GETs (its card) are forwarded with the agent's address rewritten to the proxy's, so every
 // call goes through the proxy; each POST first takes the next planned fault (an HTTP status with
 // an optional Retry-After) and, once the plan is used up, is forwarded. `always` answers every POST
-// with that fault (a peer that never recovers).
+// with that fault (a peer that never recovers). `cutStreams` makes a peer that closes every stream
+// (subscription) it opens right after its first event: the agent's task as it is.
 //
 //   const proxy = await startFlakyProxy(agent.url, { faults: [{ status: 503, retryAfter: '1' }] });
+//   const cutting = await startFlakyProxy(agent.url, { cutStreams: true }); cutting.streams // opened
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -20,6 +22,8 @@ export interface FlakyProxy {
   faulted: number;
   /** POSTs forwarded to the agent so far. */
   forwarded: number;
+  /** Streams (requests accepting text/event-stream) opened so far. */
+  streams: number;
   close(): Promise<void>;
 }
 
@@ -33,11 +37,11 @@ const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-e
 
 export async function startFlakyProxy(
   upstream: string,
-  plan: { faults?: Fault[]; always?: Fault },
+  plan: { faults?: Fault[]; always?: Fault; cutStreams?: boolean },
 ): Promise<FlakyProxy> {
   const faults = [...(plan.faults ?? [])];
   let self = '';
-  const proxy: FlakyProxy = { url: '', faulted: 0, forwarded: 0, close: async () => {} };
+  const proxy: FlakyProxy = { url: '', faulted: 0, forwarded: 0, streams: 0, close: async () => {} };
   const server = createServer(async (req, res) => {
     try {
       const body = await readBody(req);
@@ -52,11 +56,21 @@ export async function startFlakyProxy(
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers))
         if (typeof v === 'string' && !HOP_HEADERS.has(k)) headers[k] = v;
+      const stream = String(req.headers.accept).includes('text/event-stream');
+      if (stream) proxy.streams++;
+      const upstreamStop = new AbortController();
       const answer = await fetch(`${upstream}${req.url}`, {
         method: req.method ?? 'GET',
         headers,
         ...(req.method === 'POST' ? { body } : {}),
+        signal: upstreamStop.signal,
       });
+      if (stream && plan.cutStreams && answer.body) {
+        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/event-stream' });
+        res.end(await firstEvent(answer.body));
+        upstreamStop.abort();
+        return;
+      }
       // The card names the agent's own address; the proxy's stands in for it.
       const text = (await answer.text()).replaceAll(upstream, self);
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
@@ -74,4 +88,16 @@ export async function startFlakyProxy(
       server.close(() => r());
     });
   return proxy;
+}
+
+/** The stream's bytes up to the end of its first SSE event (a blank line). */
+async function firstEvent(body: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of body) {
+    text += decoder.decode(chunk, { stream: true });
+    const end = text.indexOf('\n\n');
+    if (end >= 0) return text.slice(0, end + 2);
+  }
+  return text;
 }

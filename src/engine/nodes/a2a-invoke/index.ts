@@ -5,7 +5,8 @@
 //             the same peer task), then record the link (a2a.task.linked) and sleep;
 //   2. wake   (a push callback brings the timer forward, a stream holder too, else the poll timer
 //             fires): tasks/get, then sleep again or settle by the reverse projection (project.ts);
-//   3. relay  an answer to the peer's question (clarify) into the same peer task, then wait again.
+//   3. relay  an answer to the peer's question (clarify) into the same peer task, then wait again
+//             until the peer takes it up (a peer may first answer with the task still at the question).
 // Transport failures (unreachable, 429, 5xx) are retried with backoff until `timeoutMs`; a peer's
 // refusal (4xx, JSON-RPC error) fails the node at once with the peer's code and message.
 import { createHash, randomBytes } from 'node:crypto';
@@ -35,8 +36,15 @@ export interface InvokeState {
   binding?: string;
   taskId?: string;
   contextId?: string;
-  /** The peer task's state as last seen. */
+  /** The peer task's state as last seen, and the peer's clock of that state when it gave one. */
   state?: string;
+  stateAt?: string;
+  /**
+   * The question last relayed (its state and peer clock): while the peer task still shows it, the
+   * peer has not taken the answer up yet (an @a2a-js/sdk 1.x peer answers a non-blocking send with
+   * the task as stored, before its executor runs), so the node waits instead of asking again.
+   */
+  answered?: { state: string; at: string };
   mode?: WaitMode[];
   waitId?: string;
   /** Replies relayed so far (each gets its own message id). */
@@ -156,9 +164,6 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       waitId: wait.waitId,
       replies: 0,
     };
-    if (modes.includes('stream') && !INTERRUPTED_STATES.has(task.state)) {
-      peers.onStreamWait?.({ ...wait, peerTaskId: task.taskId });
-    }
     return settle(ctx, peers, waiting, task, [linked]);
   } catch (err) {
     return failure(err, ctx, peers, again, `calling agent '${nameOf(target)}'`);
@@ -172,12 +177,7 @@ async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invok
       runId: ctx.runId,
       callerAgentId: peers.callerAgentId,
     });
-    const task = await client.getTask(s.taskId as string);
-    // A hold lost to a crash, a drop or a failover is taken again by whoever executes this.
-    if (s.mode?.includes('stream') && s.waitId && !INTERRUPTED_STATES.has(task.state)) {
-      peers.onStreamWait?.(streamWait(ctx, s));
-    }
-    return settle(ctx, peers, s, task, []);
+    return settle(ctx, peers, s, await client.getTask(s.taskId as string), []);
   } catch (err) {
     return failure(err, ctx, peers, { ...s, attempt: s.attempt + 1 }, `reading task ${s.taskId} of '${s.agent}'`);
   }
@@ -201,7 +201,12 @@ async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invo
         : { text: typeof answer === 'string' ? answer : JSON.stringify(answer ?? null) }),
     });
     const { reply: _done, ...rest } = s;
-    const next: InvokeState = { ...rest, replies: n, attempt: 0 };
+    const next: InvokeState = {
+      ...rest,
+      replies: n,
+      attempt: 0,
+      ...(s.state && s.stateAt ? { answered: { state: s.state, at: s.stateAt } } : {}),
+    };
     const relayed: NewEvent = { type: 'a2a.task.updated', nodeId: ctx.node.id, payload: { relayed: true, reply: n } };
     if (sent.kind === 'task') return settle(ctx, peers, next, sent.task, [relayed]);
     return settle(ctx, peers, next, await client.getTask(s.taskId as string), [relayed]);
@@ -237,14 +242,18 @@ async function settle(
     if (s.waitId) await peers.waits.finish(s.waitId);
     return withEvents(done, own);
   }
+  const { answered, stateAt: _at, ...prior } = s;
+  const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
   const next: InvokeState = {
-    ...s,
+    ...prior,
     state: task.state,
+    ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
+    ...(unread ? { answered } : {}),
     attempt: changed ? 0 : s.attempt + 1,
     waitingOn: { agent: call.agent, peerTaskId: task.taskId, state: task.state },
   };
   const policy = ctx.config.onInputRequired ?? 'clarify';
-  if (INTERRUPTED_STATES.has(task.state) && policy !== 'wait') {
+  if (INTERRUPTED_STATES.has(task.state) && policy !== 'wait' && !unread) {
     if (policy === 'fail') {
       return withEvents(
         fail('external_input_required', `agent '${call.agent}' asks for input: ${task.statusMessage?.text ?? ''}`, {
@@ -262,6 +271,8 @@ async function settle(
     };
   }
   if (ctx.now >= s.deadline) return giveUp(ctx, peers, s, own);
+  // Sleeping: a stream wait watches the task until news, whatever its state (src/peers/streams.ts).
+  if (next.mode?.includes('stream') && next.waitId) peers.onStreamWait?.(streamWait(ctx, next), task.state);
   return {
     kind: 'sleep',
     wakeAt: Math.min(s.deadline, ctx.now + backoff(peers, next.attempt)),
