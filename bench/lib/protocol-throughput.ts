@@ -23,7 +23,7 @@ import {
   type SkillIds,
   skillsOf,
 } from './registry.js';
-import { fmtInt, fmtMs, fmtRatio, fmtTimes, type Section } from './report.js';
+import { fmtFixed, fmtInt, fmtMs, type Section } from './report.js';
 import { spread, medians, total } from './stats.js';
 
 /** The reference server of each binding. */
@@ -138,10 +138,11 @@ function figuresOf(own: readonly ProtocolId[], bySide: Map<string, Figures>): Fi
 
 // ─── report ───
 
-/** "**median** (min–max)" of a per-run ratio. */
-function ratioCell(runs: readonly Figures[], key: string, fmt: (n: number) => string): string {
+/** "**median** (min–max)" of a per-run ratio; `unit` after the median only. */
+function ratioCell(runs: readonly Figures[], key: string, digits: number, unit = ''): string {
   const s = spread(runs, key);
-  return Number.isFinite(s.median) ? `**${fmt(s.median)}** (${fmt(s.min)}–${fmt(s.max)})` : '';
+  const f = (n: number): string => fmtFixed(n, digits);
+  return Number.isFinite(s.median) ? `**${f(s.median)}${unit}** (${f(s.min)}–${f(s.max)})` : '';
 }
 
 function protocolRows(cell: CellResult, flows: boolean): string[][] {
@@ -149,9 +150,9 @@ function protocolRows(cell: CellResult, flows: boolean): string[][] {
   const own = ALL_PROTOCOLS.filter((p) => cell.runs.some((r) => r[`${p}.requests`] !== undefined));
   return own.map((p) => {
     const k = (f: string): string => `${p}.${f}`;
-    const vs03 = ratioCell(cell.runs, `vs03.${p}`, fmtTimes);
+    const vs03 = ratioCell(cell.runs, `vs03.${p}`, 2, '×');
     const across = own.includes('jsonrpc-0.3') ? '' : ` vs \`${REFERENCE['jsonrpc-0.3']}\``;
-    const vsRef = ratioCell(cell.runs, `vsRef.${p}`, fmtRatio);
+    const vsRef = ratioCell(cell.runs, `vsRef.${p}`, 3);
     return [
       cell.target,
       PROTOCOLS[p].label,
