@@ -11,7 +11,7 @@ registerScenario(
   protocolScenario({
     name: 'send-v1',
     description: `\`send\` over ${BINDINGS} (\`POST …/message:send\`): blocking echo → completed Task, fresh messageId each, 50 connections.`,
-    order: 41,
+    order: 95,
     connections: 50,
     prepare: async (p, server, skills) => [
       {
@@ -27,7 +27,7 @@ registerScenario(
   protocolScenario({
     name: 'get-v1',
     description: `\`get\` over ${BINDINGS} (\`GET …/tasks/{id}?historyLength=10\`): one completed echo task read with historyLength 10, 50 connections.`,
-    order: 42,
+    order: 96,
     connections: 50,
     prepare: async (p, server, skills) => {
       const id = p.taskIdOf(await callOnce(server, p.sendNew(server, skills.echo)));
@@ -43,7 +43,7 @@ registerScenario(
   protocolScenario({
     name: 'approval-v1',
     description: `\`approval\` over ${BINDINGS}: a send → input-required, then a reply {taskId, data {action:"accept"}} → completed; 50 connections.`,
-    order: 43,
+    order: 97,
     connections: 50,
     flowSteps: 2,
     prepare: async (p, server, skills) => [
