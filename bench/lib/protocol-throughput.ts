@@ -161,6 +161,7 @@ function protocolRows(cell: CellResult, flows: boolean): string[][] {
       fmtMs(m[k('p50Ms')]),
       fmtMs(m[k('p99Ms')]),
       `${fmtInt(total(cell.runs, k('failures')))} / ${fmtInt(total(cell.runs, k('requests')))}`,
+      fmtInt(m[k('otherCpuPct')]),
       fmtInt(m[k('serverCpuUsPerReq')]),
       `**${fmtInt(m[k('reqPerBusyCore')])}**`,
       vs03 && vs03 + across,
@@ -176,6 +177,7 @@ const COLUMNS = [
   'p50 ms',
   'p99 ms',
   'errors / requests (all runs)',
+  'other CPU %',
   'server CPU µs/req',
   'req/s per busy core',
   'CPU/req ÷ 0.3 (same server)',
@@ -201,6 +203,8 @@ function protocolSection(result: ScenarioResult, flows: boolean): Section {
       '"CPU/req ÷ 0.3": this binding’s server CPU per request ÷ the same server’s over 0.3 JSON-RPC ' +
       '(< 1 = cheaper; for `sdk-v1`, which serves no 0.3, ÷ `sdk` 0.3.14). "per-core ÷ SDK": the ' +
       'reference’s CPU per request ÷ this one’s on the same binding (> 1 = more requests per CPU second ' +
-      'than the SDK). Both: median over runs (per-run min–max).',
+      'than the SDK). Both: median over runs (per-run min–max). "other CPU %": the busy time of ' +
+      'everything else on the machine during this side’s windows, in % of one core: high = the ' +
+      'figures were taken under load.',
   };
 }
