@@ -162,6 +162,9 @@ function finalize(results: ScenarioResult[]): void {
 const SKIPPED = 'time budget (--budget) used up';
 const NOT_APPLICABLE = 'not applicable to this target';
 
+const applies = (scenario: Scenario, target: Target): boolean =>
+  (!target.only || target.only.includes(scenario.name)) && scenario.appliesTo?.(target) !== false;
+
 async function measureAll(
   scenarios: Scenario[],
   targets: Target[],
@@ -181,7 +184,7 @@ async function measureAll(
       for (const target of rotate(targets, round)) {
         if (unavailable.has(target.name)) continue;
         const cell = results[i]!.cells.find((c) => c.target === target.name)!;
-        if (target.only && !target.only.includes(scenario.name)) cell.reason = NOT_APPLICABLE;
+        if (!applies(scenario, target)) cell.reason = NOT_APPLICABLE;
         else if (fitsBudget(target, mode, deadline)) await runOnce(scenario, target, mode, cell);
         else if (cell.runs.length === 0) cell.reason = SKIPPED;
       }

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, benchScript } from './lib/env.js';
+import { ALL_PROTOCOLS } from './lib/protocols.js';
 import { freePort, startServer } from './lib/proc.js';
 import { registerTarget, type Running, type SkillIds, type Target } from './lib/registry.js';
 
@@ -29,6 +30,8 @@ export interface ChildTargetOptions {
   /** JSON-RPC endpoint path, and the GET path polled for readiness. */
   rpcPath: string;
   readyPath?: string;
+  /** Where its A2A 1.0 HTTP+JSON (REST) binding is mounted, if it has one. */
+  restPath?: string;
 }
 
 export function childTarget(opts: ChildTargetOptions): Target {
@@ -53,7 +56,8 @@ export function childTarget(opts: ChildTargetOptions): Target {
           await proc.stop();
           cleanup?.();
         };
-        return { url: base + opts.rpcPath, pid: proc.pid, pinned: proc.pinned, stop };
+        const rest = opts.restPath === undefined ? {} : { restUrl: base + opts.restPath };
+        return { url: base + opts.rpcPath, ...rest, pid: proc.pid, pinned: proc.pinned, stop };
       } catch (err) {
         cleanup?.();
         throw err;
@@ -70,6 +74,20 @@ registerTarget(
     rpcPath: '/a2a/jsonrpc',
   }),
 );
+
+// The A2A 1.0 reference: serves only the protocol scenarios (lib/protocol-throughput.ts).
+registerTarget({
+  ...childTarget({
+    name: 'sdk-v1',
+    description:
+      '@a2a-js/sdk 1.3.0 + express 5, InMemoryTaskStore, A2A 1.0 JSON-RPC and REST (bench/baselines/sdk-v1-server.ts)',
+    launch: (port) => ({ argv: [...benchScript('baselines/sdk-v1-server'), '--port', String(port)] }),
+    rpcPath: '/a2a/jsonrpc',
+    restPath: '/a2a/rest',
+  }),
+  protocols: ['jsonrpc-1.0', 'rest-1.0'],
+  only: ['send-v1', 'get-v1', 'approval-v1'],
+});
 
 registerTarget(
   childTarget({
@@ -112,16 +130,20 @@ function handoffTarget(name: string, description: string, env: Record<string, st
       };
     },
     rpcPath: '/v1/a2a',
+    restPath: '/v1/a2a/rest',
   });
 }
 
-registerTarget(
-  handoffTarget(
+// `handoff` is also measured over every A2A binding it serves (the protocol scenarios);
+// `handoff-full` is not: an fsync per commit costs the same whatever the wire.
+registerTarget({
+  ...handoffTarget(
     'handoff',
     'Handoff `serve` (dist/src/cli/main.js), SQLite in a fresh temp dir (WAL, synchronous=NORMAL)',
     {},
   ),
-);
+  protocols: ALL_PROTOCOLS,
+});
 // Every commit fsynced (survives power loss, not only a crash): group commit shares each fsync.
 registerTarget(
   handoffTarget(
@@ -137,7 +159,8 @@ registerTarget(
 // HANDOFF_BENCH_BEFORE=<checkout with a built dist/> adds the target `handoff-before`.
 const before = process.env.HANDOFF_BENCH_BEFORE;
 if (before) {
-  registerTarget(
-    handoffTarget('handoff-before', `Handoff built in ${before}, same settings as \`handoff\``, {}, before),
-  );
+  registerTarget({
+    ...handoffTarget('handoff-before', `Handoff built in ${before}, same settings as \`handoff\``, {}, before),
+    protocols: ALL_PROTOCOLS,
+  });
 }

@@ -16,6 +16,8 @@ export interface HttpOptions {
   body?: unknown;
   agent?: Agent;
   timeoutMs?: number;
+  /** Extra request headers (e.g. `A2A-Version: 1.0`). */
+  headers?: Record<string, string>;
 }
 
 // Certificate authorities an https URL is checked against (a scenario's test CA), beside none:
@@ -30,8 +32,12 @@ export function trustCa(pem: string): void {
 export function http(method: 'GET' | 'POST', url: string, opts: HttpOptions = {}): Promise<HttpAnswer> {
   const data = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const headers: Record<string, string> =
-    data === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) };
+  const headers: Record<string, string> = {
+    ...(data === undefined
+      ? {}
+      : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)) }),
+    ...opts.headers,
+  };
   return new Promise((resolve, reject) => {
     const tls = url.startsWith('https:');
     const send = tls ? requestTls : request;

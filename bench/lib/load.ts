@@ -24,6 +24,8 @@ export interface LoadRequest {
   path: string;
   /** Sent as JSON. */
   body?: unknown;
+  /** Extra request headers (e.g. `A2A-Version: 1.0`). */
+  headers?: Record<string, string>;
 }
 
 export interface Step {
@@ -87,11 +89,13 @@ function toRequest(step: Step, counters: Counters): autocannon.Request {
     setupRequest: (req, ctx) => {
       const r = step.request(ctx as FlowContext);
       if (r === undefined) return null as unknown as autocannon.Request;
+      const headers = r.body === undefined ? r.headers : { ...JSON_HEADERS, ...r.headers };
       return {
         ...req,
         method: r.method,
         path: r.path,
-        ...(r.body === undefined ? {} : { body: JSON.stringify(r.body), headers: JSON_HEADERS }),
+        ...(r.body === undefined ? {} : { body: JSON.stringify(r.body) }),
+        ...(headers ? { headers } : {}),
       } as autocannon.Request;
     },
     onResponse: (status, body, ctx) => {
@@ -266,6 +270,7 @@ export interface PairedSide {
 
 interface SideTotals {
   samples: Float64Array[];
+  flows: number;
   durationS: number;
   wallUs: number;
   cpuUs: number;
@@ -288,6 +293,8 @@ function sideFigures(a: SideTotals, windows: number, pid: number): Figures {
     windows,
     requests: n,
     reqPerSec: n / a.durationS,
+    flows: a.flows,
+    flowsPerSec: a.flows / a.durationS,
     p50Ms: percentile(all, 50),
     p90Ms: percentile(all, 90),
     p99Ms: percentile(all, 99),
@@ -318,6 +325,17 @@ export async function measurePaired(
   sides: [PairedSide, PairedSide],
   opts: { connections: number; windowS: number; windows: number },
 ): Promise<[Figures, Figures]> {
+  return (await measureAlternating(sides, opts)) as [Figures, Figures];
+}
+
+/**
+ * measurePaired for any number of sides: window order A B C, then C B A, then A B C … Sides may
+ * share a server (the same pid: e.g. one server over two protocols); their windows never overlap.
+ */
+export async function measureAlternating(
+  sides: readonly PairedSide[],
+  opts: { connections: number; windowS: number; windows: number },
+): Promise<Figures[]> {
   const spec = (s: PairedSide, durationS: number): LoadSpec => ({
     baseUrl: s.base,
     connections: opts.connections,
@@ -328,6 +346,7 @@ export async function measurePaired(
   const totals = sides.map(
     (): SideTotals => ({
       samples: [],
+      flows: 0,
       durationS: 0,
       wallUs: 0,
       cpuUs: 0,
@@ -340,8 +359,10 @@ export async function measurePaired(
       unexpected: 0,
     }),
   );
+  const forward = sides.map((_, i) => i);
+  const backward = [...forward].reverse();
   for (let w = 0; w < opts.windows; w++) {
-    for (const i of w % 2 === 0 ? [0, 1] : [1, 0]) {
+    for (const i of w % 2 === 0 ? forward : backward) {
       const s = sides[i]!;
       const a = totals[i]!;
       const cpu0 = readCpuUs(s.pid);
@@ -355,6 +376,7 @@ export async function measurePaired(
       a.loadGenUs += (load.loadGenCpuPct / 100) * wallUs;
       a.durationS += load.durationS;
       a.samples.push(load.samples);
+      a.flows += load.flows;
       a.bytes += load.bytesPerResp * load.requests || 0;
       a.errors += load.errors;
       a.timeouts += load.timeouts;
@@ -362,7 +384,7 @@ export async function measurePaired(
       a.unexpected += load.unexpected;
     }
   }
-  return [sideFigures(totals[0]!, opts.windows, sides[0].pid), sideFigures(totals[1]!, opts.windows, sides[1].pid)];
+  return sides.map((s, i) => sideFigures(totals[i]!, opts.windows, s.pid));
 }
 
 /**

@@ -1,11 +1,14 @@
 // What the harness iterates over: targets (servers to measure) × scenarios (workloads), plus
 // extra report sections. Modules register themselves at import time, so adding a target or a
 // scenario never means editing the harness loop in run.ts.
+import type { ProtocolId } from './protocols.js';
 import type { Section } from './report.js';
 
 /** A started server. `url` is its JSON-RPC endpoint (the agent card's url). */
 export interface Running {
   url: string;
+  /** The base of its A2A 1.0 HTTP+JSON (REST) binding, if it serves one (`…/message:send`). */
+  restUrl?: string;
   pid: number;
   pinned: boolean;
   stop(): Promise<void>;
@@ -23,6 +26,8 @@ export interface Target {
   skills?: Partial<SkillIds>;
   /** The scenarios this target serves (default: all); in the others it is "not applicable". */
   only?: string[];
+  /** The A2A bindings it serves (default: 0.3 JSON-RPC only); see lib/protocols.ts. */
+  protocols?: readonly ProtocolId[];
   /** Start a fresh server; reject if it cannot (the harness then records "not available"). */
   start(): Promise<Running>;
 }
@@ -68,6 +73,8 @@ export interface Scenario {
   description: string;
   /** Position in the report (lower first). */
   order: number;
+  /** False: the target is "not applicable" and not started (default: every target applies). */
+  appliesTo?(target: Target): boolean;
   run(ctx: ScenarioContext): Promise<Figures>;
   /** The longest one run may take (default: warm-up + duration + 30 s). */
   runLimitS?(mode: RunMode): number;
