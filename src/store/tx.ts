@@ -17,7 +17,7 @@ import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
 import { GET_RUN } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
-import { type Statement, statement } from './statements.js';
+import { type SqliteDirect, type Statement, type StatementResult, statement } from './statements.js';
 
 /** A run change as committed: the new snapshot and the events appended with it. */
 export interface RunChange {
@@ -148,11 +148,18 @@ export class StoreTx extends Tables {
     private readonly steps: readonly TransitionStep[],
     private readonly now: () => Date,
     readonly dialect: Dialect,
+    /** SQLite: the connection, which this transaction holds (statements.ts). */
+    private readonly direct?: SqliteDirect,
   ) {
-    super(db, dialect, now);
-    this.events = new Events(db, dialect, now);
-    this.tasks = new TxTaskRecords(db, dialect, now);
-    this.pushConfigs = new TxPushConfigs(db, dialect, now, (taskId) => this.created.has(taskId));
+    super(db, dialect, now, direct);
+    this.events = new Events(db, dialect, now, direct);
+    this.tasks = new TxTaskRecords(db, dialect, now, direct);
+    this.pushConfigs = new TxPushConfigs(db, dialect, now, (taskId) => this.created.has(taskId), direct);
+  }
+
+  /** Run a fixed statement in this transaction (straight on the SQLite connection there). */
+  private async exec<R>(query: Statement, params: readonly unknown[]): Promise<StatementResult<R>> {
+    return this.direct?.<R>(query.text, params) ?? this.db.executeQuery(query.with<R>(this.dialect, params));
   }
 
   /**
@@ -164,7 +171,7 @@ export class StoreTx extends Tables {
     const pending = this.deferred.get(runId) ?? this.held.get(runId);
     if (pending) return pending.run;
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
-    const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
+    const { rows } = await this.exec<RunsTable>(query, [runId]);
     return rows[0] && runRows.fromRow(rows[0]);
   }
 
@@ -189,11 +196,9 @@ export class StoreTx extends Tables {
   /** Insert a run's row and its events as they are, then run the transition steps. */
   private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
     const row = runRows.toRow(run);
-    await this.db.executeQuery(
-      INSERT_RUN.with(
-        this.dialect,
-        RUN_COLUMNS.map((c) => row[c]),
-      ),
+    await this.exec(
+      INSERT_RUN,
+      RUN_COLUMNS.map((c) => row[c]),
     );
     await this.events.append(events);
     return this.record({ run, events });
@@ -271,7 +276,7 @@ export class StoreTx extends Tables {
       ...(fenced ? [held.owner] : []),
     ];
     const query = COMMIT_RUN[(held.withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
-    const lease = (await this.db.executeQuery(query.with<Lease>(this.dialect, params))).rows[0];
+    const lease = (await this.exec<Lease>(query, params)).rows[0];
     if (!lease) throw new ConflictError(`run ${run.runId} changed concurrently`);
     if (!held.withLease) {
       // The lease as stored now (a worker may have renewed it since the transaction read the run).
