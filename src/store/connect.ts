@@ -87,6 +87,15 @@ interface MigrationLock {
   run<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * WAL pages after which a commit copies the WAL back into the database file (SQLite's default is
+ * 1,000: 4 MB). A checkpoint writes each page once however often the WAL holds it, and every
+ * commit rewrites the same hot pages (the tables' and indexes' newest leaves), so a longer WAL
+ * copies them less often: about a tenth less CPU per approval flow under load (docs/decisions.md).
+ * Durability is the WAL's either way; a restart replays at most this much (40 MB of 4 KB pages).
+ */
+export const SQLITE_WAL_AUTOCHECKPOINT = 10_000;
+
 function openSqlite(opts: OpenStoreOptions): Opened {
   const file = opts.sqliteFile ?? '.handoff/handoff.db';
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -103,6 +112,7 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   // Group commit runs each transaction in a savepoint, and SQLite keeps a savepoint's undo pages
   // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
   database.pragma('temp_store = MEMORY');
+  database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
   const prepared = statementCache(database);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
