@@ -84,6 +84,13 @@ const COMMIT_RUN = [
 ];
 /** RunPatch fields stored as JSON text: a commit normalizes them as reading them back would. */
 const JSON_FIELDS = ['state', 'cursor', 'error', 'metadata'] as const;
+/**
+ * The JSON text of a run's JSON columns as this transaction last encoded them, by column (each
+ * such column is one word, so also its field): a value is stringified once, for both the record
+ * handed back (parsed from that text) and the statement that writes it. The text stands for the
+ * value it was parsed into, and is used only while the record still holds that very value.
+ */
+type Encoded = Partial<Record<string, { value: unknown; text: string }>>;
 
 type Lease = Pick<RunsTable, 'lease_owner' | 'lease_expires_at'>;
 
@@ -97,6 +104,8 @@ interface HeldRun {
   withLease: boolean;
   run: RunRecord;
   events: RunEvent[];
+  /** The JSON columns the commits patched, as text. */
+  encoded: Encoded;
 }
 
 /** Number new events from `firstSeq`, all stamped `at`. */
@@ -113,22 +122,47 @@ function numberEvents(runId: string, firstSeq: number, events: NewEvent[], at: s
   );
 }
 
-/** The record exactly as reading its row back would give it (JSON round trip, absent optionals). */
-function normalize(run: RunRecord): RunRecord {
-  return runRows.fromRow(runRows.toRow(run));
+/**
+ * The record exactly as reading its row back would give it (JSON round trip, absent optionals),
+ * and the text of its JSON columns.
+ */
+function normalize(run: RunRecord): { run: RunRecord; encoded: Encoded } {
+  const row = runRows.toRow(run);
+  const read = runRows.fromRow(row);
+  const encoded: Encoded = {};
+  for (const c of runRows.json) {
+    const text = row[c];
+    if (typeof text === 'string') encoded[c] = { value: read[c as keyof RunRecord], text };
+  }
+  return { run: read, encoded };
 }
 
 /**
  * `before` (a record as read) with `patch` applied, as reading the row back would give it: only
- * the patched fields need the round trip (JSON fields through their text, undefined removed).
+ * the patched fields need the round trip (JSON fields through their text, kept in `encoded` for
+ * the write; undefined removed).
  */
-function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>): RunRecord {
+function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>, encoded: Encoded): RunRecord {
   const merged: Record<string, unknown> = { ...before, ...patch, ...bookkeeping };
   for (const [field, value] of Object.entries(patch)) {
-    if (value === undefined || value === null) delete merged[field];
-    else if ((JSON_FIELDS as readonly string[]).includes(field)) merged[field] = JSON.parse(JSON.stringify(value));
+    if (value === undefined || value === null) {
+      delete merged[field];
+      delete encoded[field];
+    } else if ((JSON_FIELDS as readonly string[]).includes(field)) {
+      const text = JSON.stringify(value);
+      merged[field] = JSON.parse(text);
+      encoded[field] = { value: merged[field], text };
+    }
   }
   return merged as unknown as RunRecord;
+}
+
+/** The values of `columns` of `run` as written, taking a JSON column's text from `encoded` when there. */
+function columnValues(run: RunRecord, columns: readonly (keyof RunsTable & string)[], encoded: Encoded): unknown[] {
+  return columns.map((c) => {
+    const known = encoded[c];
+    return known && known.value === run[c as keyof RunRecord] ? known.text : runRows.column(run, c);
+  });
 }
 
 export class StoreTx extends Tables {
@@ -139,7 +173,7 @@ export class StoreTx extends Tables {
   /** Runs inserted by this transaction (nothing of theirs existed before it). */
   private readonly created = new Set<string>();
   /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
-  private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
+  private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[]; encoded: Encoded }>();
   /** Runs committed to in this transaction; their one UPDATE and one INSERT of events wait for `flush()`. */
   private readonly held = new Map<string, HeldRun>();
 
@@ -186,20 +220,16 @@ export class StoreTx extends Tables {
     this.created.add(run.runId);
     const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
     if (opts.defer) {
-      const pending = { run: normalize(full), events: numberEvents(run.runId, 0, events, at) };
+      const pending = { ...normalize(full), events: numberEvents(run.runId, 0, events, at) };
       this.deferred.set(run.runId, pending);
       return { run: pending.run, events: pending.events };
     }
-    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at));
+    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at), {});
   }
 
   /** Insert a run's row and its events as they are, then run the transition steps. */
-  private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
-    const row = runRows.toRow(run);
-    await this.exec(
-      INSERT_RUN,
-      RUN_COLUMNS.map((c) => row[c]),
-    );
+  private async writeNewRun(run: RunRecord, events: RunEvent[], encoded: Encoded): Promise<RunChange> {
+    await this.exec(INSERT_RUN, columnValues(run, RUN_COLUMNS, encoded));
     await this.events.append(events);
     return this.record({ run, events });
   }
@@ -227,13 +257,15 @@ export class StoreTx extends Tables {
       ) {
         throw new ConflictError(`run ${before.runId} changed concurrently`);
       }
-      pending.run = normalize({ ...before, ...patch, ...bookkeeping });
+      // `before` is this record as normalized: only the patched fields need the round trip.
+      pending.run = applyPatch(before, patch, bookkeeping, pending.encoded);
       pending.events.push(...appended);
       return { before, run: pending.run, events: appended };
     }
     const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
-    const run = applyPatch(before, patch, bookkeeping);
     const held = this.held.get(before.runId);
+    const encoded = held?.encoded ?? {};
+    const run = applyPatch(before, patch, bookkeeping, encoded);
     if (!held) {
       this.held.set(before.runId, {
         firstVersion: before.version,
@@ -241,6 +273,7 @@ export class StoreTx extends Tables {
         withLease,
         run,
         events: appended,
+        encoded,
       });
       return this.record({ before, run, events: appended });
     }
@@ -266,11 +299,10 @@ export class StoreTx extends Tables {
    */
   private async writeHeld(held: HeldRun): Promise<void> {
     const { run } = held;
-    const row = runRows.toRow(run);
     const fenced = held.owner !== undefined;
     const params = [
-      ...COMMIT_COLUMNS.map((c) => row[c]),
-      ...(held.withLease ? LEASE_COLUMNS.map((c) => row[c]) : []),
+      ...columnValues(run, COMMIT_COLUMNS, held.encoded),
+      ...(held.withLease ? columnValues(run, LEASE_COLUMNS, held.encoded) : []),
       run.runId,
       held.firstVersion,
       ...(fenced ? [held.owner] : []),
@@ -300,9 +332,9 @@ export class StoreTx extends Tables {
    * calls this before COMMIT).
    */
   async flush(): Promise<void> {
-    for (const [runId, { run, events }] of this.deferred) {
+    for (const [runId, { run, events, encoded }] of this.deferred) {
       this.deferred.delete(runId);
-      await this.writeNewRun(run, events);
+      await this.writeNewRun(run, events, encoded);
     }
     for (const [runId, held] of this.held) {
       this.held.delete(runId);
