@@ -12,6 +12,7 @@ import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
 import { runRows } from './rows.js';
 import { Events } from './repos/events.js';
+import { TxInterrupts } from './repos/interrupts.js';
 import { TxPushConfigs } from './repos/push-configs.js';
 import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
@@ -169,6 +170,7 @@ export class StoreTx extends Tables {
   readonly changes: RunChange[] = [];
   override readonly tasks: TxTaskRecords;
   override readonly pushConfigs: TxPushConfigs;
+  override readonly interrupts: TxInterrupts;
   private readonly events: Events;
   /** Runs inserted by this transaction (nothing of theirs existed before it). */
   private readonly created = new Set<string>();
@@ -188,7 +190,9 @@ export class StoreTx extends Tables {
     super(db, dialect, now, direct);
     this.events = new Events(db, dialect, now, direct);
     this.tasks = new TxTaskRecords(db, dialect, now, direct);
-    this.pushConfigs = new TxPushConfigs(db, dialect, now, (taskId) => this.created.has(taskId), direct);
+    const createdHere = (runId: string) => this.created.has(runId);
+    this.pushConfigs = new TxPushConfigs(db, dialect, now, createdHere, direct);
+    this.interrupts = new TxInterrupts(db, dialect, now, createdHere, direct);
   }
 
   /** Run a fixed statement in this transaction (straight on the SQLite connection there). */
