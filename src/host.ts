@@ -272,7 +272,7 @@ async function openHostStore(config: Config, log: Logger, metrics: Metrics, cloc
     sqliteFile: sqliteFile(config),
     sqliteSynchronous: config.sqliteSynchronous,
     sqliteExclusive: true,
-    onStatement: (op) => metrics.storeStatements.inc({ op }),
+    onStatement: metrics.countStatement,
     onPoolError: (err) => log.warn({ err }, 'a pooled database connection failed; the pool replaces it'),
   });
   if (store.dialect === 'sqlite') {

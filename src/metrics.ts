@@ -31,6 +31,8 @@ export class Metrics {
   readonly peerStreamWakes: Counter<never>;
   /** Where the outbox lag gauge reads from (the push worker sets it). */
   outboxLagSource: (() => Promise<number>) | undefined;
+  /** Statements counted since the last scrape, by kind: added to `storeStatements` when it is read. */
+  private readonly statementsSinceScrape = new Map<string, number>();
 
   /**
    * Every exported sample is labelled `instance="<id>"` (HANDOFF_INSTANCE_ID), so samples from
@@ -38,6 +40,11 @@ export class Metrics {
    * they were scraped at. (Prometheus keeps its own target `instance` label and stores this one as
    * `exported_instance` unless the scrape job sets `honor_labels: true`.)
    */
+  /** One statement of kind `op` ran (read by `storeStatements`). */
+  readonly countStatement = (op: string): void => {
+    this.statementsSinceScrape.set(op, (this.statementsSinceScrape.get(op) ?? 0) + 1);
+  };
+
   constructor(instanceId: string) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ instance: instanceId });
@@ -58,7 +65,18 @@ export class Metrics {
       'outcome',
     ]);
     this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
-    this.storeStatements = counter('handoff_store_statements_total', 'Statements the database ran, by kind', ['op']);
+    // Every statement is counted, so as a plain number: prom-client hashes the labels on each inc.
+    const pending = this.statementsSinceScrape;
+    this.storeStatements = new Counter({
+      name: 'handoff_store_statements_total',
+      help: 'Statements the database ran, by kind',
+      labelNames: ['op'],
+      registers,
+      collect() {
+        for (const [op, n] of pending) this.inc({ op }, n);
+        pending.clear();
+      },
+    });
     this.peerStreamSubscriptions = counter(
       'handoff_peer_stream_subscriptions_total',
       'Subscriptions to peer tasks opened for a2a.invoke stream waits',

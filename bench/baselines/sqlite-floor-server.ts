@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import Fastify from 'fastify';
-import { openStore } from '../../src/store/connect.js';
+import { openStore, SQLITE_WAL_AUTOCHECKPOINT } from '../../src/store/connect.js';
 import { parsePort } from './args.js';
 
 type Json = Record<string, unknown>;
@@ -39,6 +39,7 @@ db.pragma('locking_mode = EXCLUSIVE');
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.pragma('temp_store = MEMORY');
+db.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
 

@@ -5,6 +5,7 @@ import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
 import {
+  type InterruptRecord,
   type NewEvent,
   type RunEvent,
   type RunEventType,
@@ -55,11 +56,12 @@ export class A2AService {
 
   /** message/send: start or resume, then (blocking) wait until the caller must act or the end. */
   async send(caller: Caller, p: StoredSendParams): Promise<Task> {
-    const { run, created, known } = await this.startOrResume(caller, p);
+    const { run, created, open, known } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run) : run;
-    // A task this request created and settled in its own transaction: its whole log is known.
-    if (created && settled === run) return this.taskFromLog(run, created, p.configuration?.historyLength);
+    // A task this request created and settled in its own transaction: its whole log is known, and
+    // so is the interrupt it waits at, if any.
+    if (created && settled === run) return this.taskFromLog(run, created, open, p.configuration?.historyLength);
     // A reply's transaction left the run and its record as they are: only the log is read.
     return this.task(
       caller,
@@ -77,7 +79,7 @@ export class A2AService {
   async startOrResume(
     caller: Caller,
     p: StoredSendParams,
-  ): Promise<{ run: RunRecord; before: number; created?: RunEvent[]; known?: TaskRecord }> {
+  ): Promise<{ run: RunRecord; before: number; created?: RunEvent[]; open?: InterruptRecord; known?: TaskRecord }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
@@ -92,11 +94,15 @@ export class A2AService {
   }
 
   /**
-   * `created`: the new run's whole committed log, when this call created and ran it inline.
+   * `created`: the new run's whole committed log, when this call created and ran it inline (and
+   * `open`, the interrupt it waits at).
    * A retried message (same principal and messageId) is answered with the task it started; that
    * task is looked up only when this start fails (the task record's messageId is a unique key).
    */
-  private async start(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
+  private async start(
+    caller: Caller,
+    p: StoredSendParams,
+  ): Promise<{ run: RunRecord; created?: RunEvent[]; open?: InterruptRecord }> {
     const msg = p.message;
     const prior = async () => {
       const rec = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
@@ -113,7 +119,10 @@ export class A2AService {
     }
   }
 
-  private async startNew(caller: Caller, p: StoredSendParams): Promise<{ run: RunRecord; created?: RunEvent[] }> {
+  private async startNew(
+    caller: Caller,
+    p: StoredSendParams,
+  ): Promise<{ run: RunRecord; created?: RunEvent[]; open?: InterruptRecord }> {
     const msg = p.message;
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
@@ -126,7 +135,7 @@ export class A2AService {
     const inline = p.configuration?.pushNotificationConfig;
     const register = inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined;
     let attempt = 0;
-    const { run, events } = await this.engine.startRun(caller, {
+    const { run, events, open } = await this.engine.startRun(caller, {
       workflowId: skill,
       inputs,
       tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
@@ -146,7 +155,7 @@ export class A2AService {
         await register?.(tx, created);
       },
     });
-    return { run, ...(events ? { created: events } : {}) };
+    return { run, ...(events ? { created: events, ...(open ? { open } : {}) } : {}) };
   }
 
   /**
@@ -298,11 +307,10 @@ export class A2AService {
   /**
    * The Task of a run created by this request, from the snapshot and log its transaction
    * committed: the same projection as `task()`, without reading back what was just written.
-   * Its record's context is the one in the run's metadata and its state time the run's update.
+   * Its record's context is the one in the run's metadata and its state time the run's update, and
+   * its open interrupt the one that transaction opened (`open`).
    */
-  private async taskFromLog(run: RunRecord, log: RunEvent[], historyLength?: number): Promise<Task> {
-    // A waiting run's open interrupt (its data) is the one thing read.
-    const open = isWaiting(run.status) ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
+  private taskFromLog(run: RunRecord, log: RunEvent[], open?: InterruptRecord, historyLength?: number): Task {
     return toTask({
       run,
       contextId: contextIdOf(run),

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
 import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';
-import { isTerminal } from '../store/model.js';
+import { isTerminal, isWaiting } from '../store/model.js';
 import type { Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
@@ -40,6 +40,8 @@ export interface StartRunResult {
   replayed: boolean;
   /** The run's whole event log as committed, when this call created it and ran it inline. */
   events?: RunEvent[];
+  /** Its open interrupt, when this call created it and it waits at a gate. */
+  open?: InterruptRecord;
 }
 
 export interface ResolveResult {
@@ -159,7 +161,9 @@ export class Engine {
         });
       }
       const events = tx.deferredEvents(run.runId);
-      return { run: settled, replayed: false, ...(events ? { events } : {}) };
+      // Known without a query: the run is new, its interrupts are the ones this transaction opened.
+      const open = isWaiting(settled.status) ? await tx.interrupts.getOpen(run.runId) : undefined;
+      return { run: settled, replayed: false, ...(events ? { events } : {}), ...(open ? { open } : {}) };
     });
   }
 

@@ -17,6 +17,7 @@ import {
 import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
+import type { SqliteDirect } from './statements.js';
 import { Store, type StoreOptions } from './store.js';
 
 // Epoch-ms columns are int8 on PostgreSQL; pg returns those as strings unless told otherwise.
@@ -47,14 +48,18 @@ export interface OpenStoreOptions {
   onPoolError?: (err: Error) => void;
 }
 
-/** Kysely's query log, reduced to the statement's kind (`select`, `insert`, `commit`, …). */
+/** A statement's kind (`select`, `insert`, `commit`, …): its first keyword. */
+function opOf(sql: string): string {
+  const space = sql.search(/\s/);
+  return (space < 0 ? sql : sql.slice(0, space)).toLowerCase();
+}
+
+/** Kysely's query log, reduced to the statement's kind. */
 function statementLog(onStatement: ((op: string) => void) | undefined) {
   if (!onStatement) return {};
   return {
     log(event: LogEvent) {
-      const sql = event.query.sql;
-      const space = sql.search(/\s/);
-      onStatement((space < 0 ? sql : sql.slice(0, space)).toLowerCase());
+      onStatement(opOf(event.query.sql));
     },
   };
 }
@@ -82,6 +87,15 @@ interface MigrationLock {
   run<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * WAL pages after which a commit copies the WAL back into the database file (SQLite's default is
+ * 1,000: 4 MB). A checkpoint writes each page once however often the WAL holds it, and every
+ * commit rewrites the same hot pages (the tables' and indexes' newest leaves), so a longer WAL
+ * copies them less often: about a tenth less CPU per approval flow under load (docs/decisions.md).
+ * Durability is the WAL's either way; a restart replays at most this much (40 MB of 4 KB pages).
+ */
+export const SQLITE_WAL_AUTOCHECKPOINT = 10_000;
+
 function openSqlite(opts: OpenStoreOptions): Opened {
   const file = opts.sqliteFile ?? '.handoff/handoff.db';
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -98,16 +112,29 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   // Group commit runs each transaction in a savepoint, and SQLite keeps a savepoint's undo pages
   // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
   database.pragma('temp_store = MEMORY');
+  database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
+  const prepared = statementCache(database);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    dialect: new SqliteDialect({
+      database: {
+        close: () => database.close(),
+        prepare: (sql: string) => prepared(sql).stmt as unknown as ReturnType<SqliteDatabase['prepare']>,
+      },
+    }),
     ...statementLog(opts.onStatement),
   });
   const dataVersion = database.prepare('pragma data_version').pluck();
+  const direct = directRunner(prepared, opts.onStatement);
   const store: StoreOptions = {
     db,
     dialect: 'sqlite',
     destroy: () => db.destroy(),
     dataVersion: () => dataVersion.get() as number,
+    // Outside a transaction, a read waits for Kysely's connection while a transaction is open.
+    direct: {
+      transaction: direct,
+      pool: (text, params) => (database.inTransaction ? undefined : direct(text, params)),
+    },
   };
   // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
   // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.
@@ -162,24 +189,37 @@ function enableWal(database: BetterSqlite3.Database): void {
   }
 }
 
+/** A prepared statement and its kind (for the statement counter). */
+interface Prepared {
+  stmt: BetterSqlite3.Statement;
+  op: string;
+}
+
 /**
  * Kysely's SQLite driver prepares every statement anew; preparing costs more than running the
- * small statements the store issues. better-sqlite3 statements are reusable, and Kysely runs
- * one query at a time on its single connection, so a cache keyed by SQL text is safe.
+ * small statements the store issues. better-sqlite3 statements are reusable, and one statement
+ * runs at a time on the single connection (synchronously), so a cache keyed by SQL text is safe.
  */
-function withStatementCache(database: BetterSqlite3.Database, max = 500): SqliteDatabase {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  return {
-    close: () => database.close(),
-    prepare(sql: string) {
-      let stmt = cache.get(sql);
-      if (!stmt) {
-        if (cache.size >= max) cache.delete(cache.keys().next().value as string);
-        stmt = database.prepare(sql);
-        cache.set(sql, stmt);
-      }
-      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
-    },
+function statementCache(database: BetterSqlite3.Database, max = 500): (sql: string) => Prepared {
+  const cache = new Map<string, Prepared>();
+  return (sql) => {
+    let entry = cache.get(sql);
+    if (!entry) {
+      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      entry = { stmt: database.prepare(sql), op: opOf(sql) };
+      cache.set(sql, entry);
+    }
+    return entry;
+  };
+}
+
+/** Fixed statements run at once on the connection, counted like Kysely's (statements.ts). */
+function directRunner(prepared: (sql: string) => Prepared, onStatement?: (op: string) => void): SqliteDirect {
+  return <R>(text: string, params: readonly unknown[]) => {
+    const { stmt, op } = prepared(text);
+    onStatement?.(op);
+    if (stmt.reader) return { rows: stmt.all(params) as R[] };
+    return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
   };
 }
 

@@ -27,8 +27,12 @@ type Kind = 'text' | 'json' | 'number' | 'flag';
 interface Mapper<Row, Rec> {
   /** The table's columns, in declaration order (for fixed SQL). */
   readonly columns: ReadonlyArray<keyof Row & string>;
+  /** The JSON columns. */
+  readonly json: ReadonlyArray<keyof Row & string>;
   fromRow(row: Row): Rec;
   toRow(rec: Rec): Row;
+  /** One column of `rec` as `toRow` writes it (a writer that needs a few columns, not the row). */
+  column(rec: Rec, column: keyof Row & string): unknown;
 }
 
 const words = (list: string | undefined): string[] => (list ?? '').split(/\s+/).filter(Boolean);
@@ -45,8 +49,10 @@ function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
     field: shape.renames?.[column] ?? camel(column),
     kind: kinds.get(column) ?? 'text',
   }));
+  const byColumn = new Map(columns.map((c) => [c.column, c]));
   return {
     columns: columns.map((c) => c.column) as Array<keyof Row & string>,
+    json: words(shape.json) as Array<keyof Row & string>,
     fromRow(row) {
       const rec: Record<string, unknown> = {};
       for (const { column, field, kind } of columns) {
@@ -62,6 +68,11 @@ function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
         row[column] = v === undefined ? null : encode(kind, v);
       }
       return row as Row;
+    },
+    column(rec, column) {
+      const { field, kind } = byColumn.get(column) as (typeof columns)[number];
+      const v = (rec as Record<string, unknown>)[field];
+      return v === undefined ? null : encode(kind, v);
     },
   };
 }

@@ -1,8 +1,9 @@
-// Fixed SQL for the statements every request runs, written once and run through Kysely's own
-// connection (so transactions, the pool and the SQLite statement cache all still apply).
+// Fixed SQL for the statements every request runs, written once. A repository runs one with
+// `Repo.exec`: on PostgreSQL through Kysely's own connection (the pool, or the transaction's), on
+// SQLite straight on the connection when it may (`SqliteDirect`, connect.ts), else through Kysely.
 //
 //   const GET_RUN = statement('select * from "runs" where "run_id" = ?');
-//   const { rows } = await db.executeQuery(GET_RUN.with(dialect, [runId]));
+//   const { rows } = await this.exec<RunsTable>(GET_RUN, [runId]);
 //
 // Why not the query builder here: building and compiling a query costs more CPU than SQLite
 // takes to run these small statements (bench/RESULTS.md). The text is the same on both dialects:
@@ -11,14 +12,32 @@ import { CompiledQuery } from 'kysely';
 import type { Dialect } from './store.js';
 
 export interface Statement {
+  /** The SQL with `?` placeholders (SQLite's form). */
+  readonly text: string;
   /** The statement with its parameters, for `db.executeQuery`. */
   with<R>(dialect: Dialect, params: readonly unknown[]): CompiledQuery<R>;
 }
+
+/** What running a statement returns (Kysely's QueryResult, as far as the repositories read it). */
+export interface StatementResult<R> {
+  rows: R[];
+  numAffectedRows?: bigint;
+}
+
+/**
+ * Runs a fixed statement on the SQLite connection at once, synchronously, skipping Kysely's
+ * per-query layers (its connection queue, executor and logging promises cost more than SQLite
+ * takes to run these statements). Answers undefined when the statement must wait its turn on
+ * Kysely's connection instead: outside a transaction while one is open, it would read what that
+ * transaction has not committed.
+ */
+export type SqliteDirect = <R>(text: string, params: readonly unknown[]) => StatementResult<R> | undefined;
 
 export function statement(text: string): Statement {
   let n = 0;
   const pgText = text.replace(/\?/g, () => `$${++n}`);
   return {
+    text,
     with: <R>(dialect: Dialect, params: readonly unknown[]) =>
       CompiledQuery.raw(dialect === 'postgres' ? pgText : text, [...params]) as CompiledQuery<R>,
   };

@@ -13,13 +13,14 @@
 //   rolled-back transaction — and after a purge.
 // - The writes outside `transaction` are single atomic statements: lease claims, renewals and
 //   hand-backs of runs and deliveries, a delivery's attempt outcome, an operator's retry.
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from './db.js';
 import { Events } from './repos/events.js';
 import type { Dialect } from './repos/repo.js';
 import { Quotas } from './repos/quotas.js';
 import { Runs } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
+import type { SqliteDirect } from './statements.js';
 import { type RunChange, StoreTx, type TransitionStep } from './tx.js';
 
 export type { Dialect } from './repos/repo.js';
@@ -48,6 +49,11 @@ export interface StoreOptions {
   destroy: () => Promise<void>;
   /** SQLite's `data_version`: changes when another connection (process) commits to the file. */
   dataVersion?: () => number;
+  /**
+   * SQLite: fixed statements straight on the connection (statements.ts), `pool` for reads outside
+   * a transaction (it declines while one is open), `transaction` for those inside one.
+   */
+  direct?: { pool: SqliteDirect; transaction: SqliteDirect };
 }
 
 /** A transaction waiting for its group commit. */
@@ -87,18 +93,21 @@ export class Store extends Tables {
   private pipelineSet = false;
   private readonly pending: PendingTx[] = [];
   private draining = false;
+  private readonly direct: StoreOptions['direct'];
 
   constructor(opts: StoreOptions) {
     const now = opts.now ?? (() => new Date());
-    super(opts.db, opts.dialect, now);
+    const pool = opts.direct?.pool;
+    super(opts.db, opts.dialect, now, pool);
     this.db = opts.db;
     this.dialect = opts.dialect;
     this.now = now;
     this.destroyFn = opts.destroy;
     this.dataVersion = opts.dataVersion;
-    this.runs = new Runs(opts.db, opts.dialect, now);
-    this.events = new Events(opts.db, opts.dialect, now);
-    this.quotas = new Quotas(opts.db, opts.dialect, now);
+    this.direct = opts.direct;
+    this.runs = new Runs(opts.db, opts.dialect, now, pool);
+    this.events = new Events(opts.db, opts.dialect, now, pool);
+    this.quotas = new Quotas(opts.db, opts.dialect, now, pool);
   }
 
   /** Set the transition pipeline, once, before the first transaction (the host's composition). */
@@ -135,11 +144,20 @@ export class Store extends Tables {
   private async transactionAlone<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     let tx: StoreTx | undefined;
     const result = await this.db.transaction().execute(async (trx) => {
-      tx = new StoreTx(trx, this.pipeline.steps, this.now, this.dialect);
+      tx = this.newTx(trx);
       return this.runIn(tx, fn);
     });
     if (tx && tx.changes.length > 0) this.emit(tx.changes);
     return result;
+  }
+
+  private newTx(trx: Transaction<Database>): StoreTx {
+    return new StoreTx(trx, this.pipeline.steps, this.now, this.dialect, this.direct?.transaction);
+  }
+
+  /** A savepoint statement of the group's transaction `trx`. */
+  private async raw(trx: Transaction<Database>, query: CompiledQuery): Promise<void> {
+    if (!this.direct?.transaction(query.sql, [])) await trx.executeQuery(query);
   }
 
   /** Run one transaction's work in `tx`, then write what it deferred (before anything commits). */
@@ -178,18 +196,18 @@ export class Store extends Tables {
       await this.db.transaction().execute(async (trx) => {
         while (open(done.length + failed.length)) {
           const item = this.pending.shift() as PendingTx;
-          const tx = new StoreTx(trx, this.pipeline.steps, this.now, this.dialect);
-          await trx.executeQuery(SAVEPOINT);
+          const tx = this.newTx(trx);
+          await this.raw(trx, SAVEPOINT);
           try {
             const result = await this.runIn(tx, item.fn);
-            await trx.executeQuery(RELEASE);
+            await this.raw(trx, RELEASE);
             done.push({ item, tx, result });
           } catch (err) {
             // Undo this one alone. If SQLite already rolled the whole transaction back (I/O
             // error, disk full), this throws and the whole group fails below: none committed.
             failed.push({ item, err });
-            await trx.executeQuery(ROLLBACK_TO);
-            await trx.executeQuery(RELEASE);
+            await this.raw(trx, ROLLBACK_TO);
+            await this.raw(trx, RELEASE);
           }
         }
       });

@@ -12,12 +12,13 @@ import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
 import { runRows } from './rows.js';
 import { Events } from './repos/events.js';
+import { TxInterrupts } from './repos/interrupts.js';
 import { TxPushConfigs } from './repos/push-configs.js';
 import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
 import { GET_RUN } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
-import { type Statement, statement } from './statements.js';
+import { type SqliteDirect, type Statement, type StatementResult, statement } from './statements.js';
 
 /** A run change as committed: the new snapshot and the events appended with it. */
 export interface RunChange {
@@ -84,6 +85,13 @@ const COMMIT_RUN = [
 ];
 /** RunPatch fields stored as JSON text: a commit normalizes them as reading them back would. */
 const JSON_FIELDS = ['state', 'cursor', 'error', 'metadata'] as const;
+/**
+ * The JSON text of a run's JSON columns as this transaction last encoded them, by column (each
+ * such column is one word, so also its field): a value is stringified once, for both the record
+ * handed back (parsed from that text) and the statement that writes it. The text stands for the
+ * value it was parsed into, and is used only while the record still holds that very value.
+ */
+type Encoded = Partial<Record<string, { value: unknown; text: string }>>;
 
 type Lease = Pick<RunsTable, 'lease_owner' | 'lease_expires_at'>;
 
@@ -97,6 +105,8 @@ interface HeldRun {
   withLease: boolean;
   run: RunRecord;
   events: RunEvent[];
+  /** The JSON columns the commits patched, as text. */
+  encoded: Encoded;
 }
 
 /** Number new events from `firstSeq`, all stamped `at`. */
@@ -113,33 +123,59 @@ function numberEvents(runId: string, firstSeq: number, events: NewEvent[], at: s
   );
 }
 
-/** The record exactly as reading its row back would give it (JSON round trip, absent optionals). */
-function normalize(run: RunRecord): RunRecord {
-  return runRows.fromRow(runRows.toRow(run));
+/**
+ * The record exactly as reading its row back would give it (JSON round trip, absent optionals),
+ * and the text of its JSON columns.
+ */
+function normalize(run: RunRecord): { run: RunRecord; encoded: Encoded } {
+  const row = runRows.toRow(run);
+  const read = runRows.fromRow(row);
+  const encoded: Encoded = {};
+  for (const c of runRows.json) {
+    const text = row[c];
+    if (typeof text === 'string') encoded[c] = { value: read[c as keyof RunRecord], text };
+  }
+  return { run: read, encoded };
 }
 
 /**
  * `before` (a record as read) with `patch` applied, as reading the row back would give it: only
- * the patched fields need the round trip (JSON fields through their text, undefined removed).
+ * the patched fields need the round trip (JSON fields through their text, kept in `encoded` for
+ * the write; undefined removed).
  */
-function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>): RunRecord {
+function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>, encoded: Encoded): RunRecord {
   const merged: Record<string, unknown> = { ...before, ...patch, ...bookkeeping };
   for (const [field, value] of Object.entries(patch)) {
-    if (value === undefined || value === null) delete merged[field];
-    else if ((JSON_FIELDS as readonly string[]).includes(field)) merged[field] = JSON.parse(JSON.stringify(value));
+    if (value === undefined || value === null) {
+      delete merged[field];
+      delete encoded[field];
+    } else if ((JSON_FIELDS as readonly string[]).includes(field)) {
+      const text = JSON.stringify(value);
+      merged[field] = JSON.parse(text);
+      encoded[field] = { value: merged[field], text };
+    }
   }
   return merged as unknown as RunRecord;
+}
+
+/** The values of `columns` of `run` as written, taking a JSON column's text from `encoded` when there. */
+function columnValues(run: RunRecord, columns: readonly (keyof RunsTable & string)[], encoded: Encoded): unknown[] {
+  return columns.map((c) => {
+    const known = encoded[c];
+    return known && known.value === run[c as keyof RunRecord] ? known.text : runRows.column(run, c);
+  });
 }
 
 export class StoreTx extends Tables {
   readonly changes: RunChange[] = [];
   override readonly tasks: TxTaskRecords;
   override readonly pushConfigs: TxPushConfigs;
+  override readonly interrupts: TxInterrupts;
   private readonly events: Events;
   /** Runs inserted by this transaction (nothing of theirs existed before it). */
   private readonly created = new Set<string>();
   /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
-  private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[] }>();
+  private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[]; encoded: Encoded }>();
   /** Runs committed to in this transaction; their one UPDATE and one INSERT of events wait for `flush()`. */
   private readonly held = new Map<string, HeldRun>();
 
@@ -148,11 +184,20 @@ export class StoreTx extends Tables {
     private readonly steps: readonly TransitionStep[],
     private readonly now: () => Date,
     readonly dialect: Dialect,
+    /** SQLite: the connection, which this transaction holds (statements.ts). */
+    private readonly direct?: SqliteDirect,
   ) {
-    super(db, dialect, now);
-    this.events = new Events(db, dialect, now);
-    this.tasks = new TxTaskRecords(db, dialect, now);
-    this.pushConfigs = new TxPushConfigs(db, dialect, now, (taskId) => this.created.has(taskId));
+    super(db, dialect, now, direct);
+    this.events = new Events(db, dialect, now, direct);
+    this.tasks = new TxTaskRecords(db, dialect, now, direct);
+    const createdHere = (runId: string) => this.created.has(runId);
+    this.pushConfigs = new TxPushConfigs(db, dialect, now, createdHere, direct);
+    this.interrupts = new TxInterrupts(db, dialect, now, createdHere, direct);
+  }
+
+  /** Run a fixed statement in this transaction (straight on the SQLite connection there). */
+  private async exec<R>(query: Statement, params: readonly unknown[]): Promise<StatementResult<R>> {
+    return this.direct?.<R>(query.text, params) ?? this.db.executeQuery(query.with<R>(this.dialect, params));
   }
 
   /**
@@ -164,7 +209,7 @@ export class StoreTx extends Tables {
     const pending = this.deferred.get(runId) ?? this.held.get(runId);
     if (pending) return pending.run;
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
-    const { rows } = await this.db.executeQuery(query.with<RunsTable>(this.dialect, [runId]));
+    const { rows } = await this.exec<RunsTable>(query, [runId]);
     return rows[0] && runRows.fromRow(rows[0]);
   }
 
@@ -179,22 +224,16 @@ export class StoreTx extends Tables {
     this.created.add(run.runId);
     const full: RunRecord = { ...run, nextSeq: events.length, version: 1, updatedAt: at };
     if (opts.defer) {
-      const pending = { run: normalize(full), events: numberEvents(run.runId, 0, events, at) };
+      const pending = { ...normalize(full), events: numberEvents(run.runId, 0, events, at) };
       this.deferred.set(run.runId, pending);
       return { run: pending.run, events: pending.events };
     }
-    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at));
+    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at), {});
   }
 
   /** Insert a run's row and its events as they are, then run the transition steps. */
-  private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
-    const row = runRows.toRow(run);
-    await this.db.executeQuery(
-      INSERT_RUN.with(
-        this.dialect,
-        RUN_COLUMNS.map((c) => row[c]),
-      ),
-    );
+  private async writeNewRun(run: RunRecord, events: RunEvent[], encoded: Encoded): Promise<RunChange> {
+    await this.exec(INSERT_RUN, columnValues(run, RUN_COLUMNS, encoded));
     await this.events.append(events);
     return this.record({ run, events });
   }
@@ -222,13 +261,15 @@ export class StoreTx extends Tables {
       ) {
         throw new ConflictError(`run ${before.runId} changed concurrently`);
       }
-      pending.run = normalize({ ...before, ...patch, ...bookkeeping });
+      // `before` is this record as normalized: only the patched fields need the round trip.
+      pending.run = applyPatch(before, patch, bookkeeping, pending.encoded);
       pending.events.push(...appended);
       return { before, run: pending.run, events: appended };
     }
     const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
-    const run = applyPatch(before, patch, bookkeeping);
     const held = this.held.get(before.runId);
+    const encoded = held?.encoded ?? {};
+    const run = applyPatch(before, patch, bookkeeping, encoded);
     if (!held) {
       this.held.set(before.runId, {
         firstVersion: before.version,
@@ -236,6 +277,7 @@ export class StoreTx extends Tables {
         withLease,
         run,
         events: appended,
+        encoded,
       });
       return this.record({ before, run, events: appended });
     }
@@ -261,17 +303,16 @@ export class StoreTx extends Tables {
    */
   private async writeHeld(held: HeldRun): Promise<void> {
     const { run } = held;
-    const row = runRows.toRow(run);
     const fenced = held.owner !== undefined;
     const params = [
-      ...COMMIT_COLUMNS.map((c) => row[c]),
-      ...(held.withLease ? LEASE_COLUMNS.map((c) => row[c]) : []),
+      ...columnValues(run, COMMIT_COLUMNS, held.encoded),
+      ...(held.withLease ? columnValues(run, LEASE_COLUMNS, held.encoded) : []),
       run.runId,
       held.firstVersion,
       ...(fenced ? [held.owner] : []),
     ];
     const query = COMMIT_RUN[(held.withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
-    const lease = (await this.db.executeQuery(query.with<Lease>(this.dialect, params))).rows[0];
+    const lease = (await this.exec<Lease>(query, params)).rows[0];
     if (!lease) throw new ConflictError(`run ${run.runId} changed concurrently`);
     if (!held.withLease) {
       // The lease as stored now (a worker may have renewed it since the transaction read the run).
@@ -295,9 +336,9 @@ export class StoreTx extends Tables {
    * calls this before COMMIT).
    */
   async flush(): Promise<void> {
-    for (const [runId, { run, events }] of this.deferred) {
+    for (const [runId, { run, events, encoded }] of this.deferred) {
       this.deferred.delete(runId);
-      await this.writeNewRun(run, events);
+      await this.writeNewRun(run, events, encoded);
     }
     for (const [runId, held] of this.held) {
       this.held.delete(runId);

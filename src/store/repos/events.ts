@@ -20,15 +20,14 @@ const INSERT_EVENTS = statementPerCount(
 export class Events extends Repo {
   /** Events with sequence > afterSeq, in order, at most `limit`. */
   async list(runId: string, afterSeq = -1, limit = 1000): Promise<RunEvent[]> {
-    const { rows } = await this.db.executeQuery(LIST_EVENTS.with<EventsTable>(this.dialect, [runId, afterSeq, limit]));
+    const { rows } = await this.exec<EventsTable>(LIST_EVENTS, [runId, afterSeq, limit]);
     return rows.map(eventRows.fromRow);
   }
 
   /** Events of any of `types`, in sequence order (one read for several kinds). */
   async listOfTypes(runId: string, types: readonly string[]): Promise<RunEvent[]> {
     if (types.length === 0) return [];
-    const query = EVENTS_OF_TYPES(types.length).with<EventsTable>(this.dialect, [runId, ...types]);
-    return (await this.db.executeQuery(query)).rows.map(eventRows.fromRow);
+    return (await this.exec<EventsTable>(EVENTS_OF_TYPES(types.length), [runId, ...types])).rows.map(eventRows.fromRow);
   }
 
   /** Append already numbered events (one statement). */
@@ -38,6 +37,6 @@ export class Events extends Repo {
       const row = eventRows.toRow(e);
       return eventRows.columns.map((c) => row[c]);
     });
-    await this.db.executeQuery(INSERT_EVENTS(events.length).with(this.dialect, params));
+    await this.exec(INSERT_EVENTS(events.length), params);
   }
 }

@@ -75,3 +75,51 @@ export class Interrupts extends Repo {
     await this.write(CANCEL_OPEN, [this.now().toISOString(), runId]);
   }
 }
+
+/**
+ * The interrupts as one transaction sees them. A run created in this transaction has no
+ * interrupt but those it inserted, so its open one is known without a query (the Task of a new
+ * task that waits at a gate is built from it after the commit). Any other change to such a run's
+ * interrupts drops what is known, and the query answers again.
+ */
+export class TxInterrupts extends Interrupts {
+  /** Interrupts inserted for runs created here, as reading them back would give them. */
+  private readonly inserted = new Map<string, InterruptRecord[]>();
+  private readonly changed = new Set<string>();
+
+  constructor(
+    db: ConstructorParameters<typeof Interrupts>[0],
+    dialect: ConstructorParameters<typeof Interrupts>[1],
+    now: () => Date,
+    private readonly createdHere: (runId: string) => boolean,
+    direct?: ConstructorParameters<typeof Interrupts>[3],
+  ) {
+    super(db, dialect, now, direct);
+  }
+
+  private known(runId: string): boolean {
+    return this.createdHere(runId) && !this.changed.has(runId);
+  }
+
+  override async getOpen(runId: string, nodeId?: string): Promise<InterruptRecord | undefined> {
+    if (!this.known(runId)) return super.getOpen(runId, nodeId);
+    return this.inserted.get(runId)?.find((i) => i.status === 'open' && (nodeId === undefined || i.nodeId === nodeId));
+  }
+
+  override async insert(rec: InterruptRecord): Promise<void> {
+    await super.insert(rec);
+    const list = this.inserted.get(rec.runId) ?? [];
+    list.push(interruptRows.fromRow(interruptRows.toRow(rec)));
+    this.inserted.set(rec.runId, list);
+  }
+
+  override async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
+    this.changed.add(rec.runId);
+    return super.update(rec, expectStatus);
+  }
+
+  override async cancelOpen(runId: string): Promise<void> {
+    this.changed.add(runId);
+    await super.cancelOpen(runId);
+  }
+}

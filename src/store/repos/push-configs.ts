@@ -59,8 +59,9 @@ export class TxPushConfigs extends PushConfigs {
     dialect: ConstructorParameters<typeof PushConfigs>[1],
     now: () => Date,
     private readonly createdHere: (taskId: string) => boolean,
+    direct?: ConstructorParameters<typeof PushConfigs>[3],
   ) {
-    super(db, dialect, now);
+    super(db, dialect, now, direct);
   }
 
   override async insert(rec: PushConfigRecord): Promise<void> {

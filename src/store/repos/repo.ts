@@ -2,7 +2,7 @@
 // the dialect and clock of its store. A repository built on a transaction writes inside it.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
-import type { Statement } from '../statements.js';
+import type { SqliteDirect, Statement, StatementResult } from '../statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -11,11 +11,18 @@ export abstract class Repo {
     protected readonly db: Kysely<Database>,
     protected readonly dialect: Dialect,
     protected readonly now: () => Date,
+    /** SQLite: the connection itself, for fixed statements (bound to `db`'s transaction, if any). */
+    protected readonly direct?: SqliteDirect,
   ) {}
+
+  /** Run a fixed statement: straight on the SQLite connection when it may, else through Kysely. */
+  protected exec<R>(query: Statement, params: readonly unknown[]): Promise<StatementResult<R>> | StatementResult<R> {
+    return this.direct?.<R>(query.text, params) ?? this.db.executeQuery(query.with<R>(this.dialect, params));
+  }
 
   /** The rows a fixed statement returns. */
   protected async all<R>(query: Statement, params: readonly unknown[]): Promise<R[]> {
-    return (await this.db.executeQuery(query.with<R>(this.dialect, params))).rows;
+    return (await this.exec<R>(query, params)).rows;
   }
 
   protected async first<R>(query: Statement, params: readonly unknown[]): Promise<R | undefined> {
@@ -24,6 +31,6 @@ export abstract class Repo {
 
   /** Run a fixed statement that writes; how many rows it changed. */
   protected async write(query: Statement, params: readonly unknown[]): Promise<number> {
-    return Number((await this.db.executeQuery(query.with(this.dialect, params))).numAffectedRows ?? 0);
+    return Number((await this.exec(query, params)).numAffectedRows ?? 0);
   }
 }

@@ -61,7 +61,7 @@ const WAITING_TERM: Expression<SqlBool> = sql<SqlBool>`${sql.ref('status')} in (
 
 export class Runs extends Repo {
   async get(runId: string): Promise<RunRecord | undefined> {
-    const { rows } = await this.db.executeQuery(GET_RUN.with<RunsTable>(this.dialect, [runId]));
+    const { rows } = await this.exec<RunsTable>(GET_RUN, [runId]);
     return rows[0] && runRows.fromRow(rows[0]);
   }
 

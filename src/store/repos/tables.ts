@@ -9,6 +9,7 @@ import { PeerWaits } from './peer-waits.js';
 import { PushConfigs } from './push-configs.js';
 import { PushOutbox } from './push-outbox.js';
 import type { Dialect } from './repo.js';
+import type { SqliteDirect } from '../statements.js';
 import { Secrets } from './secrets.js';
 import { TaskRecords } from './task-records.js';
 
@@ -21,13 +22,14 @@ export class Tables {
   readonly secrets: Secrets;
   readonly peerWaits: PeerWaits;
 
-  constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date) {
-    this.interrupts = new Interrupts(db, dialect, now);
-    this.idempotency = new Idempotency(db, dialect, now);
-    this.tasks = new TaskRecords(db, dialect, now);
-    this.pushConfigs = new PushConfigs(db, dialect, now);
-    this.outbox = new PushOutbox(db, dialect, now);
-    this.secrets = new Secrets(db, dialect, now);
-    this.peerWaits = new PeerWaits(db, dialect, now);
+  /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
+  constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
+    this.interrupts = new Interrupts(db, dialect, now, direct);
+    this.idempotency = new Idempotency(db, dialect, now, direct);
+    this.tasks = new TaskRecords(db, dialect, now, direct);
+    this.pushConfigs = new PushConfigs(db, dialect, now, direct);
+    this.outbox = new PushOutbox(db, dialect, now, direct);
+    this.secrets = new Secrets(db, dialect, now, direct);
+    this.peerWaits = new PeerWaits(db, dialect, now, direct);
   }
 }

@@ -77,23 +77,22 @@ export class TaskRecords extends Repo {
       rec.interruptKind ?? null,
       rec.updatedAt,
     ];
-    await this.db.executeQuery(INSERT_TASK.with(this.dialect, params));
+    await this.exec(INSERT_TASK, params);
   }
 
   async updateState(taskId: string, state: string, interruptKind: string | undefined, updatedAt: string) {
-    await this.db.executeQuery(UPDATE_STATE.with(this.dialect, [state, interruptKind ?? null, updatedAt, taskId]));
+    await this.exec(UPDATE_STATE, [state, interruptKind ?? null, updatedAt, taskId]);
   }
 
   /** A task record as `tenantId` may see it. */
   async get(taskId: string, tenantId: string): Promise<TaskRecord | undefined> {
-    const { rows } = await this.db.executeQuery(GET_TASK.with<A2ATasksTable>(this.dialect, [taskId, tenantId]));
+    const { rows } = await this.exec<A2ATasksTable>(GET_TASK, [taskId, tenantId]);
     return rows[0] && taskRows.fromRow(rows[0]);
   }
 
   /** A task record with its run, read together (one statement, one consistent snapshot). */
   async getWithRun(taskId: string, tenantId: string): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
-    const query = TASK_AND_RUN.with<RunsTable & TaskColumns>(this.dialect, [taskId, tenantId]);
-    const row = (await this.db.executeQuery(query)).rows[0];
+    const row = (await this.exec<RunsTable & TaskColumns>(TASK_AND_RUN, [taskId, tenantId])).rows[0];
     return row && taskAndRunOf(row);
   }
 
@@ -105,11 +104,8 @@ export class TaskRecords extends Repo {
     taskId: string,
     tenantId: string,
   ): Promise<{ rec: TaskRecord; run: RunRecord; open?: InterruptRecord } | undefined> {
-    const query = REPLY_TARGET[this.dialect].with<RunsTable & TaskColumns & OpenColumns>(this.dialect, [
-      taskId,
-      tenantId,
-    ]);
-    const row = (await this.db.executeQuery(query)).rows[0];
+    const query = REPLY_TARGET[this.dialect];
+    const row = (await this.exec<RunsTable & TaskColumns & OpenColumns>(query, [taskId, tenantId])).rows[0];
     if (!row) return undefined;
     const open = row.i_interrupt_id === null ? undefined : interruptOf(row);
     return { ...taskAndRunOf(row), ...(open ? { open } : {}) };
@@ -117,8 +113,7 @@ export class TaskRecords extends Repo {
 
   /** The task a starting message (tenant, principal, messageId) created, if any. */
   async findByMessage(tenantId: string, principalId: string, messageId: string): Promise<TaskRecord | undefined> {
-    const query = TASK_BY_MESSAGE.with<A2ATasksTable>(this.dialect, [tenantId, principalId, messageId]);
-    const { rows } = await this.db.executeQuery(query);
+    const { rows } = await this.exec<A2ATasksTable>(TASK_BY_MESSAGE, [tenantId, principalId, messageId]);
     return rows[0] && taskRows.fromRow(rows[0]);
   }
 
