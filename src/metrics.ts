@@ -25,6 +25,8 @@ export class Metrics {
   readonly pushAttempts: Counter<'outcome'>;
   /** Statements the database ran for this host, by kind (select, insert, update, begin, commit…). */
   readonly storeStatements: Counter<'op'>;
+  /** PostgreSQL: exchanges with the server the store waited for (pipelined writes share one). */
+  readonly storeRoundTrips: Counter<never>;
   readonly pushDeliveryLag: Histogram<never>;
   /** Where the outbox lag gauge reads from (the push worker sets it). */
   outboxLagSource: (() => Promise<number>) | undefined;
@@ -56,6 +58,11 @@ export class Metrics {
     ]);
     this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
     this.storeStatements = counter('handoff_store_statements_total', 'Statements the database ran, by kind', ['op']);
+    this.storeRoundTrips = counter(
+      'handoff_store_round_trips_total',
+      'PostgreSQL: exchanges with the server the store waited for (a transaction’s writes share one)',
+      [],
+    );
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
     this.activeRuns = gauge('handoff_worker_active_runs', 'Runs this instance is executing now');
     this.sseStreams = gauge('handoff_sse_streams', 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS)');

@@ -11,6 +11,7 @@ import type { Database, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
 import { runRows } from './rows.js';
+import { sentAhead } from './pg-driver.js';
 import { Events } from './repos/events.js';
 import { TxPushConfigs } from './repos/push-configs.js';
 import { TxTaskRecords } from './repos/task-records.js';
@@ -190,9 +191,11 @@ export class StoreTx extends Tables {
   private async writeNewRun(run: RunRecord, events: RunEvent[]): Promise<RunChange> {
     const row = runRows.toRow(run);
     await this.db.executeQuery(
-      INSERT_RUN.with(
-        this.dialect,
-        RUN_COLUMNS.map((c) => row[c]),
+      sentAhead(
+        INSERT_RUN.with(
+          this.dialect,
+          RUN_COLUMNS.map((c) => row[c]),
+        ),
       ),
     );
     await this.events.append(events);

@@ -38,6 +38,6 @@ export class Events extends Repo {
       const row = eventRows.toRow(e);
       return eventRows.columns.map((c) => row[c]);
     });
-    await this.db.executeQuery(INSERT_EVENTS(events.length).with(this.dialect, params));
+    await this.sendAhead(INSERT_EVENTS(events.length), params);
   }
 }
