@@ -19,6 +19,19 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 
+/**
+ * The store's fixed statements (statements.ts), by their PostgreSQL text: each is prepared once
+ * per connection under its name, so the server parses and plans it once, not on every run.
+ * Past MAX_PREPARED texts (multi-row shapes of unusual sizes), statements run unnamed.
+ */
+const PREPARED = new Map<string, string>();
+const MAX_PREPARED = 500;
+
+/** Run `sql` (a fixed statement's text) as a named prepared statement on every connection. */
+export function prepareOnUse(sql: string): void {
+  if (!PREPARED.has(sql) && PREPARED.size < MAX_PREPARED) PREPARED.set(sql, `handoff_${PREPARED.size + 1}`);
+}
+
 /** Compiled statements whose result the caller never reads (see `sendAhead`). */
 const AHEAD = new WeakSet<CompiledQuery>();
 
@@ -130,7 +143,7 @@ class PipelinedConnection implements DatabaseConnection {
   /** Write `query` now (held back with the others until the next flush); its answer is awaited later. */
   private sendAhead(query: CompiledQuery): void {
     this.cork();
-    const sent = this.client.query(query.sql, [...query.parameters]).then(
+    const sent = this.submit(query).then(
       () => {},
       (error: unknown) => {
         this.failure ??= { error };
@@ -141,7 +154,7 @@ class PipelinedConnection implements DatabaseConnection {
 
   /** Send `query` with everything held back, and wait for its answer: one round trip. */
   private async exchange<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const answer = this.client.query(query.sql, [...query.parameters]);
+    const answer = this.submit(query);
     this.flush();
     this.onRoundTrip?.();
     let result: pg.QueryResult | undefined;
@@ -165,6 +178,19 @@ class PipelinedConnection implements DatabaseConnection {
     if (failure && query !== ROLLBACK) throw failure.error;
     if (error !== undefined) throw error;
     return toResult<R>(result as pg.QueryResult);
+  }
+
+  private submit(query: CompiledQuery): Promise<pg.QueryResult> {
+    const name = PREPARED.get(query.sql);
+    const values = [...query.parameters];
+    if (name === undefined) return this.client.query(query.sql, values);
+    return this.client.query({ name, text: query.sql, values }).catch((err: { code?: string }) => {
+      // A schema change under a prepared `select *` (another instance migrating the shared
+      // schema) makes it fail on this connection for good: the connection leaves the pool, and
+      // the next one prepares it anew.
+      if (err.code === '0A000') this.broken ??= err as Error;
+      throw err;
+    });
   }
 
   private cork(): void {

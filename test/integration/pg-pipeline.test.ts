@@ -2,10 +2,12 @@
 // awaited statement (src/store/pg-driver.ts). What must hold: a write-only transaction is one
 // round trip; a write sent ahead that fails fails its transaction with its own error, and nothing
 // of that transaction commits; a read after such a write reports the write's error; the pooled
-// connection serves the next transaction as if nothing happened.
+// connection serves the next transaction as if nothing happened. Fixed statements are prepared
+// once per connection; a schema change under one fails it once, and the next query works.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { openStore } from '../../src/store/connect.js';
 import type { NewRun, Store } from '../../src/store/store.js';
 import { PG_URL } from '../support/host.js';
@@ -40,13 +42,15 @@ const key = (k: string) => ({
 
 describe('PostgreSQL pipelined transactions', { skip: PG_URL ? false : 'HANDOFF_TEST_PG_URL is not set' }, () => {
   let store: Store;
+  let schema: string;
   let roundTrips = 0;
 
   before(async () => {
     // One pooled connection: every test below reuses the one an earlier failure went through.
+    schema = schemas!.fresh();
     store = await openStore({
       databaseUrl: schemas!.url,
-      pgSchema: schemas!.fresh(),
+      pgSchema: schema,
       pgPoolSize: 1,
       onRoundTrip: () => roundTrips++,
     });
@@ -107,5 +111,20 @@ describe('PostgreSQL pipelined transactions', { skip: PG_URL ? false : 'HANDOFF_
       assert.equal((await tx.getRun(run.runId, { forUpdate: true }))?.runId, run.runId);
     });
     assert.equal((await store.runs.get(run.runId))?.status, 'pending');
+  });
+
+  it('a prepared statement outdated by a schema change fails once; the connection is replaced', async () => {
+    const run = newRun();
+    await store.transaction((tx) => tx.insertRun(run, []));
+    assert.equal((await store.runs.get(run.runId))?.runId, run.runId); // prepared on the one connection
+    const admin = new pg.Client({ connectionString: schemas!.url });
+    await admin.connect();
+    try {
+      await admin.query(`alter table ${schema}.runs add column later_column integer`);
+    } finally {
+      await admin.end();
+    }
+    await assert.rejects(store.runs.get(run.runId), (err: { code?: string }) => err.code === '0A000');
+    assert.equal((await store.runs.get(run.runId))?.runId, run.runId);
   });
 });
