@@ -25,6 +25,8 @@ export class Metrics {
   readonly pushAttempts: Counter<'outcome'>;
   /** Statements the database ran for this host, by kind (select, insert, update, begin, commit…). */
   readonly storeStatements: Counter<'op'>;
+  /** PostgreSQL: exchanges with the server the store waited for (pipelined writes share one). */
+  readonly storeRoundTrips: Counter<never>;
   readonly pushDeliveryLag: Histogram<never>;
   /** a2a.invoke stream waits: subscriptions to peer tasks opened, and runs they woke. */
   readonly peerStreamSubscriptions: Counter<never>;
@@ -85,6 +87,11 @@ export class Metrics {
     this.peerStreamWakes = counter(
       'handoff_peer_stream_wakes_total',
       'Runs waiting on a peer task woken by its stream (not by a push or the poll timer)',
+      [],
+    );
+    this.storeRoundTrips = counter(
+      'handoff_store_round_trips_total',
+      'PostgreSQL: exchanges with the server the store waited for (a transaction’s writes share one)',
       [],
     );
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });

@@ -5,11 +5,13 @@
 //   runs-create    POST /v1/runs {workflowId:'approval', inputs:{prompt:'x'}} (run parks at its gate)
 //   runs-echo      POST /v1/runs {workflowId:'echo'}, then GET /v1/runs/{id} until completed
 //                  (only when the POST did not already answer `completed`): completed runs/s
+//   send-stores    A2A blocking message/send of the echo skill (the `send` scenario's request): the
+//                  Handoff CPU per send on SQLite and on PostgreSQL, side by side (issue 17)
 //   runs-get       GET /v1/runs/{id} with 1,000 and with 100,000 (10,000 with --quick) completed
 //                  echo runs stored, measured in alternating windows (A B B A) so both see the
 //                  same machine noise; reports both and the ratio large/small
 //
-// create/echo measure SQLite on the harness's server (fresh temp dir) and PostgreSQL on a server
+// create/echo/send-stores measure SQLite on the harness's server (fresh temp dir) and PostgreSQL on a server
 // this module starts (throwaway schema, dropped after). runs-get seeds two data dirs directly
 // (lib/seed-runs.ts, once per harness process, reused by later rounds: GETs do not write) and
 // starts two fresh servers on them each round. All servers pinned to core 0, 50 connections.
@@ -41,6 +43,7 @@ import {
   shortError,
   type Section,
 } from '../lib/report.js';
+import { sendNew } from '../lib/rpc.js';
 import { seedInChild, type SeedSummary } from '../lib/seed-runs.js';
 import { medians, total } from '../lib/stats.js';
 
@@ -53,7 +56,7 @@ const ROTATE = 1_000;
 /** Follow-up GETs an echo flow makes at most before it gives up on the run. */
 const POLLS = 50;
 
-const NAMES = { create: 'runs-create', echo: 'runs-echo', get: 'runs-get' } as const;
+const NAMES = { create: 'runs-create', echo: 'runs-echo', get: 'runs-get', send: 'send-stores' } as const;
 
 // ─── what the section needs besides numbers (figures are numeric only) ───
 let pgInfo: PgInfo | undefined;
@@ -145,6 +148,15 @@ const completionSteps = (body: Record<string, unknown>): Step[] => [
   ),
 ];
 const echoSteps = (): Step[] => completionSteps({ workflowId: 'echo' });
+
+/** A2A message/send of the echo skill, answered `completed` (a fresh messageId each time). */
+const a2aSendSteps = (): Step[] => [
+  {
+    request: () => ({ method: 'POST', path: '/v1/a2a', body: sendNew('echo') }),
+    check: (b) => b.includes('"state":"completed"'),
+    completes: (b) => b.includes('"state":"completed"'),
+  },
+];
 
 /** GET /v1/runs/{id}, rotating through `ids` (one counter shared by all connections). */
 function getSteps(ids: string[]): Step[] {
@@ -438,6 +450,16 @@ registerScenario({
   order: 60,
   run: (ctx) => sqliteAndPg(ctx, NAMES.create, createSteps),
   section: (r) => storesSection(r, 'runs created per second (201 with a runId)'),
+});
+
+registerScenario({
+  name: NAMES.send,
+  description:
+    'A2A `message/send` of the echo skill (blocking, answered `completed`), 50 connections; SQLite and ' +
+    'PostgreSQL: the Handoff CPU per send on each store.',
+  order: 61,
+  run: (ctx) => sqliteAndPg(ctx, NAMES.send, a2aSendSteps),
+  section: (r) => storesSection(r, 'sends answered `completed` per second'),
 });
 
 registerScenario({

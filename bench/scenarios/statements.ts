@@ -10,6 +10,10 @@
 //   approval-reply  the reply {action: accept} into it (→ completed); the approval flow is both
 //   get             tasks/get {historyLength: 10} of a completed echo task (on SQLite, the exact
 //                   tasks/get cache answers it after the first read: no statement)
+//   runs-create     POST /v1/runs {workflowId: 'approval'} (the run parks at its gate)
+//
+// On PostgreSQL, also the round trips per flow (`handoff_store_round_trips_total`): the store's
+// driver pipelines a transaction's writes (src/store/pg-driver.ts), so several statements share one.
 import { PG_URL, startHandoffPg } from '../lib/handoff-server.js';
 import { handoffCells, handoffOrigin } from '../lib/handoff-only.js';
 import { http } from '../lib/http.js';
@@ -21,10 +25,12 @@ import { medians } from '../lib/stats.js';
 
 const FLOWS = 50;
 const OPS = ['select', 'insert', 'update', 'delete', 'begin', 'commit', 'savepoint', 'release'] as const;
-const FLOW_KINDS = ['echo', 'approval-send', 'approval-reply', 'get'] as const;
+/** Not a statement kind: the exchanges with PostgreSQL the store waited for. */
+const ROUND_TRIPS = 'round_trips';
+const FLOW_KINDS = ['echo', 'approval-send', 'approval-reply', 'get', 'runs-create'] as const;
 type FlowKind = (typeof FLOW_KINDS)[number];
 /** Rows of the table: the flows, and the approval flow as the sum of its two requests. */
-const ROWS = ['echo', 'approval-send', 'approval-reply', 'approval', 'get'] as const;
+const ROWS = ['echo', 'approval-send', 'approval-reply', 'approval', 'get', 'runs-create'] as const;
 
 let pgReason: string | undefined;
 
@@ -40,7 +46,11 @@ const waiting: string[] = [];
 async function flow(base: string, kind: FlowKind, getId: string): Promise<void> {
   if (kind === 'echo') await rpc(base, sendNew('echo'));
   else if (kind === 'get') await rpc(base, getTask(getId));
-  else if (kind === 'approval-send') {
+  else if (kind === 'runs-create') {
+    const body = { workflowId: 'approval', inputs: { prompt: 'x' } };
+    const { status, text } = await http('POST', `${base}/v1/runs`, { body });
+    if (status !== 201) throw new Error(`POST /v1/runs: ${status}: ${text.slice(0, 200)}`);
+  } else if (kind === 'approval-send') {
     const id = taskIdOf(await rpc(base, sendNew('approval', 'Please approve this benchmark request.')));
     if (!id) throw new Error('approval send answered no task');
     waiting.push(id);
@@ -54,6 +64,7 @@ async function counts(base: string): Promise<Record<string, number>> {
   const m = await scrapeMetrics(base);
   const out: Record<string, number> = {};
   for (const op of OPS) out[op] = m.sum(new RegExp(`^handoff_store_statements_total\\{op="${op}"\\} `));
+  out[ROUND_TRIPS] = m.sum(/^handoff_store_round_trips_total /);
   return out;
 }
 
@@ -76,8 +87,9 @@ async function perFlow(base: string, prefix: string): Promise<Figures> {
       all += n;
     }
     figures[`${prefix}.${kind}.total`] = all;
+    figures[`${prefix}.${kind}.${ROUND_TRIPS}`] = ((after[ROUND_TRIPS] ?? 0) - (before[ROUND_TRIPS] ?? 0)) / FLOWS;
   }
-  for (const op of [...OPS, 'total']) {
+  for (const op of [...OPS, 'total', ROUND_TRIPS]) {
     figures[`${prefix}.approval.${op}`] =
       (figures[`${prefix}.approval-send.${op}`] ?? 0) + (figures[`${prefix}.approval-reply.${op}`] ?? 0);
   }
@@ -122,6 +134,7 @@ function statementsSection(result: ScenarioResult): Section {
           kind,
           `**${fmtFixed(total, 1)}**`,
           ...OPS.map((op) => fmtFixed(m[`${db}.${kind}.${op}`], 1)),
+          db === 'pg' ? fmtFixed(m[`${db}.${kind}.${ROUND_TRIPS}`], 1) : '–',
         ]);
       }
     }
@@ -129,13 +142,15 @@ function statementsSection(result: ScenarioResult): Section {
   return {
     title: 'statements: statements and commits per flow',
     intro: `${result.description} Counted by \`handoff_store_statements_total{op}\` in /metrics.`,
-    columns: ['server', 'flow', 'statements', ...OPS],
+    columns: ['server', 'flow', 'statements', ...OPS, 'PostgreSQL round trips'],
     rows,
     after:
       'One flow at a time, so each transaction commits alone: `commit` is the commits a flow needs; under ' +
       'load SQLite shares them (group commit: one `savepoint` + `release` per transaction instead). ' +
-      'On PostgreSQL every statement is one round trip; the bus adds one `pg_notify` per run change, on ' +
-      'its own pool, after the commit.' +
+      'On PostgreSQL a transaction’s writes whose results are not read go out together with its next ' +
+      'awaited statement (pipelined, src/store/pg-driver.ts): "round trips" counts the exchanges the ' +
+      'store waited for (a build without that counter shows 0 there). The bus adds one `pg_notify` per ' +
+      'run change, on its own pool, after the commit (batched per event-loop turn), not counted here.' +
       (skipped.length > 0 ? ` Not applicable: ${skipped.join(', ')}.` : '') +
       (pgReason ? ` PostgreSQL not measured: ${pgReason}.` : ''),
   };

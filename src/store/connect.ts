@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
   type DatabaseIntrospector,
+  type Driver,
   type LogEvent,
   Kysely,
   Migrator,
@@ -17,6 +18,7 @@ import {
 import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
+import { PipelinedPostgresDriver } from './pg-driver.js';
 import type { SqliteDirect } from './statements.js';
 import { Store, type StoreOptions } from './store.js';
 
@@ -46,6 +48,8 @@ export interface OpenStoreOptions {
    * The pool drops it and the next query gets a fresh one; unheard, pg's error would end the process.
    */
   onPoolError?: (err: Error) => void;
+  /** PostgreSQL: told of every exchange with the server the store waits for (one round trip each). */
+  onRoundTrip?: () => void;
 }
 
 /** A statement's kind (`select`, `insert`, `commit`, …): its first keyword. */
@@ -243,11 +247,14 @@ async function openPostgres(opts: OpenStoreOptions): Promise<Opened> {
   const pool = new pg.Pool({
     connectionString: opts.databaseUrl,
     max: opts.pgPoolSize ?? 10,
+    // A transaction's writes go out together with its next awaited statement (pg-driver.ts).
+    pipeline: true,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   pool.on('error', (err) => opts.onPoolError?.(err));
+  const driver = new PipelinedPostgresDriver({ pool, ...(opts.onRoundTrip ? { onRoundTrip: opts.onRoundTrip } : {}) });
   const db = new Kysely<Database>({
-    dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public'),
+    dialect: new SchemaScopedPostgresDialect({ pool }, schema ?? 'public', driver),
     ...statementLog(opts.onStatement),
   });
   return { store: { db, dialect: 'postgres', destroy: () => db.destroy() } };
@@ -266,7 +273,7 @@ async function migrate(store: StoreOptions, lock: MigrationLock | undefined, pgS
 }
 
 /**
- * PostgreSQL whose introspection sees only our schema. Kysely's migrator asks the introspector
+ * PostgreSQL through the pipelined driver (pg-driver.ts), whose introspection sees only our schema. Kysely's migrator asks the introspector
  * whether its bookkeeping tables exist; the stock one reads every table of the database and
  * calls catalog functions on each, which fails ("schema … does not exist") when another
  * deployment or test suite sharing the database drops its schema meanwhile.
@@ -275,8 +282,13 @@ class SchemaScopedPostgresDialect extends PostgresDialect {
   constructor(
     config: PostgresDialectConfig,
     private readonly schema: string,
+    private readonly driver: Driver,
   ) {
     super(config);
+  }
+
+  override createDriver(): Driver {
+    return this.driver;
   }
 
   override createIntrospector(db: Kysely<any>): DatabaseIntrospector {

@@ -7,8 +7,10 @@
 //
 // Why not the query builder here: building and compiling a query costs more CPU than SQLite
 // takes to run these small statements (bench/RESULTS.md). The text is the same on both dialects:
-// standard SQL with double-quoted identifiers; `?` placeholders become `$1…` on PostgreSQL.
+// standard SQL with double-quoted identifiers; `?` placeholders become `$1…` on PostgreSQL, where
+// each is also a named prepared statement (parsed and planned once per connection: pg-driver.ts).
 import { CompiledQuery } from 'kysely';
+import { prepareOnUse } from './pg-driver.js';
 import type { Dialect } from './store.js';
 
 export interface Statement {
@@ -36,6 +38,7 @@ export type SqliteDirect = <R>(text: string, params: readonly unknown[]) => Stat
 export function statement(text: string): Statement {
   let n = 0;
   const pgText = text.replace(/\?/g, () => `$${++n}`);
+  prepareOnUse(pgText);
   return {
     text,
     with: <R>(dialect: Dialect, params: readonly unknown[]) =>

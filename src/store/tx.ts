@@ -11,6 +11,7 @@ import type { Database, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
 import { runRows } from './rows.js';
+import { sentAhead } from './pg-driver.js';
 import { Events } from './repos/events.js';
 import { TxInterrupts } from './repos/interrupts.js';
 import { TxPushConfigs } from './repos/push-configs.js';
@@ -233,7 +234,10 @@ export class StoreTx extends Tables {
 
   /** Insert a run's row and its events as they are, then run the transition steps. */
   private async writeNewRun(run: RunRecord, events: RunEvent[], encoded: Encoded): Promise<RunChange> {
-    await this.exec(INSERT_RUN, columnValues(run, RUN_COLUMNS, encoded));
+    const values = columnValues(run, RUN_COLUMNS, encoded);
+    // No result is read: on PostgreSQL it goes out with the transaction's next awaited statement.
+    if (!this.direct?.(INSERT_RUN.text, values))
+      await this.db.executeQuery(sentAhead(INSERT_RUN.with(this.dialect, values)));
     await this.events.append(events);
     return this.record({ run, events });
   }

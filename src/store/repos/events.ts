@@ -37,6 +37,6 @@ export class Events extends Repo {
       const row = eventRows.toRow(e);
       return eventRows.columns.map((c) => row[c]);
     });
-    await this.exec(INSERT_EVENTS(events.length), params);
+    await this.sendAhead(INSERT_EVENTS(events.length), params);
   }
 }

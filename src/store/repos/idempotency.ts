@@ -23,7 +23,7 @@ export class Idempotency extends Repo {
 
   /** Insert a record; the primary key makes a concurrent duplicate fail its transaction. */
   async put(rec: Omit<IdempotencyRecord, 'createdAt'>): Promise<void> {
-    await this.db
+    const insert = this.db
       .insertInto('idempotency')
       .values({
         tenant_id: rec.tenantId,
@@ -34,7 +34,8 @@ export class Idempotency extends Repo {
         response: JSON.stringify(rec.response),
         created_at: this.now().toISOString(),
       })
-      .execute();
+      .compile();
+    await this.sendAhead(insert);
   }
 
   async purgeBefore(cutoff: Date): Promise<void> {

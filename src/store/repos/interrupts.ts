@@ -58,7 +58,7 @@ export class Interrupts extends Repo {
 
   async insert(rec: InterruptRecord): Promise<void> {
     const row = interruptRows.toRow(rec);
-    await this.write(
+    await this.sendAhead(
       INSERT,
       COLUMNS.map((c) => row[c]),
     );

@@ -74,7 +74,7 @@ export class PushOutbox extends Repo {
   private async insertBatch(deliveries: NewDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     const at = this.now();
-    await this.db
+    const insert = this.db
       .insertInto('push_outbox')
       .values(
         deliveries.map((d) => ({
@@ -97,7 +97,8 @@ export class PushOutbox extends Repo {
           protocol_version: d.protocolVersion ?? null,
         })),
       )
-      .execute();
+      .compile();
+    await this.sendAhead(insert);
   }
 
   /**

@@ -1,7 +1,8 @@
 // What every repository is built on: a Kysely handle (the store's pool, or one transaction) and
 // the dialect and clock of its store. A repository built on a transaction writes inside it.
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../db.js';
+import { sentAhead } from '../pg-driver.js';
 import type { SqliteDirect, Statement, StatementResult } from '../statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -27,6 +28,21 @@ export abstract class Repo {
 
   protected async first<R>(query: Statement, params: readonly unknown[]): Promise<R | undefined> {
     return (await this.all<R>(query, params))[0];
+  }
+
+  /**
+   * Run a write whose result no one reads. Inside a PostgreSQL transaction it goes out with the
+   * transaction's next awaited statement (src/store/pg-driver.ts); if it fails, so does that
+   * statement or the COMMIT, with this write's error.
+   */
+  protected async sendAhead(query: Statement | CompiledQuery, params: readonly unknown[] = []): Promise<void> {
+    if (!('with' in query)) {
+      await this.db.executeQuery(sentAhead(query));
+      return;
+    }
+    // SQLite has no round trip to save: straight on the connection when it may.
+    if (this.direct?.(query.text, params)) return;
+    await this.db.executeQuery(sentAhead(query.with(this.dialect, params)));
   }
 
   /** Run a fixed statement that writes; how many rows it changed. */

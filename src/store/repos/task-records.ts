@@ -77,11 +77,11 @@ export class TaskRecords extends Repo {
       rec.interruptKind ?? null,
       rec.updatedAt,
     ];
-    await this.exec(INSERT_TASK, params);
+    await this.sendAhead(INSERT_TASK, params);
   }
 
   async updateState(taskId: string, state: string, interruptKind: string | undefined, updatedAt: string) {
-    await this.exec(UPDATE_STATE, [state, interruptKind ?? null, updatedAt, taskId]);
+    await this.sendAhead(UPDATE_STATE, [state, interruptKind ?? null, updatedAt, taskId]);
   }
 
   /** A task record as `tenantId` may see it. */
@@ -119,7 +119,7 @@ export class TaskRecords extends Repo {
 
   /** Mark a reply applied; the primary key makes a concurrent duplicate fail its transaction. */
   async recordReply(tenantId: string, principalId: string, messageId: string, taskId: string): Promise<void> {
-    await this.write(INSERT_REPLY, [tenantId, principalId, messageId, taskId]);
+    await this.sendAhead(INSERT_REPLY, [tenantId, principalId, messageId, taskId]);
   }
 
   /** The task a reply with this messageId was already applied to, if any. */
