@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, benchScript } from './lib/env.js';
 import { ALL_PROTOCOLS } from './lib/protocols.js';
+import { profileArgs } from './lib/handoff-server.js';
 import { freePort, startServer } from './lib/proc.js';
 import { registerTarget, type Running, type SkillIds, type Target } from './lib/registry.js';
 
@@ -124,7 +125,7 @@ function handoffTarget(name: string, description: string, env: Record<string, st
       if (!existsSync(main)) throw new Error(`${main} not built (npm run build)`);
       const data = mkdtempSync(join(tmpdir(), 'handoff-bench-'));
       return {
-        argv: [process.execPath, main, 'serve', '--port', String(port), '--data', data],
+        argv: [process.execPath, ...profileArgs(), main, 'serve', '--port', String(port), '--data', data],
         env: { HANDOFF_LOG_LEVEL: 'warn', ...env },
         cleanup: () => rmSync(data, { recursive: true, force: true }),
       };

@@ -26,6 +26,16 @@ export const PG_URL = process.env.HANDOFF_BENCH_PG_URL ?? 'postgres://postgres@1
 
 export const MAIN_JS = join(ROOT, 'dist/src/cli/main.js');
 
+/**
+ * HANDOFF_BENCH_CPU_PROF=<dir>: every Handoff server the bench starts writes a V8 CPU profile
+ * there when it stops (`node --cpu-prof`; open it in Chrome DevTools). Off by default: profiling
+ * costs CPU and would skew the figures it sits beside.
+ */
+export function profileArgs(): string[] {
+  const dir = process.env.HANDOFF_BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 async function spawnHandoff(
   dataDir: string,
   env: Record<string, string>,
@@ -40,7 +50,7 @@ async function spawnHandoff(
     : {};
   const proc = await startServer({
     command: process.execPath,
-    args: [MAIN_JS, 'serve', '--port', String(port), '--data', dataDir],
+    args: [...profileArgs(), MAIN_JS, 'serve', '--port', String(port), '--data', dataDir],
     cwd: ROOT,
     env: cleanEnv({ ...env, ...tlsEnv }),
     readyUrl: `${base}/healthz`,
