@@ -99,6 +99,7 @@ registerTarget(
   }),
 );
 
+const FLOOR_SCENARIOS = ['send', 'send-c1', 'get', 'approval'];
 registerTarget({
   ...childTarget({
     name: 'floor',
@@ -109,7 +110,7 @@ registerTarget({
     launch: (port) => ({ argv: [...benchScript('baselines/sqlite-floor-server'), '--port', String(port)] }),
     rpcPath: '/a2a/jsonrpc',
   }),
-  only: ['send', 'send-c1', 'get', 'approval'],
+  only: FLOOR_SCENARIOS,
 });
 
 // ─── HOOK: Handoff itself. Always the compiled CLI (npm run build), a fresh data dir per run. ───
@@ -163,5 +164,20 @@ if (before) {
   registerTarget({
     ...handoffTarget('handoff-before', `Handoff built in ${before}, same settings as \`handoff\``, {}, before),
     protocols: ALL_PROTOCOLS,
+  });
+  // The floor of that build (its rows, on its migrations' schema): a change to the schema or to
+  // the floor is measured against it.
+  registerTarget({
+    ...childTarget({
+      name: 'floor-before',
+      description: `the floor built in ${before}`,
+      launch: (port) => {
+        const script = join(before, 'dist/bench/baselines/sqlite-floor-server.js');
+        if (!existsSync(script)) throw new Error(`${script} not built (npx tsc -p tsconfig.json)`);
+        return { argv: [process.execPath, script, '--port', String(port)] };
+      },
+      rpcPath: '/a2a/jsonrpc',
+    }),
+    only: FLOOR_SCENARIOS,
   });
 }

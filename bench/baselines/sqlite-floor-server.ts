@@ -6,16 +6,20 @@
 // event-loop turn, like Handoff's group commit) before the reply. tasks/get reads them back (the
 // task+run join, then the task's message and artifact events) and builds the Task.
 //
+// Its ids are Handoff's (src/engine/ids.ts): UUIDv7, so time-ordered, and each new run, interrupt
+// and task lands at the end of its key's b-tree. Random (v4) keys would dirty a random leaf of
+// every index keyed by them per commit: twice the WAL pages per flow (docs/decisions.md).
+//
 // No server that keeps the same durable log can spend less on those writes than this, so a Handoff
 // cost near this floor means its own code is no longer what is expensive.
 //
 //   node dist/bench/baselines/sqlite-floor-server.js --port 4102     (echo and approval skills)
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import Fastify from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
 import { openStore, SQLITE_WAL_AUTOCHECKPOINT } from '../../src/store/connect.js';
 import { parsePort } from './args.js';
 
@@ -114,8 +118,8 @@ function commitQueued(): void {
 function echoSend(msg: Message, reply: (result: Json) => void): void {
   if (byMessage.get('default', 'local', msg.messageId)) throw new Error('messageId reused');
   const text = msg.parts.map((p) => p.text ?? '').join('');
-  const id = `run_${randomUUID()}`;
-  const contextId = `ctx_${randomUUID()}`;
+  const id = `run_${uuidv7()}`;
+  const contextId = `ctx_${uuidv7()}`;
   const now = new Date().toISOString();
   const echo = { echo: text };
   const artifact = { artifactId: 'echo', name: 'Echo the prompt', data: echo };
@@ -220,9 +224,9 @@ const GATE = {
 function approvalSend(msg: Message, reply: (result: Json) => void): void {
   if (byMessage.get('default', 'local', msg.messageId)) throw new Error('messageId reused');
   const text = msg.parts.map((p) => p.text ?? '').join('');
-  const id = `run_${randomUUID()}`;
-  const interruptId = `int_${randomUUID()}`;
-  const contextId = `ctx_${randomUUID()}`;
+  const id = `run_${uuidv7()}`;
+  const interruptId = `int_${uuidv7()}`;
+  const contextId = `ctx_${uuidv7()}`;
   const now = new Date().toISOString();
   const draft = { text: `Draft: ${text}` };
   const gate = { ...GATE, artifact: draft };

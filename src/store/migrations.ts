@@ -2,7 +2,14 @@
 // Kysely's Migrator keeps the applied list and a lock table on both dialects, so several
 // instances starting together migrate once (one holds the lock, the rest wait).
 import { WAITING_STATUSES } from './model.js';
-import { type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import {
+  type CreateTableBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  type SqlBool,
+  sql,
+} from 'kysely';
 
 type Dialect = 'sqlite' | 'postgres';
 
@@ -298,6 +305,41 @@ function peerWaits(d: Dialect): Migration {
   };
 }
 
+/**
+ * The secondary indexes of runs that only non-terminal runs need hold only those (partial), and
+ * the retention purge's index only runs that completed: a run that finishes leaves the first two
+ * (one b-tree delete each) instead of moving to a new place in each and entering the third's
+ * non-null part, and a run inserted already finished (an echo) enters neither. Readers: the
+ * worker's claim and next-wake queries (runs_runnable), the open-run quota (runs_tenant_status),
+ * the purge (runs_completed); each repeats the index's predicate (runs.ts) so it stays usable.
+ * The predicate is a chain of `<>`, not `not in (…)`: SQLite evaluates a partial index's
+ * predicate on every write of the row, and a list of three or more values builds a temporary
+ * b-tree each time (measured dearer than the index work it saves; docs/decisions.md).
+ */
+function partialRunIndexes(): Migration {
+  const active = sql<SqlBool>`"status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const name of ['runs_runnable', 'runs_completed', 'runs_tenant_status']) {
+        await db.schema.dropIndex(name).execute();
+      }
+      await db.schema.createIndex('runs_runnable').on('runs').columns(['status', 'wake_at']).where(active).execute();
+      await db.schema
+        .createIndex('runs_completed')
+        .on('runs')
+        .column('completed_at')
+        .where(sql.ref('completed_at'), 'is not', null)
+        .execute();
+      await db.schema
+        .createIndex('runs_tenant_status')
+        .on('runs')
+        .columns(['tenant_id', 'status'])
+        .where(active)
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -309,6 +351,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0007_quotas': quotas(dialect),
     '0008_a2a_versions': a2aVersions(),
     '0009_peer_waits': peerWaits(dialect),
+    '0010_partial_run_indexes': partialRunIndexes(),
   };
   return { getMigrations: async () => migrations };
 }

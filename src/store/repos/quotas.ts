@@ -2,10 +2,10 @@
 // request-rate window shared by every instance on PostgreSQL.
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
+import { ACTIVE_TERMS } from './runs.js';
 
-const COUNT_ACTIVE = statement(
-  `select count(*) as "n" from "runs" where "tenant_id" = ? and "status" not in ('completed', 'failed', 'cancelled')`,
-);
+// Under the partial index runs_tenant_status, whose predicate it repeats (runs.ts).
+export const COUNT_ACTIVE = statement(`select count(*) as "n" from "runs" where "tenant_id" = ? and ${ACTIVE_TERMS}`);
 
 // One row per key: a hit inside the window counts, the first hit after it opens a new window.
 const HIT = statement(
@@ -17,7 +17,7 @@ const HIT = statement(
 );
 
 export class Quotas extends Repo {
-  /** The tenant's runs that are not terminal (under the runs_tenant_status index). */
+  /** The tenant's runs that are not terminal. */
   async activeRuns(tenantId: string): Promise<number> {
     return Number((await this.first<{ n: number | string }>(COUNT_ACTIVE, [tenantId]))?.n ?? 0);
   }

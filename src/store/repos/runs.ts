@@ -13,16 +13,37 @@ const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
 
 const inList = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
 
+/**
+ * A run that is not terminal, exactly as the predicate of the partial indexes runs_runnable and
+ * runs_tenant_status (migration 0010). SQLite uses a partial index only when the query repeats
+ * each term of its predicate, and within an OR only the terms of that branch count: so each
+ * branch of the claim repeats it (test/integration/run-index-plans.test.ts checks the plans).
+ */
+export const ACTIVE_TERMS = `"status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
+
 /** Runnable with its timer due, or waiting on a person past the gate's deadline (a timer too);
  * and the lease free or expired. */
-const CLAIM = claimStatements(
+export const CLAIM = claimStatements(
   'runs',
   'run_id',
-  `select "run_id" from "runs" where ("status" in (${inList(RUNNABLE)}) and ("wake_at" is null or "wake_at" <= ?)` +
-    ` or "status" in (${inList(WAITING_STATUSES)}) and "wake_at" <= ?)` +
+  `select "run_id" from "runs" where ("status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS}` +
+    ` and ("wake_at" is null or "wake_at" <= ?)` +
+    ` or "status" in (${inList(WAITING_STATUSES)}) and ${ACTIVE_TERMS} and "wake_at" <= ?)` +
     ' and ("lease_expires_at" is null or "lease_expires_at" < ?)' +
     ' order by "updated_at" limit ?',
 );
+
+/** The earliest moment a claim could take a run: its timer due and any lease on it expired. */
+const nextWake = (later: string) =>
+  statement(
+    `select min(${later}) as "next" from "runs" where ("status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS}` +
+      ' and ("wake_at" is not null or "lease_expires_at" is not null)' +
+      // A gate's deadline; a waiting run without one is not the worker's until someone decides.
+      ` or "status" in (${inList(WAITING_STATUSES)}) and ${ACTIVE_TERMS} and "wake_at" is not null)`,
+  );
+const LATER = 'coalesce("wake_at", 0), coalesce("lease_expires_at", 0)';
+export const NEXT_WAKE = { sqlite: nextWake(`max(${LATER})`), postgres: nextWake(`greatest(${LATER})`) };
+
 export const GET_RUN = statement('select * from "runs" where "run_id" = ?');
 const RENEW_LEASE = statement('update "runs" set "lease_expires_at" = ? where "run_id" = ? and "lease_owner" = ?');
 const RELEASE_LEASE = statement(
@@ -146,24 +167,7 @@ export class Runs extends Repo {
    * is not claimable before its lease ends, so waking for its timer alone would busy-loop).
    */
   async nextWakeAt(): Promise<number | undefined> {
-    const later =
-      this.dialect === 'postgres'
-        ? sql<number>`greatest(coalesce(wake_at, 0), coalesce(lease_expires_at, 0))`
-        : sql<number>`max(coalesce(wake_at, 0), coalesce(lease_expires_at, 0))`;
-    const row = await this.db
-      .selectFrom('runs')
-      .select((eb) => eb.fn.min(later).as('next'))
-      .where((eb) =>
-        eb.or([
-          eb.and([
-            eb('status', 'in', RUNNABLE),
-            eb.or([eb('wake_at', 'is not', null), eb('lease_expires_at', 'is not', null)]),
-          ]),
-          // A gate's deadline; a waiting run without one is not the worker's until someone decides.
-          eb.and([eb('status', 'in', [...WAITING_STATUSES]), eb('wake_at', 'is not', null)]),
-        ]),
-      )
-      .executeTakeFirst();
+    const row = await this.first<{ next: number | string | null }>(NEXT_WAKE[this.dialect], []);
     return row?.next == null ? undefined : Number(row.next);
   }
 }

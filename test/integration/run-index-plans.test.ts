@@ -1,0 +1,236 @@
+// Migration 0010 made three secondary indexes of `runs` partial: runs_runnable and
+// runs_tenant_status hold only runs that are not terminal, runs_completed only runs that
+// completed. A partial index serves a query only when the query implies its predicate (on SQLite:
+// repeats each of its terms), so an edit of a query could silently turn it into a scan of every
+// run ever kept. Here, on SQLite and PostgreSQL:
+// - each reader's statement, as the store runs it, is planned on its index;
+// - a database populated before 0010 migrates forward, and every reader still answers right.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openStore, type OpenStoreOptions } from '../../src/store/connect.js';
+import { TERMINAL_STATUSES, type RunStatus } from '../../src/store/model.js';
+import { COUNT_ACTIVE } from '../../src/store/repos/quotas.js';
+import { CLAIM, NEXT_WAKE } from '../../src/store/repos/runs.js';
+import type { NewRun, Store } from '../../src/store/store.js';
+import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
+
+const NOW = Date.parse('2030-01-01T00:00:00.000Z');
+const HOUR = 3_600_000;
+const now = () => new Date(NOW);
+
+const pgUrl = pgTestUrl();
+const schemas = pgUrl ? pgTestSchemas(pgUrl, 'plans') : undefined;
+const dirs: string[] = [];
+after(async () => {
+  await schemas?.dropAll();
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+/** Where a database lives: every call of the returned function opens the same one. */
+async function place(dialect: 'sqlite' | 'postgres'): Promise<OpenStoreOptions> {
+  if (dialect === 'postgres') return { databaseUrl: pgUrl, pgSchema: schemas?.fresh() };
+  const dir = await mkdtemp(join(tmpdir(), 'handoff-plans-'));
+  dirs.push(dir);
+  return { sqliteFile: join(dir, 'handoff.db') };
+}
+
+/** A statement's text with its parameters written in as literals (EXPLAIN takes no parameters). */
+function inline(text: string, params: readonly unknown[]): string {
+  let i = 0;
+  return text.replace(/\?/g, () => {
+    const p = params[i++];
+    return typeof p === 'number' ? String(p) : `'${String(p).replace(/'/g, "''")}'`;
+  });
+}
+
+/** The plan of a query, one line per step. PostgreSQL is told to avoid sequential scans, as it
+ * would on these near-empty tables: the test is whether the index CAN serve the query. */
+async function plan(store: Store, query: string): Promise<string> {
+  if (store.dialect === 'sqlite') {
+    const { rows } = await sql.raw<{ detail: string }>(`explain query plan ${query}`).execute(store.db);
+    return rows.map((r) => r.detail).join('\n');
+  }
+  return store.db.transaction().execute(async (trx) => {
+    await sql`set local enable_seqscan = off`.execute(trx);
+    const { rows } = await sql.raw<{ 'QUERY PLAN': string }>(`explain ${query}`).execute(trx);
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+}
+
+/** The retention purge's candidate query, built as Store.purgeTerminalBefore builds it. */
+function purgeQuery(store: Store): string {
+  const q = store.db
+    .selectFrom('runs')
+    .select('run_id')
+    .where('status', 'in', [...TERMINAL_STATUSES])
+    .where('completed_at', 'is not', null)
+    .where('completed_at', '<', '2030-01-01T00:00:00.000Z')
+    .limit(500)
+    .compile();
+  return inline(q.sql.replace(/\$\d+/g, '?'), q.parameters);
+}
+
+/** Indexes of runs that hold non-terminal runs only (partial): reading any of them reads no finished run. */
+const ACTIVE_ONLY = ['runs_runnable', 'runs_tenant_status', 'runs_tenant_waiting'];
+
+interface Reader {
+  name: string;
+  query: string;
+  /** The index SQLite plans it on (its planner is rule-based here: no statistics). */
+  index: string;
+  /** The indexes PostgreSQL may read runs through (its planner picks by cost among them). */
+  pg: string[];
+}
+
+function readers(store: Store): Reader[] {
+  const t = NOW;
+  return [
+    {
+      name: 'claim',
+      query: inline(CLAIM[store.dialect].text, ['w', t + 1, t, t, t, 10]),
+      index: 'runs_runnable',
+      // The primary key only to update the claimed rows by run_id.
+      pg: [...ACTIVE_ONLY, 'runs_pkey'],
+    },
+    { name: 'next wake', query: NEXT_WAKE[store.dialect].text, index: 'runs_runnable', pg: ACTIVE_ONLY },
+    { name: 'open-run quota', query: inline(COUNT_ACTIVE.text, ['t1']), index: 'runs_tenant_status', pg: ACTIVE_ONLY },
+    { name: 'retention purge', query: purgeQuery(store), index: 'runs_completed', pg: ['runs_completed'] },
+  ];
+}
+
+/** The plan reads `runs` only through the reader's indexes, never walking every run. */
+function assertPlanned(dialect: string, planText: string, r: Reader): void {
+  const where = `${r.name} on ${dialect}:\n${planText}`;
+  if (dialect === 'sqlite') {
+    assert.match(planText, new RegExp(`SEARCH runs USING (COVERING )?INDEX ${r.index}\\b`), where);
+    assert.doesNotMatch(planText, /\bSCAN runs\b/, where);
+    return;
+  }
+  assert.doesNotMatch(planText, /Seq Scan on runs\b/, where);
+  const used = [
+    ...planText.matchAll(
+      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\w+) on runs\b|Bitmap Index Scan on (\w+)/g,
+    ),
+  ];
+  assert.ok(used.length > 0, where);
+  for (const m of used) assert.ok(r.pg.includes(m[1] ?? m[2] ?? ''), `${m[1] ?? m[2]} is not one of ${r.pg}: ${where}`);
+  if (r.name === 'claim')
+    assert.match(planText, /Index Scan using runs_pkey on runs\s+\([^)]*\)\s+Index Cond: \(run_id = /, where);
+}
+
+function run(runId: string, tenantId: string, status: RunStatus, over: Partial<NewRun> = {}): NewRun {
+  return {
+    runId,
+    tenantId,
+    principalId: 'p',
+    workflowId: 'wf',
+    status,
+    inputs: {},
+    state: { outputs: {}, vars: {} },
+    cursor: { ordinals: {} },
+    tags: [],
+    metadata: {},
+    createdAt: new Date(NOW - 10 * HOUR).toISOString(),
+    ...(TERMINAL_STATUSES.has(status) ? { completedAt: new Date(NOW - 5 * HOUR).toISOString() } : {}),
+    ...over,
+  };
+}
+
+/** Runs of every kind a reader tells apart. */
+const RUNS: NewRun[] = [
+  run('r_pending', 't1', 'pending'),
+  run('r_sleeping', 't1', 'running', { wakeAt: NOW + HOUR }),
+  run('r_due', 't1', 'running', { wakeAt: NOW - HOUR }),
+  run('r_gate_due', 't1', 'waiting-approval', { wakeAt: NOW - HOUR }),
+  run('r_gate', 't1', 'waiting-input'),
+  run('r_cancelling', 't2', 'cancelling'),
+  run('r_done_old', 't1', 'completed', { wakeAt: NOW - HOUR }),
+  run('r_failed_old', 't1', 'failed'),
+  run('r_cancelled_new', 't1', 'cancelled', { completedAt: new Date(NOW - 1000).toISOString() }),
+  run('r_done_t2', 't2', 'completed'),
+];
+
+/** Put back the three indexes as migrations 0001 and 0007 made them, and forget 0010. */
+async function undo0010(store: Store): Promise<void> {
+  for (const name of ['runs_runnable', 'runs_completed', 'runs_tenant_status']) {
+    await sql.raw(`drop index "${name}"`).execute(store.db);
+  }
+  await sql`create index "runs_runnable" on "runs" ("status", "wake_at")`.execute(store.db);
+  await sql`create index "runs_completed" on "runs" ("completed_at")`.execute(store.db);
+  await sql`create index "runs_tenant_status" on "runs" ("tenant_id", "status")`.execute(store.db);
+  await sql`delete from "kysely_migration" where "name" = '0010_partial_run_indexes'`.execute(store.db);
+}
+
+async function indexDefinition(store: Store, name: string): Promise<string> {
+  const { rows } =
+    store.dialect === 'sqlite'
+      ? await sql<{ def: string }>`select "sql" as "def" from "sqlite_schema" where "name" = ${name}`.execute(store.db)
+      : await sql<{
+          def: string;
+        }>`select "indexdef" as "def" from "pg_indexes" where "indexname" = ${name} and "schemaname" = current_schema()`.execute(
+          store.db,
+        );
+  return rows[0]?.def ?? '';
+}
+
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  const skip = dialect === 'postgres' && !pgUrl ? 'HANDOFF_TEST_PG_URL is not set' : false;
+
+  describe(`partial run indexes on ${dialect}`, { skip }, () => {
+    it('every reader of a partial index is planned on it', async () => {
+      const store = await openStore({ ...(await place(dialect)), now });
+      try {
+        for (const r of readers(store)) assertPlanned(dialect, await plan(store, r.query), r);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a database populated before migration 0010 migrates forward, and its readers answer as before', async () => {
+      const at = await place(dialect);
+      const first = await openStore({ ...at, now });
+      for (const r of RUNS) await first.transaction((tx) => tx.insertRun(r, []));
+      await undo0010(first);
+      assert.doesNotMatch(await indexDefinition(first, 'runs_runnable'), /where/i);
+      await first.close();
+
+      const store = await openStore({ ...at, now });
+      try {
+        for (const name of ['runs_runnable', 'runs_completed', 'runs_tenant_status']) {
+          assert.match(await indexDefinition(store, name), /where/i, `${name} is partial`);
+        }
+        if (dialect === 'sqlite') {
+          const { rows } = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(store.db);
+          assert.deepEqual(rows, [{ integrity_check: 'ok' }]);
+        }
+        for (const r of readers(store)) assertPlanned(dialect, await plan(store, r.query), r);
+
+        assert.equal(await store.quotas.activeRuns('t1'), 5);
+        assert.equal(await store.quotas.activeRuns('t2'), 1);
+        assert.equal(await store.runs.nextWakeAt(), NOW - HOUR);
+        const claimed = (await store.runs.claim('w', 60_000, 100)).map((r) => r.runId).sort();
+        assert.deepEqual(claimed, ['r_cancelling', 'r_due', 'r_gate_due', 'r_pending']);
+        // Claimed runs are claimable again when their leases end, before the sleeping run's timer.
+        assert.equal(await store.runs.nextWakeAt(), NOW + 60_000);
+
+        assert.equal(await store.purgeTerminalBefore(new Date(NOW - HOUR)), 3);
+        const left = await Promise.all(RUNS.map(async (r) => ((await store.runs.get(r.runId)) ? r.runId : '')));
+        assert.deepEqual(left.filter(Boolean).sort(), [
+          'r_cancelled_new',
+          'r_cancelling',
+          'r_due',
+          'r_gate',
+          'r_gate_due',
+          'r_pending',
+          'r_sleeping',
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
