@@ -43,6 +43,8 @@ export interface OpenStoreOptions {
   sqliteExclusive?: boolean;
   /** Told of every statement the database runs (BEGIN and COMMIT included), by its first keyword. */
   onStatement?: (op: string) => void;
+  /** SQLite: told, after each COMMIT, how many store transactions it committed (group commit). */
+  onGroupCommit?: (transactions: number) => void;
   /**
    * PostgreSQL: an idle pooled connection failed (the server restarted, failed over, or ended it).
    * The pool drops it and the next query gets a fresh one; unheard, pg's error would end the process.
@@ -138,7 +140,9 @@ function openSqlite(opts: OpenStoreOptions): Opened {
     direct: {
       transaction: direct,
       pool: (text, params) => (database.inTransaction ? undefined : direct(text, params)),
+      inTransaction: () => database.inTransaction,
     },
+    ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
   };
   // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
   // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.

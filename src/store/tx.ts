@@ -6,7 +6,7 @@
 //     await tx.interrupts.insert(…);
 //     await tx.commitRun(run, { status: 'waiting-approval' }, [{ type: 'interrupt.requested', … }]);
 //   });
-import type { Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
@@ -181,7 +181,7 @@ export class StoreTx extends Tables {
   private readonly held = new Map<string, HeldRun>();
 
   constructor(
-    private readonly db: Transaction<Database>,
+    private readonly db: Kysely<Database>,
     private readonly steps: readonly TransitionStep[],
     private readonly now: () => Date,
     readonly dialect: Dialect,
