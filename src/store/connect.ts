@@ -115,7 +115,7 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   enableWal(database);
   database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
-  // Group commit runs each transaction in a savepoint, and SQLite keeps a savepoint's undo pages
+  // Group commit runs its transactions in savepoints, and SQLite keeps a savepoint's undo pages
   // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
   database.pragma('temp_store = MEMORY');
   database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
