@@ -70,39 +70,45 @@ describe('SQLite group commit', () => {
   }
 
   it('a failing first member is rolled back alone, without a savepoint; later ones each in one', async () => {
-    const runs = [newRun(), newRun(), newRun(), newRun()];
-    const { outcomes, control } = await group(
-      runs.map(
-        (run, i) => () =>
-          store.transaction(async (tx) => {
-            await tx.insertRun(run, [{ type: 'run.started' }]);
-            if (i === 0 || i === 2) throw new Error(`abort ${i}`);
-            return i;
-          }),
-      ),
-    );
-    assert.deepEqual(
-      outcomes.map((o) => o.status),
-      ['rejected', 'fulfilled', 'rejected', 'fulfilled'],
-    );
-    for (const [i, run] of runs.entries()) {
-      const stored = await store.runs.get(run.runId);
-      assert.equal(stored !== undefined, i === 1 || i === 3, `run ${i}`);
-      assert.equal((await store.events.list(run.runId)).length, i === 1 || i === 3 ? 1 : 0, `events of run ${i}`);
+    // A group closes once its members have run for a few ms: on a busy machine it may close
+    // early, and the rest form the next group. Try again until the four ran as one group.
+    for (let attempt = 1; ; attempt++) {
+      const runs = [newRun(), newRun(), newRun(), newRun()];
+      const { outcomes, control } = await group(
+        runs.map(
+          (run, i) => () =>
+            store.transaction(async (tx) => {
+              await tx.insertRun(run, [{ type: 'run.started' }]);
+              if (i === 0 || i === 2) throw new Error(`abort ${i}`);
+              return i;
+            }),
+        ),
+      );
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['rejected', 'fulfilled', 'rejected', 'fulfilled'],
+      );
+      for (const [i, run] of runs.entries()) {
+        const stored = await store.runs.get(run.runId);
+        assert.equal(stored !== undefined, i === 1 || i === 3, `run ${i}`);
+        assert.equal((await store.events.list(run.runId)).length, i === 1 || i === 3 ? 1 : 0, `events of run ${i}`);
+      }
+      assert.deepEqual(heard.sort(), [runs[1]?.runId, runs[3]?.runId].sort());
+      if (control.filter((op) => op === 'begin').length > 2 && attempt < 5) continue;
+      assert.deepEqual(control, [
+        'begin', // the first member, alone in the transaction: it fails, and all of it is undone
+        'rollback',
+        'begin', // the second, first to succeed: no savepoint needed
+        'savepoint', // the third fails: back to its savepoint
+        'rollback',
+        'release',
+        'savepoint',
+        'release',
+        'commit',
+      ]);
+      assert.deepEqual(groups, [2], 'one COMMIT, carrying the two that succeeded');
+      return;
     }
-    assert.deepEqual(control, [
-      'begin', // the first member, alone in the transaction: it fails, and all of it is undone
-      'rollback',
-      'begin', // the second, first to succeed: no savepoint needed
-      'savepoint', // the third fails: back to its savepoint
-      'rollback',
-      'release',
-      'savepoint',
-      'release',
-      'commit',
-    ]);
-    assert.deepEqual(groups, [2], 'one COMMIT, carrying the two that succeeded');
-    assert.deepEqual(heard.sort(), [runs[1]?.runId, runs[3]?.runId].sort());
   });
 
   it('a lone failing transaction is rolled back and nothing is committed', async () => {
@@ -129,18 +135,23 @@ describe('SQLite group commit', () => {
     await sql`create temp trigger fail_at_commit after insert on main.runs when new.workflow_id = 'fails-at-commit'
       begin insert into commit_child values ('missing'); end`.execute(store.db);
     try {
-      const runs = [newRun(), newRun({ workflowId: 'fails-at-commit' }), newRun()];
-      const { outcomes, control } = await group(
-        runs.map((run) => () => store.transaction((tx) => tx.insertRun(run, [{ type: 'run.started' }]))),
-      );
-      for (const outcome of outcomes) {
-        assert.equal(outcome.status, 'rejected');
-        assert.match(String((outcome as PromiseRejectedResult).reason), /FOREIGN KEY/);
+      // As above: try again until the three ran as one group.
+      for (let attempt = 1; ; attempt++) {
+        const runs = [newRun(), newRun({ workflowId: 'fails-at-commit' }), newRun()];
+        const { outcomes, control } = await group(
+          runs.map((run) => () => store.transaction((tx) => tx.insertRun(run, [{ type: 'run.started' }]))),
+        );
+        if (control.filter((op) => op === 'begin').length > 1 && attempt < 5) continue;
+        for (const outcome of outcomes) {
+          assert.equal(outcome.status, 'rejected');
+          assert.match(String((outcome as PromiseRejectedResult).reason), /FOREIGN KEY/);
+        }
+        assert.deepEqual(control, ['begin', 'savepoint', 'release', 'savepoint', 'release', 'commit', 'rollback']);
+        assert.deepEqual(groups, [], 'no COMMIT succeeded');
+        assert.deepEqual(heard, [], 'no listener heard of a change');
+        for (const run of runs) assert.equal(await store.runs.get(run.runId), undefined);
+        break;
       }
-      assert.deepEqual(control, ['begin', 'savepoint', 'release', 'savepoint', 'release', 'commit', 'rollback']);
-      assert.deepEqual(groups, [], 'no COMMIT succeeded');
-      assert.deepEqual(heard, [], 'no listener heard of a change');
-      for (const run of runs) assert.equal(await store.runs.get(run.runId), undefined);
       const next = newRun();
       await store.transaction((tx) => tx.insertRun(next, []));
       assert.ok(await store.runs.get(next.runId), 'the connection is out of the failed transaction');
