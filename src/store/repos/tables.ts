@@ -15,7 +15,7 @@ import { Secrets } from './secrets.js';
 import { TaskRecords } from './task-records.js';
 
 /** What every repository is built on (Repo's constructor arguments). */
-export type RepoArgs = [db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect];
+type RepoArgs = [db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect];
 
 export class Tables {
   /** The arguments every repository of this handle is built with. */
