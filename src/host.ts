@@ -273,6 +273,7 @@ async function openHostStore(config: Config, log: Logger, metrics: Metrics, cloc
     sqliteSynchronous: config.sqliteSynchronous,
     sqliteExclusive: true,
     onStatement: metrics.countStatement,
+    onGroupCommit: (transactions) => metrics.storeGroupCommits.observe(transactions),
     onRoundTrip: () => metrics.storeRoundTrips.inc(),
     onPoolError: (err) => log.warn({ err }, 'a pooled database connection failed; the pool replaces it'),
   });

@@ -27,6 +27,8 @@ export class Metrics {
   readonly storeStatements: Counter<'op'>;
   /** PostgreSQL: exchanges with the server the store waited for (pipelined writes share one). */
   readonly storeRoundTrips: Counter<never>;
+  /** SQLite: store transactions each database COMMIT carried (group commit). */
+  readonly storeGroupCommits: Histogram<never>;
   readonly pushDeliveryLag: Histogram<never>;
   /** a2a.invoke stream waits: subscriptions to peer tasks opened, and runs they woke. */
   readonly peerStreamSubscriptions: Counter<never>;
@@ -93,6 +95,12 @@ export class Metrics {
       'handoff_store_round_trips_total',
       'PostgreSQL: exchanges with the server the store waited for (a transaction’s writes share one)',
       [],
+    );
+    this.storeGroupCommits = histogram(
+      'handoff_store_group_commit_transactions',
+      'SQLite: store transactions committed by each database COMMIT (group commit)',
+      [],
+      [1, 2, 4, 8, 16, 32, 64],
     );
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
     this.activeRuns = gauge('handoff_worker_active_runs', 'Runs this instance is executing now');

@@ -146,7 +146,7 @@ function statementsSection(result: ScenarioResult): Section {
     rows,
     after:
       'One flow at a time, so each transaction commits alone: `commit` is the commits a flow needs; under ' +
-      'load SQLite shares them (group commit: one `savepoint` + `release` per transaction instead). ' +
+      'load SQLite shares them (group commit: one `savepoint` + `release` per transaction after the group’s first instead). ' +
       'On PostgreSQL a transaction’s writes whose results are not read go out together with its next ' +
       'awaited statement (pipelined, src/store/pg-driver.ts): "round trips" counts the exchanges the ' +
       'store waited for (a build without that counter shows 0 there). The bus adds one `pg_notify` per ' +

@@ -43,6 +43,8 @@ export interface OpenStoreOptions {
   sqliteExclusive?: boolean;
   /** Told of every statement the database runs (BEGIN and COMMIT included), by its first keyword. */
   onStatement?: (op: string) => void;
+  /** SQLite: told, after each COMMIT, how many store transactions it committed (group commit). */
+  onGroupCommit?: (transactions: number) => void;
   /**
    * PostgreSQL: an idle pooled connection failed (the server restarted, failed over, or ended it).
    * The pool drops it and the next query gets a fresh one; unheard, pg's error would end the process.
@@ -113,7 +115,7 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   enableWal(database);
   database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
-  // Group commit runs each transaction in a savepoint, and SQLite keeps a savepoint's undo pages
+  // Group commit runs its transactions in savepoints, and SQLite keeps a savepoint's undo pages
   // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
   database.pragma('temp_store = MEMORY');
   database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
@@ -138,7 +140,9 @@ function openSqlite(opts: OpenStoreOptions): Opened {
     direct: {
       transaction: direct,
       pool: (text, params) => (database.inTransaction ? undefined : direct(text, params)),
+      inTransaction: () => database.inTransaction,
     },
+    ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
   };
   // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
   // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.

@@ -13,7 +13,7 @@
 //   rolled-back transaction — and after a purge.
 // - The writes outside `transaction` are single atomic statements: lease claims, renewals and
 //   hand-backs of runs and deliveries, a delivery's attempt outcome, an operator's retry.
-import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from './db.js';
 import { Events } from './repos/events.js';
 import type { Dialect } from './repos/repo.js';
@@ -51,10 +51,16 @@ export interface StoreOptions {
   dataVersion?: () => number;
   /**
    * SQLite: fixed statements straight on the connection (statements.ts), `pool` for reads outside
-   * a transaction (it declines while one is open), `transaction` for those inside one.
+   * a transaction (it declines while one is open), `transaction` for those inside one (and for
+   * the group's BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK); `inTransaction`: whether one is open.
    */
-  direct?: { pool: SqliteDirect; transaction: SqliteDirect };
+  direct?: { pool: SqliteDirect; transaction: SqliteDirect; inTransaction: () => boolean };
+  /** SQLite: told, after each COMMIT, how many store transactions it committed (group commit). */
+  onGroupCommit?: (transactions: number) => void;
 }
+
+/** SQLite: the connection itself (see `StoreOptions.direct`). */
+type SqliteConnection = NonNullable<StoreOptions['direct']>;
 
 /** A transaction waiting for its group commit. */
 interface PendingTx {
@@ -66,10 +72,19 @@ interface PendingTx {
 /** Most transactions one SQLite commit carries, and how long its members may run in all. */
 const GROUP_MAX = 64;
 const GROUP_BUDGET_MS = 3;
-const SAVEPOINT = CompiledQuery.raw('savepoint handoff_group');
-const RELEASE = CompiledQuery.raw('release handoff_group');
-const ROLLBACK_TO = CompiledQuery.raw('rollback to handoff_group');
+const SAVEPOINT = 'savepoint handoff_group';
+const RELEASE = 'release handoff_group';
+const ROLLBACK_TO = 'rollback to handoff_group';
 const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+/** ROLLBACK after a failure: if it fails too, the first failure is the one to report. */
+function rollbackQuietly(run: (text: string) => unknown): void {
+  try {
+    run('rollback');
+  } catch {
+    // The connection's state is SQLite's to report on the next BEGIN.
+  }
+}
 
 export class Store extends Tables {
   readonly dialect: Dialect;
@@ -94,6 +109,7 @@ export class Store extends Tables {
   private readonly pending: PendingTx[] = [];
   private draining = false;
   private readonly direct: StoreOptions['direct'];
+  private readonly onGroupCommit: StoreOptions['onGroupCommit'];
 
   constructor(opts: StoreOptions) {
     const now = opts.now ?? (() => new Date());
@@ -105,6 +121,7 @@ export class Store extends Tables {
     this.destroyFn = opts.destroy;
     this.dataVersion = opts.dataVersion;
     this.direct = opts.direct;
+    this.onGroupCommit = opts.onGroupCommit;
     this.runs = new Runs(opts.db, opts.dialect, now, pool);
     this.events = new Events(opts.db, opts.dialect, now, pool);
     this.quotas = new Quotas(opts.db, opts.dialect, now, pool);
@@ -124,13 +141,14 @@ export class Store extends Tables {
 
   /**
    * Run `fn` in one transaction (see the contract above). On SQLite, transactions requested in
-   * the same turn of the event loop share one database commit (group commit): each runs in its
-   * own savepoint, so one that fails is rolled back alone, and none resolves before the shared
+   * the same turn of the event loop share one database commit (group commit): each but the first
+   * runs in its own savepoint, so one that fails is rolled back alone (the first, having nothing
+   * before it, by rolling the whole transaction back), and none resolves before the shared
    * COMMIT has succeeded. One writer at a time is all SQLite allows anyway; sharing the commit
    * spreads its cost (the WAL write, and the fsync with synchronous=FULL) over the group.
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-    if (this.dialect !== 'sqlite') return this.transactionAlone(fn);
+    if (!this.direct) return this.transactionAlone(fn);
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve, reject } as PendingTx);
       if (!this.draining) {
@@ -141,6 +159,7 @@ export class Store extends Tables {
     });
   }
 
+  /** PostgreSQL: each transaction on its own pooled connection, through Kysely. */
   private async transactionAlone<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     let tx: StoreTx | undefined;
     const result = await this.db.transaction().execute(async (trx) => {
@@ -151,13 +170,8 @@ export class Store extends Tables {
     return result;
   }
 
-  private newTx(trx: Transaction<Database>): StoreTx {
-    return new StoreTx(trx, this.pipeline.steps, this.now, this.dialect, this.direct?.transaction);
-  }
-
-  /** A savepoint statement of the group's transaction `trx`. */
-  private async raw(trx: Transaction<Database>, query: CompiledQuery): Promise<void> {
-    if (!this.direct?.transaction(query.sql, [])) await trx.executeQuery(query);
+  private newTx(db: Kysely<Database>): StoreTx {
+    return new StoreTx(db, this.pipeline.steps, this.now, this.dialect, this.direct?.transaction);
   }
 
   /** Run one transaction's work in `tx`, then write what it deferred (before anything commits). */
@@ -176,15 +190,26 @@ export class Store extends Tables {
   }
 
   /**
-   * Commit the transactions at the head of the queue together. A group closes at GROUP_MAX
-   * members or once its members have run for GROUP_BUDGET_MS: the first member's caller waits
-   * for the last one's work, so a group of long transactions (worker steps) stays short.
+   * SQLite: commit the transactions at the head of the queue together. A group closes at
+   * GROUP_MAX members or once its members have run for GROUP_BUDGET_MS: the first member's caller
+   * waits for the last one's work, so a group of long transactions (worker steps) stays short.
+   *
+   * BEGIN, SAVEPOINT, RELEASE, COMMIT and ROLLBACK run straight on the connection (counted like
+   * any statement); the group holds Kysely's one connection meanwhile, so no other Kysely query
+   * runs inside its transaction, and the members' own Kysely statements run on it (`conn`).
    */
   private async commitGroup(): Promise<void> {
-    if (this.pending.length === 1) {
-      const only = this.pending.shift() as PendingTx;
-      return this.transactionAlone(only.fn).then(only.resolve, only.reject);
+    const direct = this.direct as SqliteConnection;
+    try {
+      await this.db.connection().execute((conn) => this.runGroup(conn, direct));
+    } catch (err) {
+      // The connection could not be had (the store is closing): the head of the queue fails.
+      this.pending.shift()?.reject(err);
     }
+  }
+
+  private async runGroup(conn: Kysely<Database>, direct: SqliteConnection): Promise<void> {
+    const run = (text: string) => direct.transaction(text, []);
     const started = performance.now();
     const open = (members: number) =>
       this.pending.length > 0 &&
@@ -192,37 +217,56 @@ export class Store extends Tables {
       (members === 0 || performance.now() - started < GROUP_BUDGET_MS);
     const done: Array<{ item: PendingTx; tx: StoreTx; result: unknown }> = [];
     const failed: Array<{ item: PendingTx; err: unknown }> = [];
+    let begun = false;
     try {
-      await this.db.transaction().execute(async (trx) => {
-        while (open(done.length + failed.length)) {
-          const item = this.pending.shift() as PendingTx;
-          const tx = this.newTx(trx);
-          await this.raw(trx, SAVEPOINT);
-          try {
-            const result = await this.runIn(tx, item.fn);
-            await this.raw(trx, RELEASE);
-            done.push({ item, tx, result });
-          } catch (err) {
-            // Undo this one alone. If SQLite already rolled the whole transaction back (I/O
-            // error, disk full), this throws and the whole group fails below: none committed.
-            failed.push({ item, err });
-            await this.raw(trx, ROLLBACK_TO);
-            await this.raw(trx, RELEASE);
+      while (open(done.length + failed.length)) {
+        if (!begun) run('begin');
+        begun = true;
+        const item = this.pending.shift() as PendingTx;
+        // Before the first success there is nothing to keep: a failure rolls everything back.
+        const alone = done.length === 0;
+        if (!alone) run(SAVEPOINT);
+        try {
+          const tx = this.newTx(conn);
+          const result = await this.runIn(tx, item.fn);
+          if (!alone) run(RELEASE);
+          done.push({ item, tx, result });
+        } catch (err) {
+          failed.push({ item, err });
+          // Undo this one alone. If SQLite already rolled the whole transaction back (I/O
+          // error, disk full), ROLLBACK TO throws and the whole group fails below: none committed.
+          if (alone) {
+            begun = false;
+            if (direct.inTransaction()) run('rollback');
+          } else {
+            run(ROLLBACK_TO);
+            run(RELEASE);
           }
         }
-      });
+      }
+      if (begun) run('commit');
     } catch (err) {
-      // The group's transaction failed (BEGIN or COMMIT): none of it is committed.
+      // BEGIN, a savepoint statement or COMMIT failed: none of the group is committed.
+      if (direct.inTransaction()) rollbackQuietly(run);
       if (done.length + failed.length === 0) this.pending.shift()?.reject(err);
       for (const { item } of done) item.reject(err);
       for (const f of failed) f.item.reject(f.err);
       return;
     }
+    if (done.length > 0) this.counted(done.length);
     for (const { item, tx, result } of done) {
       if (tx.changes.length > 0) this.emit(tx.changes);
       item.resolve(result);
     }
     for (const f of failed) f.item.reject(f.err);
+  }
+
+  private counted(transactions: number): void {
+    try {
+      this.onGroupCommit?.(transactions);
+    } catch {
+      // Counting must not turn a committed write into a reported failure.
+    }
   }
 
   private emit(changes: RunChange[]): void {

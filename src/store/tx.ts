@@ -6,7 +6,7 @@
 //     await tx.interrupts.insert(…);
 //     await tx.commitRun(run, { status: 'waiting-approval' }, [{ type: 'interrupt.requested', … }]);
 //   });
-import type { Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
 import type { NewEvent, RunEvent, RunRecord } from './model.js';
@@ -169,9 +169,9 @@ function columnValues(run: RunRecord, columns: readonly (keyof RunsTable & strin
 
 export class StoreTx extends Tables {
   readonly changes: RunChange[] = [];
-  override readonly tasks: TxTaskRecords;
-  override readonly pushConfigs: TxPushConfigs;
-  override readonly interrupts: TxInterrupts;
+  #tasks?: TxTaskRecords;
+  #pushConfigs?: TxPushConfigs;
+  #interrupts?: TxInterrupts;
   private readonly events: Events;
   /** Runs inserted by this transaction (nothing of theirs existed before it). */
   private readonly created = new Set<string>();
@@ -181,7 +181,7 @@ export class StoreTx extends Tables {
   private readonly held = new Map<string, HeldRun>();
 
   constructor(
-    private readonly db: Transaction<Database>,
+    private readonly db: Kysely<Database>,
     private readonly steps: readonly TransitionStep[],
     private readonly now: () => Date,
     readonly dialect: Dialect,
@@ -190,11 +190,25 @@ export class StoreTx extends Tables {
   ) {
     super(db, dialect, now, direct);
     this.events = new Events(db, dialect, now, direct);
-    this.tasks = new TxTaskRecords(db, dialect, now, direct);
-    const createdHere = (runId: string) => this.created.has(runId);
-    this.pushConfigs = new TxPushConfigs(db, dialect, now, createdHere, direct);
-    this.interrupts = new TxInterrupts(db, dialect, now, createdHere, direct);
   }
+
+  // This transaction's views of the tables it may change, each made on first use (Tables).
+  override get tasks(): TxTaskRecords {
+    this.#tasks ??= new TxTaskRecords(...this.repoArgs);
+    return this.#tasks;
+  }
+
+  override get pushConfigs(): TxPushConfigs {
+    this.#pushConfigs ??= new TxPushConfigs(this.db, this.dialect, this.now, this.createdHere, this.direct);
+    return this.#pushConfigs;
+  }
+
+  override get interrupts(): TxInterrupts {
+    this.#interrupts ??= new TxInterrupts(this.db, this.dialect, this.now, this.createdHere, this.direct);
+    return this.#interrupts;
+  }
+
+  private readonly createdHere = (runId: string): boolean => this.created.has(runId);
 
   /** Run a fixed statement in this transaction (straight on the SQLite connection there). */
   private async exec<R>(query: Statement, params: readonly unknown[]): Promise<StatementResult<R>> {
@@ -348,7 +362,7 @@ export class StoreTx extends Tables {
       this.held.delete(runId);
       await this.writeHeld(held);
     }
-    await this.tasks.flushStates();
+    await this.#tasks?.flushStates();
   }
 
   private async record(change: RunChange): Promise<RunChange> {

@@ -359,6 +359,32 @@ the matching one is accepted', async () => {
       assert.ok((await count('insert')) > inserts, 'the run, its events and its task record were inserted');
       assert.ok((await count('commit')) > commits, 'and committed');
     });
+
+    it('/metrics tells how many transactions each SQLite COMMIT carried', async (c) => {
+      if (pg) return c.skip('SQLite only: PostgreSQL commits each transaction alone');
+      const read = async () => {
+        const text = (await t.get('/metrics')).text;
+        const sample = (name: string) => Number(text.match(new RegExp(`^${name}\\{[^}]*\\} (\\d+)`, 'm'))?.[1] ?? NaN);
+        return {
+          commits: sample('handoff_store_group_commit_transactions_count'),
+          transactions: sample('handoff_store_group_commit_transactions_sum'),
+          commitStatements: Number(
+            text.match(/^handoff_store_statements_total\{(?=[^}]*op="commit")[^}]*\} (\d+)/m)?.[1] ?? 0,
+          ),
+        };
+      };
+      const before = await read();
+      const runId = await t.createRun('echo');
+      await t.waitForStatus(runId, ['completed']);
+      const now = await read();
+      assert.ok(now.commits > before.commits, 'the run committed');
+      assert.ok(now.transactions >= now.commits, 'each COMMIT carried at least one transaction');
+      assert.equal(
+        now.commits - before.commits,
+        now.commitStatements - before.commitStatements,
+        'one observation per COMMIT statement',
+      );
+    });
   });
 
   describe(`retention (${dialect})`, () => {

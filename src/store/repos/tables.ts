@@ -1,6 +1,7 @@
 // The repositories of the tables every transaction may touch, built on one Kysely handle (the
 // pool, for the Store; one transaction, for a StoreTx). Runs and their events are not here: their
 // writes are the StoreTx's own (insertRun, commitRun) and their reads outside one are the Store's.
+// Each is made on first use: a transaction touches a few of them, and one is made per transaction.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
 import { Idempotency } from './idempotency.js';
@@ -13,23 +14,57 @@ import type { SqliteDirect } from '../statements.js';
 import { Secrets } from './secrets.js';
 import { TaskRecords } from './task-records.js';
 
+/** What every repository is built on (Repo's constructor arguments). */
+type RepoArgs = [db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect];
+
 export class Tables {
-  readonly interrupts: Interrupts;
-  readonly idempotency: Idempotency;
-  readonly tasks: TaskRecords;
-  readonly pushConfigs: PushConfigs;
-  readonly outbox: PushOutbox;
-  readonly secrets: Secrets;
-  readonly peerWaits: PeerWaits;
+  /** The arguments every repository of this handle is built with. */
+  protected readonly repoArgs: RepoArgs;
+  #interrupts?: Interrupts;
+  #idempotency?: Idempotency;
+  #tasks?: TaskRecords;
+  #pushConfigs?: PushConfigs;
+  #outbox?: PushOutbox;
+  #secrets?: Secrets;
+  #peerWaits?: PeerWaits;
 
   /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
-    this.interrupts = new Interrupts(db, dialect, now, direct);
-    this.idempotency = new Idempotency(db, dialect, now, direct);
-    this.tasks = new TaskRecords(db, dialect, now, direct);
-    this.pushConfigs = new PushConfigs(db, dialect, now, direct);
-    this.outbox = new PushOutbox(db, dialect, now, direct);
-    this.secrets = new Secrets(db, dialect, now, direct);
-    this.peerWaits = new PeerWaits(db, dialect, now, direct);
+    this.repoArgs = [db, dialect, now, direct];
+  }
+
+  get interrupts(): Interrupts {
+    this.#interrupts ??= new Interrupts(...this.repoArgs);
+    return this.#interrupts;
+  }
+
+  get idempotency(): Idempotency {
+    this.#idempotency ??= new Idempotency(...this.repoArgs);
+    return this.#idempotency;
+  }
+
+  get tasks(): TaskRecords {
+    this.#tasks ??= new TaskRecords(...this.repoArgs);
+    return this.#tasks;
+  }
+
+  get pushConfigs(): PushConfigs {
+    this.#pushConfigs ??= new PushConfigs(...this.repoArgs);
+    return this.#pushConfigs;
+  }
+
+  get outbox(): PushOutbox {
+    this.#outbox ??= new PushOutbox(...this.repoArgs);
+    return this.#outbox;
+  }
+
+  get secrets(): Secrets {
+    this.#secrets ??= new Secrets(...this.repoArgs);
+    return this.#secrets;
+  }
+
+  get peerWaits(): PeerWaits {
+    this.#peerWaits ??= new PeerWaits(...this.repoArgs);
+    return this.#peerWaits;
   }
 }

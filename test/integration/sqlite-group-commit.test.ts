@@ -1,0 +1,200 @@
+// SQLite's group commit as the database sees it: the statements each group runs (BEGIN,
+// SAVEPOINT, RELEASE, COMMIT, ROLLBACK go straight to the connection, and are counted), what a
+// failing member or a failing COMMIT leaves behind, and that no other query runs inside a group's
+// transaction. The outcomes every store owes are in store-contract.test.ts.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { openStore } from '../../src/store/connect.js';
+import type { NewRun, RunChange, Store } from '../../src/store/store.js';
+
+const CONTROL = new Set(['begin', 'savepoint', 'release', 'rollback', 'commit']);
+
+function newRun(over: Partial<NewRun> = {}): NewRun {
+  return {
+    runId: `run_${randomBytes(6).toString('hex')}`,
+    tenantId: 'tenant-a',
+    principalId: 'alice',
+    workflowId: 'wf',
+    status: 'pending',
+    inputs: {},
+    state: { outputs: {}, vars: {} },
+    cursor: { nodeId: 'start', ordinals: {} },
+    tags: [],
+    metadata: {},
+    createdAt: new Date().toISOString(),
+    ...over,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('SQLite group commit', () => {
+  let dir: string;
+  let store: Store;
+  /** Every statement's kind, in order; every COMMIT's count of transactions; every change heard. */
+  const ops: string[] = [];
+  const groups: number[] = [];
+  const heard: string[] = [];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'handoff-group-'));
+    store = await openStore({
+      sqliteFile: join(dir, 'handoff.db'),
+      onStatement: (op) => ops.push(op),
+      onGroupCommit: (n) => groups.push(n),
+    });
+    store.setPipeline({
+      steps: [],
+      listeners: [
+        { name: 'test', committed: (changes: RunChange[]) => heard.push(...changes.map((c) => c.run.runId)) },
+      ],
+    });
+  });
+  after(async () => {
+    await store?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Start `fns` as transactions in one turn (one group); their outcomes and the statements run. */
+  async function group(fns: Array<() => Promise<unknown>>) {
+    ops.length = 0;
+    groups.length = 0;
+    heard.length = 0;
+    const outcomes = await Promise.allSettled(fns.map((fn) => fn()));
+    return { outcomes, control: ops.filter((op) => CONTROL.has(op)) };
+  }
+
+  it('a failing first member is rolled back alone, without a savepoint; later ones each in one', async () => {
+    // A group closes once its members have run for a few ms: on a busy machine it may close
+    // early, and the rest form the next group. Try again until the four ran as one group.
+    for (let attempt = 1; ; attempt++) {
+      const runs = [newRun(), newRun(), newRun(), newRun()];
+      const { outcomes, control } = await group(
+        runs.map(
+          (run, i) => () =>
+            store.transaction(async (tx) => {
+              await tx.insertRun(run, [{ type: 'run.started' }]);
+              if (i === 0 || i === 2) throw new Error(`abort ${i}`);
+              return i;
+            }),
+        ),
+      );
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['rejected', 'fulfilled', 'rejected', 'fulfilled'],
+      );
+      for (const [i, run] of runs.entries()) {
+        const stored = await store.runs.get(run.runId);
+        assert.equal(stored !== undefined, i === 1 || i === 3, `run ${i}`);
+        assert.equal((await store.events.list(run.runId)).length, i === 1 || i === 3 ? 1 : 0, `events of run ${i}`);
+      }
+      assert.deepEqual(heard.sort(), [runs[1]?.runId, runs[3]?.runId].sort());
+      if (control.filter((op) => op === 'begin').length > 2 && attempt < 5) continue;
+      assert.deepEqual(control, [
+        'begin', // the first member, alone in the transaction: it fails, and all of it is undone
+        'rollback',
+        'begin', // the second, first to succeed: no savepoint needed
+        'savepoint', // the third fails: back to its savepoint
+        'rollback',
+        'release',
+        'savepoint',
+        'release',
+        'commit',
+      ]);
+      assert.deepEqual(groups, [2], 'one COMMIT, carrying the two that succeeded');
+      return;
+    }
+  });
+
+  it('a lone failing transaction is rolled back and nothing is committed', async () => {
+    const run = newRun();
+    const { outcomes, control } = await group([
+      () =>
+        store.transaction(async (tx) => {
+          await tx.insertRun(run, []);
+          throw new Error('abort');
+        }),
+    ]);
+    assert.equal(outcomes[0]?.status, 'rejected');
+    assert.deepEqual(control, ['begin', 'rollback']);
+    assert.deepEqual(groups, []);
+    assert.equal(await store.runs.get(run.runId), undefined);
+  });
+
+  it('a failing COMMIT rejects every member, commits none, and the next transaction commits', async () => {
+    // A deferred foreign key is checked at COMMIT: a trigger makes one member's run violate it.
+    await sql`create temp table commit_parent (id text primary key)`.execute(store.db);
+    await sql`create temp table commit_child (id text references commit_parent (id) deferrable initially deferred)`.execute(
+      store.db,
+    );
+    await sql`create temp trigger fail_at_commit after insert on main.runs when new.workflow_id = 'fails-at-commit'
+      begin insert into commit_child values ('missing'); end`.execute(store.db);
+    try {
+      // As above: try again until the three ran as one group.
+      for (let attempt = 1; ; attempt++) {
+        const runs = [newRun(), newRun({ workflowId: 'fails-at-commit' }), newRun()];
+        const { outcomes, control } = await group(
+          runs.map((run) => () => store.transaction((tx) => tx.insertRun(run, [{ type: 'run.started' }]))),
+        );
+        if (control.filter((op) => op === 'begin').length > 1 && attempt < 5) continue;
+        for (const outcome of outcomes) {
+          assert.equal(outcome.status, 'rejected');
+          assert.match(String((outcome as PromiseRejectedResult).reason), /FOREIGN KEY/);
+        }
+        assert.deepEqual(control, ['begin', 'savepoint', 'release', 'savepoint', 'release', 'commit', 'rollback']);
+        assert.deepEqual(groups, [], 'no COMMIT succeeded');
+        assert.deepEqual(heard, [], 'no listener heard of a change');
+        for (const run of runs) assert.equal(await store.runs.get(run.runId), undefined);
+        break;
+      }
+      const next = newRun();
+      await store.transaction((tx) => tx.insertRun(next, []));
+      assert.ok(await store.runs.get(next.runId), 'the connection is out of the failed transaction');
+    } finally {
+      await sql`drop trigger temp.fail_at_commit`.execute(store.db);
+    }
+  });
+
+  it("a member's Kysely statements run in the group's transaction; no other query runs inside it", async () => {
+    const run = newRun();
+    let inside!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      inside = resolve;
+    });
+    const order: string[] = [];
+    const failing = store
+      .transaction(async (tx) => {
+        await tx.insertRun(run, []); // a fixed statement, straight on the connection
+        const secret = await tx.secrets.put('ciphertext'); // a built query, through Kysely
+        assert.equal(await tx.secrets.get(secret), 'ciphertext', 'the transaction reads its own write');
+        inside();
+        await sleep(30); // other work gets the event loop meanwhile
+        throw new Error('abort');
+      })
+      .catch(() => order.push('transaction failed'));
+    await opened;
+    const [secrets, stored] = await Promise.all([
+      store.db
+        .selectFrom('secrets')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+        .then((r) => {
+          order.push('Kysely read');
+          return Number(r.n);
+        }),
+      store.runs.get(run.runId).then((r) => {
+        order.push('fixed read');
+        return r;
+      }),
+    ]);
+    await failing;
+    assert.equal(order[0], 'transaction failed', `the reads waited for the transaction: ${order.join(', ')}`);
+    assert.equal(secrets, 0, 'the read did not see the uncommitted secret');
+    assert.equal(stored, undefined, 'nor the uncommitted run');
+  });
+});
