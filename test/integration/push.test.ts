@@ -360,6 +360,32 @@ with A2A-Version on every delivery', async () => {
       assert.ok(!hit!.body.includes(reason) && !hit!.body.includes('on purpose'), hit!.body);
     });
 
+    // The reply's read tells the push step whether the task has configs: one registered after the
+    // task started, or by the reply itself, must still be pushed.
+    it('a config set on a waiting task, or inline on the reply, gets the reply’s `completed` push', async () => {
+      for (const how of ['set', 'inline'] as const) {
+        const ep = router.endpoint(`reply-${how}`);
+        const task = await alice.sendOk(skillMessage('approval', 'please approve'));
+        assert.equal(task.status.state, 'input-required');
+        if (how === 'set') {
+          const set = await alice.rpc('tasks/pushNotificationConfig/set', {
+            taskId: task.id,
+            pushNotificationConfig: { url: ep.url, token: 'tok-set' },
+          });
+          assertRpcResult(set);
+        }
+        const done = await alice.sendOk(decide(task, 'accept'), how === 'inline' ? inline(ep.url, 'tok-in') : {});
+        assert.equal(done.status.state, 'completed');
+        const ds = await waitDeliveries(
+          task.id,
+          `the ${how} push`,
+          (d) => d.length === 1 && d[0].state === 'delivered',
+        );
+        assert.equal(ds.length, 1);
+        assert.equal(JSON.parse(ep.log()[0]!.body).status.state, 'completed', how);
+      }
+    });
+
     it('an inline config on a reply that is refused registers nothing', async () => {
       const ep = router.endpoint('refused-reply');
       const task = await alice.sendOk(skillMessage('echo', 'done'));

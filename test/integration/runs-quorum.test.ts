@@ -2,6 +2,7 @@
 // before the engine moves the run): a gate needing 2 approvals from ['alice', 'bob'], with three
 // keys of one tenant. SQLite always, PostgreSQL too when HANDOFF_TEST_PG_URL is set.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,6 +162,42 @@ for (const dialect of DIALECTS) {
         assert.equal(done.status, 'completed', `round ${i}`);
         assert.deepEqual([...done.nodeStates.review.approvers].sort(), ['alice', 'bob']);
         const events = await t.events(runId, bearer(KEYS.alice));
+        assert.equal(events.filter((e) => e.type === 'run.completed').length, 1);
+      }
+    });
+
+    // The A2A reply reads its task, run and open interrupt in one statement; on PostgreSQL a reply
+    // that waited for the other's lock must not decide on the interrupt as it was before that one.
+    it('alice and bob accept by A2A replies at the same time → both votes count, the run completes once (×5)', async () => {
+      const reply = (taskId: string, who: keyof typeof KEYS) =>
+        t.post(
+          '/v1/a2a',
+          {
+            jsonrpc: '2.0',
+            id: who,
+            method: 'message/send',
+            params: {
+              message: {
+                kind: 'message',
+                role: 'user',
+                messageId: randomUUID(),
+                taskId,
+                parts: [{ kind: 'data', data: { action: 'accept' } }],
+              },
+            },
+          },
+          bearer(KEYS[who]),
+        );
+      for (let i = 0; i < 5; i++) {
+        const runId = await atGate();
+        const [a, b] = await Promise.all([reply(runId, 'alice'), reply(runId, 'bob')]);
+        assert.ok(a.body.result, a.text);
+        assert.ok(b.body.result, b.text);
+        const done = await t.waitForStatus(runId, ['completed', 'failed', 'cancelled'], bearer(KEYS.alice));
+        assert.equal(done.status, 'completed', `round ${i}`);
+        assert.deepEqual([...done.nodeStates.review.approvers].sort(), ['alice', 'bob']);
+        const events = await t.events(runId, bearer(KEYS.alice));
+        assert.equal(events.filter((e) => e.type === 'approval.received').length, 2);
         assert.equal(events.filter((e) => e.type === 'run.completed').length, 1);
       }
     });

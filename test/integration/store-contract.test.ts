@@ -1964,6 +1964,33 @@ unleased (or whose lease expired)', async () => {
         assert.deepEqual(await store().pushConfigs.list(run.runId), [config]);
       });
 
+      it('a task the reply’s read found without configs lists none until one is inserted, \
+also by another transaction committing with it', async () => {
+        const rec = await insertTask(store(), clock);
+        const config = newConfig(clock, rec.taskId);
+        const [before, after] = await store().transaction(async (tx) => {
+          await tx.tasks.getForReply(rec.taskId, rec.tenantId);
+          const none = await tx.pushConfigs.list(rec.taskId);
+          await tx.pushConfigs.insert(config);
+          return [none, await tx.pushConfigs.list(rec.taskId)];
+        });
+        assert.deepEqual(before, []);
+        assert.deepEqual(after, [config]);
+        // Started together on SQLite: one group, one database transaction, when the first members
+        // finish within the group's time budget (on PostgreSQL they run concurrently, and the
+        // list may come first).
+        if (store().dialect !== 'sqlite') return;
+        const other = await insertTask(store(), clock);
+        const added = newConfig(clock, other.taskId);
+        await new Promise((resolve) => setImmediate(resolve)); // the earlier group is done
+        const [, , listed] = await Promise.all([
+          store().transaction((tx) => tx.tasks.getForReply(other.taskId, other.tenantId)),
+          store().transaction((tx) => tx.pushConfigs.insert(added)),
+          store().transaction((tx) => tx.pushConfigs.list(other.taskId)),
+        ]);
+        assert.deepEqual(listed, [added]);
+      });
+
       it('insert then get round-trips every field; absent optional fields stay absent', async () => {
         const taskId = uid('run');
         const full = newConfig(clock, taskId, {

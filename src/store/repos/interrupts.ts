@@ -29,6 +29,25 @@ const CANCEL_OPEN = statement(
   `update "interrupts" set "status" = 'cancelled', "resolved_at" = ? where "run_id" = ? and "status" = 'open'`,
 );
 
+/**
+ * PostgreSQL: open interrupts a transaction read with their run locked and unchanged since its
+ * snapshot (the reply's read, task-records.ts), by the transaction's handle: interrupt id → run id.
+ * Every write of an interrupt commits with a new version of its run, under that run's lock
+ * (engine.ts, resolution.ts, cancel.ts), so until this transaction ends the interrupt stays as
+ * read: its update need not wait for its row count, and goes out with the next statement.
+ */
+const lockedOpen = new WeakMap<object, Map<string, string>>();
+
+/** The transaction `db` read `rec` open, its run locked and unchanged since the snapshot. */
+export function readOpenLocked(db: object, rec: InterruptRecord): void {
+  let map = lockedOpen.get(db);
+  if (!map) {
+    map = new Map();
+    lockedOpen.set(db, map);
+  }
+  map.set(rec.interruptId, rec.runId);
+}
+
 export class Interrupts extends Repo {
   /** The open interrupt of a run (of one node, when given). */
   async getOpen(runId: string, nodeId?: string): Promise<InterruptRecord | undefined> {
@@ -115,11 +134,19 @@ export class TxInterrupts extends Interrupts {
 
   override async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
     this.changed.add(rec.runId);
+    // Read open under its run's lock in this transaction, and not written since: still open.
+    if (expectStatus === 'open' && lockedOpen.get(this.db)?.delete(rec.interruptId)) {
+      const row = interruptRows.toRow(rec);
+      await this.sendAhead(UPDATE, [...UPDATED.map((c) => row[c]), rec.interruptId, expectStatus]);
+      return true;
+    }
     return super.update(rec, expectStatus);
   }
 
   override async cancelOpen(runId: string): Promise<void> {
     this.changed.add(runId);
+    const locked = lockedOpen.get(this.db);
+    if (locked) for (const [id, run] of locked) if (run === runId) locked.delete(id);
     await super.cancelOpen(runId);
   }
 }

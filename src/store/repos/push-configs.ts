@@ -16,8 +16,26 @@ const CLEAR_SECRETS = statement(
   `update "push_configs" set "token_secret" = null, "credentials_secret" = null${BY_KEY}`,
 );
 
+/**
+ * Tasks a statement of this transaction found without configs (the reply's read counts them:
+ * task-records.ts), by the transaction's handle. On SQLite a group of transactions shares one
+ * handle, so every insert through it forgets the task again: what is kept stays exact.
+ */
+const withoutConfigs = new WeakMap<object, Set<string>>();
+
+/** The transaction `db` read that `taskId` has no config (until one is inserted through `db`). */
+export function sawNoConfigs(db: object, taskId: string): void {
+  let set = withoutConfigs.get(db);
+  if (!set) {
+    set = new Set();
+    withoutConfigs.set(db, set);
+  }
+  set.add(taskId);
+}
+
 export class PushConfigs extends Repo {
   async insert(rec: PushConfigRecord): Promise<void> {
+    withoutConfigs.get(this.db)?.delete(rec.taskId);
     await this.db.insertInto('push_configs').values(pushConfigRows.toRow(rec)).execute();
   }
 
@@ -48,8 +66,9 @@ export class PushConfigs extends Repo {
 
 /**
  * The configs as one transaction sees them. A task created in this transaction can have no
- * config but those registered in it: listing its configs (the push step, at every transition)
- * needs no query until one is.
+ * config but those registered in it, and a task the reply's read found without any has none
+ * until one is registered: listing its configs (the push step, at every transition) needs no
+ * query until then.
  */
 export class TxPushConfigs extends PushConfigs {
   private readonly registered = new Set<string>();
@@ -69,13 +88,19 @@ export class TxPushConfigs extends PushConfigs {
     await super.insert(rec);
   }
 
+  /** None, known without a query: a task created here with none registered, or one read without any. */
+  private knownNone(taskId: string): boolean {
+    if (this.registered.has(taskId)) return false;
+    return this.createdHere(taskId) || withoutConfigs.get(this.db)?.has(taskId) === true;
+  }
+
   override async list(taskId: string): Promise<PushConfigRecord[]> {
-    if (this.createdHere(taskId) && !this.registered.has(taskId)) return [];
+    if (this.knownNone(taskId)) return [];
     return super.list(taskId);
   }
 
   override async count(taskId: string): Promise<number> {
-    if (this.createdHere(taskId) && !this.registered.has(taskId)) return 0;
+    if (this.knownNone(taskId)) return 0;
     return super.count(taskId);
   }
 }

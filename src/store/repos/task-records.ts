@@ -4,7 +4,10 @@ import type { A2ATasksTable, InterruptsTable, RunsTable } from '../db.js';
 import type { InterruptRecord, RunRecord, TaskRecord } from '../model.js';
 import { interruptRows, runRows, taskRows } from '../rows.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../cursor.js';
+import { ConflictError } from '../errors.js';
 import { statement } from '../statements.js';
+import { readOpenLocked } from './interrupts.js';
+import { sawNoConfigs } from './push-configs.js';
 import { Repo } from './repo.js';
 
 // Every A2A request runs these; fixed SQL skips the query builder (statements.ts).
@@ -30,18 +33,33 @@ const TASK_AND_RUN = statement(TASK_AND_RUN_TEXT);
 /** The columns of an open interrupt joined to its run, prefixed `i_`. */
 const INTERRUPT_COLUMNS = interruptRows.columns;
 const OPEN_INTERRUPT_COLUMNS = INTERRUPT_COLUMNS.map((c) => `"i"."${c}" as "i_${c}"`).join(', ');
+/** How many push configs the task has (the push step then lists them only when there are some). */
+const CONFIG_COUNT = '(select count(*) from "push_configs" as "p" where "p"."task_id" = "t"."task_id") as "p_configs"';
 /**
- * What a reply needs, in one statement: the task record, its run and the run's open interrupt
- * (if any). On PostgreSQL the run row is locked, as `getRun(id, { forUpdate })` locks it.
+ * PostgreSQL: the run's version in the statement's snapshot. A row locked after waiting for
+ * another transaction is read as that transaction left it, but the rows joined to it (the open
+ * interrupt, the configs count) as the snapshot had them: a version that moved meanwhile means
+ * they may be stale, and the read is retried (ConflictError).
  */
-const replyTarget = (lock: string) =>
+const SNAPSHOT_VERSION =
+  '(select "s"."version" from "runs" as "s" where "s"."run_id" = "t"."task_id") as "r_snapshot_version"';
+/**
+ * What a reply needs, in one statement: the task record, its run, the run's open interrupt (if
+ * any) and whether the task has push configs. On PostgreSQL the run row is locked, as
+ * `getRun(id, { forUpdate })` locks it.
+ */
+const replyTarget = (extra: string, lock: string) =>
   statement(
-    `${TASK_AND_RUN_TEXT.replace(' from "a2a_tasks"', `, ${OPEN_INTERRUPT_COLUMNS} from "a2a_tasks"`).replace(
+    TASK_AND_RUN_TEXT.replace(
       ' where ',
       ` left join "interrupts" as "i" on "i"."run_id" = "r"."run_id" and "i"."status" = 'open' where `,
-    )} limit 1${lock}`,
+    ).replace(' from "a2a_tasks"', `, ${OPEN_INTERRUPT_COLUMNS}, ${CONFIG_COUNT}${extra} from "a2a_tasks"`) +
+      ` limit 1${lock}`,
   );
-const REPLY_TARGET = { sqlite: replyTarget(''), postgres: replyTarget(' for update of "r"') };
+const REPLY_TARGET = {
+  sqlite: replyTarget('', ''),
+  postgres: replyTarget(`, ${SNAPSHOT_VERSION}`, ' for update of "r"'),
+};
 
 const INSERT_REPLY = statement(
   'insert into "a2a_messages" ("tenant_id", "principal_id", "message_id", "task_id") values (?, ?, ?, ?)',
@@ -100,15 +118,24 @@ export class TaskRecords extends Repo {
    * A task record, its run and the run's open interrupt, in one statement: what resolving a
    * reply reads in its transaction (the run row locked on PostgreSQL).
    */
-  async getForReply(
+  async getForReply(taskId: string, tenantId: string): Promise<ReplyTarget | undefined> {
+    return (await this.readReplyTarget(taskId, tenantId))?.target;
+  }
+
+  /** The reply's read, and how many push configs the task has. */
+  protected async readReplyTarget(
     taskId: string,
     tenantId: string,
-  ): Promise<{ rec: TaskRecord; run: RunRecord; open?: InterruptRecord } | undefined> {
+  ): Promise<{ target: ReplyTarget; configs: number } | undefined> {
     const query = REPLY_TARGET[this.dialect];
-    const row = (await this.exec<RunsTable & TaskColumns & OpenColumns>(query, [taskId, tenantId])).rows[0];
+    const row = (await this.exec<ReplyRow>(query, [taskId, tenantId])).rows[0];
     if (!row) return undefined;
-    const open = row.i_interrupt_id === null ? undefined : interruptOf(row);
-    return { ...taskAndRunOf(row), ...(open ? { open } : {}) };
+    if (row.r_snapshot_version != null && Number(row.r_snapshot_version) !== Number(row.version)) {
+      throw new ConflictError(`run ${taskId} changed while its reply waited for it`);
+    }
+    const target: ReplyTarget = taskAndRunOf(row);
+    if (row.i_interrupt_id !== null) target.open = interruptOf(row);
+    return { target, configs: Number(row.p_configs) };
   }
 
   /** The task a starting message (tenant, principal, messageId) created, if any. */
@@ -191,6 +218,18 @@ function taskAndRunOf(row: RunsTable & TaskColumns): { rec: TaskRecord; run: Run
 /** The `i_` columns of REPLY_TARGET (all null when the run has no open interrupt). */
 type OpenColumns = { [K in keyof InterruptsTable as `i_${K}`]: InterruptsTable[K] | null };
 
+/** A row of REPLY_TARGET: counts come back as text from PostgreSQL. */
+type ReplyRow = RunsTable &
+  TaskColumns &
+  OpenColumns & { p_configs: number | string; r_snapshot_version?: number | string | null };
+
+/** What a reply reads: the task record, its run, and the run's open interrupt if any. */
+export interface ReplyTarget {
+  rec: TaskRecord;
+  run: RunRecord;
+  open?: InterruptRecord;
+}
+
 function interruptOf(row: OpenColumns): InterruptRecord {
   const fields: Record<string, unknown> = {};
   for (const c of INTERRUPT_COLUMNS) fields[c] = row[`i_${c}`];
@@ -256,9 +295,18 @@ export class TxTaskRecords extends TaskRecords {
     return super.getWithRun(taskId, tenantId);
   }
 
-  override async getForReply(taskId: string, tenantId: string) {
+  /**
+   * The reply's read, remembered by the transaction: a task without push configs lists none
+   * until one is registered (push-configs.ts); on PostgreSQL, an open interrupt read with its run
+   * locked and unchanged stays open until this transaction ends (interrupts.ts).
+   */
+  override async getForReply(taskId: string, tenantId: string): Promise<ReplyTarget | undefined> {
     await this.flushStates();
-    return super.getForReply(taskId, tenantId);
+    const read = await this.readReplyTarget(taskId, tenantId);
+    if (!read) return undefined;
+    if (read.configs === 0) sawNoConfigs(this.db, taskId);
+    if (read.target.open && this.dialect === 'postgres') readOpenLocked(this.db, read.target.open);
+    return read.target;
   }
 
   /** The last state this transaction set for a task (what the record holds once it commits), if any. */
