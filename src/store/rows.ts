@@ -44,7 +44,7 @@ function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
     ...words(shape.numbers).map((c) => [c, 'number'] as const),
     ...words(shape.flags).map((c) => [c, 'flag'] as const),
   ]);
-  const columns = words(shape.columns).map((column) => ({
+  const columns: Column[] = words(shape.columns).map((column) => ({
     column,
     field: shape.renames?.[column] ?? camel(column),
     kind: kinds.get(column) ?? 'text',
@@ -53,35 +53,43 @@ function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
   return {
     columns: columns.map((c) => c.column) as Array<keyof Row & string>,
     json: words(shape.json) as Array<keyof Row & string>,
-    fromRow(row) {
-      const rec: Record<string, unknown> = {};
-      for (const { column, field, kind } of columns) {
-        const v = (row as Record<string, unknown>)[column];
-        if (v !== null && v !== undefined) rec[field] = decode(kind, v);
-      }
-      return rec as Rec;
-    },
-    toRow(rec) {
-      const row: Record<string, unknown> = {};
-      for (const { column, field, kind } of columns) {
-        const v = (rec as Record<string, unknown>)[field];
-        row[column] = v === undefined ? null : encode(kind, v);
-      }
-      return row as Row;
-    },
+    fromRow: compileFromRow(columns) as (row: Row) => Rec,
+    toRow: compileToRow(columns) as (rec: Rec) => Row,
     column(rec, column) {
-      const { field, kind } = byColumn.get(column) as (typeof columns)[number];
+      const { field, kind } = byColumn.get(column) as Column;
       const v = (rec as Record<string, unknown>)[field];
       return v === undefined ? null : encode(kind, v);
     },
   };
 }
 
-function decode(kind: Kind, v: unknown): unknown {
-  if (kind === 'json') return JSON.parse(v as string);
-  if (kind === 'number') return Number(v);
-  if (kind === 'flag') return Number(v) === 1;
-  return v;
+interface Column {
+  column: string;
+  field: string;
+  kind: Kind;
+}
+
+// `fromRow` and `toRow` run for every row read and every record written, on the hottest paths.
+// They are generated once per table as straight-line code with constant property names: a loop
+// over the columns reads and writes properties by variable name, which V8 cannot cache (a
+// megamorphic lookup per column). The names come from the declarations below, never from input,
+// and are quoted with JSON.stringify. The generated code does exactly what `decode`/`encode` do.
+type Mapping = (value: unknown) => unknown;
+
+function compileFromRow(columns: Column[]): Mapping {
+  const body = columns.map(({ column, field, kind }) => {
+    const read = { json: 'JSON.parse(v)', number: 'Number(v)', flag: 'Number(v) === 1', text: 'v' }[kind];
+    return `v = row[${JSON.stringify(column)}]; if (v !== null && v !== undefined) rec[${JSON.stringify(field)}] = ${read};`;
+  });
+  return new Function('row', ['const rec = {};', 'let v;', ...body, 'return rec;'].join('\n')) as Mapping;
+}
+
+function compileToRow(columns: Column[]): Mapping {
+  const body = columns.map(({ column, field, kind }) => {
+    const write = { json: 'JSON.stringify(v)', number: 'v', flag: '(v ? 1 : 0)', text: 'v' }[kind];
+    return `v = rec[${JSON.stringify(field)}]; row[${JSON.stringify(column)}] = v === undefined ? null : ${write};`;
+  });
+  return new Function('rec', ['const row = {};', 'let v;', ...body, 'return row;'].join('\n')) as Mapping;
 }
 
 function encode(kind: Kind, v: unknown): unknown {
