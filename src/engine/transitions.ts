@@ -6,11 +6,12 @@ import type { EvalScope } from './nodes/types.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 import { evaluateCondition } from './workflow/evaluate.js';
 
-export function scopeOf(run: RunRecord): EvalScope {
+/** The scope expressions of `run` see; `vars` and `nodes` as they are about to be committed, if given. */
+export function scopeOf(run: RunRecord, vars = run.state.vars, nodes = run.state.outputs): EvalScope {
   return {
     inputs: run.inputs,
-    vars: run.state.vars,
-    nodes: run.state.outputs,
+    vars,
+    nodes,
     carry: run.cursor.carry ?? {},
     run: { runId: run.runId, workflowId: run.workflowId },
   };
@@ -57,12 +58,13 @@ export async function completeNode(
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   const state = {
     outputs: { ...run.state.outputs, [node.id]: c.output },
-    vars: { ...run.state.vars, ...(c.vars ?? {}) },
+    vars: c.vars ? { ...run.state.vars, ...c.vars } : { ...run.state.vars },
   };
   const events: NewEvent[] = [];
   if (!c.started) events.push({ type: 'node.started', nodeId: node.id, payload: { ordinal, typeId: node.typeId } });
-  events.push(...(c.events ?? []));
-  events.push({ type: 'node.completed', nodeId: node.id, payload: { ordinal, ...(c.detail ?? {}) } });
+  if (c.events) events.push(...c.events);
+  // A second spread (or one after a property) takes V8's slow path: only when there is a detail.
+  events.push({ type: 'node.completed', nodeId: node.id, payload: c.detail ? { ordinal, ...c.detail } : { ordinal } });
   if (node.outputRole === 'artifact') {
     events.push({
       type: 'artifact.created',
@@ -71,11 +73,19 @@ export async function completeNode(
     });
   }
   const ordinals = { ...run.cursor.ordinals, [node.id]: ordinal + 1 };
-  const next = await nextNodeId(def, node.id, { ...scopeOf(run), vars: state.vars, nodes: state.outputs });
+  const next = await nextNodeId(def, node.id, scopeOf(run, state.vars, state.outputs));
   if (next === undefined) {
     events.push({ type: 'run.completed', payload: { outputs: artifactOutputs(def, state.outputs) } });
     return {
-      patch: { status: 'completed', state, cursor: { ordinals }, wakeAt: undefined, completedAt: nowIso, ...noLease },
+      patch: {
+        status: 'completed',
+        state,
+        cursor: { ordinals },
+        wakeAt: undefined,
+        completedAt: nowIso,
+        leaseOwner: undefined,
+        leaseExpiresAt: undefined,
+      },
       events,
     };
   }
