@@ -38,7 +38,7 @@ interface Mapper<Row, Rec> {
 const words = (list: string | undefined): string[] => (list ?? '').split(/\s+/).filter(Boolean);
 const camel = (column: string): string => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
-function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
+function mapper<Row, Rec>(table: string, shape: RowShape): Mapper<Row, Rec> {
   const kinds = new Map<string, Kind>([
     ...words(shape.json).map((c) => [c, 'json'] as const),
     ...words(shape.numbers).map((c) => [c, 'number'] as const),
@@ -53,8 +53,8 @@ function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
   return {
     columns: columns.map((c) => c.column) as Array<keyof Row & string>,
     json: words(shape.json) as Array<keyof Row & string>,
-    fromRow: compileFromRow(columns) as (row: Row) => Rec,
-    toRow: compileToRow(columns) as (rec: Rec) => Row,
+    fromRow: compileFromRow(table, columns) as (row: Row) => Rec,
+    toRow: compileToRow(table, columns) as (rec: Rec) => Row,
     column(rec, column) {
       const { field, kind } = byColumn.get(column) as Column;
       const v = (rec as Record<string, unknown>)[field];
@@ -73,23 +73,28 @@ interface Column {
 // They are generated once per table as straight-line code with constant property names: a loop
 // over the columns reads and writes properties by variable name, which V8 cannot cache (a
 // megamorphic lookup per column). The names come from the declarations below, never from input,
-// and are quoted with JSON.stringify. The generated code does exactly what `decode`/`encode` do.
+// and are quoted with JSON.stringify; the conversions are the ones the header describes (and
+// `encode` below). Each is named after its table (`runs_fromRow`), for profiles.
 type Mapping = (value: unknown) => unknown;
 
-function compileFromRow(columns: Column[]): Mapping {
+function compile(name: string, param: string, lines: string[]): Mapping {
+  return new Function(`return function ${name}(${param}) {\n${lines.join('\n')}\n};`)() as Mapping;
+}
+
+function compileFromRow(table: string, columns: Column[]): Mapping {
   const body = columns.map(({ column, field, kind }) => {
     const read = { json: 'JSON.parse(v)', number: 'Number(v)', flag: 'Number(v) === 1', text: 'v' }[kind];
     return `v = row[${JSON.stringify(column)}]; if (v !== null && v !== undefined) rec[${JSON.stringify(field)}] = ${read};`;
   });
-  return new Function('row', ['const rec = {};', 'let v;', ...body, 'return rec;'].join('\n')) as Mapping;
+  return compile(`${table}_fromRow`, 'row', ['const rec = {};', 'let v;', ...body, 'return rec;']);
 }
 
-function compileToRow(columns: Column[]): Mapping {
+function compileToRow(table: string, columns: Column[]): Mapping {
   const body = columns.map(({ column, field, kind }) => {
     const write = { json: 'JSON.stringify(v)', number: 'v', flag: '(v ? 1 : 0)', text: 'v' }[kind];
     return `v = rec[${JSON.stringify(field)}]; row[${JSON.stringify(column)}] = v === undefined ? null : ${write};`;
   });
-  return new Function('rec', ['const row = {};', 'let v;', ...body, 'return row;'].join('\n')) as Mapping;
+  return compile(`${table}_toRow`, 'rec', ['const row = {};', 'let v;', ...body, 'return row;']);
 }
 
 function encode(kind: Kind, v: unknown): unknown {
@@ -98,7 +103,7 @@ function encode(kind: Kind, v: unknown): unknown {
   return v;
 }
 
-export const runRows = mapper<RunsTable, RunRecord>({
+export const runRows = mapper<RunsTable, RunRecord>('runs', {
   columns:
     'run_id tenant_id principal_id workflow_id status inputs state cursor error tags metadata next_seq version' +
     ' lease_owner lease_expires_at wake_at created_at updated_at completed_at',
@@ -106,23 +111,23 @@ export const runRows = mapper<RunsTable, RunRecord>({
   numbers: 'next_seq version lease_expires_at wake_at',
 });
 
-export const eventRows = mapper<EventsTable, RunEvent>({
+export const eventRows = mapper<EventsTable, RunEvent>('events', {
   columns: 'run_id seq type node_id payload created_at',
   json: 'payload',
   numbers: 'seq',
   renames: { seq: 'sequence', created_at: 'timestamp' },
 });
 
-export const interruptRows = mapper<InterruptsTable, InterruptRecord>({
+export const interruptRows = mapper<InterruptsTable, InterruptRecord>('interrupts', {
   columns: 'interrupt_id run_id node_id kind status data votes exchanges resolution resolved_by created_at resolved_at',
   json: 'data votes exchanges resolution',
 });
 
-export const taskRows = mapper<A2ATasksTable, TaskRecord>({
+export const taskRows = mapper<A2ATasksTable, TaskRecord>('a2a_tasks', {
   columns: 'task_id tenant_id principal_id context_id message_id state interrupt_kind updated_at',
 });
 
-export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
+export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>('push_configs', {
   columns:
     'task_id config_id tenant_id url auth_schemes token_secret credentials_secret token_fingerprint created_at' +
     ' protocol_version',
@@ -130,7 +135,7 @@ export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
   renames: { token_secret: 'tokenSecretId', credentials_secret: 'credentialsSecretId' },
 });
 
-export const deliveryRows = mapper<PushOutboxTable, DeliveryRecord>({
+export const deliveryRows = mapper<PushOutboxTable, DeliveryRecord>('push_outbox', {
   columns:
     'delivery_id task_id config_id tenant_id seq state final body attempts next_attempt_at lease_owner' +
     ' lease_expires_at last_status last_error created_at delivered_at protocol_version',
