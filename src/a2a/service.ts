@@ -14,6 +14,7 @@ import {
   isWaiting,
 } from '../store/model.js';
 import { newContextId } from '../engine/ids.js';
+import { spread } from '../engine/spread.js';
 import { isTerminal } from '../store/model.js';
 import { invalidParams, pushNotSupported, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, projectState, type ToTaskInput, toTask } from './projection.js';
@@ -389,7 +390,7 @@ function skillOf(msg: Message, p: StoredSendParams): string | undefined {
 
 /** The caller's message, kept in the run's event log as task history (content stays internal). */
 function messageEvent(msg: Message, replyFrom?: string): NewEvent {
-  const message = { ...msg, kind: 'message' as const, parts: msg.parts.map(withoutBytes) };
+  const message = spread(msg, { kind: 'message' as const, parts: msg.parts.map(withoutBytes) });
   return { type: 'a2a.message', payload: replyFrom ? { message, principalId: replyFrom } : { message } };
 }
 

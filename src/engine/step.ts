@@ -18,6 +18,7 @@ import { NODE_TYPES } from './nodes/index.js';
 import type { NodeServices } from './nodes/services.js';
 import type { NodeContext, NodeResult } from './nodes/types.js';
 import { expireGate } from './resolution.js';
+import { spread } from './spread.js';
 import { type Completion, completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 
@@ -186,7 +187,7 @@ async function apply(
       return { kind: 'settled', run: ended.run };
     }
     case 'sleep': {
-      const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true, ...sleepState(result.state) };
+      const cursor = spread(run.cursor, { wakeAt: result.wakeAt, started: true, ...sleepState(result.state) });
       const wakeAt = new Date(result.wakeAt).toISOString();
       const events: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal, wakeAt } }];
       const patch = { status: 'running' as const, cursor, wakeAt: result.wakeAt, ...noLease };
@@ -226,7 +227,7 @@ async function apply(
       ];
       const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
       // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
-      const cursor = { ...run.cursor, started: true, ...kept };
+      const cursor = spread(run.cursor, { started: true, ...kept });
       const patch = { status, cursor, wakeAt: result.expiresAt, ...noLease };
       return { kind: 'settled', run: await commit(patch, events) };
     }

@@ -4,6 +4,7 @@ import type { NewEvent, RunCursor, RunRecord } from '../store/model.js';
 import type { RunPatch } from '../store/store.js';
 import type { EvalScope } from './nodes/types.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
+import { spread, withEntry } from './spread.js';
 import { evaluateCondition } from './workflow/evaluate.js';
 
 /** The scope expressions of `run` see; `vars` and `nodes` as they are about to be committed, if given. */
@@ -57,14 +58,17 @@ export async function completeNode(
   const node = findNode(def, run.cursor.nodeId as string);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   const state = {
-    outputs: { ...run.state.outputs, [node.id]: c.output },
-    vars: c.vars ? { ...run.state.vars, ...c.vars } : { ...run.state.vars },
+    outputs: withEntry(run.state.outputs, node.id, c.output),
+    vars: spread(run.state.vars, c.vars ?? {}),
   };
   const events: NewEvent[] = [];
   if (!c.started) events.push({ type: 'node.started', nodeId: node.id, payload: { ordinal, typeId: node.typeId } });
   if (c.events) events.push(...c.events);
-  // A second spread (or one after a property) takes V8's slow path: only when there is a detail.
-  events.push({ type: 'node.completed', nodeId: node.id, payload: c.detail ? { ordinal, ...c.detail } : { ordinal } });
+  events.push({
+    type: 'node.completed',
+    nodeId: node.id,
+    payload: c.detail ? spread({ ordinal }, c.detail) : { ordinal },
+  });
   if (node.outputRole === 'artifact') {
     events.push({
       type: 'artifact.created',
@@ -72,7 +76,7 @@ export async function completeNode(
       payload: { artifactId: node.id, name: node.name, data: c.output },
     });
   }
-  const ordinals = { ...run.cursor.ordinals, [node.id]: ordinal + 1 };
+  const ordinals = withEntry(run.cursor.ordinals, node.id, ordinal + 1);
   const next = await nextNodeId(def, node.id, scopeOf(run, state.vars, state.outputs));
   if (next === undefined) {
     events.push({ type: 'run.completed', payload: { outputs: artifactOutputs(def, state.outputs) } });
