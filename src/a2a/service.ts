@@ -206,7 +206,7 @@ export class A2AService {
         (tx) => tx.tasks.stateSet(taskId)?.updatedAt,
       );
       // The record as this transaction left it: its state time moved only if its state did.
-      const known = rec && { ...rec, updatedAt: result.settled ?? rec.updatedAt };
+      const known = rec && spread(rec, { updatedAt: result.settled ?? rec.updatedAt });
       return { run: result.run, before, ...(known ? { known } : {}) };
     } catch (err) {
       // A copy of this reply applied first (earlier, or by a parallel request): answer like a retry.
