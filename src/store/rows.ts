@@ -31,6 +31,8 @@ interface Mapper<Row, Rec> {
   readonly json: ReadonlyArray<keyof Row & string>;
   fromRow(row: Row): Rec;
   toRow(rec: Rec): Row;
+  /** The values `toRow` writes, in column order (the parameters of an INSERT of `columns`). */
+  values(rec: Rec): unknown[];
   /** One column of `rec` as `toRow` writes it (a writer that needs a few columns, not the row). */
   column(rec: Rec, column: keyof Row & string): unknown;
 }
@@ -55,6 +57,7 @@ function mapper<Row, Rec>(table: string, shape: RowShape): Mapper<Row, Rec> {
     json: words(shape.json) as Array<keyof Row & string>,
     fromRow: compileFromRow(table, columns) as (row: Row) => Rec,
     toRow: compileToRow(table, columns) as (rec: Rec) => Row,
+    values: compileValues(table, columns) as (rec: Rec) => unknown[],
     column(rec, column) {
       const { field, kind } = byColumn.get(column) as Column;
       const v = (rec as Record<string, unknown>)[field];
@@ -89,12 +92,21 @@ function compileFromRow(table: string, columns: Column[]): Mapping {
   return compile(`${table}_fromRow`, 'row', ['const rec = {};', 'let v;', ...body, 'return rec;']);
 }
 
+/** The expression of one column's written value, from `v`, its field's value (as `encode`). */
+const WRITE: Record<Kind, string> = { json: 'JSON.stringify(v)', number: 'v', flag: '(v ? 1 : 0)', text: 'v' };
+
 function compileToRow(table: string, columns: Column[]): Mapping {
   const body = columns.map(({ column, field, kind }) => {
-    const write = { json: 'JSON.stringify(v)', number: 'v', flag: '(v ? 1 : 0)', text: 'v' }[kind];
-    return `v = rec[${JSON.stringify(field)}]; row[${JSON.stringify(column)}] = v === undefined ? null : ${write};`;
+    return `v = rec[${JSON.stringify(field)}]; row[${JSON.stringify(column)}] = v === undefined ? null : ${WRITE[kind]};`;
   });
   return compile(`${table}_toRow`, 'rec', ['const row = {};', 'let v;', ...body, 'return row;']);
+}
+
+function compileValues(table: string, columns: Column[]): Mapping {
+  const items = columns.map(
+    ({ field, kind }) => `(v = rec[${JSON.stringify(field)}]) === undefined ? null : ${WRITE[kind]},`,
+  );
+  return compile(`${table}_values`, 'rec', ['let v;', 'return [', ...items, '];']);
 }
 
 function encode(kind: Kind, v: unknown): unknown {
