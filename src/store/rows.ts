@@ -51,18 +51,14 @@ function mapper<Row, Rec>(table: string, shape: RowShape): Mapper<Row, Rec> {
     field: shape.renames?.[column] ?? camel(column),
     kind: kinds.get(column) ?? 'text',
   }));
-  const byColumn = new Map(columns.map((c) => [c.column, c]));
+  const readers = new Map(columns.map((c) => [c.column, compileColumn(table, c)]));
   return {
     columns: columns.map((c) => c.column) as Array<keyof Row & string>,
     json: words(shape.json) as Array<keyof Row & string>,
     fromRow: compileFromRow(table, columns) as (row: Row) => Rec,
     toRow: compileToRow(table, columns) as (rec: Rec) => Row,
     values: compileValues(table, columns) as (rec: Rec) => unknown[],
-    column(rec, column) {
-      const { field, kind } = byColumn.get(column) as Column;
-      const v = (rec as Record<string, unknown>)[field];
-      return v === undefined ? null : encode(kind, v);
-    },
+    column: (rec, column) => (readers.get(column) as Mapping)(rec),
   };
 }
 
@@ -72,12 +68,12 @@ interface Column {
   kind: Kind;
 }
 
-// `fromRow` and `toRow` run for every row read and every record written, on the hottest paths.
+// `fromRow`, `toRow`, `values` and `column` run for every row read and written, on the hottest paths.
 // They are generated once per table as straight-line code with constant property names: a loop
 // over the columns reads and writes properties by variable name, which V8 cannot cache (a
 // megamorphic lookup per column). The names come from the declarations below, never from input,
-// and are quoted with JSON.stringify; the conversions are the ones the header describes (and
-// `encode` below). Each is named after its table (`runs_fromRow`), for profiles.
+// and are quoted with JSON.stringify; the conversions are the ones the header describes (`WRITE`
+// below, and `read` in compileFromRow). Each is named after its table (`runs_fromRow`), for profiles.
 type Mapping = (value: unknown) => unknown;
 
 function compile(name: string, param: string, lines: string[]): Mapping {
@@ -92,7 +88,7 @@ function compileFromRow(table: string, columns: Column[]): Mapping {
   return compile(`${table}_fromRow`, 'row', ['const rec = {};', 'let v;', ...body, 'return rec;']);
 }
 
-/** The expression of one column's written value, from `v`, its field's value (as `encode`). */
+/** The expression of one column's written value from `v`, its field's value: JSON text, 0/1, or as is. */
 const WRITE: Record<Kind, string> = { json: 'JSON.stringify(v)', number: 'v', flag: '(v ? 1 : 0)', text: 'v' };
 
 function compileToRow(table: string, columns: Column[]): Mapping {
@@ -109,10 +105,9 @@ function compileValues(table: string, columns: Column[]): Mapping {
   return compile(`${table}_values`, 'rec', ['let v;', 'return [', ...items, '];']);
 }
 
-function encode(kind: Kind, v: unknown): unknown {
-  if (kind === 'json') return JSON.stringify(v);
-  if (kind === 'flag') return v ? 1 : 0;
-  return v;
+function compileColumn(table: string, { column, field, kind }: Column): Mapping {
+  const read = `const v = rec[${JSON.stringify(field)}];`;
+  return compile(`${table}_${column}`, 'rec', [read, `return v === undefined ? null : ${WRITE[kind]};`]);
 }
 
 export const runRows = mapper<RunsTable, RunRecord>('runs', {

@@ -39,6 +39,12 @@ describe('row mappers', () => {
     assert.equal(deliveryRows.fromRow(deliveryRows.toRow(delivery)).final, true);
   });
 
+  it('column() is one column of toRow()', () => {
+    const row = runRows.toRow(run) as unknown as Record<string, unknown>;
+    for (const c of runRows.columns) assert.deepStrictEqual(runRows.column(run, c), row[c], c);
+    assert.equal(deliveryRows.column(delivery, 'final'), 1);
+  });
+
   it('values() are the columns of toRow() in order', () => {
     const cases: Array<
       [{ columns: readonly string[]; toRow(r: never): unknown; values(r: never): unknown[] }, unknown]
