@@ -84,8 +84,11 @@ function findEmptyKey(v: unknown, path: string): string | undefined {
     return undefined;
   }
   if (!isPlainObject(v)) return undefined;
-  for (const [k, child] of Object.entries(v)) {
+  // Keys, not entries: no pair allocated per property of every request, no path built for a scalar.
+  for (const k of Object.keys(v)) {
     if (k === '') return path;
+    const child = v[k];
+    if (typeof child !== 'object' || child === null) continue;
     const hit = findEmptyKey(child, `${path}.${k}`);
     if (hit) return hit;
   }

@@ -14,9 +14,10 @@ import {
   isWaiting,
 } from '../store/model.js';
 import { newContextId } from '../engine/ids.js';
+import { spread } from '../engine/spread.js';
 import { isTerminal } from '../store/model.js';
 import { invalidParams, pushNotSupported, taskNotFound, unsupportedOperation } from './errors.js';
-import { collectArtifacts, isFinalForMessageStream, projectState, toTask } from './projection.js';
+import { collectArtifacts, isFinalForMessageStream, projectState, type ToTaskInput, toTask } from './projection.js';
 import { parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
 import { type PushConfigInput, putConfig } from '../push/configs.js';
@@ -76,10 +77,7 @@ export class A2AService {
    * Start a task, or resume one with a reply. `before` is the last event sequence that preceded
    * this message's effects (-1 for a new task), where a stream of this turn begins.
    */
-  async startOrResume(
-    caller: Caller,
-    p: StoredSendParams,
-  ): Promise<{ run: RunRecord; before: number; created?: RunEvent[]; open?: InterruptRecord; known?: TaskRecord }> {
+  async startOrResume(caller: Caller, p: StoredSendParams): Promise<Started & { known?: TaskRecord }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url);
     // A reply may register a config too, in the transaction that applies it (a refused reply
@@ -90,7 +88,7 @@ export class A2AService {
         p.message,
         inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined,
       );
-    return { ...(await this.start(caller, p)), before: -1 };
+    return this.start(caller, p);
   }
 
   /**
@@ -99,14 +97,11 @@ export class A2AService {
    * A retried message (same principal and messageId) is answered with the task it started; that
    * task is looked up only when this start fails (the task record's messageId is a unique key).
    */
-  private async start(
-    caller: Caller,
-    p: StoredSendParams,
-  ): Promise<{ run: RunRecord; created?: RunEvent[]; open?: InterruptRecord }> {
+  private async start(caller: Caller, p: StoredSendParams): Promise<Started> {
     const msg = p.message;
     const prior = async () => {
       const rec = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
-      return rec && { run: await this.engine.getRun(caller, rec.taskId) };
+      return rec && { run: await this.engine.getRun(caller, rec.taskId), before: -1 };
     };
     try {
       return await this.startNew(caller, p);
@@ -119,10 +114,7 @@ export class A2AService {
     }
   }
 
-  private async startNew(
-    caller: Caller,
-    p: StoredSendParams,
-  ): Promise<{ run: RunRecord; created?: RunEvent[]; open?: InterruptRecord }> {
+  private async startNew(caller: Caller, p: StoredSendParams): Promise<Started> {
     const msg = p.message;
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
@@ -138,7 +130,7 @@ export class A2AService {
     const { run, events, open } = await this.engine.startRun(caller, {
       workflowId: skill,
       inputs,
-      tags: [`a2a:${msg.messageId}`, ...(contextId ? [`a2a:${contextId}`] : [])],
+      tags: contextId ? [`a2a:${msg.messageId}`, `a2a:${contextId}`] : [`a2a:${msg.messageId}`],
       // A2A content crosses a trust boundary into the run (docs/protocol/openwop.md#trust-boundary). The task's
       // contextId is the caller's, else made here (the task record keeps the same one).
       metadata: {
@@ -155,7 +147,13 @@ export class A2AService {
         await register?.(tx, created);
       },
     });
-    return { run, ...(events ? { created: events, ...(open ? { open } : {}) } : {}) };
+    // Assigned, not spread in: a conditional spread takes V8's slow path on every send.
+    const started: Started = { run, before: -1 };
+    if (events) {
+      started.created = events;
+      if (open) started.open = open;
+    }
+    return started;
   }
 
   /**
@@ -208,7 +206,7 @@ export class A2AService {
         (tx) => tx.tasks.stateSet(taskId)?.updatedAt,
       );
       // The record as this transaction left it: its state time moved only if its state did.
-      const known = rec && { ...rec, updatedAt: result.settled ?? rec.updatedAt };
+      const known = rec && spread(rec, { updatedAt: result.settled ?? rec.updatedAt });
       return { run: result.run, before, ...(known ? { known } : {}) };
     } catch (err) {
       // A copy of this reply applied first (earlier, or by a parallel request): answer like a retry.
@@ -294,14 +292,7 @@ export class A2AService {
     const waiting = isWaiting(run.status);
     const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
     const events = await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
-    return toTask({
-      run,
-      contextId: rec.contextId,
-      stateTimestamp: rec.updatedAt,
-      ...artifactsAndHistory(events),
-      ...(historyLength !== undefined ? { historyLength } : {}),
-      ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
-    });
+    return toTask(taskInput(run, rec.contextId, rec.updatedAt, events, open, historyLength));
   }
 
   /**
@@ -311,14 +302,7 @@ export class A2AService {
    * its open interrupt the one that transaction opened (`open`).
    */
   private taskFromLog(run: RunRecord, log: RunEvent[], open?: InterruptRecord, historyLength?: number): Task {
-    return toTask({
-      run,
-      contextId: contextIdOf(run),
-      stateTimestamp: run.updatedAt,
-      ...artifactsAndHistory(log),
-      ...(historyLength !== undefined ? { historyLength } : {}),
-      ...(open ? { interrupt: { kind: open.kind, nodeId: open.nodeId, data: open.data } } : {}),
-    });
+    return toTask(taskInput(run, contextIdOf(run), run.updatedAt, log, open, historyLength));
   }
 
   /** Blocking send returns at a terminal state or when the caller must act (input-required). */
@@ -352,17 +336,40 @@ export class A2AService {
   }
 }
 
+/** A task this message started (`before` -1; `created` and `open` as `start` documents them). */
+interface Started {
+  run: RunRecord;
+  before: number;
+  created?: RunEvent[];
+  open?: InterruptRecord;
+}
+
 /** The events a Task is built from: its artifacts and its message history. */
 const TASK_EVENT_TYPES: RunEventType[] = ['artifact.created', 'a2a.message'];
 
-function artifactsAndHistory(events: RunEvent[]): {
-  artifacts: ReturnType<typeof collectArtifacts>;
-  history: Message[];
-} {
-  return {
-    artifacts: collectArtifacts(events.filter((e) => e.type === 'artifact.created')),
-    history: events.filter((e) => e.type === 'a2a.message').map((e) => e.payload.message as Message),
-  };
+/**
+ * What the projection builds a Task from: the run, its record's context and state time, its
+ * artifacts and message history from `events`, and its open interrupt. Optional fields are
+ * assigned, not spread in (a conditional spread takes V8's slow path, on every send and get).
+ */
+function taskInput(
+  run: RunRecord,
+  contextId: string,
+  stateTimestamp: string,
+  events: RunEvent[],
+  open: InterruptRecord | undefined,
+  historyLength: number | undefined,
+): ToTaskInput {
+  const artifactEvents: RunEvent[] = [];
+  const history: Message[] = [];
+  for (const e of events) {
+    if (e.type === 'artifact.created') artifactEvents.push(e);
+    else if (e.type === 'a2a.message') history.push(e.payload.message as Message);
+  }
+  const input: ToTaskInput = { run, contextId, stateTimestamp, artifacts: collectArtifacts(artifactEvents), history };
+  if (historyLength !== undefined) input.historyLength = historyLength;
+  if (open) input.interrupt = { kind: open.kind, nodeId: open.nodeId, data: open.data };
+  return input;
 }
 
 function configInput(c: PushNotificationConfig): PushConfigInput {
@@ -383,8 +390,8 @@ function skillOf(msg: Message, p: StoredSendParams): string | undefined {
 
 /** The caller's message, kept in the run's event log as task history (content stays internal). */
 function messageEvent(msg: Message, replyFrom?: string): NewEvent {
-  const message = { ...msg, kind: 'message' as const, parts: msg.parts.map(withoutBytes) };
-  return { type: 'a2a.message', payload: { message, ...(replyFrom ? { principalId: replyFrom } : {}) } };
+  const message = spread(msg, { kind: 'message' as const, parts: msg.parts.map(withoutBytes) });
+  return { type: 'a2a.message', payload: replyFrom ? { message, principalId: replyFrom } : { message } };
 }
 
 /** Inline file bytes never enter the event log: keep the reference (name, type, size) only. */

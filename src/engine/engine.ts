@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
 import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';
 import { isTerminal, isWaiting } from '../store/model.js';
-import type { Store, StoreTx } from '../store/store.js';
+import type { NewRun, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
 import { decide, type Decision } from './interrupts.js';
@@ -103,7 +103,8 @@ export class Engine {
         available: this.workflows.ids(),
       });
     }
-    const inputs = structuredClone(req.inputs);
+    // Validation may fill in defaults: the caller's object is never changed.
+    const inputs = copyInputs(req.inputs);
     const errors = this.workflows.validateInputs(def.id, inputs);
     if (errors.length > 0)
       throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
@@ -127,21 +128,26 @@ export class Engine {
       }
       const now = this.isoNow();
       const lease = this.worker?.reserve();
+      const fresh: NewRun = {
+        runId: newRunId(),
+        tenantId: caller.tenantId,
+        principalId: caller.principalId,
+        workflowId: def.id,
+        status: 'pending',
+        inputs,
+        state: { outputs: {}, vars: initialVars(def) },
+        cursor: { nodeId: this.workflows.startNode(def).id, ordinals: {} },
+        tags: req.tags ?? [],
+        metadata: req.metadata ?? {},
+        createdAt: now,
+      };
+      // Assigned, not spread in: an object spread takes V8's slow path on this per-request record.
+      if (lease) {
+        fresh.leaseOwner = lease.owner;
+        fresh.leaseExpiresAt = this.clock.now() + lease.leaseMs;
+      }
       const { run } = await tx.insertRun(
-        {
-          runId: newRunId(),
-          tenantId: caller.tenantId,
-          principalId: caller.principalId,
-          workflowId: def.id,
-          status: 'pending',
-          inputs,
-          state: { outputs: {}, vars: initialVars(def) },
-          cursor: { nodeId: this.workflows.startNode(def).id, ordinals: {} },
-          tags: req.tags ?? [],
-          metadata: req.metadata ?? {},
-          createdAt: now,
-          ...(lease ? { leaseOwner: lease.owner, leaseExpiresAt: this.clock.now() + lease.leaseMs } : {}),
-        },
+        fresh,
         req.events ?? [],
         // Run inline below: write the row once, in the state the inline steps leave it in.
         { defer: lease !== undefined },
@@ -163,7 +169,10 @@ export class Engine {
       const events = tx.deferredEvents(run.runId);
       // Known without a query: the run is new, its interrupts are the ones this transaction opened.
       const open = isWaiting(settled.status) ? await tx.interrupts.getOpen(run.runId) : undefined;
-      return { run: settled, replayed: false, ...(events ? { events } : {}), ...(open ? { open } : {}) };
+      const result: StartRunResult = { run: settled, replayed: false };
+      if (events) result.events = events;
+      if (open) result.open = open;
+      return result;
     });
   }
 
@@ -309,6 +318,45 @@ function initialVars(def: WorkflowDefinition): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   for (const v of def.variables) if (v.defaultValue !== undefined) vars[v.name] = v.defaultValue;
   return vars;
+}
+
+/**
+ * A deep copy of a run's inputs, as `structuredClone` makes it, fast for what inputs are (JSON:
+ * plain objects, arrays, scalars, each object once); anything else (a Date, a Map, a shared or
+ * circular reference, a `__proto__` key) is left to `structuredClone` itself, which costs over a
+ * microsecond even for `{ prompt }`.
+ */
+export function copyInputs(inputs: Record<string, unknown>): Record<string, unknown> {
+  const copy = copyJson(inputs, new Set(), 0);
+  return copy === NOT_JSON ? structuredClone(inputs) : (copy as Record<string, unknown>);
+}
+
+const NOT_JSON = Symbol('not JSON');
+const MAX_COPY_DEPTH = 64;
+
+function copyJson(v: unknown, seen: Set<object>, depth: number): unknown {
+  if (typeof v !== 'object' || v === null) return typeof v === 'function' || typeof v === 'symbol' ? NOT_JSON : v;
+  if (depth > MAX_COPY_DEPTH || seen.has(v)) return NOT_JSON;
+  seen.add(v);
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype || Object.keys(v).length !== v.length) return NOT_JSON;
+    const out: unknown[] = [];
+    for (const item of v) {
+      const c = copyJson(item, seen, depth + 1);
+      if (c === NOT_JSON) return NOT_JSON;
+      out.push(c);
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return NOT_JSON;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const c = k === '__proto__' ? NOT_JSON : copyJson((v as Record<string, unknown>)[k], seen, depth + 1);
+    if (c === NOT_JSON) return NOT_JSON;
+    out[k] = c;
+  }
+  return out;
 }
 
 /** Canonical JSON (sorted keys) so the same body always hashes the same. */

@@ -16,10 +16,11 @@ import { isExpiryDue } from './deadlines.js';
 import { newInterruptId } from './ids.js';
 import { NODE_TYPES } from './nodes/index.js';
 import type { NodeServices } from './nodes/services.js';
-import type { NodeResult } from './nodes/types.js';
+import type { NodeContext, NodeResult } from './nodes/types.js';
 import { expireGate } from './resolution.js';
-import { completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
-import type { WorkflowDefinition } from './workflow/definition.js';
+import { spread } from './spread.js';
+import { type Completion, completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
+import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 
 export interface StepContext {
   clock: Clock;
@@ -120,25 +121,31 @@ async function execute(def: WorkflowDefinition, run: RunRecord, ctx: StepContext
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   if (!type) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
   try {
-    const result = await type.execute({
-      runId: run.runId,
-      workflowId: run.workflowId,
-      node,
-      config: node.config,
-      ordinal,
-      scope: scopeOf(run),
-      now: ctx.clock.now(),
-      ...(run.cursor.wakeAt !== undefined ? { wakeAt: run.cursor.wakeAt } : {}),
-      ...(run.cursor.nodeState !== undefined ? { state: run.cursor.nodeState } : {}),
-      idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
-      ...(ctx.services ? { services: ctx.services } : {}),
-    });
+    const result = await type.execute(nodeContext(run, node, ordinal, ctx));
     ctx.onExecuted?.(node.typeId, result.kind);
     return result;
   } catch (err) {
     ctx.onExecuted?.(node.typeId, 'error');
     return { kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } };
   }
+}
+
+/** What a node executes with. Optional fields are assigned, not spread in (V8's slow path). */
+function nodeContext(run: RunRecord, node: WorkflowNode, ordinal: number, ctx: StepContext): NodeContext {
+  const c: NodeContext = {
+    runId: run.runId,
+    workflowId: run.workflowId,
+    node,
+    config: node.config,
+    ordinal,
+    scope: scopeOf(run),
+    now: ctx.clock.now(),
+    idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
+  };
+  if (run.cursor.wakeAt !== undefined) c.wakeAt = run.cursor.wakeAt;
+  if (run.cursor.nodeState !== undefined) c.state = run.cursor.nodeState;
+  if (ctx.services) c.services = ctx.services;
+  return c;
 }
 
 async function apply(
@@ -158,11 +165,12 @@ async function apply(
     (await tx.commitRun(run, patch, events, ctx.fence ?? {})).run;
   switch (result.kind) {
     case 'completed': {
-      const vars = result.vars ? { vars: result.vars } : {};
-      const own = result.events ? { events: result.events } : {};
-      const detail = result.detail ? { detail: result.detail } : {};
-      const next = await completeNode(def, run, { output: result.output, ...vars, ...own, ...detail, started }, nowIso);
-      const after = await commit(next.patch, [...prefix, ...next.events]);
+      const completion: Completion = { output: result.output, started };
+      if (result.vars) completion.vars = result.vars;
+      if (result.events) completion.events = result.events;
+      if (result.detail) completion.detail = result.detail;
+      const next = await completeNode(def, run, completion, nowIso);
+      const after = await commit(next.patch, prefix.length === 0 ? next.events : [...prefix, ...next.events]);
       return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
     }
     case 'failed': {
@@ -179,7 +187,7 @@ async function apply(
       return { kind: 'settled', run: ended.run };
     }
     case 'sleep': {
-      const cursor = { ...run.cursor, wakeAt: result.wakeAt, started: true, ...sleepState(result.state) };
+      const cursor = spread(run.cursor, { wakeAt: result.wakeAt, started: true, ...sleepState(result.state) });
       const wakeAt = new Date(result.wakeAt).toISOString();
       const events: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal, wakeAt } }];
       const patch = { status: 'running' as const, cursor, wakeAt: result.wakeAt, ...noLease };
@@ -219,7 +227,7 @@ async function apply(
       ];
       const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
       // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
-      const cursor = { ...run.cursor, started: true, ...kept };
+      const cursor = spread(run.cursor, { started: true, ...kept });
       const patch = { status, cursor, wakeAt: result.expiresAt, ...noLease };
       return { kind: 'settled', run: await commit(patch, events) };
     }

@@ -4,13 +4,15 @@ import type { NewEvent, RunCursor, RunRecord } from '../store/model.js';
 import type { RunPatch } from '../store/store.js';
 import type { EvalScope } from './nodes/types.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
+import { spread, withEntry } from './spread.js';
 import { evaluateCondition } from './workflow/evaluate.js';
 
-export function scopeOf(run: RunRecord): EvalScope {
+/** The scope expressions of `run` see; `vars` and `nodes` as they are about to be committed, if given. */
+export function scopeOf(run: RunRecord, vars = run.state.vars, nodes = run.state.outputs): EvalScope {
   return {
     inputs: run.inputs,
-    vars: run.state.vars,
-    nodes: run.state.outputs,
+    vars,
+    nodes,
     carry: run.cursor.carry ?? {},
     run: { runId: run.runId, workflowId: run.workflowId },
   };
@@ -56,13 +58,17 @@ export async function completeNode(
   const node = findNode(def, run.cursor.nodeId as string);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   const state = {
-    outputs: { ...run.state.outputs, [node.id]: c.output },
-    vars: { ...run.state.vars, ...(c.vars ?? {}) },
+    outputs: withEntry(run.state.outputs, node.id, c.output),
+    vars: spread(run.state.vars, c.vars ?? {}),
   };
   const events: NewEvent[] = [];
   if (!c.started) events.push({ type: 'node.started', nodeId: node.id, payload: { ordinal, typeId: node.typeId } });
-  events.push(...(c.events ?? []));
-  events.push({ type: 'node.completed', nodeId: node.id, payload: { ordinal, ...(c.detail ?? {}) } });
+  if (c.events) events.push(...c.events);
+  events.push({
+    type: 'node.completed',
+    nodeId: node.id,
+    payload: c.detail ? spread({ ordinal }, c.detail) : { ordinal },
+  });
   if (node.outputRole === 'artifact') {
     events.push({
       type: 'artifact.created',
@@ -70,12 +76,20 @@ export async function completeNode(
       payload: { artifactId: node.id, name: node.name, data: c.output },
     });
   }
-  const ordinals = { ...run.cursor.ordinals, [node.id]: ordinal + 1 };
-  const next = await nextNodeId(def, node.id, { ...scopeOf(run), vars: state.vars, nodes: state.outputs });
+  const ordinals = withEntry(run.cursor.ordinals, node.id, ordinal + 1);
+  const next = await nextNodeId(def, node.id, scopeOf(run, state.vars, state.outputs));
   if (next === undefined) {
     events.push({ type: 'run.completed', payload: { outputs: artifactOutputs(def, state.outputs) } });
     return {
-      patch: { status: 'completed', state, cursor: { ordinals }, wakeAt: undefined, completedAt: nowIso, ...noLease },
+      patch: {
+        status: 'completed',
+        state,
+        cursor: { ordinals },
+        wakeAt: undefined,
+        completedAt: nowIso,
+        leaseOwner: undefined,
+        leaseExpiresAt: undefined,
+      },
       events,
     };
   }

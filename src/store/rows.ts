@@ -31,6 +31,8 @@ interface Mapper<Row, Rec> {
   readonly json: ReadonlyArray<keyof Row & string>;
   fromRow(row: Row): Rec;
   toRow(rec: Rec): Row;
+  /** The values `toRow` writes, in column order (the parameters of an INSERT of `columns`). */
+  values(rec: Rec): unknown[];
   /** One column of `rec` as `toRow` writes it (a writer that needs a few columns, not the row). */
   column(rec: Rec, column: keyof Row & string): unknown;
 }
@@ -38,59 +40,77 @@ interface Mapper<Row, Rec> {
 const words = (list: string | undefined): string[] => (list ?? '').split(/\s+/).filter(Boolean);
 const camel = (column: string): string => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
-function mapper<Row, Rec>(shape: RowShape): Mapper<Row, Rec> {
+function mapper<Row, Rec>(table: string, shape: RowShape): Mapper<Row, Rec> {
   const kinds = new Map<string, Kind>([
     ...words(shape.json).map((c) => [c, 'json'] as const),
     ...words(shape.numbers).map((c) => [c, 'number'] as const),
     ...words(shape.flags).map((c) => [c, 'flag'] as const),
   ]);
-  const columns = words(shape.columns).map((column) => ({
+  const columns: Column[] = words(shape.columns).map((column) => ({
     column,
     field: shape.renames?.[column] ?? camel(column),
     kind: kinds.get(column) ?? 'text',
   }));
-  const byColumn = new Map(columns.map((c) => [c.column, c]));
+  const readers = new Map(columns.map((c) => [c.column, compileColumn(table, c)]));
   return {
     columns: columns.map((c) => c.column) as Array<keyof Row & string>,
     json: words(shape.json) as Array<keyof Row & string>,
-    fromRow(row) {
-      const rec: Record<string, unknown> = {};
-      for (const { column, field, kind } of columns) {
-        const v = (row as Record<string, unknown>)[column];
-        if (v !== null && v !== undefined) rec[field] = decode(kind, v);
-      }
-      return rec as Rec;
-    },
-    toRow(rec) {
-      const row: Record<string, unknown> = {};
-      for (const { column, field, kind } of columns) {
-        const v = (rec as Record<string, unknown>)[field];
-        row[column] = v === undefined ? null : encode(kind, v);
-      }
-      return row as Row;
-    },
-    column(rec, column) {
-      const { field, kind } = byColumn.get(column) as (typeof columns)[number];
-      const v = (rec as Record<string, unknown>)[field];
-      return v === undefined ? null : encode(kind, v);
-    },
+    fromRow: compileFromRow(table, columns) as (row: Row) => Rec,
+    toRow: compileToRow(table, columns) as (rec: Rec) => Row,
+    values: compileValues(table, columns) as (rec: Rec) => unknown[],
+    column: (rec, column) => (readers.get(column) as Mapping)(rec),
   };
 }
 
-function decode(kind: Kind, v: unknown): unknown {
-  if (kind === 'json') return JSON.parse(v as string);
-  if (kind === 'number') return Number(v);
-  if (kind === 'flag') return Number(v) === 1;
-  return v;
+interface Column {
+  column: string;
+  field: string;
+  kind: Kind;
 }
 
-function encode(kind: Kind, v: unknown): unknown {
-  if (kind === 'json') return JSON.stringify(v);
-  if (kind === 'flag') return v ? 1 : 0;
-  return v;
+// `fromRow`, `toRow`, `values` and `column` run for every row read and written, on the hottest paths.
+// They are generated once per table as straight-line code with constant property names: a loop
+// over the columns reads and writes properties by variable name, which V8 cannot cache (a
+// megamorphic lookup per column). The names come from the declarations below, never from input,
+// and are quoted with JSON.stringify; the conversions are the ones the header describes (`WRITE`
+// below, and `read` in compileFromRow). Each is named after its table (`runs_fromRow`), for profiles.
+type Mapping = (value: unknown) => unknown;
+
+function compile(name: string, param: string, lines: string[]): Mapping {
+  return new Function(`return function ${name}(${param}) {\n${lines.join('\n')}\n};`)() as Mapping;
 }
 
-export const runRows = mapper<RunsTable, RunRecord>({
+function compileFromRow(table: string, columns: Column[]): Mapping {
+  const body = columns.map(({ column, field, kind }) => {
+    const read = { json: 'JSON.parse(v)', number: 'Number(v)', flag: 'Number(v) === 1', text: 'v' }[kind];
+    return `v = row[${JSON.stringify(column)}]; if (v !== null && v !== undefined) rec[${JSON.stringify(field)}] = ${read};`;
+  });
+  return compile(`${table}_fromRow`, 'row', ['const rec = {};', 'let v;', ...body, 'return rec;']);
+}
+
+/** The expression of one column's written value from `v`, its field's value: JSON text, 0/1, or as is. */
+const WRITE: Record<Kind, string> = { json: 'JSON.stringify(v)', number: 'v', flag: '(v ? 1 : 0)', text: 'v' };
+
+function compileToRow(table: string, columns: Column[]): Mapping {
+  const body = columns.map(({ column, field, kind }) => {
+    return `v = rec[${JSON.stringify(field)}]; row[${JSON.stringify(column)}] = v === undefined ? null : ${WRITE[kind]};`;
+  });
+  return compile(`${table}_toRow`, 'rec', ['const row = {};', 'let v;', ...body, 'return row;']);
+}
+
+function compileValues(table: string, columns: Column[]): Mapping {
+  const items = columns.map(
+    ({ field, kind }) => `(v = rec[${JSON.stringify(field)}]) === undefined ? null : ${WRITE[kind]},`,
+  );
+  return compile(`${table}_values`, 'rec', ['let v;', 'return [', ...items, '];']);
+}
+
+function compileColumn(table: string, { column, field, kind }: Column): Mapping {
+  const read = `const v = rec[${JSON.stringify(field)}];`;
+  return compile(`${table}_${column}`, 'rec', [read, `return v === undefined ? null : ${WRITE[kind]};`]);
+}
+
+export const runRows = mapper<RunsTable, RunRecord>('runs', {
   columns:
     'run_id tenant_id principal_id workflow_id status inputs state cursor error tags metadata next_seq version' +
     ' lease_owner lease_expires_at wake_at created_at updated_at completed_at',
@@ -98,23 +118,23 @@ export const runRows = mapper<RunsTable, RunRecord>({
   numbers: 'next_seq version lease_expires_at wake_at',
 });
 
-export const eventRows = mapper<EventsTable, RunEvent>({
+export const eventRows = mapper<EventsTable, RunEvent>('events', {
   columns: 'run_id seq type node_id payload created_at',
   json: 'payload',
   numbers: 'seq',
   renames: { seq: 'sequence', created_at: 'timestamp' },
 });
 
-export const interruptRows = mapper<InterruptsTable, InterruptRecord>({
+export const interruptRows = mapper<InterruptsTable, InterruptRecord>('interrupts', {
   columns: 'interrupt_id run_id node_id kind status data votes exchanges resolution resolved_by created_at resolved_at',
   json: 'data votes exchanges resolution',
 });
 
-export const taskRows = mapper<A2ATasksTable, TaskRecord>({
+export const taskRows = mapper<A2ATasksTable, TaskRecord>('a2a_tasks', {
   columns: 'task_id tenant_id principal_id context_id message_id state interrupt_kind updated_at',
 });
 
-export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
+export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>('push_configs', {
   columns:
     'task_id config_id tenant_id url auth_schemes token_secret credentials_secret token_fingerprint created_at' +
     ' protocol_version',
@@ -122,7 +142,7 @@ export const pushConfigRows = mapper<PushConfigsTable, PushConfigRecord>({
   renames: { token_secret: 'tokenSecretId', credentials_secret: 'credentialsSecretId' },
 });
 
-export const deliveryRows = mapper<PushOutboxTable, DeliveryRecord>({
+export const deliveryRows = mapper<PushOutboxTable, DeliveryRecord>('push_outbox', {
   columns:
     'delivery_id task_id config_id tenant_id seq state final body attempts next_attempt_at lease_owner' +
     ' lease_expires_at last_status last_error created_at delivered_at protocol_version',

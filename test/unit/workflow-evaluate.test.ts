@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import jsonata from 'jsonata';
 import type { EvalScope } from '../../src/engine/nodes/types.js';
 import {
   EvaluationError,
@@ -41,6 +42,86 @@ describe('evaluateExpression', () => {
     const v = await evaluateExpression('inputs.items.n', s);
     assert.deepEqual(v, [1, 2]);
     assert.equal(Object.hasOwn(v as object, 'sequence'), false);
+  });
+
+  it('answers plain property paths exactly as JSONata does', async () => {
+    // The fast path (evaluate.ts) reads plain paths without JSONata: the same value, undefined vs
+    // null, arrays and objects alike, whether it answers or leaves the expression to JSONata.
+    const doc = {
+      inputs: {
+        prompt: 'hi',
+        empty: '',
+        n: 3,
+        zero: 0,
+        neg: -1.5,
+        yes: true,
+        no: false,
+        nil: null,
+        arr: [1, 2],
+        one: ['x'],
+        objs: [{ n: 1 }, { n: 2 }],
+        obj: { a: 1, b: { c: 'deep' } },
+        and: 'kw',
+        constructor: 'own',
+        $dollar: 1,
+      },
+      vars: { i: 2 },
+      nodes: { draft: { text: 'Draft' }, list: [1, 2] },
+      carry: {},
+      run: { runId: 'run_1', workflowId: 'wf' },
+    };
+    const noProto = Object.assign(Object.create(null), { k: 'v' });
+    const odd = { ...doc, inputs: { ...doc.inputs, proto: noProto, date: new Date(0), num: Number.POSITIVE_INFINITY } };
+    const exprs = [
+      'inputs.prompt',
+      '$.inputs.prompt',
+      'inputs.empty',
+      'inputs.n',
+      'inputs.zero',
+      'inputs.neg',
+      'inputs.yes',
+      'inputs.no',
+      'inputs.nil',
+      'inputs.arr',
+      'inputs.one',
+      'inputs.objs',
+      'inputs.objs.n',
+      'inputs.obj',
+      'inputs.obj.a',
+      'inputs.obj.b.c',
+      '$.inputs.obj.b.c',
+      'inputs.missing',
+      'inputs.missing.deeper',
+      'inputs.prompt.length',
+      'inputs.nil.x',
+      'inputs.arr.x',
+      'inputs.constructor',
+      'inputs.toString',
+      'inputs.__proto__',
+      'inputs.proto.k',
+      'inputs.date',
+      'inputs.num',
+      'vars.i',
+      'nodes.draft.text',
+      'nodes.list',
+      'run.runId',
+      'inputs',
+      '$',
+      'inputs.`and`',
+      'inputs.$dollar',
+      'nosuch',
+      'carry.x',
+    ];
+    for (const d of [doc, odd] as EvalScope[]) {
+      for (const expr of exprs) {
+        const expected = await jsonata(expr).evaluate(d);
+        const got = await evaluateExpression(expr, d);
+        assert.equal(got === undefined, expected === undefined, `${expr}: undefined`);
+        assert.equal(got === null, expected === null, `${expr}: null`);
+        assert.equal(Array.isArray(got), Array.isArray(expected), `${expr}: array`);
+        assert.deepEqual(JSON.stringify(got), JSON.stringify(expected), expr);
+      }
+    }
   });
 
   it('names the expression on syntax and runtime errors', async () => {

@@ -1,4 +1,5 @@
 // core.transform: render `output` (a template) as the node's output and `set` into variables.
+import { spread } from '../spread.js';
 import { renderTemplate } from '../workflow/evaluate.js';
 import { NAME_PATTERN, type NodeType, SCHEMA_DIALECT } from './types.js';
 
@@ -24,8 +25,8 @@ export const transform: NodeType<TransformConfig> = {
   async execute({ config, scope }) {
     // `set` is applied first so `output` and the outgoing edge conditions see the new values.
     const vars = config.set ? ((await renderTemplate(config.set, scope)) as Record<string, unknown>) : undefined;
-    const seen = vars ? { ...scope, vars: { ...scope.vars, ...vars } } : scope;
+    const seen = vars ? spread(scope, { vars: spread(scope.vars, vars) }) : scope;
     const output = config.output === undefined ? {} : await renderTemplate(config.output, seen);
-    return { kind: 'completed', output, ...(vars ? { vars } : {}) };
+    return vars ? { kind: 'completed', output, vars } : { kind: 'completed', output };
   },
 };

@@ -33,10 +33,8 @@ export class Events extends Repo {
   /** Append already numbered events (one statement). */
   async append(events: RunEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const params = events.flatMap((e) => {
-      const row = eventRows.toRow(e);
-      return eventRows.columns.map((c) => row[c]);
-    });
+    const params: unknown[] = [];
+    for (const e of events) params.push(...eventRows.values(e));
     await this.sendAhead(INSERT_EVENTS(events.length), params);
   }
 }
