@@ -4,6 +4,7 @@
 // (`data` a list of google.rpc details), `restError` the HTTP+JSON status and google.rpc.Status body.
 // Anything else that escapes a handler becomes `internal()` so no stack or SQL text leaks.
 import { TooManyPushConfigs } from '../push/configs.js';
+import type { ProtocolVersion } from './versions.js';
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -57,6 +58,23 @@ export const invalidRequest = (msg: string): A2AError => new A2AError(INVALID_RE
 export const methodNotFound = (method: string): A2AError =>
   new A2AError(METHOD_NOT_FOUND, `Method not found: ${method}`);
 export const invalidParams = (msg: string, data?: unknown): A2AError => new A2AError(INVALID_PARAMS, msg, data);
+
+/**
+ * A push URL the egress guard refused, named where the request carried it: 0.3 nests the config
+ * as `pushNotificationConfig`, 1.0 as `taskPushNotificationConfig` inline and flat on its own.
+ */
+export function pushUrlRefused(
+  verdict: { arm: string; code: string; reason: string },
+  version: ProtocolVersion,
+  inline: boolean,
+): A2AError {
+  const config = version === '0.3' ? 'pushNotificationConfig.' : inline ? 'taskPushNotificationConfig.' : '';
+  const field = `${inline ? 'configuration.' : ''}${config}url`;
+  return invalidParams(`${field} refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`, {
+    arm: verdict.arm,
+    code: verdict.code,
+  });
+}
 /** Deliberately fixed text: internal failures must not leak details to callers. */
 export const internal = (msg = 'Internal error'): A2AError => new A2AError(INTERNAL_ERROR, msg);
 

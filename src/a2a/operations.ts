@@ -24,6 +24,7 @@ import {
   extendedCardNotConfigured,
   invalidParams,
   pushNotSupported,
+  pushUrlRefused,
   TASK_NOT_FOUND,
   taskNotCancelable,
   taskNotFound,
@@ -186,11 +187,7 @@ export class A2AOperations {
   async pushCreate(caller: Caller, req: N.PushCreateRequest, version: ProtocolVersion = '0.3'): Promise<N.PushConfig> {
     const { vault, policy, maxConfigsPerTask } = this.pushSupport();
     const verdict = checkPushUrl(req.config.url, policy);
-    if (!verdict.ok)
-      throw invalidParams(
-        `pushNotificationConfig.url refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`,
-        { arm: verdict.arm, code: verdict.code },
-      );
+    if (!verdict.ok) throw pushUrlRefused(verdict, version, false);
     await this.service.visibleTask(caller, req.taskId);
     // A finished task will push nothing more: its caller secrets are not kept at all.
     const run = await this.service.engine.getRun(caller, req.taskId);

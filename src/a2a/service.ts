@@ -16,7 +16,7 @@ import {
 import { newContextId } from '../engine/ids.js';
 import { spread } from '../engine/spread.js';
 import { isTerminal } from '../store/model.js';
-import { invalidParams, pushNotSupported, taskNotFound, unsupportedOperation } from './errors.js';
+import { invalidParams, pushNotSupported, pushUrlRefused, taskNotFound, unsupportedOperation } from './errors.js';
 import { collectArtifacts, isFinalForMessageStream, projectState, type ToTaskInput, toTask } from './projection.js';
 import { parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
@@ -79,7 +79,7 @@ export class A2AService {
    */
   async startOrResume(caller: Caller, p: StoredSendParams): Promise<Started & { known?: TaskRecord }> {
     const inline = p.configuration?.pushNotificationConfig;
-    if (inline) this.checkPush(inline.url);
+    if (inline) this.checkPush(inline.url, p.protocolVersion);
     // A reply may register a config too, in the transaction that applies it (a refused reply
     // registers nothing); it applies from this message's transitions on.
     if (p.message.taskId)
@@ -243,13 +243,9 @@ export class A2AService {
   }
 
   /** The egress guard's registration arm: before anything is looked up or written. */
-  private checkPush(url: string): void {
+  private checkPush(url: string, version: ProtocolVersion = '0.3'): void {
     const verdict = checkPushUrl(url, this.pushSupport().policy);
-    if (!verdict.ok)
-      throw invalidParams(
-        `pushNotificationConfig.url refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`,
-        { arm: verdict.arm, code: verdict.code },
-      );
+    if (!verdict.ok) throw pushUrlRefused(verdict, version, true);
   }
 
   /** An inline config is registered in the version of the request that carried it. */

@@ -223,21 +223,52 @@ describe('A2A 1.0 errors (sqlite)', () => {
         'INVALID_PARAMS',
       );
       assert.notEqual(viaRpc.code, -32003);
-      assertRest(
+      // The message names the field as this version spells it (1.0: `url`, flat on the config).
+      assert.match(viaRpc.message, /^url refused \(/, JSON.stringify(viaRpc));
+      const viaRest = assertRest(
         await t.post(`${REST}/tasks/${taskId}/pushNotificationConfigs`, { url }, alice),
         400,
         'INVALID_ARGUMENT',
         'INVALID_PARAMS',
       );
+      assert.match(viaRest.message, /^url refused \(/, JSON.stringify(viaRest));
     }
+    // Over 0.3 the same refusal names 0.3's fields.
+    const v03 = bearer(KEY_ALICE);
+    const set03 = await rpc(
+      'tasks/pushNotificationConfig/set',
+      { taskId, pushNotificationConfig: { url: hostile[0] } },
+      v03,
+    );
+    assert.match(set03.body.error?.message ?? '', /^pushNotificationConfig\.url refused \(/, set03.text);
+    const send03 = await rpc(
+      'message/send',
+      {
+        message: { kind: 'message', messageId: `m-${Date.now()}`, role: 'user', parts: [{ kind: 'text', text: 'x' }] },
+        configuration: { pushNotificationConfig: { url: hostile[0] } },
+      },
+      v03,
+    );
+    assert.match(
+      send03.body.error?.message ?? '',
+      /^configuration\.pushNotificationConfig\.url refused \(/,
+      send03.text,
+    );
     // Inline on a send: refused before anything starts.
     const before = await t.host.store.runs.count();
     const inline = {
       message: userText('x', { metadata: { skillId: 'echo' } }),
       configuration: { taskPushNotificationConfig: { url: hostile[0] } },
     };
-    assertRpcV1(await rpc('SendMessage', inline), -32602, 'INVALID_PARAMS');
-    assertRest(await t.post(`${REST}/message:send`, inline, alice), 400, 'INVALID_ARGUMENT', 'INVALID_PARAMS');
+    const inlineRpc = assertRpcV1(await rpc('SendMessage', inline), -32602, 'INVALID_PARAMS');
+    assert.match(inlineRpc.message, /^configuration\.taskPushNotificationConfig\.url refused \(/);
+    const inlineRest = assertRest(
+      await t.post(`${REST}/message:send`, inline, alice),
+      400,
+      'INVALID_ARGUMENT',
+      'INVALID_PARAMS',
+    );
+    assert.match(inlineRest.message, /^configuration\.taskPushNotificationConfig\.url refused \(/);
     assert.equal(await t.host.store.runs.count(), before, 'nothing started');
     // Another tenant's task is not found (404), never "push unsupported".
     const url = 'https://hooks.example.com/a2a';
