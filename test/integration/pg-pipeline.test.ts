@@ -5,31 +5,15 @@
 // connection serves the next transaction as if nothing happened. Fixed statements are prepared
 // once per connection; a schema change under one fails it once, and the next query works.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { openStore } from '../../src/store/connect.js';
-import type { NewRun, Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { PG_URL } from '../support/host.js';
 import { pgTestSchemas } from '../support/pg.js';
+import { newRun } from '../support/runs.js';
 
 const schemas = PG_URL ? pgTestSchemas(PG_URL, 'pipe') : undefined;
-
-function newRun(): NewRun {
-  return {
-    runId: `run_${randomUUID()}`,
-    tenantId: 'tenant-a',
-    principalId: 'alice',
-    workflowId: 'wf',
-    status: 'pending',
-    inputs: {},
-    state: { outputs: {}, vars: {} },
-    cursor: { nodeId: 'start', ordinals: {} },
-    tags: [],
-    metadata: {},
-    createdAt: new Date().toISOString(),
-  };
-}
 
 const key = (k: string) => ({
   tenantId: 'tenant-a',

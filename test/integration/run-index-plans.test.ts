@@ -17,6 +17,7 @@ import { COUNT_ACTIVE } from '../../src/store/repos/quotas.js';
 import { CLAIM, NEXT_WAKE } from '../../src/store/repos/runs.js';
 import type { NewRun, Store } from '../../src/store/store.js';
 import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
+import { newRun } from '../support/runs.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
 const HOUR = 3_600_000;
@@ -123,21 +124,8 @@ function assertPlanned(dialect: string, planText: string, r: Reader): void {
 }
 
 function run(runId: string, tenantId: string, status: RunStatus, over: Partial<NewRun> = {}): NewRun {
-  return {
-    runId,
-    tenantId,
-    principalId: 'p',
-    workflowId: 'wf',
-    status,
-    inputs: {},
-    state: { outputs: {}, vars: {} },
-    cursor: { ordinals: {} },
-    tags: [],
-    metadata: {},
-    createdAt: new Date(NOW - 10 * HOUR).toISOString(),
-    ...(TERMINAL_STATUSES.has(status) ? { completedAt: new Date(NOW - 5 * HOUR).toISOString() } : {}),
-    ...over,
-  };
+  const completed = TERMINAL_STATUSES.has(status) ? { completedAt: new Date(NOW - 5 * HOUR).toISOString() } : {};
+  return newRun({ runId, tenantId, status, createdAt: new Date(NOW - 10 * HOUR).toISOString(), ...completed, ...over });
 }
 
 /** Runs of every kind a reader tells apart. */

@@ -4,32 +4,15 @@
 // transaction. The outcomes every store owes are in store-contract.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
-import type { NewRun, RunChange, Store } from '../../src/store/store.js';
+import { newRun } from '../support/runs.js';
+import type { RunChange, Store } from '../../src/store/store.js';
 
 const CONTROL = new Set(['begin', 'savepoint', 'release', 'rollback', 'commit']);
-
-function newRun(over: Partial<NewRun> = {}): NewRun {
-  return {
-    runId: `run_${randomBytes(6).toString('hex')}`,
-    tenantId: 'tenant-a',
-    principalId: 'alice',
-    workflowId: 'wf',
-    status: 'pending',
-    inputs: {},
-    state: { outputs: {}, vars: {} },
-    cursor: { nodeId: 'start', ordinals: {} },
-    tags: [],
-    metadata: {},
-    createdAt: new Date().toISOString(),
-    ...over,
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -40,6 +40,7 @@ import {
 import { ENQUEUE_BATCH, type NewDelivery } from '../../src/store/repos/push-outbox.js';
 import type { NewRun, RunChange, RunPatch, Store, StoreTx } from '../../src/store/store.js';
 import { dropSchema, pgTestDatabases, pgTestUrl, uniqueSchemaName } from '../support/pg.js';
+import { newRun as pendingRun } from '../support/runs.js';
 
 interface OpenOptions {
   /** The store's clock (timestamps, lease expiry, due timers). */
@@ -72,20 +73,7 @@ const seqs = (events: RunEvent[]): number[] => events.map((e) => e.sequence);
 const ids = (runs: Array<{ runId: string }>): string[] => runs.map((r) => r.runId).sort();
 
 function newRun(clock: Clock, over: Partial<NewRun> = {}): NewRun {
-  return {
-    runId: uid('run'),
-    tenantId: 'tenant-a',
-    principalId: 'alice',
-    workflowId: 'wf-approve',
-    status: 'pending',
-    inputs: {},
-    state: { outputs: {}, vars: {} },
-    cursor: { nodeId: 'start', ordinals: {} },
-    tags: [],
-    metadata: {},
-    createdAt: clock.iso(),
-    ...over,
-  };
+  return pendingRun({ runId: uid('run'), workflowId: 'wf-approve', createdAt: clock.iso(), ...over });
 }
 
 function newInterrupt(clock: Clock, runId: string, over: Partial<InterruptRecord> = {}): InterruptRecord {
