@@ -13,6 +13,7 @@ import {
 } from './registry.js';
 import { fmtFixed, fmtInt, fmtMs, fmtRatio, fmtTimes, rateCell, type Section } from './report.js';
 import { medians, spread, total } from './stats.js';
+import { scrapeMetrics } from './metrics-text.js';
 
 /** The target every ratio is taken against. */
 const REFERENCE = 'sdk';
@@ -73,7 +74,20 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
     { baseUrl: base, connections: opts.connections, steps },
     { pid: ctx.running.pid, warmupS: ctx.mode.warmupS, durationS: ctx.mode.durationS },
   );
-  return { ...figures, ...(ctx.target.name === REFERENCE ? {} : await pairedWithReference(ctx, opts)) };
+  const commits = await groupCommits(ctx);
+  return { ...figures, ...commits, ...(ctx.target.name === REFERENCE ? {} : await pairedWithReference(ctx, opts)) };
+}
+
+/**
+ * Handoff on SQLite: store transactions per COMMIT over the run (warm-up included), from its
+ * `handoff_store_group_commit_transactions` histogram. Other targets have no such metric.
+ */
+async function groupCommits(ctx: ScenarioContext): Promise<Figures> {
+  if (!ctx.target.name.startsWith('handoff')) return {};
+  const metrics = await scrapeMetrics(new URL(ctx.running.url).origin);
+  const sum = metrics.value(/^handoff_store_group_commit_transactions_sum (\S+)$/m);
+  const count = metrics.value(/^handoff_store_group_commit_transactions_count (\S+)$/m);
+  return count > 0 ? { txPerCommit: sum / count } : {};
 }
 
 /** Windows per side in the paired measurement (A B B A …). */
@@ -188,5 +202,16 @@ function throughputSection(result: ScenarioResult, flows: boolean): Section {
     c.runs.length > 0 ? targetRow(c, flows) : [c.target, `${c.status}${c.reason ? `: ${c.reason}` : ''}`, ...blank()],
   );
   for (const c of ok) if (ref && c !== ref) rows.push(ratioRow(c, ref, flows));
-  return { title: `${result.name}`, intro: result.description, columns, rows };
+  return { title: `${result.name}`, intro: result.description + groupCommitNote(ok), columns, rows };
+}
+
+/** " Transactions per SQLite COMMIT: handoff 24.1, …" for the targets that report it. */
+function groupCommitNote(cells: CellResult[]): string {
+  const parts = cells
+    .map((c) => ({ target: c.target, tx: medians(c.runs).txPerCommit }))
+    .filter((p): p is { target: string; tx: number } => p.tx !== undefined && Number.isFinite(p.tx))
+    .map((p) => `${p.target} ${fmtFixed(p.tx, 1)}`);
+  return parts.length > 0
+    ? ` Store transactions per SQLite COMMIT (group commit, median over runs): ${parts.join(', ')}.`
+    : '';
 }

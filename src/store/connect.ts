@@ -45,6 +45,8 @@ export interface OpenStoreOptions {
   onStatement?: (op: string) => void;
   /** SQLite: told, after each COMMIT, how many store transactions it committed (group commit). */
   onGroupCommit?: (transactions: number) => void;
+  /** SQLite: the clock a group commit's time budget is measured on (tests pass their own). */
+  groupClock?: () => number;
   /**
    * PostgreSQL: an idle pooled connection failed (the server restarted, failed over, or ended it).
    * The pool drops it and the next query gets a fresh one; unheard, pg's error would end the process.
@@ -143,6 +145,7 @@ function openSqlite(opts: OpenStoreOptions): Opened {
       inTransaction: () => database.inTransaction,
     },
     ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
+    ...(opts.groupClock ? { groupClock: opts.groupClock } : {}),
   };
   // Kysely runs SQLite migrations without a transaction or lock. One IMMEDIATE transaction around
   // them gives both: a second process waits (busy_timeout), and a crash leaves no half schema.

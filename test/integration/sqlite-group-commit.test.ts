@@ -181,3 +181,52 @@ describe('SQLite group commit', () => {
     assert.equal(stored, undefined, 'nor the uncommitted run');
   });
 });
+
+// The group's time budget, on a clock the members move: each member "works" for a given number
+// of milliseconds, so where a group closes depends on the rule alone, not on this machine's speed.
+describe('SQLite group commit: the time budget', () => {
+  let dir: string;
+  let store: Store;
+  let clock = 0;
+  const groups: number[] = [];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'handoff-group-budget-'));
+    store = await openStore({
+      sqliteFile: join(dir, 'handoff.db'),
+      onGroupCommit: (n) => groups.push(n),
+      groupClock: () => clock,
+    });
+  });
+  after(async () => {
+    await store?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** `n` transactions requested in one turn, each inserting a run and working `ms` on the clock. */
+  async function requested(n: number, ms: number): Promise<number[]> {
+    groups.length = 0;
+    const runs = Array.from({ length: n }, () => newRun());
+    await Promise.all(
+      runs.map((run) =>
+        store.transaction(async (tx) => {
+          await tx.insertRun(run, [{ type: 'run.started' }]);
+          clock += ms;
+        }),
+      ),
+    );
+    for (const run of runs) assert.ok(await store.runs.get(run.runId), 'every transaction committed');
+    return [...groups];
+  }
+
+  it('transactions queued together share one COMMIT while their work stays under 25 ms', async () => {
+    // Ten members of 2 ms each: a 3 ms budget made five commits of two under load, each leaving
+    // the rest queued for another COMMIT.
+    assert.deepEqual(await requested(10, 2), [10]);
+  });
+
+  it('a group closes once its members have worked 25 ms; the rest commit in the next group', async () => {
+    // 10 + 10 = 20 ms < 25: a third member joins; at 30 ms the group closes.
+    assert.deepEqual(await requested(5, 10), [3, 2]);
+  });
+});
