@@ -206,8 +206,9 @@ export class A2AService {
         (tx) => tx.tasks.stateSet(taskId)?.updatedAt,
       );
       // The record as this transaction left it: its state time moved only if its state did.
-      const known = rec && spread(rec, { updatedAt: result.settled ?? rec.updatedAt });
-      return { run: result.run, before, ...(known ? { known } : {}) };
+      const resumed: { run: RunRecord; before: number; known?: TaskRecord } = { run: result.run, before };
+      if (rec) resumed.known = spread(rec, { updatedAt: result.settled ?? rec.updatedAt });
+      return resumed;
     } catch (err) {
       // A copy of this reply applied first (earlier, or by a parallel request): answer like a retry.
       if (mayBeApplied && (await this.replyApplied(caller, msg.messageId, taskId))) {

@@ -14,6 +14,7 @@ import { definitionOf, type WorkflowSource } from './workflow/source.js';
 import { driveInline, type StepContext } from './step.js';
 import { commitResolution } from './resolution.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
+import { spread } from './spread.js';
 
 export interface Caller {
   tenantId: string;
@@ -243,11 +244,13 @@ export class Engine {
         if (run.tenantId !== caller.tenantId) throw notFound(run.runId);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
         await onAccepted?.(tx, run);
-        const result = await this.applyDecision(tx, run, interrupt, {
-          ...decision,
-          events: [...events, ...decision.events],
-        });
-        return settle ? { ...result, settled: settle(tx, result) } : result;
+        const result = await this.applyDecision(
+          tx,
+          run,
+          interrupt,
+          spread(decision, { events: [...events, ...decision.events] }),
+        );
+        return settle ? spread(result, { settled: settle(tx, result) }) : result;
       }),
     );
   }

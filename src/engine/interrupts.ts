@@ -3,6 +3,7 @@
 import type { InterruptRecord, InterruptVote, NewEvent } from '../store/model.js';
 import { EngineError } from './errors.js';
 import { normalizeApprovalAction } from './vocabulary.js';
+import { spread } from './spread.js';
 
 export type Decision =
   | { kind: 'vote' | 'ask'; interrupt: InterruptRecord; events: NewEvent[] }
@@ -38,11 +39,10 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
   checkActionFields(action, v);
   const feedback = typeof v.feedback === 'string' ? v.feedback : undefined;
   const base = { interruptId: i.interruptId, decidedBy: principalId, action, decidedAt: now };
-  const received: NewEvent = {
-    type: 'approval.received',
-    nodeId: i.nodeId,
-    payload: { ...base, ...(feedback ? { feedback } : {}) },
-  };
+  // Assigned, not spread in (a conditional spread is V8's slow path: src/engine/spread.ts).
+  const receivedPayload: Record<string, unknown> = spread(base, {});
+  if (feedback) receivedPayload.feedback = feedback;
+  const received: NewEvent = { type: 'approval.received', nodeId: i.nodeId, payload: receivedPayload };
 
   if (action === 'ask') {
     const question = typeof v.question === 'string' ? v.question : (feedback ?? '');
@@ -63,7 +63,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
       return { kind: 'vote', interrupt: { ...i, votes }, events };
     }
     return resolveWith(
-      { ...i, votes },
+      spread(i, { votes }),
       action,
       principalId,
       now,
@@ -122,13 +122,14 @@ function approvalOutput(
   // The latest edit wins; with no edit the approved artifact is the one that was shown.
   const edit = [...votes].reverse().find((x) => x.action === 'edit-accept');
   const artifact = edit ? edit.value.editedArtifactData : i.data.artifact;
-  return {
+  const output: Record<string, unknown> = {
     action,
     artifact,
     decidedBy: principalId,
     approvers: votes.map((x) => x.principalId),
-    ...(feedback !== undefined ? { feedback } : {}),
   };
+  if (feedback !== undefined) output.feedback = feedback;
+  return output;
 }
 
 function decideClarification(
