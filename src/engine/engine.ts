@@ -274,7 +274,7 @@ export class Engine {
     before: InterruptRecord,
     d: Decision,
   ): Promise<ResolveResult> {
-    if (!(await tx.interrupts.update(d.interrupt, 'open'))) {
+    if (!(await tx.interrupts.update(d.interrupt, 'open', before))) {
       throw new EngineError(
         'interrupt_already_resolved',
         `the interrupt at node '${before.nodeId}' was already resolved`,

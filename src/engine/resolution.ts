@@ -85,7 +85,7 @@ export async function expireGate(
   // A timer with no open gate behind it (none is written that way): drop it rather than loop on it.
   if (!open) return (await tx.commitRun(run, { wakeAt: undefined, ...noLease }, [], fence)).run;
   const e = expire(open, now);
-  if (!(await tx.interrupts.update(e.interrupt, 'open'))) {
+  if (!(await tx.interrupts.update(e.interrupt, 'open', open))) {
     throw new ConflictError(`the interrupt of run ${run.runId} changed concurrently`);
   }
   if (e.kind === 'escalate') {

@@ -20,11 +20,27 @@ const OPEN_OF = statementPerCount(
   (n) => `select * from "interrupts" where "run_id" in (${Array(n).fill('?').join(', ')}) and "status" = 'open'`,
 );
 const BY_RUN = statement('select * from "interrupts" where "run_id" = ? order by "created_at"');
-/** The columns a decision changes; the record's identity and what it asks never change. */
+/** The columns a decision changes; the record's identity never changes, and what it asks (`data`)
+ * only when a deadline escalates the gate. */
 const UPDATED = ['status', 'data', 'votes', 'exchanges', 'resolution', 'resolved_by', 'resolved_at'] as const;
-const UPDATE = statement(
-  `update "interrupts" set ${UPDATED.map((c) => `"${c}" = ?`).join(', ')} where "interrupt_id" = ? and "status" = ?`,
-);
+const DECIDED = UPDATED.filter((c) => c !== 'data');
+const updateOf = (columns: readonly (keyof InterruptsTable & string)[]) =>
+  statement(
+    `update "interrupts" set ${columns.map((c) => `"${c}" = ?`).join(', ')} where "interrupt_id" = ? and "status" = ?`,
+  );
+const UPDATE = {
+  all: { statement: updateOf(UPDATED), columns: UPDATED },
+  decided: { statement: updateOf(DECIDED), columns: DECIDED },
+};
+
+/**
+ * The UPDATE of `rec` and its parameters. `data` (the gate's question, the largest column) is
+ * written only when it is not the very object of `was`, the record as read.
+ */
+function updateOfRecord(rec: InterruptRecord, expectStatus: string, was?: InterruptRecord) {
+  const { statement: query, columns } = was !== undefined && rec.data === was.data ? UPDATE.decided : UPDATE.all;
+  return { query, params: [...columns.map((c) => interruptRows.column(rec, c)), rec.interruptId, expectStatus] };
+}
 const CANCEL_OPEN = statement(
   `update "interrupts" set "status" = 'cancelled', "resolved_at" = ? where "run_id" = ? and "status" = 'open'`,
 );
@@ -76,18 +92,24 @@ export class Interrupts extends Repo {
   }
 
   async insert(rec: InterruptRecord): Promise<void> {
-    const row = interruptRows.toRow(rec);
+    await this.insertRow(interruptRows.toRow(rec));
+  }
+
+  protected async insertRow(row: InterruptsTable): Promise<void> {
     await this.sendAhead(
       INSERT,
       COLUMNS.map((c) => row[c]),
     );
   }
 
-  /** Update an interrupt still in `expectStatus`; false if someone else changed it first. `data`
-   * changes only when a deadline escalates the gate (new approvers, new expiry). */
-  async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
-    const row = interruptRows.toRow(rec);
-    return (await this.write(UPDATE, [...UPDATED.map((c) => row[c]), rec.interruptId, expectStatus])) === 1;
+  /**
+   * Update an interrupt still in `expectStatus`; false if someone else changed it first. `was`,
+   * the record as read, spares writing `data` back unchanged (it changes only when a deadline
+   * escalates the gate: new approvers, new expiry).
+   */
+  async update(rec: InterruptRecord, expectStatus: InterruptRecord['status'], was?: InterruptRecord): Promise<boolean> {
+    const { query, params } = updateOfRecord(rec, expectStatus, was);
+    return (await this.write(query, params)) === 1;
   }
 
   async cancelOpen(runId: string): Promise<void> {
@@ -126,21 +148,26 @@ export class TxInterrupts extends Interrupts {
   }
 
   override async insert(rec: InterruptRecord): Promise<void> {
-    await super.insert(rec);
+    const row = interruptRows.toRow(rec);
+    await this.insertRow(row);
     const list = this.inserted.get(rec.runId) ?? [];
-    list.push(interruptRows.fromRow(interruptRows.toRow(rec)));
+    list.push(interruptRows.fromRow(row));
     this.inserted.set(rec.runId, list);
   }
 
-  override async update(rec: InterruptRecord, expectStatus: InterruptRecord['status']): Promise<boolean> {
+  override async update(
+    rec: InterruptRecord,
+    expectStatus: InterruptRecord['status'],
+    was?: InterruptRecord,
+  ): Promise<boolean> {
     this.changed.add(rec.runId);
     // Read open under its run's lock in this transaction, and not written since: still open.
     if (expectStatus === 'open' && lockedOpen.get(this.db)?.delete(rec.interruptId)) {
-      const row = interruptRows.toRow(rec);
-      await this.sendAhead(UPDATE, [...UPDATED.map((c) => row[c]), rec.interruptId, expectStatus]);
+      const { query, params } = updateOfRecord(rec, expectStatus, was);
+      await this.sendAhead(query, params);
       return true;
     }
-    return super.update(rec, expectStatus);
+    return super.update(rec, expectStatus, was);
   }
 
   override async cancelOpen(runId: string): Promise<void> {
