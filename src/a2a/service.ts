@@ -8,7 +8,6 @@ import {
   type InterruptRecord,
   type NewEvent,
   type RunEvent,
-  type RunEventType,
   type RunRecord,
   type TaskRecord,
   isWaiting,
@@ -20,6 +19,7 @@ import { invalidParams, pushNotSupported, pushUrlRefused, taskNotFound, unsuppor
 import { collectArtifacts, isFinalForMessageStream, projectState, type ToTaskInput, toTask } from './projection.js';
 import { parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
+import { TASK_EVENT_TYPES, type TaskLogs } from './task-logs.js';
 import { type PushConfigInput, putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
@@ -46,6 +46,8 @@ export interface A2AServiceOptions {
   skills: () => string[];
   /** How long a blocking message/send waits before returning the current Task. */
   blockingTimeoutMs?: number;
+  /** The Task events of runs this process committed (SQLite): a Task built from them reads no log. */
+  logs?: TaskLogs;
 }
 
 export class A2AService {
@@ -288,7 +290,9 @@ export class A2AService {
       : await this.taskAndRun(caller, taskId);
     const waiting = isWaiting(run.status);
     const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
-    const events = await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
+    const events =
+      this.opts.logs?.get(run.runId, run.nextSeq) ??
+      (await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES));
     return toTask(taskInput(run, rec.contextId, rec.updatedAt, events, open, historyLength));
   }
 
@@ -340,9 +344,6 @@ interface Started {
   created?: RunEvent[];
   open?: InterruptRecord;
 }
-
-/** The events a Task is built from: its artifacts and its message history. */
-const TASK_EVENT_TYPES: RunEventType[] = ['artifact.created', 'a2a.message'];
 
 /**
  * What the projection builds a Task from: the run, its record's context and state time, its
