@@ -18,6 +18,7 @@ import { TxPushConfigs } from './repos/push-configs.js';
 import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
 import { GET_RUN } from './repos/runs.js';
+import { normalized } from './json-value.js';
 import { Tables } from './repos/tables.js';
 import { type SqliteDirect, type Statement, type StatementResult, statement } from './statements.js';
 
@@ -87,12 +88,19 @@ const COMMIT_RUN = [
 /** RunPatch fields stored as JSON text: a commit normalizes them as reading them back would. */
 const JSON_FIELDS = ['state', 'cursor', 'error', 'metadata'] as const;
 /**
- * The JSON text of a run's JSON columns as this transaction last encoded them, by column (each
- * such column is one word, so also its field): a value is stringified once, for both the record
- * handed back (parsed from that text) and the statement that writes it. The text stands for the
- * value it was parsed into, and is used only while the record still holds that very value.
+ * The JSON text of a run's JSON columns as a deferred insert encoded them, by column (each such
+ * column is one word, so also its field): the row is written from that text while the record
+ * still holds the value parsed from it (inputs and tags always: no commit changes them). Commits
+ * encode nothing: their JSON columns are stringified once, when the row is written.
  */
 type Encoded = Partial<Record<string, { value: unknown; text: string }>>;
+/**
+ * Records holding a caller's values as given: the one a run inserted without `defer` hands back
+ * (its fields are the caller's objects), and the commits from it. Every other record the store
+ * hands out is normalized (read back, or built as reading back would give it), and a commit reuses
+ * the parts of it the patch still holds (applyPatch); from these it reuses nothing.
+ */
+const asGiven = new WeakSet<RunRecord>();
 
 type Lease = Pick<RunsTable, 'lease_owner' | 'lease_expires_at'>;
 
@@ -106,8 +114,6 @@ interface HeldRun {
   withLease: boolean;
   run: RunRecord;
   events: RunEvent[];
-  /** The JSON columns the commits patched, as text. */
-  encoded: Encoded;
 }
 
 /** Number new events from `firstSeq`, all stamped `at`. */
@@ -137,11 +143,13 @@ function normalize(run: RunRecord): { run: RunRecord; encoded: Encoded } {
 }
 
 /**
- * `before` (a record as read) with `patch` applied, as reading the row back would give it: only
- * the patched fields need the round trip (JSON fields through their text, kept in `encoded` for
- * the write; undefined removed).
+ * `before` (a record the store handed out) with `patch` applied, as reading the row back would
+ * give it: only the patched fields need normalizing (undefined and null removed; JSON fields as
+ * their JSON round trip would give them, reusing the parts of `before` the patch still holds: see
+ * `normalized`). No JSON text is made here: the row is written once, at the end of the
+ * transaction, from the record then.
  */
-function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>, encoded: Encoded): RunRecord {
+function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<RunRecord>): RunRecord {
   // Object.assign, not a spread: on Node 20 a spread of a record this size with keys after it
   // leaves V8's fast clone path and costs microseconds per commit.
   const merged: Record<string, unknown> = Object.assign<
@@ -150,23 +158,23 @@ function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<Run
     RunPatch,
     Partial<RunRecord>
   >({}, before, patch, bookkeeping);
+  const given = asGiven.has(before);
   for (const [field, value] of Object.entries(patch)) {
     if (value === undefined || value === null) {
       delete merged[field];
-      delete encoded[field];
     } else if ((JSON_FIELDS as readonly string[]).includes(field)) {
-      const text = JSON.stringify(value);
-      merged[field] = JSON.parse(text);
-      encoded[field] = { value: merged[field], text };
+      merged[field] = normalized(value, given ? undefined : before[field as keyof RunRecord]);
     }
   }
-  return merged as unknown as RunRecord;
+  const run = merged as unknown as RunRecord;
+  if (given) asGiven.add(run);
+  return run;
 }
 
 /** The values of `columns` of `run` as written, taking a JSON column's text from `encoded` when there. */
-function columnValues(run: RunRecord, columns: readonly (keyof RunsTable & string)[], encoded: Encoded): unknown[] {
+function columnValues(run: RunRecord, columns: readonly (keyof RunsTable & string)[], encoded?: Encoded): unknown[] {
   return columns.map((c) => {
-    const known = encoded[c];
+    const known = encoded?.[c];
     return known && known.value === run[c as keyof RunRecord] ? known.text : runRows.column(run, c);
   });
 }
@@ -253,11 +261,12 @@ export class StoreTx extends Tables {
       this.deferred.set(run.runId, pending);
       return { run: pending.run, events: pending.events };
     }
-    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at), {});
+    asGiven.add(full);
+    return this.writeNewRun(full, numberEvents(run.runId, 0, events, at));
   }
 
   /** Insert a run's row and its events as they are, then run the transition steps. */
-  private async writeNewRun(run: RunRecord, events: RunEvent[], encoded: Encoded): Promise<RunChange> {
+  private async writeNewRun(run: RunRecord, events: RunEvent[], encoded?: Encoded): Promise<RunChange> {
     const values = columnValues(run, RUN_COLUMNS, encoded);
     // No result is read: on PostgreSQL it goes out with the transaction's next awaited statement.
     if (!this.direct?.(INSERT_RUN.text, values))
@@ -271,6 +280,12 @@ export class StoreTx extends Tables {
    * Lease columns are written only when the patch names them (the worker renews its lease in the
    * background; writing `before`'s stale expiry back would shorten it). With `owner`, the commit
    * also requires that this worker still holds the lease (fencing a worker that lost it).
+   *
+   * The record handed back is what reading the row back will give, and what the transaction
+   * writes at its end. It shares with `before` the fields the patch left alone and, in the JSON
+   * fields it set, the very objects of `before` it still held at the same place; all else in it
+   * is new, so changing the patch's objects afterwards changes neither the record nor the row.
+   * Records the store hands out are never to be changed in place: commits reuse their parts.
    */
   async commitRun(
     before: RunRecord,
@@ -289,15 +304,14 @@ export class StoreTx extends Tables {
       ) {
         throw new ConflictError(`run ${before.runId} changed concurrently`);
       }
-      // `before` is this record as normalized: only the patched fields need the round trip.
-      pending.run = applyPatch(before, patch, bookkeeping, pending.encoded);
+      // `before` is this record as normalized: only the patched fields need normalizing.
+      pending.run = applyPatch(before, patch, bookkeeping);
       pending.events.push(...appended);
       return { before, run: pending.run, events: appended };
     }
     const withLease = 'leaseOwner' in patch || 'leaseExpiresAt' in patch;
     const held = this.held.get(before.runId);
-    const encoded = held?.encoded ?? {};
-    const run = applyPatch(before, patch, bookkeeping, encoded);
+    const run = applyPatch(before, patch, bookkeeping);
     if (!held) {
       this.held.set(before.runId, {
         firstVersion: before.version,
@@ -305,7 +319,6 @@ export class StoreTx extends Tables {
         withLease,
         run,
         events: appended,
-        encoded,
       });
       return this.record({ before, run, events: appended });
     }
@@ -333,8 +346,8 @@ export class StoreTx extends Tables {
     const { run } = held;
     const fenced = held.owner !== undefined;
     const params = [
-      ...columnValues(run, COMMIT_COLUMNS, held.encoded),
-      ...(held.withLease ? columnValues(run, LEASE_COLUMNS, held.encoded) : []),
+      ...columnValues(run, COMMIT_COLUMNS),
+      ...(held.withLease ? columnValues(run, LEASE_COLUMNS) : []),
       run.runId,
       held.firstVersion,
       ...(fenced ? [held.owner] : []),

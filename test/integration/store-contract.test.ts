@@ -39,6 +39,7 @@ import {
 } from '../../src/store/model.js';
 import { ENQUEUE_BATCH, type NewDelivery } from '../../src/store/repos/push-outbox.js';
 import type { NewRun, RunChange, RunPatch, Store, StoreTx } from '../../src/store/store.js';
+import { assertSameJson, assertSameRecord, PATCH_CASES } from '../support/json-patches.js';
 import { dropSchema, pgTestDatabases, pgTestUrl, uniqueSchemaName } from '../support/pg.js';
 import { newRun as pendingRun } from '../support/runs.js';
 
@@ -730,6 +731,128 @@ and writes nothing, also when an earlier commit of the transaction was not fence
         assert.deepEqual(await store().events.list(run.runId), []);
         await insert(store(), run, [{ type: 'run.started' }]);
         await assertGapFree(store(), run.runId, 1);
+      });
+    });
+
+    describe('commitRun: the record handed back is the row read back, for JSON of every kind', () => {
+      const clock = new Clock();
+      const store = sharedStore(clock);
+      /** What a commit normalizes, and the status: the fields compared between two chains of commits. */
+      const normalizedPart = (r: RunRecord): Partial<RunRecord> => {
+        const { state, cursor, error, metadata, status } = r;
+        return { state, cursor, error, metadata, status };
+      };
+
+      it('one transaction per patch, then every patch in one transaction (from a record as read, and \
+from a deferred insert): same records, key order included', async () => {
+        const inserted = await insert(store(), newRun(clock));
+        let run = await mustGet(store(), inserted.runId);
+        const perCommit: RunRecord[] = [];
+        for (const { name, patch } of PATCH_CASES) {
+          const before = run;
+          run = await commit(store(), before, patch(before));
+          assertSameRecord(run, await mustGet(store(), run.runId), name);
+          perCommit.push(run);
+        }
+        const chained = async (start: (tx: StoreTx) => Promise<RunRecord>): Promise<RunRecord> =>
+          store().transaction(async (tx) => {
+            let r = await start(tx);
+            for (const [i, { name, patch }] of PATCH_CASES.entries()) {
+              r = (await tx.commitRun(r, patch(r), [{ type: 'node.completed', payload: { i } }])).run;
+              assertSameJson(
+                normalizedPart(r),
+                normalizedPart(perCommit[i] as RunRecord),
+                `in one transaction: ${name}`,
+              );
+            }
+            return r;
+          });
+        const read = await mustGet(store(), (await insert(store(), newRun(clock))).runId);
+        const last = await chained(async () => read);
+        assertSameRecord(last, await mustGet(store(), read.runId), 'written once, at the end');
+        const fresh = newRun(clock);
+        const deferred = await chained(async (tx) => (await tx.insertRun(fresh, [], { defer: true })).run);
+        assertSameRecord(deferred, await mustGet(store(), fresh.runId), 'deferred insert, written once');
+      });
+
+      it('a run inserted without defer hands back the caller values as given; commits from it \
+still hand back what is read back', async () => {
+        const when = new Date(T0);
+        const given = await insert(
+          store(),
+          newRun(clock, {
+            state: { outputs: { at: { when, u: undefined } }, vars: { n: NaN } },
+            metadata: { when },
+          }),
+        );
+        assert.equal((given.state.outputs.at as { when: unknown }).when, when, 'the caller values, as given');
+        const patch = (r: RunRecord): RunPatch => ({
+          state: { outputs: { ...r.state.outputs, next: 1 }, vars: r.state.vars },
+          metadata: r.metadata,
+        });
+        const one = await commit(store(), given, patch(given));
+        assertSameRecord(one, await mustGet(store(), given.runId), 'a commit from the inserted record');
+        const again = await store().transaction(async (tx) => {
+          const { run } = await tx.insertRun(newRun(clock, { state: given.state, metadata: given.metadata }), []);
+          const { run: status } = await tx.commitRun(run, { status: 'running' }, []);
+          return (await tx.commitRun(status, patch(status), [])).run;
+        });
+        assertSameRecord(again, await mustGet(store(), again.runId), 'commits from a commit from the inserted record');
+      });
+
+      it("changing the patch's objects after commitRun changes neither the record it handed back nor \
+the row; the parts the patch kept from `before` are `before`'s own objects", async () => {
+        const inserted = await insert(
+          store(),
+          newRun(clock, { state: { outputs: { kept: { list: [1, { deep: true }] } }, vars: { v: 1 } } }),
+        );
+        const run = await mustGet(store(), inserted.runId);
+        const added = { text: 'new', list: [1, { deep: true }] as unknown[], at: new Date(T0) };
+        const vars: Record<string, unknown> = { ...run.state.vars, w: 2 };
+        const outputs: Record<string, unknown> = { ...run.state.outputs, added };
+        const metadata = { m: { n: 1 } };
+        const patch = { state: { outputs, vars }, metadata };
+        const { returned, snapshot } = await store().transaction(async (tx) => {
+          const { run: returned } = await tx.commitRun(run, patch, []);
+          const snapshot = structuredClone(returned);
+          // Everything of the patch that is the caller's own, changed before the transaction ends.
+          added.text = 'changed';
+          (added.list[1] as { deep: boolean }).deep = false;
+          added.list.push(2);
+          added.at.setTime(0);
+          vars.w = 3;
+          outputs.other = 1;
+          delete outputs.kept;
+          metadata.m.n = 2;
+          patch.state = { outputs: {}, vars: {} };
+          return { returned, snapshot };
+        });
+        assertSameRecord(returned, snapshot, 'the record handed back');
+        assertSameRecord(await mustGet(store(), run.runId), snapshot, 'the row');
+        assert.equal(returned.state.outputs.kept, run.state.outputs.kept, "`before`'s own object, reused");
+        assert.equal(returned.inputs, run.inputs, 'a field the patch left alone');
+      });
+
+      it('a patch JSON cannot write (a cycle, a BigInt) fails that commit alone, changing nothing', async () => {
+        const run = await mustGet(store(), (await insert(store(), newRun(clock))).runId);
+        const cyclic: Record<string, unknown> = {};
+        cyclic.self = { back: cyclic };
+        const last = await store().transaction(async (tx) => {
+          const { run: one } = await tx.commitRun(run, { metadata: { step: 1 } }, [{ type: 'node.started' }]);
+          const bad: RunPatch[] = [
+            { status: 'failed', state: { outputs: { ...one.state.outputs, cyclic }, vars: one.state.vars } },
+            { status: 'failed', metadata: { ...one.metadata, big: 1n } },
+            { status: 'failed', cursor: (() => 1) as unknown as RunRecord['cursor'] },
+          ];
+          for (const patch of bad) await assert.rejects(tx.commitRun(one, patch, [{ type: 'node.failed' }]));
+          assert.deepEqual(await tx.getRun(run.runId), one, 'the transaction still reads the first commit');
+          return (await tx.commitRun(one, { status: 'running' }, [{ type: 'node.completed' }])).run;
+        });
+        assertSameRecord(last, await mustGet(store(), run.runId));
+        assert.deepEqual(
+          (await store().events.list(run.runId)).map((e) => e.type),
+          ['node.started', 'node.completed'],
+        );
       });
     });
 
