@@ -1,7 +1,8 @@
 // The host's transition pipeline (src/host.ts `pipeline()`): the ordered list of what every run
 // change does, and what that order buys. Inside the transaction: the A2A task record, then the
-// push outbox. After the commit: the tasks/get cache (SQLite only) drops the task before anything
-// wakes a reader, then metrics, the bus, and the push worker's wake-up.
+// push outbox. After the commit: the tasks/get cache (SQLite only) drops the task and the Task logs
+// (SQLite only) take the new events before anything wakes a reader, then metrics, the bus, and the
+// push worker's wake-up.
 import { renderPush } from '../../src/a2a/push.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -23,10 +24,15 @@ for (const dialect of DIALECTS) {
     });
     after(() => t?.close());
 
-    it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
+    it('is in the documented order (no tasks/get cache or Task logs on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
         steps: ['a2a-task-record', 'push-outbox'],
-        listeners: [...(dialect === 'sqlite' ? ['task-cache'] : []), 'metrics', 'bus', 'push-worker-wake'],
+        listeners: [
+          ...(dialect === 'sqlite' ? ['task-cache', 'task-logs'] : []),
+          'metrics',
+          'bus',
+          'push-worker-wake',
+        ],
       });
     });
 
