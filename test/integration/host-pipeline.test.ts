@@ -27,12 +27,7 @@ for (const dialect of DIALECTS) {
     it('is in the documented order (no tasks/get cache or Task logs on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
         steps: ['a2a-task-record', 'push-outbox'],
-        listeners: [
-          ...(dialect === 'sqlite' ? ['task-cache', 'task-logs'] : []),
-          'metrics',
-          'bus',
-          'push-worker-wake',
-        ],
+        listeners: [...(dialect === 'sqlite' ? ['task-cache', 'task-logs'] : []), 'metrics', 'bus', 'push-worker-wake'],
       });
     });
 
