@@ -10,13 +10,7 @@
 // SQLite (`store.dataVersion`); on PostgreSQL other instances write the same rows and there is no
 // cache at all.
 import type { CommitListener, Store } from '../store/store.js';
-
-/** Caps: total characters held, and the largest Task kept (bigger ones are simply not cached). */
-export interface TaskCacheLimits {
-  maxChars: number;
-  maxEntryChars: number;
-}
-const DEFAULT_LIMITS: TaskCacheLimits = { maxChars: 16 * 1024 * 1024, maxEntryChars: 256 * 1024 };
+import { type CharLimits, DEFAULT_CHAR_LIMITS, ExactLru } from './exact-lru.js';
 
 interface Entry {
   tenantId: string;
@@ -32,17 +26,17 @@ export interface Ticket {
 }
 
 export class TaskCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: ExactLru<Entry>;
   private readonly reading = new Map<string, Set<Ticket>>();
-  private chars = 0;
-  private version: number;
 
   /** `dataVersion` changes whenever something this process is not told about wrote the data. */
   constructor(
-    private readonly dataVersion: () => number,
-    private readonly limits: TaskCacheLimits = DEFAULT_LIMITS,
+    dataVersion: () => number,
+    private readonly limits: CharLimits = DEFAULT_CHAR_LIMITS,
   ) {
-    this.version = dataVersion();
+    this.entries = new ExactLru<Entry>(dataVersion, limits.maxChars, () => {
+      for (const set of this.reading.values()) for (const t of set) t.stale = true;
+    });
   }
 
   /** A cache for `store`, or undefined where the store cannot make it exact (PostgreSQL). Its
@@ -60,20 +54,17 @@ export class TaskCache {
 
   /** The Task as `tenantId` may see it, serialized for `version`, if held. */
   get(taskId: string, tenantId: string, historyLength: number | undefined, version = '0.3'): string | undefined {
-    if (!this.current()) return undefined;
-    const entry = this.entries.get(taskId);
+    if (!this.entries.current()) return undefined;
+    const entry = this.entries.peek(taskId);
     if (!entry || entry.tenantId !== tenantId) return undefined;
     const text = entry.texts.get(key(historyLength, version));
-    if (text !== undefined) {
-      this.entries.delete(taskId); // most recently used last: eviction takes the oldest first
-      this.entries.set(taskId, entry);
-    }
+    if (text !== undefined) this.entries.use(taskId);
     return text;
   }
 
   /** Call before reading the store for `taskId`; `put` the result with the ticket, then `end` it. */
   begin(taskId: string): Ticket {
-    this.current();
+    this.entries.current();
     const ticket: Ticket = { taskId, stale: false };
     let set = this.reading.get(taskId);
     if (!set) {
@@ -91,25 +82,21 @@ export class TaskCache {
 
   /** Keep what a ticket's read produced, unless the task changed while it was being read. */
   put(ticket: Ticket, tenantId: string, historyLength: number | undefined, text: string, version = '0.3'): void {
-    if (!this.current() || ticket.stale || text.length > this.limits.maxEntryChars) return;
-    let entry = this.entries.get(ticket.taskId);
+    if (!this.entries.current() || ticket.stale || text.length > this.limits.maxEntryChars) return;
+    let entry = this.entries.peek(ticket.taskId);
     if (entry && entry.tenantId !== tenantId) return;
-    if (entry) this.entries.delete(ticket.taskId); // re-inserted below: most recently used last
+    if (entry) this.entries.drop(ticket.taskId); // its chars change below; kept again as most recently used
     entry ??= { tenantId, texts: new Map(), chars: 0 };
     const k = key(historyLength, version);
-    const old = entry.texts.get(k);
-    if (old !== undefined) entry.chars -= old.length;
+    entry.chars += text.length - (entry.texts.get(k)?.length ?? 0);
     entry.texts.set(k, text);
-    entry.chars += text.length;
-    this.chars += text.length - (old?.length ?? 0);
     this.entries.set(ticket.taskId, entry);
-    this.evictOverLimit();
   }
 
   /** These runs changed (committed): forget them, and spoil reads of them in flight. */
   invalidate(runIds: Iterable<string>): void {
     for (const id of runIds) {
-      this.drop(id);
+      this.entries.drop(id);
       const set = this.reading.get(id);
       if (set) for (const t of set) t.stale = true;
     }
@@ -117,33 +104,8 @@ export class TaskCache {
 
   /** Tasks held, and the characters they take. */
   get size(): { tasks: number; chars: number } {
-    return { tasks: this.entries.size, chars: this.chars };
-  }
-
-  /** False (and everything forgotten) when another process wrote the database since last look. */
-  private current(): boolean {
-    const v = this.dataVersion();
-    if (v === this.version) return true;
-    this.version = v;
-    this.entries.clear();
-    this.chars = 0;
-    for (const set of this.reading.values()) for (const t of set) t.stale = true;
-    return false;
-  }
-
-  private drop(taskId: string): void {
-    const entry = this.entries.get(taskId);
-    if (!entry) return;
-    this.chars -= entry.chars;
-    this.entries.delete(taskId);
-  }
-
-  /** Least recently used first: Map order is insertion order, and a use re-inserts. */
-  private evictOverLimit(): void {
-    for (const id of this.entries.keys()) {
-      if (this.chars <= this.limits.maxChars) return;
-      this.drop(id);
-    }
+    const { entries, chars } = this.entries.size;
+    return { tasks: entries, chars };
   }
 }
 

@@ -9,34 +9,27 @@
 // changes SQLite's data_version, which empties it; on PostgreSQL there is none.
 import type { RunEvent, RunEventType } from '../store/model.js';
 import type { CommitListener, RunChange, Store } from '../store/store.js';
+import { type CharLimits, DEFAULT_CHAR_LIMITS, ExactLru } from './exact-lru.js';
 
 /** The events a Task is built from: its artifacts and its message history. */
 export const TASK_EVENT_TYPES: readonly RunEventType[] = ['artifact.created', 'a2a.message'];
-
-/** Caps: total characters of payload held, and the largest log kept (a bigger one is dropped). */
-export interface TaskLogLimits {
-  maxChars: number;
-  maxEntryChars: number;
-}
-const DEFAULT_LIMITS: TaskLogLimits = { maxChars: 16 * 1024 * 1024, maxEntryChars: 256 * 1024 };
 
 interface Entry {
   /** The run's next sequence after the events held. */
   nextSeq: number;
   events: RunEvent[];
+  /** Characters of the events' payloads as JSON (what the caps count). */
   chars: number;
 }
 
 export class TaskLogs {
-  private readonly entries = new Map<string, Entry>();
-  private chars = 0;
-  private version: number;
+  private readonly entries: ExactLru<Entry>;
 
   constructor(
-    private readonly dataVersion: () => number,
-    private readonly limits: TaskLogLimits = DEFAULT_LIMITS,
+    dataVersion: () => number,
+    private readonly limits: CharLimits = DEFAULT_CHAR_LIMITS,
   ) {
-    this.version = dataVersion();
+    this.entries = new ExactLru<Entry>(dataVersion, limits.maxChars);
   }
 
   /** The logs for `store`, or undefined where it cannot keep them exact (PostgreSQL). */
@@ -51,31 +44,28 @@ export class TaskLogs {
       for (const change of changes) this.apply(change);
     },
     purged: (runIds) => {
-      for (const id of runIds) this.drop(id);
+      for (const id of runIds) this.entries.drop(id);
     },
   };
 
   /** The Task events of `runId` up to `nextSeq` (the snapshot the caller holds), if held. */
   get(runId: string, nextSeq: number): RunEvent[] | undefined {
-    if (!this.current()) return undefined;
-    const entry = this.entries.get(runId);
-    if (entry?.nextSeq !== nextSeq) return undefined;
-    this.entries.delete(runId); // most recently used last: eviction takes the oldest first
-    this.entries.set(runId, entry);
-    return entry.events;
+    if (!this.entries.current() || this.entries.peek(runId)?.nextSeq !== nextSeq) return undefined;
+    return this.entries.use(runId)?.events;
   }
 
   /** Runs and characters held. */
   get size(): { runs: number; chars: number } {
-    return { runs: this.entries.size, chars: this.chars };
+    const { entries, chars } = this.entries.size;
+    return { runs: entries, chars };
   }
 
   private apply({ before, run, events }: RunChange): void {
-    const entry = this.entries.get(run.runId);
-    const first = before ? before.nextSeq : 0;
     // A new run's change holds its whole log; any other continues the entry only in sequence.
-    if (before !== undefined && entry?.nextSeq !== first) {
-      this.drop(run.runId);
+    const first = before ? before.nextSeq : 0;
+    const prior = before ? this.entries.peek(run.runId) : undefined;
+    if (before && prior?.nextSeq !== first) {
+      this.entries.drop(run.runId);
       return;
     }
     // Its own events are those in its range: a transaction's later commits to a run may append to
@@ -83,41 +73,9 @@ export class TaskLogs {
     const added = events.filter(
       (e) => e.sequence >= first && e.sequence < run.nextSeq && TASK_EVENT_TYPES.includes(e.type),
     );
-    const chars = added.reduce((n, e) => n + JSON.stringify(e.payload).length, 0);
-    if (entry === undefined || before === undefined) {
-      this.drop(run.runId);
-      this.keep(run.runId, { nextSeq: run.nextSeq, events: added, chars });
-      return;
-    }
-    this.entries.delete(run.runId);
-    this.chars -= entry.chars;
-    this.keep(run.runId, { nextSeq: run.nextSeq, events: [...entry.events, ...added], chars: entry.chars + chars });
-  }
-
-  private keep(runId: string, entry: Entry): void {
-    if (entry.chars > this.limits.maxEntryChars) return;
-    this.entries.set(runId, entry);
-    this.chars += entry.chars;
-    for (const id of this.entries.keys()) {
-      if (this.chars <= this.limits.maxChars) return;
-      this.drop(id);
-    }
-  }
-
-  private drop(runId: string): void {
-    const entry = this.entries.get(runId);
-    if (!entry) return;
-    this.chars -= entry.chars;
-    this.entries.delete(runId);
-  }
-
-  /** False (and everything forgotten) when another process wrote the database since last look. */
-  private current(): boolean {
-    const v = this.dataVersion();
-    if (v === this.version) return true;
-    this.version = v;
-    this.entries.clear();
-    this.chars = 0;
-    return false;
+    const chars = (prior?.chars ?? 0) + added.reduce((n, e) => n + JSON.stringify(e.payload).length, 0);
+    const entry = { nextSeq: run.nextSeq, events: prior ? [...prior.events, ...added] : added, chars };
+    if (chars > this.limits.maxEntryChars) this.entries.drop(run.runId);
+    else this.entries.set(run.runId, entry);
   }
 }
