@@ -2,11 +2,11 @@
 // before the engine moves the run): a gate needing 2 approvals from ['alice', 'bob'], with three
 // keys of one tenant. SQLite always, PostgreSQL too when HANDOFF_TEST_PG_URL is set.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { dataMessage, rpc } from '../support/a2a.js';
 import { DIALECTS, type Json, type TestHost, bearer, startTestHost } from '../support/host.js';
 
 const KEYS = { alice: 'key-alice-000', bob: 'key-bob-00000', carol: 'key-carol-000' } as const;
@@ -170,23 +170,11 @@ for (const dialect of DIALECTS) {
     // that waited for the other's lock must not decide on the interrupt as it was before that one.
     it('alice and bob accept by A2A replies at the same time → both votes count, the run completes once (×5)', async () => {
       const reply = (taskId: string, who: keyof typeof KEYS) =>
-        t.post(
-          '/v1/a2a',
-          {
-            jsonrpc: '2.0',
-            id: who,
-            method: 'message/send',
-            params: {
-              message: {
-                kind: 'message',
-                role: 'user',
-                messageId: randomUUID(),
-                taskId,
-                parts: [{ kind: 'data', data: { action: 'accept' } }],
-              },
-            },
-          },
-          bearer(KEYS[who]),
+        rpc(
+          t,
+          'message/send',
+          { message: dataMessage({ action: 'accept' }, { taskId }) },
+          { headers: bearer(KEYS[who]) },
         );
       for (let i = 0; i < 5; i++) {
         const runId = await atGate();
