@@ -17,6 +17,8 @@ import { scrapeMetrics } from './metrics-text.js';
 
 /** The target every ratio is taken against. */
 const REFERENCE = 'sdk';
+/** The target HANDOFF_BENCH_BEFORE adds: the build a change is measured against (targets.ts). */
+const BEFORE = 'handoff-before';
 
 /** One JSON-RPC request of a flow, POSTed to the target's JSON-RPC endpoint. */
 export interface RpcStep {
@@ -75,7 +77,8 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
     { pid: ctx.running.pid, warmupS: ctx.mode.warmupS, durationS: ctx.mode.durationS },
   );
   const commits = await groupCommits(ctx);
-  return { ...figures, ...commits, ...(ctx.target.name === REFERENCE ? {} : await pairedWithReference(ctx, opts)) };
+  if (ctx.target.name === REFERENCE) return { ...figures, ...commits };
+  return { ...figures, ...commits, ...(await pairedWithReference(ctx, opts)), ...(await pairedWithBefore(ctx, opts)) };
 }
 
 /**
@@ -100,26 +103,55 @@ const PAIRED_WINDOWS = 4;
  * measured time split between them); the capacity ratio comes from CPU summed per side.
  */
 async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
-  const ref = listTargets().find((t) => t.name === REFERENCE);
-  if (!ref) return {};
-  const running = await ref.start();
+  const paired = await pairedWith(ctx, opts, REFERENCE, ctx.mode.warmupS);
+  if (!paired) return {};
+  return {
+    pairedCpuUsPerReq: paired.mine,
+    pairedRefCpuUsPerReq: paired.other,
+    // > 1: this target serves more requests than the SDK per second of server CPU.
+    pairedCapacityRatio: paired.other / paired.mine,
+  };
+}
+
+/**
+ * With HANDOFF_BENCH_BEFORE set, `handoff` is also paired with `handoff-before` the same way: a
+ * change's effect on CPU per request, without the drift between two targets' separate runs. The
+ * fresh server is first loaded as long as this one has been (warm-up + run): Handoff's CPU per
+ * request keeps falling for several seconds after it starts (JIT), and the same build paired with
+ * a copy warmed for the warm-up alone measured 1.12-1.34x cheaper.
+ */
+async function pairedWithBefore(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
+  if (ctx.target.name !== 'handoff') return {};
+  const paired = await pairedWith(ctx, opts, BEFORE, ctx.mode.warmupS + ctx.mode.durationS);
+  // > 1: this build spends less CPU per request than the one before it.
+  return paired ? { pairedBeforeRatio: paired.other / paired.mine } : {};
+}
+
+/**
+ * CPU µs per request of this (warm) target and of a fresh `other` target, first loaded `warmupS`
+ * on its own, in alternating windows.
+ */
+async function pairedWith(
+  ctx: ScenarioContext,
+  opts: ThroughputOptions,
+  other: string,
+  warmupS: number,
+): Promise<{ mine: number; other: number } | undefined> {
+  const target = listTargets().find((t) => t.name === other);
+  if (!target) return undefined;
+  const running = await target.start();
   try {
-    const refCtx: ScenarioContext = { ...ctx, target: ref, running, skills: skillsOf(ref) };
+    const otherCtx: ScenarioContext = { ...ctx, target, running, skills: skillsOf(target) };
     const mine = loadSteps(ctx.running.url, await opts.prepare(ctx));
-    const sdk = loadSteps(running.url, await opts.prepare(refCtx));
+    const theirs = loadSteps(running.url, await opts.prepare(otherCtx));
     const [a, b] = await measurePaired(
       [
         { base: mine.base, pid: ctx.running.pid, steps: mine.steps, warmupS: 0 },
-        { base: sdk.base, pid: running.pid, steps: sdk.steps, warmupS: ctx.mode.warmupS },
+        { base: theirs.base, pid: running.pid, steps: theirs.steps, warmupS },
       ],
       { connections: opts.connections, windowS: ctx.mode.durationS / (2 * PAIRED_WINDOWS), windows: PAIRED_WINDOWS },
     );
-    return {
-      pairedCpuUsPerReq: a.serverCpuUsPerReq ?? NaN,
-      pairedRefCpuUsPerReq: b.serverCpuUsPerReq ?? NaN,
-      // > 1: this target serves more requests than the SDK per second of server CPU.
-      pairedCapacityRatio: (b.serverCpuUsPerReq ?? NaN) / (a.serverCpuUsPerReq ?? NaN),
-    };
+    return { mine: a.serverCpuUsPerReq ?? NaN, other: b.serverCpuUsPerReq ?? NaN };
   } finally {
     await running.stop();
   }
@@ -202,7 +234,19 @@ function throughputSection(result: ScenarioResult, flows: boolean): Section {
     c.runs.length > 0 ? targetRow(c, flows) : [c.target, `${c.status}${c.reason ? `: ${c.reason}` : ''}`, ...blank()],
   );
   for (const c of ok) if (ref && c !== ref) rows.push(ratioRow(c, ref, flows));
-  return { title: `${result.name}`, intro: result.description + groupCommitNote(ok), columns, rows };
+  return { title: `${result.name}`, intro: result.description + groupCommitNote(ok) + beforeNote(ok), columns, rows };
+}
+
+/** " handoff ÷ handoff-before, paired: …" when the run measured a build before this one. */
+function beforeNote(cells: CellResult[]): string {
+  const cell = cells.find((c) => c.target === 'handoff');
+  const ratio = cell ? medians(cell.runs).pairedBeforeRatio : undefined;
+  if (!cell || ratio === undefined || !Number.isFinite(ratio)) return '';
+  const p = spread(cell.runs, 'pairedBeforeRatio');
+  return (
+    ` handoff against ${BEFORE}, paired in alternating windows (its CPU per request ÷ this build's; > 1 = ` +
+    `this build is cheaper): **${fmtRatio(ratio)}** (${fmtRatio(p.min)}–${fmtRatio(p.max)}).`
+  );
 }
 
 /** " Transactions per SQLite COMMIT: handoff 24.1, …" for the targets that report it. */
