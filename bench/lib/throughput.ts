@@ -1,13 +1,14 @@
 // The request/response scenario kind behind `send`, `send-c1`, `get` and `approval`: closed-loop
 // JSON-RPC load for a fixed time on a fresh server (lib/load.ts), server CPU around the measured
 // window only (warm-up excluded), and one RESULTS.md table with a ratio row per target against the SDK.
-import { measureLoad, measurePaired, type FlowContext, type Step } from './load.js';
+import { measureLoad, measurePaired, type FlowContext, type PairedSide, type Step } from './load.js';
 import {
   listTargets,
   skillsOf,
   type CellResult,
   type Figures,
   type Scenario,
+  type RunMode,
   type ScenarioContext,
   type ScenarioResult,
 } from './registry.js';
@@ -47,8 +48,16 @@ export function throughputScenario(opts: ThroughputOptions): Scenario {
     description: opts.description,
     order: opts.order,
     run: (ctx) => measure(ctx, opts),
+    runLimitS,
     section: (result) => throughputSection(result, (opts.flowSteps ?? 1) > 1),
   };
+}
+
+/** The harness's default limit, plus the pairing with the build before (warm-up and windows), if any. */
+function runLimitS(mode: RunMode): number {
+  const own = mode.warmupS + mode.durationS;
+  const before = listTargets().some((t) => t.name === BEFORE) ? 2 * own + mode.durationS + 20 : 0;
+  return own + 30 + before;
 }
 
 /** The flow as load steps on `url` (the JSON-RPC endpoint); every answer to the last step ends a flow. */
@@ -78,7 +87,9 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
   );
   const commits = await groupCommits(ctx);
   if (ctx.target.name === REFERENCE) return { ...figures, ...commits };
-  return { ...figures, ...commits, ...(await pairedWithReference(ctx, opts)), ...(await pairedWithBefore(ctx, opts)) };
+  // The build before first: its fresh server is loaded as long as this one has been so far.
+  const before = await pairedWithBefore(ctx, opts);
+  return { ...figures, ...commits, ...before, ...(await pairedWithReference(ctx, opts)) };
 }
 
 /**
@@ -103,7 +114,7 @@ const PAIRED_WINDOWS = 4;
  * measured time split between them); the capacity ratio comes from CPU summed per side.
  */
 async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
-  const paired = await pairedWith(ctx, opts, REFERENCE, ctx.mode.warmupS);
+  const paired = await pairedWith(ctx, opts, REFERENCE, { aloneS: ctx.mode.warmupS });
   if (!paired) return {};
   return {
     pairedCpuUsPerReq: paired.mine,
@@ -115,27 +126,28 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
 
 /**
  * With HANDOFF_BENCH_BEFORE set, `handoff` is also paired with `handoff-before` the same way: a
- * change's effect on CPU per request, without the drift between two targets' separate runs. The
- * fresh server is first loaded as long as this one has been (warm-up + run): Handoff's CPU per
- * request keeps falling for several seconds after it starts (JIT), and the same build paired with
- * a copy warmed for the warm-up alone measured 1.12-1.34x cheaper.
+ * change's effect on CPU per request, without the drift between two targets' separate runs. Both
+ * are first loaded in alternating windows for as long as `handoff` has been (warm-up + run):
+ * Handoff's CPU per request keeps falling for several seconds after it starts (JIT), and rises
+ * again after it has idled a few seconds, so a side that warmed up alone while the other idled
+ * measured 0.75-1.34x its copy (bench/README.md).
  */
 async function pairedWithBefore(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
   if (ctx.target.name !== 'handoff') return {};
-  const paired = await pairedWith(ctx, opts, BEFORE, ctx.mode.warmupS + ctx.mode.durationS);
+  const paired = await pairedWith(ctx, opts, BEFORE, { alternatingS: ctx.mode.warmupS + ctx.mode.durationS });
   // > 1: this build spends less CPU per request than the one before it.
   return paired ? { pairedBeforeRatio: paired.other / paired.mine } : {};
 }
 
 /**
- * CPU µs per request of this (warm) target and of a fresh `other` target, first loaded `warmupS`
- * on its own, in alternating windows.
+ * CPU µs per request of this (warm) target and of a fresh `other` target in alternating windows,
+ * after `other` is loaded alone for `aloneS`, or both in alternating windows for `alternatingS`.
  */
 async function pairedWith(
   ctx: ScenarioContext,
   opts: ThroughputOptions,
   other: string,
-  warmupS: number,
+  warmup: { aloneS: number } | { alternatingS: number },
 ): Promise<{ mine: number; other: number } | undefined> {
   const target = listTargets().find((t) => t.name === other);
   if (!target) return undefined;
@@ -144,13 +156,17 @@ async function pairedWith(
     const otherCtx: ScenarioContext = { ...ctx, target, running, skills: skillsOf(target) };
     const mine = loadSteps(ctx.running.url, await opts.prepare(ctx));
     const theirs = loadSteps(running.url, await opts.prepare(otherCtx));
-    const [a, b] = await measurePaired(
-      [
-        { base: mine.base, pid: ctx.running.pid, steps: mine.steps, warmupS: 0 },
-        { base: theirs.base, pid: running.pid, steps: theirs.steps, warmupS },
-      ],
-      { connections: opts.connections, windowS: ctx.mode.durationS / (2 * PAIRED_WINDOWS), windows: PAIRED_WINDOWS },
-    );
+    const aloneS = 'aloneS' in warmup ? warmup.aloneS : 0;
+    const sides: [PairedSide, PairedSide] = [
+      { base: mine.base, pid: ctx.running.pid, steps: mine.steps, warmupS: 0 },
+      { base: theirs.base, pid: running.pid, steps: theirs.steps, warmupS: aloneS },
+    ];
+    const windowS = ctx.mode.durationS / (2 * PAIRED_WINDOWS);
+    const load = { connections: opts.connections, windowS };
+    if ('alternatingS' in warmup && warmup.alternatingS > 0) {
+      await measurePaired(sides, { ...load, windows: Math.ceil(warmup.alternatingS / windowS) });
+    }
+    const [a, b] = await measurePaired(sides, { ...load, windows: PAIRED_WINDOWS });
     return { mine: a.serverCpuUsPerReq ?? NaN, other: b.serverCpuUsPerReq ?? NaN };
   } finally {
     await running.stop();
