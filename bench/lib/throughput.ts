@@ -87,9 +87,10 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
   );
   const commits = await groupCommits(ctx);
   if (ctx.target.name === REFERENCE) return { ...figures, ...commits };
-  // The build before first: its fresh server is loaded as long as this one has been so far.
-  const before = await pairedWithBefore(ctx, opts);
-  return { ...figures, ...commits, ...before, ...(await pairedWithReference(ctx, opts)) };
+  // The SDK pairing first: the extra load of the build-vs-build pairing would change this
+  // target's history, and with it its SDK figure (docs/decisions.md).
+  const sdk = await pairedWithReference(ctx, opts);
+  return { ...figures, ...commits, ...sdk, ...(await pairedWithBefore(ctx, opts)) };
 }
 
 /**
@@ -130,7 +131,7 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
  * are first loaded in alternating windows for as long as `handoff` has been (warm-up + run):
  * Handoff's CPU per request keeps falling for several seconds after it starts (JIT), and rises
  * again after it has idled a few seconds, so a side that warmed up alone while the other idled
- * measured 0.75-1.34x its copy (bench/README.md).
+ * measured 0.75-1.34x its copy (bench/README.md). Both are loaded only after the SDK pairing.
  */
 async function pairedWithBefore(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
   if (ctx.target.name !== 'handoff') return {};
