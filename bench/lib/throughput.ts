@@ -18,7 +18,8 @@ import { scrapeMetrics } from './metrics-text.js';
 
 /** The target every ratio is taken against. */
 const REFERENCE = 'sdk';
-/** The target HANDOFF_BENCH_BEFORE adds: the build a change is measured against (targets.ts). */
+/** The build being measured, and the one HANDOFF_BENCH_BEFORE adds to measure it against (targets.ts). */
+const CURRENT = 'handoff';
 const BEFORE = 'handoff-before';
 
 /** One JSON-RPC request of a flow, POSTed to the target's JSON-RPC endpoint. */
@@ -134,7 +135,7 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
  * measured 0.75-1.34x its copy (bench/README.md). Both are loaded only after the SDK pairing.
  */
 async function pairedWithBefore(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
-  if (ctx.target.name !== 'handoff') return {};
+  if (ctx.target.name !== CURRENT) return {};
   const paired = await pairedWith(ctx, opts, BEFORE, { alternatingS: ctx.mode.warmupS + ctx.mode.durationS });
   // > 1: this build spends less CPU per request than the one before it.
   return paired ? { pairedBeforeRatio: paired.other / paired.mine } : {};
@@ -256,12 +257,12 @@ function throughputSection(result: ScenarioResult, flows: boolean): Section {
 
 /** " handoff ÷ handoff-before, paired: …" when the run measured a build before this one. */
 function beforeNote(cells: CellResult[]): string {
-  const cell = cells.find((c) => c.target === 'handoff');
+  const cell = cells.find((c) => c.target === CURRENT);
   const ratio = cell ? medians(cell.runs).pairedBeforeRatio : undefined;
   if (!cell || ratio === undefined || !Number.isFinite(ratio)) return '';
   const p = spread(cell.runs, 'pairedBeforeRatio');
   return (
-    ` handoff against ${BEFORE}, paired in alternating windows (its CPU per request ÷ this build's; > 1 = ` +
+    ` ${CURRENT} against ${BEFORE}, paired in alternating windows (its CPU per request ÷ this build's; > 1 = ` +
     `this build is cheaper): **${fmtRatio(ratio)}** (${fmtRatio(p.min)}–${fmtRatio(p.max)}).`
   );
 }
