@@ -7,7 +7,15 @@
 // continue it (one missed, say) drops it. It answers only for the `nextSeq` it holds, so a caller
 // holding another snapshot of the run reads the store. Anything written by another process
 // changes SQLite's data_version, which empties it; on PostgreSQL there is none.
-import type { RunEvent, RunEventType } from '../store/model.js';
+//
+// Two tiers, each bounded and least recently used out first: the runs still going (a reply may
+// come, hours later) and the finished ones, kept only briefly (the request that finished the run
+// answers from its entry, and a tasks/get soon after; later gets hit the TaskCache or read the
+// store). Without the split, a busy host filled the whole bound with finished runs: they pushed
+// out the waiting runs the entries exist for, and the heap they held (objects, not just the
+// characters counted) cost its garbage collector about 5 % of the CPU of an approval flow
+// (docs/decisions.md).
+import { isTerminal, type RunEvent, type RunEventType } from '../store/model.js';
 import type { CommitListener, RunChange, Store } from '../store/store.js';
 import { type CharLimits, DEFAULT_CHAR_LIMITS, ExactLru } from './exact-lru.js';
 
@@ -22,14 +30,22 @@ interface Entry {
   chars: number;
 }
 
+/** Characters of payload the finished runs' tier holds (about 2,000 approval flows' logs). */
+export const FINISHED_MAX_CHARS = 1024 * 1024;
+
 export class TaskLogs {
-  private readonly entries: ExactLru<Entry>;
+  /** Runs not in a terminal state. */
+  private readonly live: ExactLru<Entry>;
+  /** Runs in a terminal state (no more commits come). */
+  private readonly finished: ExactLru<Entry>;
 
   constructor(
     dataVersion: () => number,
     private readonly limits: CharLimits = DEFAULT_CHAR_LIMITS,
+    finishedMaxChars = FINISHED_MAX_CHARS,
   ) {
-    this.entries = new ExactLru<Entry>(dataVersion, limits.maxChars);
+    this.live = new ExactLru<Entry>(dataVersion, limits.maxChars);
+    this.finished = new ExactLru<Entry>(dataVersion, Math.min(finishedMaxChars, limits.maxChars));
   }
 
   /** The logs for `store`, or undefined where it cannot keep them exact (PostgreSQL). */
@@ -44,28 +60,36 @@ export class TaskLogs {
       for (const change of changes) this.apply(change);
     },
     purged: (runIds) => {
-      for (const id of runIds) this.entries.drop(id);
+      for (const id of runIds) this.drop(id);
     },
   };
 
   /** The Task events of `runId` up to `nextSeq` (the snapshot the caller holds), if held. */
   get(runId: string, nextSeq: number): RunEvent[] | undefined {
-    if (!this.entries.current() || this.entries.peek(runId)?.nextSeq !== nextSeq) return undefined;
-    return this.entries.use(runId)?.events;
+    for (const tier of [this.live, this.finished]) {
+      if (tier.current() && tier.peek(runId)?.nextSeq === nextSeq) return tier.use(runId)?.events;
+    }
+    return undefined;
   }
 
-  /** Runs and characters held. */
+  /** Runs and characters held, both tiers. */
   get size(): { runs: number; chars: number } {
-    const { entries, chars } = this.entries.size;
-    return { runs: entries, chars };
+    const live = this.live.size;
+    const finished = this.finished.size;
+    return { runs: live.entries + finished.entries, chars: live.chars + finished.chars };
+  }
+
+  private drop(runId: string): void {
+    this.live.drop(runId);
+    this.finished.drop(runId);
   }
 
   private apply({ before, run, events }: RunChange): void {
     // A new run's change holds its whole log; any other continues the entry only in sequence.
     const first = before ? before.nextSeq : 0;
-    const prior = before ? this.entries.peek(run.runId) : undefined;
+    const prior = before ? (this.live.peek(run.runId) ?? this.finished.peek(run.runId)) : undefined;
     if (before && prior?.nextSeq !== first) {
-      this.entries.drop(run.runId);
+      this.drop(run.runId);
       return;
     }
     // Its own events are those in its range: a transaction's later commits to a run may append to
@@ -75,7 +99,7 @@ export class TaskLogs {
     );
     const chars = (prior?.chars ?? 0) + added.reduce((n, e) => n + JSON.stringify(e.payload).length, 0);
     const entry = { nextSeq: run.nextSeq, events: prior ? [...prior.events, ...added] : added, chars };
-    if (chars > this.limits.maxEntryChars) this.entries.drop(run.runId);
-    else this.entries.set(run.runId, entry);
+    this.drop(run.runId);
+    if (chars <= this.limits.maxEntryChars) (isTerminal(run.status) ? this.finished : this.live).set(run.runId, entry);
   }
 }

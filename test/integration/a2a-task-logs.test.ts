@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TASK_EVENT_TYPES, TaskLogs } from '../../src/a2a/task-logs.js';
 import { openStore } from '../../src/store/connect.js';
-import type { Store } from '../../src/store/store.js';
+import type { NewRun, Store } from '../../src/store/store.js';
 import { type A2ATeam, dataMessage, skillMessage, startA2ATeam, textMessage } from '../support/a2a.js';
 import { newRun } from '../support/runs.js';
 
@@ -156,5 +156,28 @@ describe('Task logs: exact or absent', () => {
     assert.equal(small.get('run_1', 1), undefined, 'the oldest went');
     assert.ok(small.get('run_2', 1) && small.get('run_3', 1));
     assert.ok(small.size.chars <= 100);
+  });
+
+  it('finished runs have their own smaller tier: their churn never pushes out a run still going', () => {
+    // A message event's payload is 23 characters of JSON around its text.
+    const tiers = new TaskLogs(() => 0, { maxChars: 300, maxEntryChars: 200 }, 120);
+    const commit = (runId: string, status: NewRun['status'], seq: number, text: string) =>
+      tiers.listener.committed?.([
+        {
+          ...(seq > 0 ? { before: { ...newRun({ runId }), nextSeq: seq, version: seq, updatedAt: '' } } : {}),
+          run: { ...newRun({ runId, status }), nextSeq: seq + 1, version: seq + 1, updatedAt: '' },
+          events: [{ runId, sequence: seq, ...message(text), timestamp: '' }],
+        },
+      ]);
+    commit('run_waiting', 'waiting-approval', 0, 'w'.repeat(20));
+    commit('run_finishing', 'waiting-approval', 0, 'f'.repeat(10));
+    commit('run_finishing', 'completed', 1, 'g'.repeat(10));
+    assert.equal(tiers.get('run_finishing', 2)?.length, 2, 'the commit that finished a run still answers from it');
+    for (let i = 0; i < 5; i++) commit(`run_done_${i}`, 'completed', 0, String(i).repeat(20));
+    assert.ok(tiers.get('run_waiting', 1), 'finished runs never evict one still going');
+    assert.equal(tiers.get('run_finishing', 2), undefined, 'the oldest finished went');
+    assert.equal(tiers.get('run_done_2', 1), undefined);
+    assert.ok(tiers.get('run_done_3', 1) && tiers.get('run_done_4', 1), 'the newest finished are kept');
+    assert.equal(tiers.size.runs, 3);
   });
 });
