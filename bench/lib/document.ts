@@ -98,7 +98,8 @@ export function methodSection(): Section {
         'between runs, so compare targets measured in the same run.',
       '- "paired" (req/s per busy core, ratio rows of the request/response scenarios): ' +
         'after its own measurement, each target runs again beside a fresh SDK server (both ' +
-        'pinned to the server core, the SDK warmed up first), and the two are loaded in ' +
+        'pinned to the server core, the SDK first loaded alone for as long as the target was), ' +
+        'and the two are loaded in ' +
         'alternating windows (A B B A A B B A, the measured time split evenly between them); ' +
         "the ratio is SDK CPU per request ÷ this target's CPU per request, summed over its " +
         'windows. Shown: the median over runs and the per-run range. It cancels the ' +
