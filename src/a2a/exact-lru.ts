@@ -28,10 +28,15 @@ export class ExactLru<E extends { chars: number }> {
     const v = this.dataVersion();
     if (v === this.version) return true;
     this.version = v;
+    this.clear();
+    return false;
+  }
+
+  /** Forget every entry (and tell `onCleared`). */
+  clear(): void {
     this.entries.clear();
     this.chars = 0;
     this.onCleared();
-    return false;
   }
 
   /** The entry, left where it is in the eviction order. */

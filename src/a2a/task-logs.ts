@@ -44,8 +44,10 @@ export class TaskLogs {
     private readonly limits: CharLimits = DEFAULT_CHAR_LIMITS,
     finishedMaxChars = FINISHED_MAX_CHARS,
   ) {
-    this.live = new ExactLru<Entry>(dataVersion, limits.maxChars);
-    this.finished = new ExactLru<Entry>(dataVersion, Math.min(finishedMaxChars, limits.maxChars));
+    // One data_version check per read: the finished tier never checks its own (a constant), it is
+    // emptied with the live tier.
+    this.finished = new ExactLru<Entry>(() => 0, Math.min(finishedMaxChars, limits.maxChars));
+    this.live = new ExactLru<Entry>(dataVersion, limits.maxChars, () => this.finished.clear());
   }
 
   /** The logs for `store`, or undefined where it cannot keep them exact (PostgreSQL). */
@@ -66,10 +68,9 @@ export class TaskLogs {
 
   /** The Task events of `runId` up to `nextSeq` (the snapshot the caller holds), if held. */
   get(runId: string, nextSeq: number): RunEvent[] | undefined {
-    for (const tier of [this.live, this.finished]) {
-      if (tier.current() && tier.peek(runId)?.nextSeq === nextSeq) return tier.use(runId)?.events;
-    }
-    return undefined;
+    if (!this.live.current()) return undefined;
+    const tier = this.live.peek(runId) ? this.live : this.finished;
+    return tier.peek(runId)?.nextSeq === nextSeq ? tier.use(runId)?.events : undefined;
   }
 
   /** Runs and characters held, both tiers. */

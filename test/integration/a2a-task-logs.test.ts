@@ -133,9 +133,12 @@ describe('Task logs: exact or absent', () => {
 
   it('a write by another connection empties it', async () => {
     const run = await twoCommits();
+    const done = await store.transaction((tx) => tx.insertRun(newRun({ status: 'completed' }), [message('bye')]));
     assert.ok(logs.get(run.runId, run.nextSeq));
+    assert.ok(logs.get(done.run.runId, done.run.nextSeq), 'a finished run is held too');
     await other.transaction((tx) => tx.insertRun(newRun(), []));
     assert.equal(logs.get(run.runId, run.nextSeq), undefined);
+    assert.equal(logs.get(done.run.runId, done.run.nextSeq), undefined);
     assert.equal(logs.size.runs, 0);
   });
 
