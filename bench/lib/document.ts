@@ -99,8 +99,7 @@ export function methodSection(): Section {
       '- "paired" (req/s per busy core, ratio rows of the request/response scenarios): ' +
         'after its own measurement, each target runs again beside a fresh SDK server (both ' +
         'pinned to the server core, the SDK first loaded alone for as long as the target was), ' +
-        'and the two are loaded in ' +
-        'alternating windows (A B B A A B B A, the measured time split evenly between them); ' +
+        'and the two are loaded in alternating windows (A B B A A B B A, the measured time split evenly between them); ' +
         "the ratio is SDK CPU per request ÷ this target's CPU per request, summed over its " +
         'windows. Shown: the median over runs and the per-run range. It cancels the ' +
         "minute-to-minute drift of this VM's CPU speed that the unpaired ratio (of medians " +
