@@ -2,9 +2,9 @@
 // their own. Fastify (Handoff's framework) and better-sqlite3 on Handoff's real schema (created by
 // its own migrations) and SQLite settings, with nothing else: no engine, no Kysely, no hooks, no
 // savepoints. Each send reads the idempotency index and writes exactly what Handoff writes for an
-// echo task: the run row, its 6 log events and its A2ATaskState row, committed (one COMMIT per
-// event-loop turn, like Handoff's group commit) before the reply. tasks/get reads them back (the
-// task+run join, then the task's message and artifact events) and builds the Task.
+// echo task: the run row, its 6 log events (one row, as Handoff logs a commit) and its A2ATaskState
+// row, committed (one COMMIT per event-loop turn, like Handoff's group commit) before the reply.
+// tasks/get reads them back (the task+run join, then the task's log) and builds the Task.
 //
 // Its ids are Handoff's (src/engine/ids.ts): UUIDv7, so time-ordered, and each new run, interrupt
 // and task lands at the end of its key's b-tree. Random (v4) keys would dirty a random leaf of
@@ -56,9 +56,9 @@ const insertRun = db.prepare(
     'lease_expires_at, wake_at, created_at, updated_at, completed_at) values (?, ?, ?, ' +
     '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
-const insertEvents = db.prepare(
-  `insert into events (run_id, seq, type, node_id, payload, created_at) values ` +
-    `${Array(6).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
+/** A commit's events, one row (Handoff's log: src/store/repos/events.ts). */
+const insertBatch = db.prepare(
+  'insert into event_batches (run_id, first_seq, last_seq, created_at, events) values (?, ?, ?, ?, ?)',
 );
 const insertTask = db.prepare(
   'insert into a2a_tasks (task_id, tenant_id, principal_id, context_id, message_id, ' +
@@ -68,12 +68,6 @@ const taskAndRun = db.prepare(
   'select t.context_id, t.state, t.updated_at, r.workflow_id, r.status, r.version, r.next_seq from a2a_tasks ' +
     't join runs r on r.run_id = t.task_id where t.task_id = ? and t.tenant_id = ?',
 );
-const eventsInsert = (n: number) =>
-  db.prepare(
-    `insert into events (run_id, seq, type, node_id, payload, created_at) values ${Array(n).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
-  );
-const insertEvents8 = eventsInsert(8);
-const insertEvents9 = eventsInsert(9);
 const insertInterrupt = db.prepare(
   'insert into interrupts (interrupt_id, run_id, node_id, kind, status, data, votes, exchanges, resolution, ' +
     'resolved_by, created_at, resolved_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -93,9 +87,7 @@ const completeRun = db.prepare(
     'completed_at = ? where run_id = ? and version = ?',
 );
 const updateTask = db.prepare('update a2a_tasks set state = ?, interrupt_kind = ?, updated_at = ? where task_id = ?');
-const taskEvents = db.prepare(
-  "select type, payload from events where run_id = ? and type in ('artifact.created', 'a2a.message') order by seq",
-);
+const taskBatches = db.prepare('select events from event_batches where run_id = ? order by first_seq');
 const begin = db.prepare('begin');
 const commit = db.prepare('commit');
 
@@ -157,59 +149,28 @@ function echoSend(msg: Message, reply: (result: Json) => void): void {
         now,
         now,
       );
-      insertEvents.run(
-        id,
-        0,
-        'a2a.message',
-        null,
-        JSON.stringify({ message: msg }),
-        now,
-        id,
-        1,
-        'run.started',
-        null,
-        '{"workflowId":"echo"}',
-        now,
-        id,
-        2,
-        'node.started',
-        'echo',
-        '{"ordinal":0,"typeId":"core.transform"}',
-        now,
-        id,
-        3,
-        'node.completed',
-        'echo',
-        '{"ordinal":0}',
-        now,
-        id,
-        4,
-        'artifact.created',
-        'echo',
-        JSON.stringify(artifact),
-        now,
-        id,
-        5,
-        'run.completed',
-        null,
-        JSON.stringify({ outputs: { echo } }),
-        now,
-      );
+      appendEvents(id, 0, now, [
+        ev('a2a.message', null, { message: msg }),
+        ev('run.started', null, { workflowId: 'echo' }),
+        ev('node.started', 'echo', { ordinal: 0, typeId: 'core.transform' }),
+        ev('node.completed', 'echo', { ordinal: 0 }),
+        ev('artifact.created', 'echo', artifact),
+        ev('run.completed', null, { outputs: { echo } }),
+      ]);
       insertTask.run(id, 'default', 'local', contextId, msg.messageId, 'completed', null, now);
     },
     done: () => reply(task),
   });
 }
 
-/** One log event's six columns. */
-const ev = (id: string, seq: number, type: string, node: string | null, payload: unknown, at: string) => [
-  id,
-  seq,
-  type,
-  node,
-  JSON.stringify(payload),
-  at,
-];
+/** One log event as a batch row holds it. */
+const ev = (type: string, nodeId: string | null, payload: unknown) =>
+  nodeId === null ? { type, payload } : { type, nodeId, payload };
+
+/** One commit's events: one row, as Handoff writes them. */
+function appendEvents(id: string, first: number, at: string, events: unknown[]): void {
+  insertBatch.run(id, first, first + events.length - 1, at, JSON.stringify(events));
+}
 
 const GATE = {
   title: 'Review the draft',
@@ -283,16 +244,16 @@ function approvalSend(msg: Message, reply: (result: Json) => void): void {
         now,
         null,
       );
-      insertEvents8.run(
-        ...ev(id, 0, 'a2a.message', null, { message: msg }, now),
-        ...ev(id, 1, 'run.started', null, { workflowId: 'approval' }, now),
-        ...ev(id, 2, 'node.started', 'draft', { ordinal: 0, typeId: 'core.transform' }, now),
-        ...ev(id, 3, 'node.completed', 'draft', { ordinal: 0 }, now),
-        ...ev(id, 4, 'node.started', 'review', { ordinal: 0 }, now),
-        ...ev(id, 5, 'node.suspended', 'review', { kind: 'approval', interruptId }, now),
-        ...ev(id, 6, 'approval.requested', 'review', { interruptId, ...gate }, now),
-        ...ev(id, 7, 'interrupt.requested', 'review', { interruptId, kind: 'approval', key: `${id}:review:0` }, now),
-      );
+      appendEvents(id, 0, now, [
+        ev('a2a.message', null, { message: msg }),
+        ev('run.started', null, { workflowId: 'approval' }),
+        ev('node.started', 'draft', { ordinal: 0, typeId: 'core.transform' }),
+        ev('node.completed', 'draft', { ordinal: 0 }),
+        ev('node.started', 'review', { ordinal: 0 }),
+        ev('node.suspended', 'review', { kind: 'approval', interruptId }),
+        ev('approval.requested', 'review', { interruptId, ...gate }),
+        ev('interrupt.requested', 'review', { interruptId, kind: 'approval', key: `${id}:review:0` }),
+      ]);
       insertTask.run(id, 'default', 'local', contextId, msg.messageId, 'input-required', 'approval', now);
     },
     done: () => reply(task),
@@ -341,24 +302,17 @@ function approvalReply(msg: Message, taskId: string, reply: (result: Json) => vo
         row.version,
       );
       if (done.changes !== 1) throw new Error('run changed concurrently');
-      insertEvents9.run(
-        ...ev(taskId, seq, 'a2a.message', null, { message: msg, principalId: 'local' }, now),
-        ...ev(taskId, seq + 1, 'approval.received', 'review', { decidedBy: 'local', action, decidedAt: now }, now),
-        ...ev(
-          taskId,
-          seq + 2,
-          'interrupt.resolved',
-          'review',
-          { kind: 'approval', outcome: action, resolvedAt: now },
-          now,
-        ),
-        ...ev(taskId, seq + 3, 'node.resumed', 'review', { action }, now),
-        ...ev(taskId, seq + 4, 'node.completed', 'review', { ordinal: 0, outcome: action }, now),
-        ...ev(taskId, seq + 5, 'node.started', 'final', { ordinal: 0, typeId: 'core.transform' }, now),
-        ...ev(taskId, seq + 6, 'node.completed', 'final', { ordinal: 0 }, now),
-        ...ev(taskId, seq + 7, 'artifact.created', 'final', { artifactId: 'final', name: 'Publish', data: final }, now),
-        ...ev(taskId, seq + 8, 'run.completed', null, { outputs: { final } }, now),
-      );
+      appendEvents(taskId, seq, now, [
+        ev('a2a.message', null, { message: msg, principalId: 'local' }),
+        ev('approval.received', 'review', { decidedBy: 'local', action, decidedAt: now }),
+        ev('interrupt.resolved', 'review', { kind: 'approval', outcome: action, resolvedAt: now }),
+        ev('node.resumed', 'review', { action }),
+        ev('node.completed', 'review', { ordinal: 0, outcome: action }),
+        ev('node.started', 'final', { ordinal: 0, typeId: 'core.transform' }),
+        ev('node.completed', 'final', { ordinal: 0 }),
+        ev('artifact.created', 'final', { artifactId: 'final', name: 'Publish', data: final }),
+        ev('run.completed', null, { outputs: { final } }),
+      ]);
       insertReply.run('default', 'local', msg.messageId, taskId);
       updateTask.run('completed', null, now, taskId);
     },
@@ -369,13 +323,15 @@ function approvalReply(msg: Message, taskId: string, reply: (result: Json) => vo
 function getTask(id: string): Json | undefined {
   const row = taskAndRun.get(id, 'default') as TaskRow | undefined;
   if (!row) return undefined;
-  const events = taskEvents.all(id) as Array<{ type: string; payload: string }>;
   const artifacts = [];
   const history = [];
-  for (const e of events) {
-    const p = JSON.parse(e.payload) as Json;
-    if (e.type === 'a2a.message') history.push(p.message);
-    else artifacts.push({ artifactId: p.artifactId, parts: [{ kind: 'data', data: p.data }], name: p.name });
+  for (const { events } of taskBatches.all(id) as Array<{ events: string }>) {
+    for (const e of JSON.parse(events) as Array<{ type: string; payload: Json }>) {
+      const p = e.payload;
+      if (e.type === 'a2a.message') history.push(p.message);
+      else if (e.type === 'artifact.created')
+        artifacts.push({ artifactId: p.artifactId, parts: [{ kind: 'data', data: p.data }], name: p.name });
+    }
   }
   return {
     kind: 'task',

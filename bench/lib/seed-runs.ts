@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openStore } from '../../src/store/connect.js';
-import type { A2ATasksTable, EventsTable, InterruptsTable, RunsTable } from '../../src/store/db.js';
+import type { A2ATasksTable, EventBatchesTable, InterruptsTable, RunsTable } from '../../src/store/db.js';
 import { sleep } from './clock.js';
 import { benchScript, ROOT } from './env.js';
 import { startHandoffSqlite } from './handoff-server.js';
@@ -78,7 +78,14 @@ async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult>
   try {
     const db = store.db;
     const run = await db.selectFrom('runs').selectAll().where('run_id', '=', templateId).executeTakeFirstOrThrow();
-    const events = await db.selectFrom('events').selectAll().where('run_id', '=', templateId).orderBy('seq').execute();
+    const batches = await db
+      .selectFrom('event_batches')
+      .selectAll()
+      .where('run_id', '=', templateId)
+      .orderBy('first_seq')
+      .execute();
+    // Copies shift each row's created_at; an event with a timestamp of its own would keep it.
+    if (batches.some((b) => b.events.includes('"timestamp":'))) throw new Error('the template has events timed apart');
     const task = await db.selectFrom('a2a_tasks').selectAll().where('task_id', '=', templateId).executeTakeFirst();
     const interrupts = await db.selectFrom('interrupts').selectAll().where('run_id', '=', templateId).execute();
     const others = await db
@@ -98,7 +105,7 @@ async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult>
           const n = Math.min(RUNS_PER_INSERT, inTx - k);
           const rnd = randomBytes(32 * n + 32 * n * interrupts.length);
           const runs: RunsTable[] = [];
-          const evs: EventsTable[] = [];
+          const evs: EventBatchesTable[] = [];
           const tasks: A2ATasksTable[] = [];
           const ints: InterruptsTable[] = [];
           for (let j = 0; j < n; j++) {
@@ -114,7 +121,7 @@ async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult>
               updated_at: shift(run.updated_at, delta),
               completed_at: shiftOpt(run.completed_at, delta),
             });
-            for (const e of events) evs.push({ ...e, run_id: runId, created_at: shift(e.created_at, delta) });
+            for (const b of batches) evs.push({ ...b, run_id: runId, created_at: shift(b.created_at, delta) });
             if (task) {
               tasks.push({
                 ...task,
@@ -134,10 +141,10 @@ async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult>
             });
           }
           await trx.insertInto('runs').values(runs).execute();
-          // ≤ 5 events × 500 runs × 6 columns = 15,000 parameters (SQLite allows 32,766).
+          // ≤ 5 batches × 500 runs × 5 columns = 12,500 parameters (SQLite allows 32,766).
           for (let x = 0; x < evs.length; x += 2500)
             await trx
-              .insertInto('events')
+              .insertInto('event_batches')
               .values(evs.slice(x, x + 2500))
               .execute();
           if (tasks.length) await trx.insertInto('a2a_tasks').values(tasks).execute();
@@ -151,7 +158,8 @@ async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult>
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     if (Number(stored.n) !== total) throw new Error(`seeded ${stored.n} runs, wanted ${total}`);
-    return { ids, eventsPerRun: events.length, insertMs: performance.now() - t1, templateMs: t1 - t0 };
+    const eventsPerRun = batches.reduce((n, b) => n + b.last_seq - b.first_seq + 1, 0);
+    return { ids, eventsPerRun, insertMs: performance.now() - t1, templateMs: t1 - t0 };
   } finally {
     await store.close();
   }

@@ -22,13 +22,14 @@ export interface RunsTable {
   completed_at: string | null;
 }
 
-export interface EventsTable {
+/** The run event log, one row per commit of a run: its events as one JSON array (repos/events.ts). */
+export interface EventBatchesTable {
   run_id: string;
-  seq: number;
-  type: string;
-  node_id: string | null;
-  payload: string;
+  first_seq: number;
+  last_seq: number;
+  /** The timestamp of the batch's events (one that differs carries its own). */
   created_at: string;
+  events: string;
 }
 
 export interface InterruptsTable {
@@ -149,7 +150,7 @@ export interface PeerWaitsTable {
 
 export interface Database {
   runs: RunsTable;
-  events: EventsTable;
+  event_batches: EventBatchesTable;
   interrupts: InterruptsTable;
   idempotency: IdempotencyTable;
   a2a_tasks: A2ATasksTable;

@@ -340,6 +340,33 @@ function partialRunIndexes(): Migration {
   };
 }
 
+/**
+ * The run event log, one row per commit (src/store/repos/events.ts): a commit's events as one JSON
+ * array, keyed by run and first sequence. An approval reply appends nine events, and each row of
+ * `events` was one table row and one key entry. Existing events move over one per batch, exactly
+ * as they were (type, node, payload, sequence, timestamp), in the migration's transaction.
+ */
+function eventBatches(d: Dialect): Migration {
+  const one =
+    d === 'postgres'
+      ? sql`json_build_array(json_build_object('type', "type", 'nodeId', "node_id", 'payload', "payload"::json))::text`
+      : sql`json_array(json_object('type', "type", 'nodeId', "node_id", 'payload', json("payload")))`;
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(
+        db,
+        d,
+        'event_batches',
+        { run_id: 'text!', first_seq: 'integer!', last_seq: 'integer!', created_at: 'text!', events: 'text!' },
+        ['run_id', 'first_seq'],
+      );
+      await sql`insert into "event_batches" ("run_id", "first_seq", "last_seq", "created_at", "events")
+        select "run_id", "seq", "seq", "created_at", ${one} from "events"`.execute(db);
+      await db.schema.dropTable('events').execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -352,6 +379,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0008_a2a_versions': a2aVersions(),
     '0009_peer_waits': peerWaits(dialect),
     '0010_partial_run_indexes': partialRunIndexes(),
+    '0011_event_batches': eventBatches(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -2,15 +2,8 @@
 // field of the same name in camelCase (unless renamed), JSON columns (TEXT on both dialects) are
 // parsed, numeric columns are numbers (pg returns some as strings), flag columns are 0/1 ↔ boolean,
 // and NULL is an absent field — so a record read back has exactly the shape it was written with.
-import type {
-  A2ATasksTable,
-  EventsTable,
-  InterruptsTable,
-  PushConfigsTable,
-  PushOutboxTable,
-  RunsTable,
-} from './db.js';
-import type { DeliveryRecord, InterruptRecord, PushConfigRecord, RunEvent, RunRecord, TaskRecord } from './model.js';
+import type { A2ATasksTable, InterruptsTable, PushConfigsTable, PushOutboxTable, RunsTable } from './db.js';
+import type { DeliveryRecord, InterruptRecord, PushConfigRecord, RunRecord, TaskRecord } from './model.js';
 
 interface RowShape {
   /** Every column of the table, separated by spaces. */
@@ -116,13 +109,6 @@ export const runRows = mapper<RunsTable, RunRecord>('runs', {
     ' lease_owner lease_expires_at wake_at created_at updated_at completed_at',
   json: 'inputs state cursor error tags metadata',
   numbers: 'next_seq version lease_expires_at wake_at',
-});
-
-export const eventRows = mapper<EventsTable, RunEvent>('events', {
-  columns: 'run_id seq type node_id payload created_at',
-  json: 'payload',
-  numbers: 'seq',
-  renames: { seq: 'sequence', created_at: 'timestamp' },
 });
 
 export const interruptRows = mapper<InterruptsTable, InterruptRecord>('interrupts', {

@@ -317,7 +317,7 @@ export class Store extends Tables {
         for (const table of ['push_outbox', 'push_configs', 'a2a_messages', 'a2a_tasks'] as const) {
           await trx.deleteFrom(table).where('task_id', 'in', ids).execute();
         }
-        for (const table of ['events', 'interrupts', 'peer_waits', 'runs'] as const) {
+        for (const table of ['event_batches', 'interrupts', 'peer_waits', 'runs'] as const) {
           await trx.deleteFrom(table).where('run_id', 'in', ids).execute();
         }
       });

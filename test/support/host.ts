@@ -301,7 +301,7 @@ export async function allEvents(app: FastifyInstance, runId: string, headers: He
 export async function footprint(t: TestHost): Promise<Record<string, number>> {
   const tables = [
     'runs',
-    'events',
+    'event_batches',
     'interrupts',
     'idempotency',
     'a2a_tasks',

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { deliveryRows, eventRows, runRows } from '../../src/store/rows.js';
-import type { DeliveryRecord, RunEvent, RunRecord } from '../../src/store/model.js';
+import { deliveryRows, runRows } from '../../src/store/rows.js';
+import type { DeliveryRecord, RunRecord } from '../../src/store/model.js';
 
 describe('row mappers', () => {
   const run = {
@@ -21,18 +21,10 @@ describe('row mappers', () => {
     updatedAt: '2026-01-01T00:00:00.000Z',
     completedAt: '2026-01-01T00:00:00.000Z',
   } as RunRecord;
-  const event: RunEvent = {
-    runId: 'run_1',
-    sequence: 3,
-    type: 'node.completed',
-    payload: { ordinal: 0 },
-    timestamp: '2026-01-01T00:00:00.000Z',
-  };
   const delivery = { deliveryId: 'd', taskId: 't', final: true, seq: 1, attempts: 0, body: '{}' } as DeliveryRecord;
 
   it('read back exactly what they wrote, absent fields absent', () => {
     assert.deepStrictEqual(runRows.fromRow(runRows.toRow(run)), run);
-    assert.deepStrictEqual(eventRows.fromRow(eventRows.toRow(event)), event);
     assert.equal(runRows.toRow(run).error, null);
     assert.equal(runRows.toRow(run).inputs, '{"prompt":"hi"}');
     assert.equal(deliveryRows.toRow(delivery).final, 1);
@@ -50,8 +42,6 @@ describe('row mappers', () => {
       [{ columns: readonly string[]; toRow(r: never): unknown; values(r: never): unknown[] }, unknown]
     > = [
       [runRows, run],
-      [eventRows, event],
-      [eventRows, { ...event, nodeId: 'echo' }],
       [deliveryRows, delivery],
     ];
     for (const [rows, rec] of cases) {

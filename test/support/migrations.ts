@@ -1,0 +1,12 @@
+// Putting a database back to an earlier schema, so a test can migrate it forward again.
+import { sql } from 'kysely';
+import type { Store } from '../../src/store/store.js';
+
+/** Undo migration 0011: the log back as migration 0001 made it (one row per event), empty. */
+export async function undoEventBatches(store: Store): Promise<void> {
+  await sql`drop table "event_batches"`.execute(store.db);
+  await sql`create table "events" ("run_id" text not null, "seq" integer not null, "type" text not null,
+    "node_id" text, "payload" text not null, "created_at" text not null,
+    constraint "events_pk" primary key ("run_id", "seq"))`.execute(store.db);
+  await sql`delete from "kysely_migration" where "name" = '0011_event_batches'`.execute(store.db);
+}
