@@ -61,18 +61,17 @@ export class Events extends Repo {
   }
 }
 
-/** The JSON array of a batch, written as text directly (no intermediate objects per event). */
+/** The JSON text of a batch: each event without what the row holds (run, sequence, usual time). */
 function pack(events: RunEvent[]): string {
   const at = (events[0] as RunEvent).timestamp;
-  let text = '[';
+  const stored: StoredEvent[] = [];
+  // Literals of a fixed shape each: one JSON.stringify of them all is faster than one per event.
   for (const e of events) {
-    if (text.length > 1) text += ',';
-    text += `{"type":${JSON.stringify(e.type)}`;
-    if (e.nodeId !== undefined) text += `,"nodeId":${JSON.stringify(e.nodeId)}`;
-    if (e.timestamp !== at) text += `,"timestamp":${JSON.stringify(e.timestamp)}`;
-    text += `,"payload":${JSON.stringify(e.payload)}}`;
+    if (e.timestamp !== at) stored.push({ type: e.type, nodeId: e.nodeId, timestamp: e.timestamp, payload: e.payload });
+    else if (e.nodeId !== undefined) stored.push({ type: e.type, nodeId: e.nodeId, payload: e.payload });
+    else stored.push({ type: e.type, payload: e.payload });
   }
-  return `${text}]`;
+  return JSON.stringify(stored);
 }
 
 /** Each event of a batch row, as the RunEvent it was appended as. */
