@@ -7,33 +7,17 @@
 // - a database populated before 0011 migrates forward: every event reads back exactly as it was,
 //   and the run's next commit continues its sequence.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { openStore, type OpenStoreOptions } from '../../src/store/connect.js';
+import { openStore } from '../../src/store/connect.js';
 import type { NewEvent, RunEvent, RunRecord } from '../../src/store/model.js';
 import { LIST_BATCHES } from '../../src/store/repos/events.js';
 import type { Store } from '../../src/store/store.js';
+import { databasePlaces, inline } from '../support/databases.js';
 import { undoEventBatches } from '../support/migrations.js';
-import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
 import { newRun } from '../support/runs.js';
 
-const pgUrl = pgTestUrl();
-const schemas = pgUrl ? pgTestSchemas(pgUrl, 'batches') : undefined;
-const dirs: string[] = [];
-after(async () => {
-  await schemas?.dropAll();
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
-async function place(dialect: 'sqlite' | 'postgres'): Promise<OpenStoreOptions> {
-  if (dialect === 'postgres') return { databaseUrl: pgUrl, pgSchema: schemas?.fresh() };
-  const dir = await mkdtemp(join(tmpdir(), 'handoff-batches-'));
-  dirs.push(dir);
-  return { sqliteFile: join(dir, 'handoff.db') };
-}
+const { pgUrl, place } = databasePlaces('batches');
 
 /** A clock the test moves by hand. */
 function clock(start = Date.parse('2030-01-01T00:00:00.000Z')) {
@@ -128,11 +112,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         }
         if (dialect === 'sqlite') {
           // The page query as the store runs it, its parameters written in (EXPLAIN takes none).
-          const params = ['r', 'r', 5, 4, 3];
-          const text = LIST_BATCHES.text.replace(/\?/g, () => {
-            const p = params.shift();
-            return typeof p === 'number' ? String(p) : `'${p}'`;
-          });
+          const text = inline(LIST_BATCHES.text, ['r', 'r', 5, 4, 3]);
           const { rows } = await sql.raw<{ detail: string }>(`explain query plan ${text}`).execute(store.db);
           const plan = rows.map((r) => r.detail).join('\n');
           assert.doesNotMatch(plan, /SCAN event_batches/, plan);

@@ -6,48 +6,22 @@
 // - each reader's statement, as the store runs it, is planned on its index;
 // - a database populated before 0010 migrates forward, and every reader still answers right.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { openStore, type OpenStoreOptions } from '../../src/store/connect.js';
+import { openStore } from '../../src/store/connect.js';
 import { TERMINAL_STATUSES, type RunStatus } from '../../src/store/model.js';
 import { COUNT_ACTIVE } from '../../src/store/repos/quotas.js';
 import { CLAIM, NEXT_WAKE } from '../../src/store/repos/runs.js';
 import type { NewRun, Store } from '../../src/store/store.js';
+import { databasePlaces, inline } from '../support/databases.js';
 import { undoEventBatches } from '../support/migrations.js';
-import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
 import { newRun } from '../support/runs.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
 const HOUR = 3_600_000;
 const now = () => new Date(NOW);
 
-const pgUrl = pgTestUrl();
-const schemas = pgUrl ? pgTestSchemas(pgUrl, 'plans') : undefined;
-const dirs: string[] = [];
-after(async () => {
-  await schemas?.dropAll();
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
-/** Where a database lives: every call of the returned function opens the same one. */
-async function place(dialect: 'sqlite' | 'postgres'): Promise<OpenStoreOptions> {
-  if (dialect === 'postgres') return { databaseUrl: pgUrl, pgSchema: schemas?.fresh() };
-  const dir = await mkdtemp(join(tmpdir(), 'handoff-plans-'));
-  dirs.push(dir);
-  return { sqliteFile: join(dir, 'handoff.db') };
-}
-
-/** A statement's text with its parameters written in as literals (EXPLAIN takes no parameters). */
-function inline(text: string, params: readonly unknown[]): string {
-  let i = 0;
-  return text.replace(/\?/g, () => {
-    const p = params[i++];
-    return typeof p === 'number' ? String(p) : `'${String(p).replace(/'/g, "''")}'`;
-  });
-}
+const { pgUrl, place } = databasePlaces('plans');
 
 /** The plan of a query, one line per step. PostgreSQL is told to avoid sequential scans, as it
  * would on these near-empty tables: the test is whether the index CAN serve the query. */
