@@ -9,7 +9,6 @@ import { A2AOperations } from './a2a/operations.js';
 import { A2AService } from './a2a/service.js';
 import { A2AStreams } from './a2a/stream.js';
 import { TaskCache } from './a2a/task-cache.js';
-import { TaskLogs } from './a2a/task-logs.js';
 import { taskRecordStep } from './a2a/task-records.js';
 import { busPublisher, type ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
@@ -54,8 +53,6 @@ export interface Host {
   workflows: WorkflowRegistry;
   /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
   taskCache: TaskCache | undefined;
-  /** The Task events of runs this process committed (SQLite only; undefined on PostgreSQL). */
-  taskLogs: TaskLogs | undefined;
   /** Listen on config.host:port; resolves with the bound address. */
   listen(): Promise<string>;
   /** Graceful stop: no new requests or claims, in-flight steps finish, leases handed back. */
@@ -98,8 +95,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     leaseMs: config.push.leaseMs,
   });
   const taskCache = TaskCache.forStore(store);
-  const taskLogs = TaskLogs.forStore(store);
-  store.setPipeline(pipeline({ bus, metrics, taskCache, taskLogs, wakePushWorker: () => pushWorker.kick() }));
+  store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
 
   // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full. The
   // A2A client is loaded on first use: most hosts never call out, and every start pays for a load.
@@ -157,7 +153,6 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     defaultSkill: config.defaultSkill,
     skills: publicSkills,
     push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
-    ...(taskLogs ? { logs: taskLogs } : {}),
   });
   const retention = new Retention(store, config.retentionDays, log);
   const operations = new A2AOperations(a2a, store, {
@@ -208,7 +203,6 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     sse,
     workflows,
     taskCache,
-    taskLogs,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       runner.start();
@@ -247,15 +241,14 @@ function nodeServices(config: Config, opts: HostOptions): NodeServices {
 
 /**
  * What every run change does, in order. Inside its transaction: the A2A task record, then the
- * push outbox rows. After its commit: the tasks/get cache drops the task and the Task logs take
- * the new events (before anyone is woken who could read the old ones), the metrics count it, the bus wakes followers and workers, and
- * the push worker is woken when deliveries were enqueued.
+ * push outbox rows. After its commit: the tasks/get cache drops the task (before anyone is woken
+ * who could read the old one), the metrics count it, the bus wakes followers and workers, and the
+ * push worker is woken when deliveries were enqueued.
  */
 export function pipeline(parts: {
   bus: ChangeBus;
   metrics: Metrics;
   taskCache: TaskCache | undefined;
-  taskLogs?: TaskLogs | undefined;
   wakePushWorker: () => void;
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
@@ -263,7 +256,6 @@ export function pipeline(parts: {
     steps: [taskRecordStep, push.step],
     listeners: [
       ...(parts.taskCache ? [parts.taskCache.listener] : []),
-      ...(parts.taskLogs ? [parts.taskLogs.listener] : []),
       parts.metrics.runListener,
       busPublisher(parts.bus),
       push.listener,

@@ -1,6 +1,6 @@
-// What the tasks/get cache (task-cache.ts) and the Task logs (task-logs.ts) share: entries by
-// task id, bounded by the characters they hold (least recently used out first), all forgotten
-// the moment SQLite's data_version says another connection wrote the file.
+// The map under the tasks/get cache (task-cache.ts): entries by task id, bounded by the
+// characters they hold (least recently used out first), all forgotten the moment SQLite's
+// data_version says another connection wrote the file.
 
 /** Caps: total characters held, and the largest entry kept (a bigger one is simply not kept). */
 export interface CharLimits {

@@ -4,7 +4,7 @@
 // message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
-import type { InterruptKind, RunEvent, RunRecord, RunStatus, TaskRecord } from '../store/model.js';
+import type { InterruptKind, RunEvent, RunEventType, RunRecord, RunStatus, TaskRecord } from '../store/model.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { isPlainObject, stringArray } from './values.js';
 import type {
@@ -118,6 +118,9 @@ export interface InterruptView {
   nodeId: string;
   data: Record<string, unknown>;
 }
+
+/** The events a Task is built from: its artifacts and its message history. */
+export const TASK_EVENT_TYPES: readonly RunEventType[] = ['artifact.created', 'a2a.message'];
 
 export interface ToTaskInput {
   run: RunRecord;

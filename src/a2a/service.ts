@@ -16,10 +16,16 @@ import { newContextId } from '../engine/ids.js';
 import { spread } from '../engine/spread.js';
 import { isTerminal } from '../store/model.js';
 import { invalidParams, pushNotSupported, pushUrlRefused, taskNotFound, unsupportedOperation } from './errors.js';
-import { collectArtifacts, isFinalForMessageStream, projectState, type ToTaskInput, toTask } from './projection.js';
+import {
+  collectArtifacts,
+  isFinalForMessageStream,
+  projectState,
+  TASK_EVENT_TYPES,
+  type ToTaskInput,
+  toTask,
+} from './projection.js';
 import { parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
-import { TASK_EVENT_TYPES, type TaskLogs } from './task-logs.js';
 import { type PushConfigInput, putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
@@ -46,8 +52,6 @@ export interface A2AServiceOptions {
   skills: () => string[];
   /** How long a blocking message/send waits before returning the current Task. */
   blockingTimeoutMs?: number;
-  /** The Task events of runs this process committed (SQLite): a Task built from them reads no log. */
-  logs?: TaskLogs;
 }
 
 export class A2AService {
@@ -290,9 +294,8 @@ export class A2AService {
       : await this.taskAndRun(caller, taskId);
     const waiting = isWaiting(run.status);
     const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
-    const events =
-      this.opts.logs?.get(run.runId, run.nextSeq) ??
-      (await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES));
+    // One row per commit (event_batches): the log of a task is a few rows, read after its commit.
+    const events = await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
     return toTask(taskInput(run, rec.contextId, rec.updatedAt, events, open, historyLength));
   }
 

@@ -24,10 +24,10 @@ for (const dialect of DIALECTS) {
     });
     after(() => t?.close());
 
-    it('is in the documented order (no tasks/get cache or Task logs on PostgreSQL)', () => {
+    it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
         steps: ['a2a-task-record', 'push-outbox'],
-        listeners: [...(dialect === 'sqlite' ? ['task-cache', 'task-logs'] : []), 'metrics', 'bus', 'push-worker-wake'],
+        listeners: [...(dialect === 'sqlite' ? ['task-cache'] : []), 'metrics', 'bus', 'push-worker-wake'],
       });
     });
 
