@@ -63,27 +63,26 @@ export class A2AService {
 
   /** message/send: start or resume, then (blocking) wait until the caller must act or the end. */
   async send(caller: Caller, p: StoredSendParams): Promise<Task> {
-    const { run, created, open, known } = await this.startOrResume(caller, p);
+    const { run, created, open, known, appended } = await this.startOrResume(caller, p);
     const blocking = p.configuration?.blocking !== false;
     const settled = blocking ? await this.waitSettled(caller, run) : run;
     // A task this request created and settled in its own transaction: its whole log is known, and
     // so is the interrupt it waits at, if any.
     if (created && settled === run) return this.taskFromLog(run, created, open, p.configuration?.historyLength);
-    // A reply's transaction left the run and its record as they are: only the log is read.
-    return this.task(
-      caller,
-      settled.runId,
-      p.configuration?.historyLength,
-      settled,
-      settled === run ? known : undefined,
-    );
+    // A reply's transaction left the run and its record as they are, and appended the newest
+    // events: only the log before them is read.
+    if (settled !== run) return this.task(caller, settled.runId, p.configuration?.historyLength, settled);
+    return this.task(caller, settled.runId, p.configuration?.historyLength, settled, known, appended);
   }
 
   /**
    * Start a task, or resume one with a reply. `before` is the last event sequence that preceded
    * this message's effects (-1 for a new task), where a stream of this turn begins.
    */
-  async startOrResume(caller: Caller, p: StoredSendParams): Promise<Started & { known?: TaskRecord }> {
+  async startOrResume(
+    caller: Caller,
+    p: StoredSendParams,
+  ): Promise<Started & { known?: TaskRecord; appended?: RunEvent[] }> {
     const inline = p.configuration?.pushNotificationConfig;
     if (inline) this.checkPush(inline.url, p.protocolVersion);
     // A reply may register a config too, in the transaction that applies it (a refused reply
@@ -172,7 +171,7 @@ export class A2AService {
     caller: Caller,
     msg: Message,
     onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
-  ): Promise<{ run: RunRecord; before: number; known?: TaskRecord }> {
+  ): Promise<{ run: RunRecord; before: number; known?: TaskRecord; appended?: RunEvent[] }> {
     const taskId = msg.taskId as string;
     // Set once the task is found and the context matches: a failure after that may be because
     // this very reply was applied already (then it is answered like a retry).
@@ -212,7 +211,11 @@ export class A2AService {
         (tx) => tx.tasks.stateSet(taskId)?.updatedAt,
       );
       // The record as this transaction left it: its state time moved only if its state did.
-      const resumed: { run: RunRecord; before: number; known?: TaskRecord } = { run: result.run, before };
+      const resumed: { run: RunRecord; before: number; known?: TaskRecord; appended?: RunEvent[] } = {
+        run: result.run,
+        before,
+        appended: result.appended,
+      };
       if (rec) resumed.known = spread(rec, { updatedAt: result.settled ?? rec.updatedAt });
       return resumed;
     } catch (err) {
@@ -279,8 +282,9 @@ export class A2AService {
 
   /**
    * Build the live Task from the store. `run` (and its task record) may be passed when the
-   * caller has just read or committed them (a committed run is what the store holds); everything
-   * else is read here.
+   * caller has just read or committed them (a committed run is what the store holds), and with
+   * them the events that commit appended (`appended`, up to the run's `nextSeq`); everything else
+   * is read here.
    */
   async task(
     caller: Caller,
@@ -288,6 +292,7 @@ export class A2AService {
     historyLength?: number,
     known?: RunRecord,
     knownRec?: TaskRecord,
+    appended?: RunEvent[],
   ): Promise<Task> {
     const { rec, run } = known
       ? { rec: knownRec ?? (await this.visibleTask(caller, taskId)), run: known }
@@ -295,7 +300,13 @@ export class A2AService {
     const waiting = isWaiting(run.status);
     const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
     // One row per commit (event_batches): the log of a task is a few rows, read after its commit.
-    const events = await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
+    const first = appended?.[0];
+    const events = first
+      ? [
+          ...(await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES, first.sequence)),
+          ...(appended as RunEvent[]).filter((e) => TASK_EVENT_TYPES.includes(e.type)),
+        ]
+      : await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
     return toTask(taskInput(run, rec.contextId, rec.updatedAt, events, open, historyLength));
   }
 

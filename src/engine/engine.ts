@@ -230,14 +230,15 @@ export class Engine {
    * Resolve an interrupt that `read` finds in the resolving transaction itself, so a caller that
    * needs more than the run (its task record, its open interrupt) reads it all in one statement;
    * `read` refuses by throwing. `settle` runs in the transaction once the decision is applied,
-   * before anything commits, and its value is returned with the result.
+   * before anything commits, and its value is returned with the result, as are the events the
+   * transaction appended to the run (`appended`, in sequence order, up to the result's run).
    */
   async resolveRead<T>(
     caller: Caller,
     read: (tx: StoreTx) => Promise<ReadDecision>,
     onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
     settle?: (tx: StoreTx, result: ResolveResult) => T,
-  ): Promise<ResolveResult & { settled?: T }> {
+  ): Promise<ResolveResult & { settled?: T; appended: RunEvent[] }> {
     return this.withRetry(() =>
       this.store.transaction(async (tx) => {
         const { run, interrupt, resumeValue, events } = await read(tx);
@@ -250,7 +251,15 @@ export class Engine {
           interrupt,
           spread(decision, { events: [...events, ...decision.events] }),
         );
-        return settle ? spread(result, { settled: settle(tx, result) }) : result;
+        const appended = tx.changes.filter((c) => c.run.runId === run.runId).flatMap((c) => c.events);
+        const out: ResolveResult & { settled?: T; appended: RunEvent[] } = {
+          run: result.run,
+          interrupt: result.interrupt,
+          outcome: result.outcome,
+          appended,
+        };
+        if (settle) out.settled = settle(tx, result);
+        return out;
       }),
     );
   }

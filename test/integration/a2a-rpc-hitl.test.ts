@@ -82,6 +82,8 @@ for (const dialect of DIALECTS) {
           done.history.map((m: Json) => m.messageId),
           [task.history[0].messageId, answer.messageId],
         );
+        // The reply's Task is built from its own transaction's events and the log before them.
+        assert.deepEqual(done, await alice.getTask(task.id), 'the reply says what tasks/get says');
         const snap = await alice.run(task.id);
         assert.equal(snap.nodeStates.review.decidedBy, 'alice');
         assert.equal(snap.nodeStates.review.feedback, 'looks good');
@@ -187,6 +189,7 @@ for (const dialect of DIALECTS) {
 
         // historyLength applies to a task with several messages.
         const all = await alice.getTask(task.id);
+        assert.deepEqual(still2, all, 'the reply of a third message says what tasks/get says');
         assert.equal(all.history.length, 3);
         const last = await alice.getTask(task.id, 1);
         assert.equal(last.history.length, 1);

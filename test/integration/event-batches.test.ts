@@ -99,6 +99,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         assert.deepEqual(seqs(await store.events.list(run.runId, 4, 1)), [5]);
         assert.deepEqual(seqs(await store.events.list(run.runId, 6)), [7, 8]);
         assert.deepEqual(await store.events.list(run.runId, 8), []);
+        // Of some types, before a sequence (a reply holds its own transaction's events): older batches only.
+        const types = ['run.started', 'node.started'];
+        assert.deepEqual(seqs(await store.events.listOfTypes(run.runId, types, 6)), [0, 1, 2, 3, 4, 5]);
+        assert.deepEqual(seqs(await store.events.listOfTypes(run.runId, types, 1)), [0]);
+        assert.deepEqual(seqs(await store.events.listOfTypes(run.runId, ['run.started'], 9)), [0]);
+        assert.deepEqual(await store.events.listOfTypes(run.runId, types, 0), []);
         for (const size of [1, 2, 3, 5]) {
           const paged: number[] = [];
           for (let cursor = -1; ; ) {

@@ -19,6 +19,9 @@ export const LIST_BATCHES = statement(
     ' "event_batches" where "run_id" = ? and "first_seq" <= ?), 0) and "last_seq" > ? order by "first_seq" limit ?',
 );
 const ALL_BATCHES = statement('select * from "event_batches" where "run_id" = ? order by "first_seq"');
+const BATCHES_BEFORE = statement(
+  'select * from "event_batches" where "run_id" = ? and "first_seq" < ? order by "first_seq"',
+);
 const INSERT_BATCH = statement(
   'insert into "event_batches" ("run_id", "first_seq", "last_seq", "created_at", "events") values (?, ?, ?, ?, ?)',
 );
@@ -43,12 +46,19 @@ export class Events extends Repo {
     return out;
   }
 
-  /** Events of any of `types`, in sequence order. */
-  async listOfTypes(runId: string, types: readonly string[]): Promise<RunEvent[]> {
+  /**
+   * Events of any of `types`, in sequence order; with `beforeSeq`, only those before it (a caller
+   * that holds the rest, as the transaction that appended them does, reads only the older batches).
+   */
+  async listOfTypes(runId: string, types: readonly string[], beforeSeq?: number): Promise<RunEvent[]> {
     if (types.length === 0) return [];
-    const { rows } = await this.exec<EventBatchesTable>(ALL_BATCHES, [runId]);
+    const { rows } =
+      beforeSeq === undefined
+        ? await this.exec<EventBatchesTable>(ALL_BATCHES, [runId])
+        : await this.exec<EventBatchesTable>(BATCHES_BEFORE, [runId, beforeSeq]);
     const out: RunEvent[] = [];
-    for (const row of rows) unpack(row, (e) => types.includes(e.type) && out.push(e));
+    const end = beforeSeq ?? Number.POSITIVE_INFINITY;
+    for (const row of rows) unpack(row, (e) => e.sequence < end && out.push(e), types);
     return out;
   }
 
@@ -74,13 +84,14 @@ function pack(events: RunEvent[]): string {
   return JSON.stringify(stored);
 }
 
-/** Each event of a batch row, as the RunEvent it was appended as. */
-function unpack(row: EventBatchesTable, take: (e: RunEvent) => unknown): void {
+/** Each event of a batch row (only those of `types`, when given), as the RunEvent it was appended as. */
+function unpack(row: EventBatchesTable, take: (e: RunEvent) => unknown, types?: readonly string[]): void {
   const stored = JSON.parse(row.events) as StoredEvent[];
   const runId = row.run_id;
   const first = Number(row.first_seq);
   for (let i = 0; i < stored.length; i++) {
     const s = stored[i] as StoredEvent;
+    if (types && !types.includes(s.type)) continue;
     const timestamp = s.timestamp ?? row.created_at;
     // Two literals, not a conditional spread (slow on Node 20: src/engine/spread.ts); same key order.
     take(
