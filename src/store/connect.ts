@@ -204,6 +204,30 @@ function enableWal(database: BetterSqlite3.Database): void {
 interface Prepared {
   stmt: BetterSqlite3.Statement;
   op: string;
+  /** A reading statement as the direct runner runs it (made on its first direct run; null: none). */
+  reader?: RawReader | null;
+}
+
+/**
+ * A reading statement in better-sqlite3's raw mode (each row an array), and the function that
+ * makes a row object of an array. better-sqlite3 builds an object row key by key, making each
+ * column name a V8 string again for every row (a third of a 40-column read of a run); a function
+ * made once per statement, one object literal with the columns' names, builds the same object at
+ * the cost of the literal. Its own statement: Kysely runs the shared one, expecting objects.
+ */
+export interface RawReader {
+  stmt: BetterSqlite3.Statement;
+  row: (values: unknown[]) => Record<string, unknown>;
+}
+
+export function rawReader(database: BetterSqlite3.Database, sql: string): RawReader | undefined {
+  const stmt = database.prepare(sql).raw(true);
+  const names = stmt.columns().map((c) => c.name);
+  // In a literal, a `__proto__` key sets the prototype: such a statement keeps object rows.
+  if (names.includes('__proto__')) return undefined;
+  // Names are quoted by JSON.stringify; a repeated name keeps its last value, as object rows do.
+  const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
+  return { stmt, row: new Function('v', body) as RawReader['row'] };
 }
 
 /**
@@ -211,24 +235,29 @@ interface Prepared {
  * small statements the store issues. better-sqlite3 statements are reusable, and one statement
  * runs at a time on the single connection (synchronously), so a cache keyed by SQL text is safe.
  */
-function statementCache(database: BetterSqlite3.Database, max = 500): (sql: string) => Prepared {
+function statementCache(database: BetterSqlite3.Database, max = 500): (sql: string, direct?: boolean) => Prepared {
   const cache = new Map<string, Prepared>();
-  return (sql) => {
+  return (sql, direct) => {
     let entry = cache.get(sql);
     if (!entry) {
       if (cache.size >= max) cache.delete(cache.keys().next().value as string);
       entry = { stmt: database.prepare(sql), op: opOf(sql) };
       cache.set(sql, entry);
     }
+    if (direct && entry.stmt.reader && entry.reader === undefined) entry.reader = rawReader(database, sql) ?? null;
     return entry;
   };
 }
 
 /** Fixed statements run at once on the connection, counted like Kysely's (statements.ts). */
-function directRunner(prepared: (sql: string) => Prepared, onStatement?: (op: string) => void): SqliteDirect {
+function directRunner(
+  prepared: (sql: string, direct?: boolean) => Prepared,
+  onStatement?: (op: string) => void,
+): SqliteDirect {
   return <R>(text: string, params: readonly unknown[]) => {
-    const { stmt, op } = prepared(text);
+    const { stmt, op, reader } = prepared(text, true);
     onStatement?.(op);
+    if (reader) return { rows: (reader.stmt.all(params) as unknown[][]).map(reader.row) as R[] };
     if (stmt.reader) return { rows: stmt.all(params) as R[] };
     return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
   };
