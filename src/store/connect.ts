@@ -211,7 +211,7 @@ interface Prepared {
 /**
  * A reading statement in better-sqlite3's raw mode (each row an array), and the function that
  * makes a row object of an array. better-sqlite3 builds an object row key by key, making each
- * column name a V8 string again for every row (a third of a 40-column read of a run); a function
+ * column name a V8 string again for every row (about a quarter of a 40-column read of a run); a function
  * made once per statement, one object literal with the columns' names, builds the same object at
  * the cost of the literal. Its own statement: Kysely runs the shared one, expecting objects.
  */
