@@ -131,13 +131,12 @@ function openSqlite(opts: OpenStoreOptions): Opened {
     }),
     ...statementLog(opts.onStatement),
   });
-  const dataVersion = database.prepare('pragma data_version').pluck();
   const direct = directRunner(prepared, opts.onStatement);
   const store: StoreOptions = {
     db,
     dialect: 'sqlite',
     destroy: () => db.destroy(),
-    dataVersion: () => dataVersion.get() as number,
+    dataVersion: dataVersionReader(database, opts),
     // Outside a transaction, a read waits for Kysely's connection while a transaction is open.
     direct: {
       transaction: direct,
@@ -170,6 +169,20 @@ function openSqlite(opts: OpenStoreOptions): Opened {
  * start, with a clear message, and not later in some request. busy_timeout lets a previous owner
  * that is just exiting finish first.
  */
+/**
+ * SQLite's `data_version`, which changes when another connection commits to the file. A file held
+ * exclusively is written by this connection alone, so the number cannot change and is not read:
+ * a tasks/get the cache answers then runs no statement at all (docs/decisions.md).
+ */
+function dataVersionReader(database: BetterSqlite3.Database, opts: OpenStoreOptions): () => number {
+  if (opts.sqliteExclusive) return () => 0;
+  const pragma = database.prepare('pragma data_version').pluck();
+  return () => {
+    opts.onStatement?.('pragma');
+    return pragma.get() as number;
+  };
+}
+
 function holdExclusively(database: BetterSqlite3.Database, file: string): void {
   try {
     database.exec('BEGIN IMMEDIATE; COMMIT');

@@ -178,6 +178,35 @@ describe('TaskCache bounds and foreign writers', () => {
     }
   });
 
+  it('reads data_version only where another connection may write: a file held alone runs no statement for it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'handoff-cache-'));
+    const ops: string[] = [];
+    let shared: Store | undefined;
+    let held: Store | undefined;
+    try {
+      const onStatement = (op: string) => ops.push(op);
+      shared = await openStore({ sqliteFile: join(dir, 'shared.db'), onStatement });
+      held = await openStore({ sqliteFile: join(dir, 'held.db'), sqliteExclusive: true, onStatement });
+      ops.length = 0;
+      shared.dataVersion?.();
+      assert.deepEqual(ops, ['pragma'], 'a shared file is asked, and the question is counted');
+      ops.length = 0;
+      const first = held.dataVersion?.();
+      // The held file changes, by its own connection only: the number stays, and nothing is asked.
+      await held.db
+        .insertInto('secrets')
+        .values({ secret_id: 's1', ciphertext: 'c', created_at: new Date().toISOString() })
+        .execute();
+      ops.length = 0;
+      assert.equal(held.dataVersion?.(), first);
+      assert.deepEqual(ops, []);
+    } finally {
+      await shared?.close();
+      await held?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is not offered on PostgreSQL-like stores (no dataVersion)', () => {
     assert.equal(TaskCache.forStore({ dataVersion: undefined } as unknown as Store), undefined);
   });
