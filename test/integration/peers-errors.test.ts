@@ -17,7 +17,7 @@ import { messageIdFor } from '../../src/peers/identity.js';
 import { type AgentEntry, tokenSetting } from '../../src/peers/registry.js';
 import { startTestHost, type TestHost } from '../support/host.js';
 import { generateTestCerts } from '../support/https-receiver.js';
-import { freePort } from '../support/server-process.js';
+import { closedPort } from '../support/server-process.js';
 import { until } from '../support/until.js';
 
 const RUN = { runId: 'run_peer_errors', callerAgentId: 'https://caller.example/agent' };
@@ -106,7 +106,7 @@ before(async () => {
   });
   await new Promise<void>((resolve) => misc.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(misc.address() as AddressInfo).port}`;
-  downPort = await freePort();
+  downPort = await closedPort();
   writeFileSync(join(dir, 'cert.pem'), certs.certPem);
   writeFileSync(join(dir, 'key.pem'), certs.keyPem);
   writeFileSync(join(dir, 'ca.pem'), certs.caPem);

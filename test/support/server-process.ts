@@ -7,7 +7,7 @@
 //   const exit = await srv.stop();                      // SIGTERM: graceful drain; exit.code 0
 //   after(() => killAllServers());                      // no orphan processes, whatever failed
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,39 @@ export function cliPath(): string {
   const main = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npx tsc -p tsconfig.json\` first`);
   return main;
+}
+
+/**
+ * A loopback port nothing listens on, for "connection refused" tests. It is below the kernel's
+ * ephemeral range, which every `listen(0)` is given a port from: no server a test starts later can
+ * take it, as one can take a port `freePort` found free a moment before.
+ */
+export async function closedPort(): Promise<number> {
+  const low = Math.min(ephemeralLow(), 32768);
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 20000 + Math.floor(Math.random() * (low - 20000));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no port between 20000 and ${low} is free on 127.0.0.1`);
+}
+
+/** The first port of Linux's ephemeral range (32768 where it cannot be read). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 20001 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
 }
 
 /** A loopback port that was free a moment ago (listen on 0, read it, close). */
