@@ -165,11 +165,6 @@ function openSqlite(opts: OpenStoreOptions): Opened {
 }
 
 /**
- * Take the file's lock now (a write lock, held until close), so a second process fails here, at
- * start, with a clear message, and not later in some request. busy_timeout lets a previous owner
- * that is just exiting finish first.
- */
-/**
  * SQLite's `data_version`, which changes when another connection commits to the file. A file held
  * exclusively is written by this connection alone, so the number cannot change and is not read:
  * a tasks/get the cache answers then runs no statement at all (docs/decisions.md).
@@ -183,6 +178,11 @@ function dataVersionReader(database: BetterSqlite3.Database, opts: OpenStoreOpti
   };
 }
 
+/**
+ * Take the file's lock now (a write lock, held until close), so a second process fails here, at
+ * start, with a clear message, and not later in some request. busy_timeout lets a previous owner
+ * that is just exiting finish first.
+ */
 function holdExclusively(database: BetterSqlite3.Database, file: string): void {
   try {
     database.exec('BEGIN IMMEDIATE; COMMIT');

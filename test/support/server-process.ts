@@ -35,8 +35,9 @@ export function cliPath(): string {
 
 /**
  * A loopback port nothing listens on, for "connection refused" tests. It is below the kernel's
- * ephemeral range, which every `listen(0)` is given a port from: no server a test starts later can
- * take it, as one can take a port `freePort` found free a moment before.
+ * ephemeral range (which starts at 32768 by default), which every `listen(0)` is given a port
+ * from: no server a test starts later can take it, as one can take a port `freePort` found free
+ * a moment before.
  */
 export async function closedPort(): Promise<number> {
   const low = Math.min(ephemeralLow(), 32768);
