@@ -252,14 +252,7 @@ export class Engine {
           spread(decision, { events: [...events, ...decision.events] }),
         );
         const appended = tx.changes.filter((c) => c.run.runId === run.runId).flatMap((c) => c.events);
-        const out: ResolveResult & { settled?: T; appended: RunEvent[] } = {
-          run: result.run,
-          interrupt: result.interrupt,
-          outcome: result.outcome,
-          appended,
-        };
-        if (settle) out.settled = settle(tx, result);
-        return out;
+        return spread(result, settle ? { appended, settled: settle(tx, result) } : { appended });
       }),
     );
   }
