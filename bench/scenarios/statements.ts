@@ -24,7 +24,7 @@ import { getTask, sendDecision, sendNew, taskIdOf } from '../lib/rpc.js';
 import { medians } from '../lib/stats.js';
 
 const FLOWS = 50;
-const OPS = ['select', 'insert', 'update', 'delete', 'begin', 'commit', 'savepoint', 'release'] as const;
+const OPS = ['select', 'insert', 'update', 'delete', 'begin', 'commit'] as const;
 /** Not a statement kind: the exchanges with PostgreSQL the store waited for. */
 const ROUND_TRIPS = 'round_trips';
 const FLOW_KINDS = ['echo', 'approval-send', 'approval-reply', 'get', 'runs-create'] as const;
@@ -146,7 +146,7 @@ function statementsSection(result: ScenarioResult): Section {
     rows,
     after:
       'One flow at a time, so each transaction commits alone: `commit` is the commits a flow needs; under ' +
-      'load SQLite shares them (group commit: one `savepoint` + `release` per transaction after the group’s first instead). ' +
+      'load SQLite shares them (group commit: the transactions of one event-loop turn in one COMMIT, without savepoints). ' +
       'On PostgreSQL a transaction’s writes whose results are not read go out together with its next ' +
       'awaited statement (pipelined, src/store/pg-driver.ts): "round trips" counts the exchanges the ' +
       'store waited for (a build without that counter shows 0 there). The bus adds one `pg_notify` per ' +

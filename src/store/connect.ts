@@ -19,8 +19,9 @@ import pg from 'pg';
 import type { Database } from './db.js';
 import { migrationProvider } from './migrations.js';
 import { PipelinedPostgresDriver } from './pg-driver.js';
-import type { SqliteDirect } from './statements.js';
+import type { SqliteDirect, StatementResult } from './statements.js';
 import { Store, type StoreOptions } from './store.js';
+import { WriteLog, type WriteStatement } from './write-log.js';
 
 // Epoch-ms columns are int8 on PostgreSQL; pg returns those as strings unless told otherwise.
 // Values stay far below 2^53, so Number is exact.
@@ -122,16 +123,17 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   database.pragma('temp_store = MEMORY');
   database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
   const prepared = statementCache(database);
+  const writes = new WriteLog(opts.onStatement);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
       database: {
         close: () => database.close(),
-        prepare: (sql: string) => prepared(sql).stmt as unknown as ReturnType<SqliteDatabase['prepare']>,
+        prepare: (sql: string) => forKysely(prepared(sql), writes) as unknown as ReturnType<SqliteDatabase['prepare']>,
       },
     }),
     ...statementLog(opts.onStatement),
   });
-  const direct = directRunner(prepared, opts.onStatement);
+  const direct = directRunner(prepared, writes, opts.onStatement);
   const store: StoreOptions = {
     db,
     dialect: 'sqlite',
@@ -142,6 +144,7 @@ function openSqlite(opts: OpenStoreOptions): Opened {
       transaction: direct,
       pool: (text, params) => (database.inTransaction ? undefined : direct(text, params)),
       inTransaction: () => database.inTransaction,
+      writes,
     },
     ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
     ...(opts.groupClock ? { groupClock: opts.groupClock } : {}),
@@ -214,11 +217,42 @@ function enableWal(database: BetterSqlite3.Database): void {
 }
 
 /** A prepared statement and its kind (for the statement counter). */
-interface Prepared {
-  stmt: BetterSqlite3.Statement;
-  op: string;
+interface Prepared extends WriteStatement {
+  /** It changes the database (not `sqlite3_stmt_readonly`): its runs go to the write log. */
+  writes: boolean;
   /** A reading statement as the direct runner runs it (made on its first direct run; null: none). */
   reader?: RawReader | null;
+  /** A writing statement as Kysely runs it (made on its first such run). */
+  logged?: KyselyStatement;
+}
+
+/** What Kysely's SQLite driver calls on a prepared statement. */
+type KyselyStatement = Pick<BetterSqlite3.Statement, 'reader' | 'all' | 'run' | 'iterate'>;
+
+/** The statement Kysely runs: a writing one records each run that succeeds in the write log. */
+function forKysely(entry: Prepared, writes: WriteLog): KyselyStatement {
+  if (!entry.writes) return entry.stmt;
+  const { stmt } = entry;
+  entry.logged ??= {
+    reader: stmt.reader,
+    all: (values: unknown[]) => {
+      const rows = stmt.all(values);
+      writes.record(entry, values);
+      return rows;
+    },
+    run: (values: unknown[]) => {
+      const result = stmt.run(values);
+      writes.record(entry, values);
+      return result;
+    },
+    // A write's returned rows, streamed: all of them at once, so the write is whole when recorded.
+    iterate: (values: unknown[]) => {
+      const rows = stmt.all(values);
+      writes.record(entry, values);
+      return rows[Symbol.iterator]();
+    },
+  } as KyselyStatement;
+  return entry.logged;
 }
 
 /**
@@ -254,7 +288,8 @@ function statementCache(database: BetterSqlite3.Database, max = 500): (sql: stri
     let entry = cache.get(sql);
     if (!entry) {
       if (cache.size >= max) cache.delete(cache.keys().next().value as string);
-      entry = { stmt: database.prepare(sql), op: opOf(sql) };
+      const stmt = database.prepare(sql);
+      entry = { stmt, op: opOf(sql), writes: !stmt.readonly };
       cache.set(sql, entry);
     }
     if (direct && entry.stmt.reader && entry.reader === undefined) entry.reader = rawReader(database, sql) ?? null;
@@ -262,18 +297,28 @@ function statementCache(database: BetterSqlite3.Database, max = 500): (sql: stri
   };
 }
 
-/** Fixed statements run at once on the connection, counted like Kysely's (statements.ts). */
+/**
+ * Fixed statements run at once on the connection, counted like Kysely's (statements.ts); a
+ * writing one that succeeds goes to the write log.
+ */
 function directRunner(
   prepared: (sql: string, direct?: boolean) => Prepared,
+  writes: WriteLog,
   onStatement?: (op: string) => void,
 ): SqliteDirect {
   return <R>(text: string, params: readonly unknown[]) => {
-    const { stmt, op, reader } = prepared(text, true);
-    onStatement?.(op);
-    if (reader) return { rows: (reader.stmt.all(params) as unknown[][]).map(reader.row) as R[] };
-    if (stmt.reader) return { rows: stmt.all(params) as R[] };
-    return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
+    const entry = prepared(text, true);
+    onStatement?.(entry.op);
+    const result = runPrepared<R>(entry, params);
+    if (entry.writes) writes.record(entry, params);
+    return result;
   };
+}
+
+function runPrepared<R>({ stmt, reader }: Prepared, params: readonly unknown[]): StatementResult<R> {
+  if (reader) return { rows: (reader.stmt.all(params) as unknown[][]).map(reader.row) as R[] };
+  if (stmt.reader) return { rows: stmt.all(params) as R[] };
+  return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
 }
 
 async function openPostgres(opts: OpenStoreOptions): Promise<Opened> {

@@ -21,6 +21,7 @@ import { Quotas } from './repos/quotas.js';
 import { Runs } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
 import type { SqliteDirect } from './statements.js';
+import type { WriteLog } from './write-log.js';
 import { type RunChange, StoreTx, type TransitionStep } from './tx.js';
 
 export type { Dialect } from './repos/repo.js';
@@ -52,9 +53,10 @@ export interface StoreOptions {
   /**
    * SQLite: fixed statements straight on the connection (statements.ts), `pool` for reads outside
    * a transaction (it declines while one is open), `transaction` for those inside one (and for
-   * the group's BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK); `inTransaction`: whether one is open.
+   * the group's BEGIN, COMMIT, ROLLBACK); `inTransaction`: whether one is open; `writes`: every
+   * write that succeeded on the connection while a group records them (write-log.ts).
    */
-  direct?: { pool: SqliteDirect; transaction: SqliteDirect; inTransaction: () => boolean };
+  direct?: { pool: SqliteDirect; transaction: SqliteDirect; inTransaction: () => boolean; writes: WriteLog };
   /** SQLite: told, after each COMMIT, how many store transactions it committed (group commit). */
   onGroupCommit?: (transactions: number) => void;
   /** SQLite: the monotonic clock (ms) a group's budget is measured on; `performance.now` by default. */
@@ -78,9 +80,6 @@ interface PendingTx {
  */
 const GROUP_MAX = 64;
 const GROUP_BUDGET_MS = 25;
-const SAVEPOINT = 'savepoint handoff_group';
-const RELEASE = 'release handoff_group';
-const ROLLBACK_TO = 'rollback to handoff_group';
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 /** ROLLBACK after a failure: if it fails too, the first failure is the one to report. */
@@ -149,11 +148,10 @@ export class Store extends Tables {
 
   /**
    * Run `fn` in one transaction (see the contract above). On SQLite, transactions requested in
-   * the same turn of the event loop share one database commit (group commit): each but the first
-   * runs in its own savepoint, so one that fails is rolled back alone (the first, having nothing
-   * before it, by rolling the whole transaction back), and none resolves before the shared
-   * COMMIT has succeeded. One writer at a time is all SQLite allows anyway; sharing the commit
-   * spreads its cost (the WAL write, and the fsync with synchronous=FULL) over the group.
+   * the same turn of the event loop share one database commit (group commit): one that fails is
+   * undone alone (see `runGroup`), and none resolves before the shared COMMIT has succeeded. One
+   * writer at a time is all SQLite allows anyway; sharing the commit spreads its cost (the WAL
+   * write, and the fsync with synchronous=FULL) over the group.
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (!this.direct) return this.transactionAlone(fn);
@@ -202,9 +200,9 @@ export class Store extends Tables {
    * GROUP_MAX members or once its members have run for GROUP_BUDGET_MS: the first member's caller
    * waits for the last one's work, so a group of long transactions (worker steps) stays short.
    *
-   * BEGIN, SAVEPOINT, RELEASE, COMMIT and ROLLBACK run straight on the connection (counted like
-   * any statement); the group holds Kysely's one connection meanwhile, so no other Kysely query
-   * runs inside its transaction, and the members' own Kysely statements run on it (`conn`).
+   * BEGIN, COMMIT and ROLLBACK run straight on the connection (counted like any statement); the
+   * group holds Kysely's one connection meanwhile, so no other Kysely query runs inside its
+   * transaction, and the members' own Kysely statements run on it (`conn`).
    */
   private async commitGroup(): Promise<void> {
     const direct = this.direct as SqliteConnection;
@@ -213,13 +211,24 @@ export class Store extends Tables {
     } catch (err) {
       // The connection could not be had (the store is closing): the head of the queue fails.
       this.pending.shift()?.reject(err);
+    } finally {
+      direct.writes.stop();
     }
   }
 
+  /**
+   * Members run one after another in one transaction, without savepoints (a savepoint costs
+   * every page a member first touches a copy, docs/decisions.md). A member that fails having
+   * written nothing needs no undo (a failed statement undoes itself). One that wrote is undone by
+   * ROLLBACK, then BEGIN and the write log's replay of the members before it; the group then
+   * commits what it has, so a run of failing members costs at most one replay per group.
+   */
   private async runGroup(conn: Kysely<Database>, direct: SqliteConnection): Promise<void> {
     const run = (text: string) => direct.transaction(text, []);
     const started = this.groupClock();
+    let replayed = false;
     const open = (members: number) =>
+      !replayed &&
       this.pending.length > 0 &&
       members < GROUP_MAX &&
       (members === 0 || this.groupClock() - started < GROUP_BUDGET_MS);
@@ -228,33 +237,34 @@ export class Store extends Tables {
     let begun = false;
     try {
       while (open(done.length + failed.length)) {
-        if (!begun) run('begin');
-        begun = true;
+        if (!begun) {
+          run('begin');
+          direct.writes.start();
+          begun = true;
+        }
         const item = this.pending.shift() as PendingTx;
-        // Before the first success there is nothing to keep: a failure rolls everything back.
-        const alone = done.length === 0;
-        if (!alone) run(SAVEPOINT);
+        const mark = direct.writes.length;
         try {
           const tx = this.newTx(conn);
-          const result = await this.runIn(tx, item.fn);
-          if (!alone) run(RELEASE);
-          done.push({ item, tx, result });
+          done.push({ item, tx, result: await this.runIn(tx, item.fn) });
         } catch (err) {
           failed.push({ item, err });
-          // Undo this one alone. If SQLite already rolled the whole transaction back (I/O
-          // error, disk full), ROLLBACK TO throws and the whole group fails below: none committed.
-          if (alone) {
-            begun = false;
-            if (direct.inTransaction()) run('rollback');
-          } else {
-            run(ROLLBACK_TO);
-            run(RELEASE);
-          }
+          if (direct.writes.length === mark && direct.inTransaction()) continue;
+          // It wrote, or SQLite ended the transaction itself (I/O error, disk full: then the
+          // whole group fails, none committed).
+          if (done.length > 0 && !direct.inTransaction()) throw err;
+          if (direct.inTransaction()) run('rollback');
+          direct.writes.truncate(mark);
+          begun = done.length > 0;
+          if (!begun) continue;
+          run('begin');
+          direct.writes.replay();
+          replayed = true;
         }
       }
-      if (begun) run('commit');
+      if (begun) run(done.length > 0 ? 'commit' : 'rollback');
     } catch (err) {
-      // BEGIN, a savepoint statement or COMMIT failed: none of the group is committed.
+      // BEGIN, a replay or COMMIT failed, or SQLite ended the transaction: none of the group is committed.
       if (direct.inTransaction()) rollbackQuietly(run);
       if (done.length + failed.length === 0) this.pending.shift()?.reject(err);
       for (const { item } of done) item.reject(err);
