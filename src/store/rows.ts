@@ -23,6 +23,8 @@ interface Mapper<Row, Rec> {
   /** The JSON columns. */
   readonly json: ReadonlyArray<keyof Row & string>;
   fromRow(row: Row): Rec;
+  /** `fromRow` for a joined row that names each column `${prefix}${column}` (made once per prefix). */
+  fromPrefixed(prefix: string): (row: Record<string, unknown>) => Rec;
   toRow(rec: Rec): Row;
   /** The values `toRow` writes, in column order (the parameters of an INSERT of `columns`). */
   values(rec: Rec): unknown[];
@@ -45,10 +47,19 @@ function mapper<Row, Rec>(table: string, shape: RowShape): Mapper<Row, Rec> {
     kind: kinds.get(column) ?? 'text',
   }));
   const readers = new Map(columns.map((c) => [c.column, compileColumn(table, c)]));
+  const prefixed = new Map<string, Mapping>();
   return {
     columns: columns.map((c) => c.column) as Array<keyof Row & string>,
     json: words(shape.json) as Array<keyof Row & string>,
     fromRow: compileFromRow(table, columns) as (row: Row) => Rec,
+    fromPrefixed: (prefix) => {
+      let read = prefixed.get(prefix);
+      if (!read) {
+        read = compileFromRow(table, columns, prefix);
+        prefixed.set(prefix, read);
+      }
+      return read as (row: Record<string, unknown>) => Rec;
+    },
     toRow: compileToRow(table, columns) as (rec: Rec) => Row,
     values: compileValues(table, columns) as (rec: Rec) => unknown[],
     column: (rec, column) => (readers.get(column) as Mapping)(rec),
@@ -73,12 +84,13 @@ function compile(name: string, param: string, lines: string[]): Mapping {
   return new Function(`return function ${name}(${param}) {\n${lines.join('\n')}\n};`)() as Mapping;
 }
 
-function compileFromRow(table: string, columns: Column[]): Mapping {
+function compileFromRow(table: string, columns: Column[], prefix = ''): Mapping {
   const body = columns.map(({ column, field, kind }) => {
     const read = { json: 'JSON.parse(v)', number: 'Number(v)', flag: 'Number(v) === 1', text: 'v' }[kind];
-    return `v = row[${JSON.stringify(column)}]; if (v !== null && v !== undefined) rec[${JSON.stringify(field)}] = ${read};`;
+    return `v = row[${JSON.stringify(prefix + column)}]; if (v !== null && v !== undefined) rec[${JSON.stringify(field)}] = ${read};`;
   });
-  return compile(`${table}_fromRow`, 'row', ['const rec = {};', 'let v;', ...body, 'return rec;']);
+  const name = prefix === '' ? `${table}_fromRow` : `${table}_from_${prefix.replace(/\W/g, '')}Row`;
+  return compile(name, 'row', ['const rec = {};', 'let v;', ...body, 'return rec;']);
 }
 
 /** The expression of one column's written value from `v`, its field's value: JSON text, 0/1, or as is. */

@@ -52,4 +52,14 @@ describe('row mappers', () => {
       );
     }
   });
+
+  it('fromPrefixed() reads a joined row whose columns carry a prefix, as fromRow() reads the plain row', () => {
+    const row = runRows.toRow(run) as unknown as Record<string, unknown>;
+    const joined = Object.fromEntries(Object.entries(row).map(([c, v]) => [`r_${c}`, v]));
+    assert.deepStrictEqual(runRows.fromPrefixed('r_')(joined), run);
+    assert.equal(runRows.fromPrefixed('r_'), runRows.fromPrefixed('r_'), 'made once per prefix');
+    const withoutId: Partial<RunRecord> = { ...run };
+    delete withoutId.runId;
+    assert.deepStrictEqual(runRows.fromPrefixed('r_')({ ...joined, r_run_id: null }), withoutId, 'NULL is absent');
+  });
 });

@@ -230,11 +230,8 @@ export interface ReplyTarget {
   open?: InterruptRecord;
 }
 
-function interruptOf(row: OpenColumns): InterruptRecord {
-  const fields: Record<string, unknown> = {};
-  for (const c of INTERRUPT_COLUMNS) fields[c] = row[`i_${c}`];
-  return interruptRows.fromRow(fields as unknown as InterruptsTable);
-}
+/** The open interrupt of a REPLY_TARGET row (its `i_` columns). */
+const interruptOf = interruptRows.fromPrefixed('i_') as (row: OpenColumns) => InterruptRecord;
 
 /** A task's projected state and when it last changed. */
 interface TaskState {
