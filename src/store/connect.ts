@@ -57,6 +57,9 @@ export interface OpenStoreOptions {
   onRoundTrip?: () => void;
 }
 
+/** The kinds of statement that open or end a transaction or savepoint. */
+const TRANSACTION_CONTROL = new Set(['begin', 'commit', 'end', 'rollback', 'savepoint', 'release']);
+
 /** A statement's kind (`select`, `insert`, `commit`, …): its first keyword. */
 function opOf(sql: string): string {
   const space = sql.search(/\s/);
@@ -118,22 +121,24 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   enableWal(database);
   database.pragma(`synchronous = ${opts.sqliteSynchronous ?? 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
-  // Group commit runs its transactions in savepoints, and SQLite keeps a savepoint's undo pages
-  // in a temporary file: in memory they cost no write syscalls (a temp file is not durable anyway).
+  // SQLite keeps a statement's undo pages (a statement journal) in a temporary file: in memory
+  // they cost no write syscalls (a temp file is not durable anyway).
   database.pragma('temp_store = MEMORY');
   database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
   const prepared = statementCache(database);
   const writes = new WriteLog(opts.onStatement);
+  const writable = writableCheck(database, writes);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
       database: {
         close: () => database.close(),
-        prepare: (sql: string) => forKysely(prepared(sql), writes) as unknown as ReturnType<SqliteDatabase['prepare']>,
+        prepare: (sql: string) =>
+          forKysely(prepared(sql), writes, writable) as unknown as ReturnType<SqliteDatabase['prepare']>,
       },
     }),
     ...statementLog(opts.onStatement),
   });
-  const direct = directRunner(prepared, writes, opts.onStatement);
+  const direct = directRunner(prepared, writes, writable, opts.onStatement);
   const store: StoreOptions = {
     db,
     dialect: 'sqlite',
@@ -230,29 +235,45 @@ interface Prepared extends WriteStatement {
 type KyselyStatement = Pick<BetterSqlite3.Statement, 'reader' | 'all' | 'run' | 'iterate'>;
 
 /** The statement Kysely runs: a writing one records each run that succeeds in the write log. */
-function forKysely(entry: Prepared, writes: WriteLog): KyselyStatement {
+function forKysely(entry: Prepared, writes: WriteLog, writable: () => void): KyselyStatement {
   if (!entry.writes) return entry.stmt;
   const { stmt } = entry;
   entry.logged ??= {
     reader: stmt.reader,
     all: (values: unknown[]) => {
+      writable();
       const rows = stmt.all(values);
       writes.record(entry, values);
       return rows;
     },
     run: (values: unknown[]) => {
+      writable();
       const result = stmt.run(values);
       writes.record(entry, values);
       return result;
     },
-    // A write's returned rows, streamed: all of them at once, so the write is whole when recorded.
+    // Kysely streams only selects; a write's rows all at once, so the write is whole when recorded.
     iterate: (values: unknown[]) => {
+      writable();
       const rows = stmt.all(values);
       writes.record(entry, values);
       return rows[Symbol.iterator]();
     },
   } as KyselyStatement;
   return entry.logged;
+}
+
+/**
+ * Refuses a write while a group is open (its writes are being kept) but SQLite has ended its
+ * transaction (I/O error, disk full, RAISE(ROLLBACK)): the write would commit on its own, outside
+ * the group that is failing.
+ */
+function writableCheck(database: BetterSqlite3.Database, writes: WriteLog): () => void {
+  return () => {
+    if (writes.recording && !database.inTransaction) {
+      throw new Error('SQLite ended this transaction; its group is rolled back and takes no more writes');
+    }
+  };
 }
 
 /**
@@ -289,7 +310,9 @@ function statementCache(database: BetterSqlite3.Database, max = 500): (sql: stri
     if (!entry) {
       if (cache.size >= max) cache.delete(cache.keys().next().value as string);
       const stmt = database.prepare(sql);
-      entry = { stmt, op: opOf(sql), writes: !stmt.readonly };
+      const op = opOf(sql);
+      // BEGIN IMMEDIATE and the like are not read-only to SQLite, but they are the group's own.
+      entry = { stmt, op, writes: !stmt.readonly && !TRANSACTION_CONTROL.has(op) };
       cache.set(sql, entry);
     }
     if (direct && entry.stmt.reader && entry.reader === undefined) entry.reader = rawReader(database, sql) ?? null;
@@ -304,13 +327,16 @@ function statementCache(database: BetterSqlite3.Database, max = 500): (sql: stri
 function directRunner(
   prepared: (sql: string, direct?: boolean) => Prepared,
   writes: WriteLog,
+  writable: () => void,
   onStatement?: (op: string) => void,
 ): SqliteDirect {
   return <R>(text: string, params: readonly unknown[]) => {
     const entry = prepared(text, true);
     onStatement?.(entry.op);
+    if (!entry.writes) return runPrepared<R>(entry, params);
+    writable();
     const result = runPrepared<R>(entry, params);
-    if (entry.writes) writes.record(entry, params);
+    writes.record(entry, params);
     return result;
   };
 }

@@ -31,7 +31,8 @@ export interface StatementResult<R> {
  * per-query layers (its connection queue, executor and logging promises cost more than SQLite
  * takes to run these statements). Answers undefined when the statement must wait its turn on
  * Kysely's connection instead: outside a transaction while one is open, it would read what that
- * transaction has not committed.
+ * transaction has not committed. `params` must not change after the call: a group commit may run
+ * a write again (write-log.ts).
  */
 export type SqliteDirect = <R>(text: string, params: readonly unknown[]) => StatementResult<R> | undefined;
 

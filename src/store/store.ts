@@ -211,8 +211,6 @@ export class Store extends Tables {
     } catch (err) {
       // The connection could not be had (the store is closing): the head of the queue fails.
       this.pending.shift()?.reject(err);
-    } finally {
-      direct.writes.stop();
     }
   }
 
@@ -221,7 +219,9 @@ export class Store extends Tables {
    * every page a member first touches a copy, docs/decisions.md). A member that fails having
    * written nothing needs no undo (a failed statement undoes itself). One that wrote is undone by
    * ROLLBACK, then BEGIN and the write log's replay of the members before it; the group then
-   * commits what it has, so a run of failing members costs at most one replay per group.
+   * commits what it has, so a run of failing members costs at most one replay per group. If
+   * SQLite ends the transaction itself (I/O error, disk full, RAISE(ROLLBACK)), the members that
+   * ran before in it fail with it.
    */
   private async runGroup(conn: Kysely<Database>, direct: SqliteConnection): Promise<void> {
     const run = (text: string) => direct.transaction(text, []);
@@ -244,21 +244,27 @@ export class Store extends Tables {
         }
         const item = this.pending.shift() as PendingTx;
         const mark = direct.writes.length;
+        let failure: { err: unknown } | undefined;
         try {
           const tx = this.newTx(conn);
           done.push({ item, tx, result: await this.runIn(tx, item.fn) });
         } catch (err) {
           failed.push({ item, err });
-          if (direct.writes.length === mark && direct.inTransaction()) continue;
-          // It wrote, or SQLite ended the transaction itself (I/O error, disk full: then the
-          // whole group fails, none committed).
-          if (done.length > 0 && !direct.inTransaction()) throw err;
-          if (direct.inTransaction()) run('rollback');
-          direct.writes.truncate(mark);
-          begun = done.length > 0;
-          if (!begun) continue;
-          run('begin');
-          direct.writes.replay();
+          failure = { err };
+        }
+        if (!direct.inTransaction()) {
+          // Even under a member that caught the error and went on (its later writes were refused).
+          if (done.length > 0) throw new Error("SQLite ended the group's transaction", { cause: failure?.err });
+          begun = false;
+          continue;
+        }
+        if (!failure || direct.writes.length === mark) continue;
+        const version = this.dataVersion?.();
+        run('rollback');
+        direct.writes.truncate(mark);
+        begun = done.length > 0;
+        if (begun) {
+          this.replay(run, direct, version);
           replayed = true;
         }
       }
@@ -270,6 +276,8 @@ export class Store extends Tables {
       for (const { item } of done) item.reject(err);
       for (const f of failed) f.item.reject(f.err);
       return;
+    } finally {
+      direct.writes.stop();
     }
     if (done.length > 0) this.counted(done.length);
     for (const { item, tx, result } of done) {
@@ -277,6 +285,20 @@ export class Store extends Tables {
       item.resolve(result);
     }
     for (const f of failed) f.item.reject(f.err);
+  }
+
+  /**
+   * After the ROLLBACK: BEGIN and the writes of the members that succeeded, again. They were
+   * computed from what the group's transaction read (`version`: its data_version); if another
+   * connection committed since (a file not held exclusively), that state is gone, and so is the
+   * group.
+   */
+  private replay(run: (text: string) => unknown, direct: SqliteConnection, version: number | undefined): void {
+    run('begin');
+    direct.writes.replay();
+    if (this.dataVersion && this.dataVersion() !== version) {
+      throw new Error('another connection wrote the database while a failed transaction was undone');
+    }
   }
 
   private counted(transactions: number): void {

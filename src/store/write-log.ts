@@ -13,7 +13,7 @@ export interface WriteStatement {
 export class WriteLog {
   private readonly statements: WriteStatement[] = [];
   private readonly values: (readonly unknown[])[] = [];
-  private recording = false;
+  private open = false;
 
   /** `counted` hears each statement a replay runs, like any other. */
   constructor(private readonly counted?: (op: string) => void) {}
@@ -21,13 +21,18 @@ export class WriteLog {
   /** Keep every write that succeeds from now on (a group's BEGIN). */
   start(): void {
     this.truncate(0);
-    this.recording = true;
+    this.open = true;
   }
 
   /** Keep nothing more, and forget what was kept (the group's COMMIT or ROLLBACK). */
   stop(): void {
-    this.recording = false;
+    this.open = false;
     this.truncate(0);
+  }
+
+  /** A group is open: the writes that succeed are kept. */
+  get recording(): boolean {
+    return this.open;
   }
 
   /** How many writes are kept: a member's writes are those after the length it started at. */
@@ -35,9 +40,9 @@ export class WriteLog {
     return this.statements.length;
   }
 
-  /** A write that succeeded (its values are never changed afterwards: statements get fresh arrays). */
+  /** A write that succeeded. Its values are kept as given: a caller never changes them afterwards. */
   record(statement: WriteStatement, values: readonly unknown[]): void {
-    if (!this.recording) return;
+    if (!this.open) return;
     this.statements.push(statement);
     this.values.push(values);
   }

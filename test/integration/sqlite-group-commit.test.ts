@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
 import { newRun } from '../support/runs.js';
-import type { RunChange, Store } from '../../src/store/store.js';
+import type { NewRun, RunChange, Store, StoreTx } from '../../src/store/store.js';
 
 const CONTROL = new Set(['begin', 'savepoint', 'release', 'rollback', 'commit']);
 
@@ -22,12 +23,17 @@ describe('SQLite group commit', () => {
   const ops: string[] = [];
   const groups: number[] = [];
   const heard: string[] = [];
+  /** Told of each statement before it runs (a test's way to act between two of them). */
+  let beforeStatement: ((op: string) => void) | undefined;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'handoff-group-'));
     store = await openStore({
       sqliteFile: join(dir, 'handoff.db'),
-      onStatement: (op) => ops.push(op),
+      onStatement: (op) => {
+        ops.push(op);
+        beforeStatement?.(op);
+      },
       onGroupCommit: (n) => groups.push(n),
     });
     store.setPipeline({
@@ -151,14 +157,155 @@ describe('SQLite group commit', () => {
         outcomes.map((o) => o.status),
         ['fulfilled', 'rejected'],
       );
-      // What ran after the rollback: the first member's three writes again, then the COMMIT.
-      assert.deepEqual(ops.slice(ops.lastIndexOf('rollback') + 1), ['begin', 'insert', 'insert', 'insert', 'commit']);
+      // What ran after the rollback: the first member's three writes again, a look at whether any
+      // other connection wrote meanwhile (this file is shared: data_version), then the COMMIT.
+      assert.deepEqual(ops.slice(ops.lastIndexOf('rollback') + 1), [
+        'begin',
+        'insert',
+        'insert',
+        'insert',
+        'pragma',
+        'commit',
+      ]);
       return control;
     });
     assert.ok(await store.runs.get(run.runId));
     assert.equal((await store.events.list(run.runId)).length, 1);
     assert.equal(await store.secrets.get(secret), 'ciphertext');
     assert.equal(await store.runs.get(failing.runId), undefined);
+  });
+
+  /** A transaction inserting `run` that `then` goes on from (a failure it throws, or a catch). */
+  const inserting = (run: NewRun, then?: (tx: StoreTx) => Promise<unknown>) => () =>
+    store.transaction(async (tx) => {
+      await tx.insertRun(run, [{ type: 'run.started' }]);
+      return then?.(tx);
+    });
+
+  it('a replay refuses to commit when another connection wrote between the ROLLBACK and it', async () => {
+    const other = new BetterSqlite3(join(dir, 'handoff.db'));
+    other.pragma('busy_timeout = 5000');
+    try {
+      const [kept, failing] = [newRun(), newRun()];
+      let rolledBack = false;
+      beforeStatement = (op) => {
+        if (op === 'rollback') rolledBack = true;
+        // Just before the replay's BEGIN: another process's commit, as it could land there.
+        if (op === 'begin' && rolledBack) {
+          rolledBack = false;
+          other.prepare("insert into secrets (secret_id, ciphertext, created_at) values ('other', 'x', 'now')").run();
+        }
+      };
+      const { outcomes } = await group([
+        inserting(kept),
+        inserting(failing, async () => {
+          throw new Error('abort');
+        }),
+      ]);
+      assert.equal(outcomes[0]?.status, 'rejected');
+      assert.match(String((outcomes[0] as PromiseRejectedResult).reason), /another connection wrote/);
+      assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /abort/);
+      assert.equal(await store.runs.get(kept.runId), undefined, 'nothing of the group committed');
+      assert.equal(await store.secrets.get('other'), 'x', 'the other connection’s write stands');
+    } finally {
+      beforeStatement = undefined;
+      other.close();
+    }
+  });
+
+  it('a replay that fails fails the whole group, and the next transaction commits', async () => {
+    const [kept, failing, next] = [newRun(), newRun(), newRun()];
+    let rolledBack = false;
+    beforeStatement = (op) => {
+      if (op === 'rollback') rolledBack = true;
+      if (op === 'insert' && rolledBack) {
+        rolledBack = false;
+        throw new Error('disk gone during the replay');
+      }
+    };
+    try {
+      const { outcomes } = await group([
+        inserting(kept),
+        inserting(failing, async () => {
+          throw new Error('abort');
+        }),
+      ]);
+      assert.match(String((outcomes[0] as PromiseRejectedResult).reason), /disk gone during the replay/);
+      assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /abort/);
+    } finally {
+      beforeStatement = undefined;
+    }
+    assert.equal(await store.runs.get(kept.runId), undefined);
+    await store.transaction((tx) => tx.insertRun(next, []));
+    assert.ok(await store.runs.get(next.runId), 'the connection is out of the failed transaction');
+  });
+
+  describe('when SQLite itself ends the transaction (RAISE(ROLLBACK) in a trigger)', () => {
+    before(async () => {
+      await sql`create temp trigger end_transaction after insert on main.runs when new.workflow_id = 'ends'
+        begin select raise(rollback, 'ended by a trigger'); end`.execute(store.db);
+    });
+    after(async () => {
+      await sql`drop trigger temp.end_transaction`.execute(store.db);
+    });
+
+    it('the members before it fail with it; the rest commit in a new transaction', async () => {
+      await asGrouped(['begin', 'begin', 'commit'], async () => {
+        const [before, ends, after] = [newRun(), newRun({ workflowId: 'ends' }), newRun()];
+        const { outcomes, control } = await group([inserting(before), inserting(ends), inserting(after)]);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['rejected', 'rejected', 'fulfilled'],
+        );
+        const lost = (outcomes[0] as PromiseRejectedResult).reason as Error;
+        assert.match(lost.message, /SQLite ended the group's transaction/);
+        assert.match(String(lost.cause), /ended by a trigger/);
+        assert.equal(await store.runs.get(before.runId), undefined);
+        assert.equal(await store.runs.get(ends.runId), undefined);
+        assert.ok(await store.runs.get(after.runId));
+        return control;
+      });
+    });
+
+    it('a member that catches the error writes nothing more, and fails its group', async () => {
+      const [ends, later] = [newRun({ workflowId: 'ends' }), newRun()];
+      const { outcomes } = await group([
+        inserting(ends),
+        () =>
+          store.transaction(async (tx) => {
+            await tx.insertRun(later, []);
+          }),
+      ]);
+      // The first member alone: SQLite's rollback undid it, so it failed and nothing else is lost.
+      assert.equal(outcomes[0]?.status, 'rejected');
+      assert.equal(outcomes[1]?.status, 'fulfilled');
+      const [first, caught, after] = [newRun(), newRun({ workflowId: 'ends' }), newRun()];
+      const refused: unknown[] = [];
+      const { outcomes: again } = await group([
+        inserting(first),
+        () =>
+          store.transaction(async (tx) => {
+            try {
+              await tx.insertRun(caught, []);
+            } catch {
+              // It goes on as if nothing happened: its next write must not commit on its own.
+            }
+            try {
+              await tx.secrets.put('after the end');
+            } catch (err) {
+              refused.push(err);
+            }
+          }),
+        inserting(after),
+      ]);
+      assert.match(String(refused[0]), /SQLite ended this transaction/);
+      assert.deepEqual(
+        again.map((o) => o.status),
+        ['rejected', 'rejected', 'fulfilled'],
+      );
+      assert.equal(await store.runs.get(first.runId), undefined, 'nothing committed on its own');
+      assert.ok(await store.runs.get(after.runId));
+    });
   });
 
   it('a lone failing transaction is rolled back and nothing is committed', async () => {
