@@ -253,7 +253,8 @@ export class Store extends Tables {
           failure = { err };
         }
         if (!direct.inTransaction()) {
-          // Even under a member that caught the error and went on (its later writes were refused).
+          // SQLite ended the transaction (I/O error, disk full, RAISE(ROLLBACK)), perhaps under a
+          // member that caught the error and went on: its later writes were refused (connect.ts).
           if (done.length > 0) throw new Error("SQLite ended the group's transaction", { cause: failure?.err });
           begun = false;
           continue;

@@ -1,7 +1,7 @@
 // The writes of an open SQLite group commit, kept so that a member that fails after writing can be
 // undone without savepoints (store.ts): the group rolls back and runs again the writes of the
 // members before it. Replaying is exact: the same statements with the same values, in the same
-// order, from the same committed state, on the one connection that writes the file.
+// order, from the same committed state (store.ts fails the group if another connection wrote).
 import type BetterSqlite3 from 'better-sqlite3';
 
 /** A prepared statement that changes the database, with its kind (for the statement counter). */
