@@ -126,19 +126,17 @@ function openSqlite(opts: OpenStoreOptions): Opened {
   database.pragma('temp_store = MEMORY');
   database.pragma(`wal_autocheckpoint = ${SQLITE_WAL_AUTOCHECKPOINT}`);
   const prepared = statementCache(database);
-  const writes = new WriteLog(opts.onStatement);
-  const writable = writableCheck(database, writes);
+  const writes = new WriteLog(() => database.inTransaction, opts.onStatement);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
       database: {
         close: () => database.close(),
-        prepare: (sql: string) =>
-          forKysely(prepared(sql), writes, writable) as unknown as ReturnType<SqliteDatabase['prepare']>,
+        prepare: (sql: string) => forKysely(prepared(sql), writes) as unknown as ReturnType<SqliteDatabase['prepare']>,
       },
     }),
     ...statementLog(opts.onStatement),
   });
-  const direct = directRunner(prepared, writes, writable, opts.onStatement);
+  const direct = directRunner(prepared, writes, opts.onStatement);
   const store: StoreOptions = {
     db,
     dialect: 'sqlite',
@@ -234,46 +232,18 @@ interface Prepared extends WriteStatement {
 /** What Kysely's SQLite driver calls on a prepared statement. */
 type KyselyStatement = Pick<BetterSqlite3.Statement, 'reader' | 'all' | 'run' | 'iterate'>;
 
-/** The statement Kysely runs: a writing one records each run that succeeds in the write log. */
-function forKysely(entry: Prepared, writes: WriteLog, writable: () => void): KyselyStatement {
+/** The statement Kysely runs: a writing one goes through the write log (each run that succeeds is kept). */
+function forKysely(entry: Prepared, writes: WriteLog): KyselyStatement {
   if (!entry.writes) return entry.stmt;
   const { stmt } = entry;
   entry.logged ??= {
     reader: stmt.reader,
-    all: (values: unknown[]) => {
-      writable();
-      const rows = stmt.all(values);
-      writes.record(entry, values);
-      return rows;
-    },
-    run: (values: unknown[]) => {
-      writable();
-      const result = stmt.run(values);
-      writes.record(entry, values);
-      return result;
-    },
-    // Kysely streams only selects; a write's rows all at once, so the write is whole when recorded.
-    iterate: (values: unknown[]) => {
-      writable();
-      const rows = stmt.all(values);
-      writes.record(entry, values);
-      return rows[Symbol.iterator]();
-    },
+    all: (values: unknown[]) => writes.write(entry, values, () => stmt.all(values)),
+    run: (values: unknown[]) => writes.write(entry, values, () => stmt.run(values)),
+    // Kysely streams only selects; a write's rows all at once, so the write is whole when kept.
+    iterate: (values: unknown[]) => writes.write(entry, values, () => stmt.all(values))[Symbol.iterator](),
   } as KyselyStatement;
   return entry.logged;
-}
-
-/**
- * Refuses a write while a group is open (its writes are being kept) but SQLite has ended its
- * transaction (I/O error, disk full, RAISE(ROLLBACK)): the write would commit on its own, outside
- * the group that is failing.
- */
-function writableCheck(database: BetterSqlite3.Database, writes: WriteLog): () => void {
-  return () => {
-    if (writes.recording && !database.inTransaction) {
-      throw new Error('SQLite ended this transaction; its group is rolled back and takes no more writes');
-    }
-  };
 }
 
 /**
@@ -327,17 +297,13 @@ function statementCache(database: BetterSqlite3.Database, max = 500): (sql: stri
 function directRunner(
   prepared: (sql: string, direct?: boolean) => Prepared,
   writes: WriteLog,
-  writable: () => void,
   onStatement?: (op: string) => void,
 ): SqliteDirect {
   return <R>(text: string, params: readonly unknown[]) => {
     const entry = prepared(text, true);
     onStatement?.(entry.op);
     if (!entry.writes) return runPrepared<R>(entry, params);
-    writable();
-    const result = runPrepared<R>(entry, params);
-    writes.record(entry, params);
-    return result;
+    return writes.write(entry, params, () => runPrepared<R>(entry, params));
   };
 }
 

@@ -254,7 +254,7 @@ export class Store extends Tables {
         }
         if (!direct.inTransaction()) {
           // SQLite ended the transaction (I/O error, disk full, RAISE(ROLLBACK)), perhaps under a
-          // member that caught the error and went on: its later writes were refused (connect.ts).
+          // member that caught the error and went on: its later writes were refused (write-log.ts).
           if (done.length > 0) throw new Error("SQLite ended the group's transaction", { cause: failure?.err });
           begun = false;
           continue;

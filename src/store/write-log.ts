@@ -15,8 +15,14 @@ export class WriteLog {
   private readonly values: (readonly unknown[])[] = [];
   private open = false;
 
-  /** `counted` hears each statement a replay runs, like any other. */
-  constructor(private readonly counted?: (op: string) => void) {}
+  /**
+   * `inTransaction`: whether the connection has a transaction open; `counted` hears each
+   * statement a replay runs, like any other.
+   */
+  constructor(
+    private readonly inTransaction: () => boolean,
+    private readonly counted?: (op: string) => void,
+  ) {}
 
   /** Keep every write that succeeds from now on (a group's BEGIN). */
   start(): void {
@@ -30,21 +36,26 @@ export class WriteLog {
     this.truncate(0);
   }
 
-  /** A group is open: the writes that succeed are kept. */
-  get recording(): boolean {
-    return this.open;
-  }
-
   /** How many writes are kept: a member's writes are those after the length it started at. */
   get length(): number {
     return this.statements.length;
   }
 
-  /** A write that succeeded. Its values are kept as given: a caller never changes them afterwards. */
-  record(statement: WriteStatement, values: readonly unknown[]): void {
-    if (!this.open) return;
+  /**
+   * Run a write (`run`: `statement` with `values`) and keep it once it succeeded; its values are
+   * kept as given, a caller never changes them afterwards. While a group is open but SQLite has
+   * ended its transaction (I/O error, disk full, RAISE(ROLLBACK)), the write is refused: it would
+   * commit on its own, outside the group that is failing.
+   */
+  write<T>(statement: WriteStatement, values: readonly unknown[], run: () => T): T {
+    if (!this.open) return run();
+    if (!this.inTransaction()) {
+      throw new Error('SQLite ended this transaction; its group is rolled back and takes no more writes');
+    }
+    const result = run();
     this.statements.push(statement);
     this.values.push(values);
+    return result;
   }
 
   /** Forget the writes after the first `length` (a failed member's). */
