@@ -21,6 +21,8 @@ const REFERENCE = 'sdk';
 /** The build being measured, and the one HANDOFF_BENCH_BEFORE adds to measure it against (targets.ts). */
 const CURRENT = 'handoff';
 const BEFORE = 'handoff-before';
+/** The durable floor (baselines/sqlite-floor-server.ts): `handoff` is paired with it directly. */
+const FLOOR = 'floor';
 
 /** One JSON-RPC request of a flow, POSTed to the target's JSON-RPC endpoint. */
 export interface RpcStep {
@@ -56,12 +58,14 @@ export function throughputScenario(opts: ThroughputOptions): Scenario {
 
 /**
  * The harness's default limit, plus the SDK pairing (the SDK loaded alone as long as this target,
- * then the windows) and the pairing with the build before (warm-up and windows), if any.
+ * then the windows), the floor pairing and the pairing with the build before (warm-up and
+ * windows each), if any.
  */
 function runLimitS(mode: RunMode): number {
   const own = mode.warmupS + mode.durationS;
-  const before = listTargets().some((t) => t.name === BEFORE) ? 2 * own + mode.durationS + 20 : 0;
-  return own + 30 + own + before;
+  const pairing = 2 * own + mode.durationS + 20;
+  const before = listTargets().some((t) => t.name === BEFORE) ? pairing : 0;
+  return own + 30 + own + pairing + before;
 }
 
 /** The flow as load steps on `url` (the JSON-RPC endpoint); every answer to the last step ends a flow. */
@@ -94,7 +98,13 @@ async function measure(ctx: ScenarioContext, opts: ThroughputOptions): Promise<F
   // The SDK pairing first: the extra load of the build-vs-build pairing would change this
   // target's history, and with it its SDK figure (docs/decisions.md).
   const sdk = await pairedWithReference(ctx, opts);
-  return { ...figures, ...commits, ...sdk, ...(await pairedWithBefore(ctx, opts)) };
+  return {
+    ...figures,
+    ...commits,
+    ...sdk,
+    ...(await pairedWithFloor(ctx, opts)),
+    ...(await pairedWithBefore(ctx, opts)),
+  };
 }
 
 /**
@@ -132,6 +142,20 @@ async function pairedWithReference(ctx: ScenarioContext, opts: ThroughputOptions
     // > 1: this target serves more requests than the SDK per second of server CPU.
     pairedCapacityRatio: paired.other / paired.mine,
   };
+}
+
+/**
+ * `handoff` against the floor, paired the same way as with the build before (both loaded in
+ * alternating windows first): Handoff's distance from what its writes cost, measured directly.
+ * The quotient of the two targets' SDK pairings, taken minutes apart, moved with the machine: the
+ * SDK's CPU per request held still while Handoff's and the floor's did not move together.
+ */
+async function pairedWithFloor(ctx: ScenarioContext, opts: ThroughputOptions): Promise<Figures> {
+  const floor = listTargets().find((t) => t.name === FLOOR);
+  if (ctx.target.name !== CURRENT || !floor?.only?.includes(opts.name)) return {};
+  const paired = await pairedWith(ctx, opts, FLOOR, { alternatingS: ctx.mode.warmupS + ctx.mode.durationS });
+  // > 1: Handoff spends more CPU per request than the floor.
+  return paired ? { pairedFloorCostRatio: paired.mine / paired.other } : {};
 }
 
 /**
@@ -260,7 +284,24 @@ function throughputSection(result: ScenarioResult, flows: boolean): Section {
     c.runs.length > 0 ? targetRow(c, flows) : [c.target, `${c.status}${c.reason ? `: ${c.reason}` : ''}`, ...blank()],
   );
   for (const c of ok) if (ref && c !== ref) rows.push(ratioRow(c, ref, flows));
-  return { title: `${result.name}`, intro: result.description + groupCommitNote(ok) + beforeNote(ok), columns, rows };
+  return {
+    title: `${result.name}`,
+    intro: result.description + groupCommitNote(ok) + floorNote(ok) + beforeNote(ok),
+    columns,
+    rows,
+  };
+}
+
+/** " handoff against floor, paired: …" where the floor serves the scenario. */
+function floorNote(cells: CellResult[]): string {
+  const cell = cells.find((c) => c.target === CURRENT);
+  const ratio = cell ? medians(cell.runs).pairedFloorCostRatio : undefined;
+  if (!cell || ratio === undefined || !Number.isFinite(ratio)) return '';
+  const p = spread(cell.runs, 'pairedFloorCostRatio');
+  return (
+    ` ${CURRENT} against ${FLOOR}, paired in alternating windows (its CPU per request ÷ the floor's; ` +
+    `1 = no cost beyond its writes): **${fmtRatio(ratio)}×** (${fmtRatio(p.min)}–${fmtRatio(p.max)}).`
+  );
 }
 
 /** " handoff ÷ handoff-before, paired: …" when the run measured a build before this one. */
