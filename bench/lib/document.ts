@@ -104,6 +104,10 @@ export function methodSection(): Section {
         'windows. Shown: the median over runs and the per-run range. It cancels the ' +
         "minute-to-minute drift of this VM's CPU speed that the unpaired ratio (of medians " +
         'taken at different times) carries.',
+      '- "handoff against floor" (intro of `send`, `get`, `approval`): `handoff` and a fresh ' +
+        'floor server, both loaded in alternating windows for as long as `handoff` was, then ' +
+        "measured the same way; Handoff's CPU per request ÷ the floor's (1× = it costs no more " +
+        'than the rows it commits).',
     ].join('\n'),
   };
 }
