@@ -295,26 +295,29 @@ function throughputSection(result: ScenarioResult, flows: boolean): Section {
 
 /** " handoff against floor, paired: …" where the floor serves the scenario. */
 function floorNote(cells: CellResult[]): string {
-  const cell = cells.find((c) => c.target === CURRENT);
-  const ratio = cell ? medians(cell.runs).pairedFloorCostRatio : undefined;
-  if (!cell || ratio === undefined || !Number.isFinite(ratio)) return '';
-  const p = spread(cell.runs, 'pairedFloorCostRatio');
-  return (
-    ` ${CURRENT} against ${FLOOR}, paired in alternating windows (its CPU per request ÷ the floor's; ` +
-    `1 = no cost beyond its writes): **${fmtRatio(ratio)}×** (${fmtRatio(p.min)}–${fmtRatio(p.max)}).`
-  );
+  const r = currentPaired(cells, 'pairedFloorCostRatio');
+  return r
+    ? ` ${CURRENT} against ${FLOOR}, paired in alternating windows (its CPU per request ÷ the floor's; ` +
+        `1 = no cost beyond its writes): **${r.median}×** (${r.range}).`
+    : '';
 }
 
 /** " handoff ÷ handoff-before, paired: …" when the run measured a build before this one. */
 function beforeNote(cells: CellResult[]): string {
+  const r = currentPaired(cells, 'pairedBeforeRatio');
+  return r
+    ? ` ${CURRENT} against ${BEFORE}, paired in alternating windows (its CPU per request ÷ this build's; > 1 = ` +
+        `this build is cheaper): **${r.median}** (${r.range}).`
+    : '';
+}
+
+/** The median and min–max over `handoff`'s runs of one of its pairings, formatted; undefined if not measured. */
+function currentPaired(cells: CellResult[], key: string): { median: string; range: string } | undefined {
   const cell = cells.find((c) => c.target === CURRENT);
-  const ratio = cell ? medians(cell.runs).pairedBeforeRatio : undefined;
-  if (!cell || ratio === undefined || !Number.isFinite(ratio)) return '';
-  const p = spread(cell.runs, 'pairedBeforeRatio');
-  return (
-    ` ${CURRENT} against ${BEFORE}, paired in alternating windows (its CPU per request ÷ this build's; > 1 = ` +
-    `this build is cheaper): **${fmtRatio(ratio)}** (${fmtRatio(p.min)}–${fmtRatio(p.max)}).`
-  );
+  const ratio = cell ? medians(cell.runs)[key] : undefined;
+  if (!cell || ratio === undefined || !Number.isFinite(ratio)) return undefined;
+  const p = spread(cell.runs, key);
+  return { median: fmtRatio(ratio), range: `${fmtRatio(p.min)}–${fmtRatio(p.max)}` };
 }
 
 /** " Transactions per SQLite COMMIT: handoff 24.1, …" for the targets that report it. */
