@@ -77,6 +77,17 @@ const dataParts = (parts: Part[]): Record<string, unknown>[] =>
 const openwopMeta = (metadata: unknown): Record<string, unknown> | undefined =>
   isPlainObject(metadata) && isPlainObject(metadata.openwop) ? metadata.openwop : undefined;
 
+/**
+ * The node a reply names, when a task waits at several: a data part's `nodeId`, else
+ * `metadata.openwop.nodeId`. A value that is not a non-empty string names nothing.
+ */
+export function namedNode(parts: Part[], metadata: unknown): string | undefined {
+  const fromData = dataParts(parts).find((d) => typeof d.nodeId === 'string' && d.nodeId !== '')?.nodeId;
+  if (typeof fromData === 'string') return fromData;
+  const fromMeta = openwopMeta(metadata)?.nodeId;
+  return typeof fromMeta === 'string' && fromMeta !== '' ? fromMeta : undefined;
+}
+
 /** A reply into an input-required task → the interrupt resolution it asks for. `decidedBy` is
  * never read from the message: the caller's principal is the host's to supply. */
 export function parseResumeMessage(parts: Part[], metadata: unknown, interruptKind: InterruptKind): ResumeParse {

@@ -126,7 +126,10 @@ export interface ToTaskInput {
   run: RunRecord;
   contextId: string;
   interruptKind?: InterruptKind;
+  /** The oldest open interrupt (`metadata.openwop.interrupt`). */
   interrupt?: InterruptView;
+  /** Every open interrupt, oldest first, when a forked run may have several (absent: `interrupt` alone). */
+  interrupts?: InterruptView[];
   /** When the projected state last changed (the A2ATaskState updatedAt). */
   stateTimestamp: string;
   artifacts: Artifact[];
@@ -142,7 +145,10 @@ export function toTask(input: ToTaskInput): Task {
   const openwop: Record<string, unknown> = { runId: run.runId, workflowId: run.workflowId, runStatus: run.status };
   const task: Task = { kind: 'task', id: run.runId, contextId, status: { state, timestamp: input.stateTimestamp } };
 
-  if (state === 'input-required') openwop.interrupt = interruptMetadata(run.status, input.interrupt);
+  if (state === 'input-required') {
+    openwop.interrupt = interruptMetadata(run.status, input.interrupt);
+    openwop.interrupts = interruptList(input.interrupts ?? (input.interrupt ? [input.interrupt] : []));
+  }
   // The peer task an a2a.invoke node waits on ({agent, peerTaskId, state}), shown by `handoff watch`.
   const on = run.completedAt === undefined ? run.cursor.nodeState?.waitingOn : undefined;
   if (on !== null && typeof on === 'object') openwop.waitingOn = on;
@@ -177,6 +183,15 @@ const agentMessage = (messageId: string, taskId: string, contextId: string, text
   contextId,
   parts: [{ kind: 'text', text }],
 });
+
+/** `metadata.openwop.interrupts`: every open interrupt, for a reply to name its node. */
+function interruptList(all: InterruptView[]): Array<Record<string, unknown>> {
+  return all.map((i) => {
+    const item: Record<string, unknown> = { nodeId: i.nodeId, kind: i.kind };
+    if (typeof i.data.title === 'string') item.title = i.data.title;
+    return item;
+  });
+}
 
 /** `metadata.openwop.interrupt`: drift #2 disambiguation, plus what the caller needs to answer. */
 function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record<string, unknown> {

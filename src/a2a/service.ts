@@ -3,6 +3,7 @@
 // projection (projection.ts), so tasks/get after a restart says exactly what a live call said.
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
+import { isForked } from '../engine/branches.js';
 import { EngineError } from '../engine/errors.js';
 import {
   type InterruptRecord,
@@ -24,7 +25,7 @@ import {
   type ToTaskInput,
   toTask,
 } from './projection.js';
-import { parseResumeMessage, partsToInputs } from './messages.js';
+import { namedNode, parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
 import { type PushConfigInput, putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
@@ -194,13 +195,14 @@ export class A2AService {
           if (attempt++ > 0 && (await tx.tasks.findReply(caller.tenantId, caller.principalId, msg.messageId))) {
             throw unsupportedOperation(`message ${msg.messageId} was already applied`);
           }
-          const { run, open } = found;
+          const { run } = found;
           ({ rec } = found);
           before = run.nextSeq - 1;
           if (isTerminal(run.status))
             throw unsupportedOperation(
               `task ${taskId} is ${projectState(run.status).state}; send a new message to start a new task`,
             );
+          const open = await this.interruptNamed(tx, run, found.open, msg);
           if (!open) throw unsupportedOperation(`task ${taskId} is not waiting for input`);
           const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
           if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
@@ -226,6 +228,38 @@ export class A2AService {
       }
       throw engineToA2A(err, taskId);
     }
+  }
+
+  /**
+   * The open interrupt a reply answers: the one at the node it names (a data part's `nodeId`, or
+   * `metadata.openwop.nodeId`), else the only one open. Several open and none named, or a node
+   * with none open, is -32602 listing the open nodes; nothing changes.
+   */
+  private async interruptNamed(
+    tx: StoreTx,
+    run: RunRecord,
+    joined: InterruptRecord | undefined,
+    msg: Message,
+  ): Promise<InterruptRecord | undefined> {
+    const named = namedNode(msg.parts, msg.metadata);
+    if (named === undefined && !isForked(run.cursor)) return joined;
+    const opens = isForked(run.cursor) ? await tx.interrupts.listOpen(run.runId) : joined ? [joined] : [];
+    if (opens.length === 0) return undefined;
+    const nodes = opens.map((i) => i.nodeId);
+    if (named === undefined) {
+      if (opens.length === 1) return opens[0];
+      throw invalidParams(
+        `task ${run.runId} waits at several nodes (${nodes.join(', ')}): name one with a data part {"nodeId": …} or metadata openwop.nodeId`,
+        { openNodeIds: nodes },
+      );
+    }
+    const at = opens.find((i) => i.nodeId === named);
+    if (!at) {
+      throw invalidParams(`task ${run.runId} has no open interrupt at node '${named}'; open: ${nodes.join(', ')}`, {
+        openNodeIds: nodes,
+      });
+    }
+    return at;
   }
 
   private async replyCursor(runId: string, messageId: string, fallback: number): Promise<number> {
@@ -298,7 +332,12 @@ export class A2AService {
       ? { rec: knownRec ?? (await this.visibleTask(caller, taskId)), run: known }
       : await this.taskAndRun(caller, taskId);
     const waiting = isWaiting(run.status);
-    const open = waiting ? await this.engine.store.interrupts.getOpen(run.runId) : undefined;
+    // A forked run may wait at several nodes at once; an unforked one at one at most.
+    const opens = !waiting
+      ? []
+      : isForked(run.cursor)
+        ? await this.engine.store.interrupts.listOpen(run.runId)
+        : [await this.engine.store.interrupts.getOpen(run.runId)].filter((i) => i !== undefined);
     // One row per commit (event_batches): the log of a task is a few rows, read after its commit.
     const first = appended?.[0];
     const events = first
@@ -307,7 +346,9 @@ export class A2AService {
           ...(appended as RunEvent[]).filter((e) => TASK_EVENT_TYPES.includes(e.type)),
         ]
       : await this.engine.store.events.listOfTypes(run.runId, TASK_EVENT_TYPES);
-    return toTask(taskInput(run, rec.contextId, rec.updatedAt, events, open, historyLength));
+    const input = taskInput(run, rec.contextId, rec.updatedAt, events, opens[0], historyLength);
+    if (opens.length > 1) input.interrupts = opens.map(interruptView);
+    return toTask(input);
   }
 
   /**
@@ -380,9 +421,11 @@ function taskInput(
   }
   const input: ToTaskInput = { run, contextId, stateTimestamp, artifacts: collectArtifacts(artifactEvents), history };
   if (historyLength !== undefined) input.historyLength = historyLength;
-  if (open) input.interrupt = { kind: open.kind, nodeId: open.nodeId, data: open.data };
+  if (open) input.interrupt = interruptView(open);
   return input;
 }
+
+const interruptView = (i: InterruptRecord) => ({ kind: i.kind, nodeId: i.nodeId, data: i.data });
 
 function configInput(c: PushNotificationConfig): PushConfigInput {
   return {
@@ -423,6 +466,7 @@ function engineToA2A(err: unknown, taskId: string): unknown {
       return invalidParams(err.message, err.details);
     case 'interrupt_already_resolved':
     case 'interrupt_cancelled':
+    case 'interrupt_withdrawn':
     case 'interrupt_not_found':
     case 'run_terminal':
       return unsupportedOperation(err.message);

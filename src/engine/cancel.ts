@@ -2,6 +2,7 @@
 // asks for the cancel of any peer task it waits on (sent after the commit: src/peers/cancels.ts).
 import type { NewEvent, RunRecord } from '../store/model.js';
 import type { RunChange, StoreTx } from '../store/store.js';
+import { linesOf, stamped } from './branches.js';
 import { noLease } from './transitions.js';
 
 /** Cancel immediately: no worker holds the run (or `fence` names the worker that does). */
@@ -15,10 +16,12 @@ export async function cancelNow(
 ): Promise<RunChange> {
   await tx.interrupts.cancelOpen(run.runId);
   await tx.peerWaits.requestCancel(run.runId);
-  const nodeId = run.cursor.nodeId;
+  // Every line of the run ends: its own, or each branch of a forked run.
   const events: NewEvent[] = [
     ...before,
-    ...(nodeId !== undefined ? [{ type: 'node.cancelled' as const, nodeId, payload: {} }] : []),
+    ...linesOf(run.cursor).flatMap((line) =>
+      stamped([{ type: 'node.cancelled', nodeId: line.nodeId, payload: {} }], line),
+    ),
     { type: 'run.cancelled', payload },
   ];
   const patch = {

@@ -264,6 +264,13 @@ export class Engine {
     if (latest?.status === 'resolved') {
       throw new EngineError('interrupt_already_resolved', `the interrupt at node '${nodeId}' was already resolved`);
     }
+    if (latest?.status === 'cancelled' && run.status !== 'cancelled' && run.status !== 'cancelling') {
+      // Closed while its run went on: a join was satisfied without this branch, or a sibling failed.
+      throw new EngineError(
+        'interrupt_withdrawn',
+        `the branch at node '${nodeId}' was withdrawn (its join was satisfied, or the run ended without it)`,
+      );
+    }
     if (latest?.status === 'cancelled' || run.status === 'cancelled' || run.status === 'cancelling') {
       throw new EngineError('interrupt_cancelled', `the interrupt at node '${nodeId}' was cancelled with its run`);
     }

@@ -8,6 +8,7 @@ export type EngineErrorCode =
   | 'interrupt_not_found'
   | 'interrupt_already_resolved'
   | 'interrupt_cancelled'
+  | 'interrupt_withdrawn'
   | 'idempotency_key_mismatch'
   | 'conflict';
 

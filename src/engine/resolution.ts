@@ -2,12 +2,13 @@
 // deadline chose (step.ts, the worker's expiry). Both go through one store transaction fenced by
 // the run's version, so of an answer and an expiry racing, exactly one commits.
 import { ConflictError } from '../store/errors.js';
-import type { NewEvent, RunRecord } from '../store/model.js';
-import type { RunChange, StoreTx } from '../store/store.js';
+import type { NewEvent, RunCursor, RunRecord } from '../store/model.js';
+import type { RunChange, RunPatch, StoreTx } from '../store/store.js';
+import { Frontier, forkedStatus, forkedWakeAt, type Line, lineAt, linesOf, placed, stamped } from './branches.js';
 import { deadlineOf, expire } from './deadlines.js';
 import type { Decision } from './interrupts.js';
 import { NODE_TYPES } from './nodes/index.js';
-import { completeNode, failRun, findNode, noLease } from './transitions.js';
+import { commitTransition, completeNode, failAt, findNode, noLease } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
 /** Commit the exit of a gate: continue, refine (re-run the producer), or fail on reject. */
@@ -20,17 +21,21 @@ export async function commitResolution(
   /** The worker's lease fence (a deadline's expiry); absent for a caller's decision. */
   fence: { owner?: string } = {},
 ): Promise<RunChange> {
-  const gate = findNode(def, run.cursor.nodeId as string);
+  // The line waiting at the gate: the run's own, or in a forked run the branch standing there.
+  const line = lineAt(run.cursor, d.interrupt.nodeId) ?? (linesOf(run.cursor)[0] as Line);
+  const gate = findNode(def, line.nodeId);
+  const events = stamped(d.events, line);
   if (NODE_TYPES.get(gate.typeId)?.resumesItself) {
     // The node relays the answer itself (a2a.invoke: into the peer's task): execute it again now.
-    const cursor = {
-      ...run.cursor,
+    const place = {
       started: true,
       wakeAt: undefined,
-      nodeState: { ...(run.cursor.nodeState ?? {}), reply: d.output },
+      waiting: undefined,
+      nodeState: { ...(line.nodeState ?? {}), reply: d.output },
     };
-    return tx.commitRun(run, { status: 'running', cursor, wakeAt: undefined }, d.events, fence);
+    return tx.commitRun(run, replaced(run, line, placed(run.cursor, line, place), now), events, fence);
   }
+  const ordinal = run.cursor.ordinals[gate.id] ?? 0;
   if (d.action === 'reject') {
     const error = d.timedOut
       ? {
@@ -39,38 +44,43 @@ export async function commitResolution(
           details: { decidedBy: d.decidedBy, expiresAt: deadlineOf(d.interrupt)?.expiresAt },
         }
       : { code: 'interrupt_rejected', message: `rejected at '${gate.id}'`, details: { decidedBy: d.decidedBy } };
-    const failed = failRun(run, error, now, true);
-    const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events: NewEvent[] = [
-      ...d.events,
-      { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } },
-    ];
-    return tx.commitRun(run, failed.patch, [...events, ...failed.events.filter((e) => e.type === 'run.failed')], fence);
+    const rejected: NewEvent = { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } };
+    const failed = failAt(run, line, error, now, [...events, ...stamped([rejected], line)]);
+    // The gate completed (rejected); it did not fail: its line ends with the run.
+    const kept = failed.events.filter((e) => !(e.type === 'node.failed' && e.nodeId === gate.id));
+    return commitTransition(tx, run, { ...failed, events: kept }, fence);
   }
   if (d.action === 'refine') {
     const producer = String(d.interrupt.data.artifactFrom ?? gate.id);
-    const ordinal = run.cursor.ordinals[gate.id] ?? 0;
-    const events: NewEvent[] = [
-      ...d.events,
-      { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'refine' } },
-    ];
-    const cursor = {
-      nodeId: producer,
-      ordinals: { ...run.cursor.ordinals, [gate.id]: ordinal + 1 },
-      carry: { refineFeedback: d.output.refineFeedback, feedback: d.output.feedback ?? null },
-    };
+    const refined: NewEvent = { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'refine' } };
+    const f = Frontier.of(run.cursor, run.state.outputs, { ...run.cursor.ordinals, [gate.id]: ordinal + 1 });
+    f.rerun(line, producer, { refineFeedback: d.output.refineFeedback, feedback: d.output.feedback ?? null });
     // The gate's deadline goes with it: the producer runs now.
-    return tx.commitRun(run, { status: 'running', cursor, wakeAt: undefined }, events, fence);
+    return tx.commitRun(run, replaced(run, line, f.cursor(), now), [...events, ...stamped([refined], line)], fence);
   }
-  const next = await completeNode(def, run, { output: d.output, detail: { outcome: d.action }, started: true }, now);
-  return tx.commitRun(run, next.patch, [...d.events, ...next.events], fence);
+  const next = await completeNode(
+    def,
+    run,
+    { output: d.output, detail: { outcome: d.action }, started: true },
+    now,
+    line,
+  );
+  return commitTransition(tx, run, { ...next, events: [...events, ...next.events] }, fence);
+}
+
+/** The patch of a line that goes on now: an unforked run runs; a forked one's status follows its branches. */
+function replaced(run: RunRecord, line: Line, cursor: RunCursor, now: string): RunPatch {
+  if (line.id === undefined) return { status: 'running', cursor, wakeAt: undefined };
+  const status = forkedStatus(cursor);
+  return { status, cursor, wakeAt: forkedWakeAt(cursor, status, Date.parse(now)) };
 }
 
 /**
  * Expire the deadline of the gate `claimed` waits at (the worker holds its lease): escalate, or
  * resolve with the gate's `onTimeout`. The run is locked first, the order an answer takes (run,
  * then interrupt), and must be unchanged since the claim: a decision or vote committed meanwhile
- * wins, and the worker re-reads (ConflictError).
+ * wins, and the worker re-reads (ConflictError). In a forked run, `line` is the branch whose gate
+ * expired.
  */
 export async function expireGate(
   tx: StoreTx,
@@ -78,18 +88,23 @@ export async function expireGate(
   claimed: RunRecord,
   now: number,
   fence: { owner?: string },
+  line?: Line,
 ): Promise<RunRecord> {
   const run = await tx.getRun(claimed.runId, { forUpdate: true });
   if (!run || run.version !== claimed.version) throw new ConflictError(`run ${claimed.runId} changed concurrently`);
-  const open = await tx.interrupts.getOpen(run.runId, run.cursor.nodeId);
+  const at = line ?? linesOf(run.cursor)[0];
+  const open = at && (await tx.interrupts.getOpen(run.runId, at.nodeId));
   // A timer with no open gate behind it (none is written that way): drop it rather than loop on it.
-  if (!open) return (await tx.commitRun(run, { wakeAt: undefined, ...noLease }, [], fence)).run;
+  if (!open || !at) return (await tx.commitRun(run, { wakeAt: undefined, ...noLease }, [], fence)).run;
   const e = expire(open, now);
   if (!(await tx.interrupts.update(e.interrupt, 'open', open))) {
     throw new ConflictError(`the interrupt of run ${run.runId} changed concurrently`);
   }
   if (e.kind === 'escalate') {
-    return (await tx.commitRun(run, { wakeAt: e.wakeAt, ...noLease }, e.events, fence)).run;
+    if (at.id === undefined) return (await tx.commitRun(run, { wakeAt: e.wakeAt, ...noLease }, e.events, fence)).run;
+    const cursor = placed(run.cursor, at, { wakeAt: e.wakeAt });
+    const patch = { cursor, wakeAt: forkedWakeAt(cursor, run.status, now) };
+    return (await tx.commitRun(run, patch, stamped(e.events, at), fence)).run;
   }
   return (await commitResolution(tx, def, run, e, new Date(now).toISOString(), fence)).run;
 }

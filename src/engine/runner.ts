@@ -13,6 +13,8 @@ import { type Clock, systemClock } from './clock.js';
 import type { LocalWorker } from './engine.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
 import type { NodeServices } from './nodes/services.js';
+import { BranchDrive } from './branch-drive.js';
+import { isForked } from './branches.js';
 import { type StepContext, workerStep } from './step.js';
 
 export interface RunnerOptions {
@@ -144,7 +146,10 @@ export class Runner implements LocalWorker {
     try {
       let run: RunRecord | undefined = claimed;
       while (run && !this.stopping) {
-        run = await this.stepOrReload(run);
+        run =
+          isForked(run.cursor) && run.status !== 'cancelling'
+            ? await new BranchDrive(this.store, definitionOf(this.workflows, run), run, this.step).drive()
+            : await this.stepOrReload(run);
         // better-sqlite3 is synchronous: without a real yield a busy run would starve HTTP,
         // timers and lease renewal until it sleeps or ends.
         if (run) await new Promise((r) => setImmediate(r));

@@ -8,8 +8,8 @@
 // - `inlineStep` (a request): the instantaneous prefix of a run (inline node types only: no I/O)
 //   executes inside the very transaction that created or resumed it, so a request that needs no
 //   waiting commits once.
-import type { NewEvent, RunRecord, RunStatus } from '../store/model.js';
-import type { RunPatch, Store, StoreTx } from '../store/store.js';
+import { isTerminal, type NewEvent, type RunRecord, type RunStatus } from '../store/model.js';
+import type { Store, StoreTx } from '../store/store.js';
 import { cancelNow } from './cancel.js';
 import { type Clock, iso } from './clock.js';
 import { isExpiryDue } from './deadlines.js';
@@ -19,7 +19,27 @@ import type { NodeServices } from './nodes/services.js';
 import type { NodeContext, NodeResult } from './nodes/types.js';
 import { expireGate } from './resolution.js';
 import { spread } from './spread.js';
-import { type Completion, completeNode, failRun, findNode, noLease, scopeOf } from './transitions.js';
+import {
+  type Completion,
+  commitTransition,
+  completeNode,
+  failAt,
+  findNode,
+  noLease,
+  scopeOf,
+  type Transition,
+} from './transitions.js';
+import {
+  dueLines,
+  forkedStatus,
+  forkedWakeAt,
+  isForked,
+  type Line,
+  lineById,
+  linesOf,
+  placed,
+  stamped,
+} from './branches.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 
 export interface StepContext {
@@ -43,8 +63,9 @@ export type StepOutcome =
 /** What a step of `run` is, decided from its snapshot alone. */
 type Plan = { kind: 'cancel' } | { kind: 'idle' } | { kind: 'expire' } | { kind: 'execute'; prefix: NewEvent[] };
 
-function plan(run: RunRecord, now: number): Plan {
+function plan(run: RunRecord, now: number, line: Line | undefined): Plan {
   if (run.status === 'cancelling') return { kind: 'cancel' };
+  if (isForked(run.cursor)) return planLine(run, now, line);
   // A gate's deadline passed with no decision (deadlines.ts).
   if (isExpiryDue(run, now)) return { kind: 'expire' };
   if (run.status !== 'pending' && run.status !== 'running') return { kind: 'idle' };
@@ -55,14 +76,51 @@ function plan(run: RunRecord, now: number): Plan {
   return { kind: 'execute', prefix };
 }
 
+/** A branch of a forked run: due to execute, due to expire, or not due (the run's status is the
+ * whole run's: waiting on a person while any branch does). */
+function planLine(run: RunRecord, now: number, line: Line | undefined): Plan {
+  const due = line && dueLines(run, now).find((d) => d.line.id === line.id);
+  return due ? (due.kind === 'expire' ? { kind: 'expire' } : { kind: 'execute', prefix: [] }) : { kind: 'idle' };
+}
+
 /** The worker's step: execute outside any transaction, then commit the result in a short one. */
 export function workerStep(store: Store, def: WorkflowDefinition, run: RunRecord, ctx: StepContext) {
-  return stepWith(def, run, ctx, (commit) => store.transaction(commit));
+  return stepWith(
+    def,
+    run,
+    ctx,
+    (commit) => store.transaction(commit),
+    undefined,
+    () => run,
+  );
+}
+
+/**
+ * The worker's step of one branch of a forked run. Its siblings execute at the same time, so
+ * `commitInTurn` runs commits one at a time, and `current` is the run as the last of them left it:
+ * the branch's result is applied to that (see samePlace), never to the run it started from.
+ */
+export function branchStep(
+  def: WorkflowDefinition,
+  run: RunRecord,
+  ctx: StepContext,
+  line: Line,
+  current: () => RunRecord,
+  commitInTurn: (commit: (tx: StoreTx) => Promise<StepOutcome>) => Promise<StepOutcome>,
+) {
+  return stepWith(def, run, ctx, commitInTurn, line, current);
 }
 
 /** A request's step: only for inline nodes, executed inside the caller's transaction. */
-export function inlineStep(tx: StoreTx, def: WorkflowDefinition, run: RunRecord, ctx: StepContext) {
-  return stepWith(def, run, ctx, (commit) => commit(tx));
+export function inlineStep(tx: StoreTx, def: WorkflowDefinition, run: RunRecord, ctx: StepContext, line?: Line) {
+  return stepWith(
+    def,
+    run,
+    ctx,
+    (commit) => commit(tx),
+    line,
+    () => run,
+  );
 }
 
 /** Plan, execute (where `within` is not yet a transaction for the worker), commit `within`. */
@@ -71,28 +129,64 @@ async function stepWith(
   run: RunRecord,
   ctx: StepContext,
   within: (commit: (tx: StoreTx) => Promise<StepOutcome>) => Promise<StepOutcome>,
+  line: Line | undefined,
+  current: () => RunRecord,
 ): Promise<StepOutcome> {
-  const p = plan(run, ctx.clock.now());
+  const p = plan(run, ctx.clock.now(), line);
   if (p.kind === 'idle') return { kind: 'idle', run };
   if (p.kind === 'cancel')
     return within(async (tx) => ({ kind: 'settled', run: (await cancelNow(tx, run, {}, iso(ctx.clock))).run }));
   if (p.kind === 'expire') {
     return within(async (tx) => {
-      const after = await expireGate(tx, def, run, ctx.clock.now(), ctx.fence ?? {});
+      // A sibling branch may have committed since `run` was read: expire against the run as it is.
+      const now = current();
+      const at = line && lineById(now.cursor, line.id);
+      if (line && !at) return { kind: 'idle', run: now };
+      const after = await expireGate(tx, def, now, ctx.clock.now(), ctx.fence ?? {}, at);
       // `accept` moves the run on (the lease is still ours); escalate and reject hand it back.
-      return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
+      return after.status === 'running' || isForked(after.cursor)
+        ? { kind: 'continue', run: after }
+        : { kind: 'settled', run: after };
     });
   }
-  const result = await execute(def, run, ctx);
-  return within((tx) => apply(tx, def, run, result, p.prefix, ctx));
+  const at = line ?? (linesOf(run.cursor)[0] as Line);
+  const result = await execute(def, run, at, ctx);
+  return within(async (tx) => {
+    // A sibling branch may have committed while this one executed: apply to the run as it is
+    // now, if this branch is still where it was (else it was withdrawn: its result is dropped).
+    const now = current();
+    const still = line === undefined ? at : samePlace(now, run, line);
+    if (!still) return { kind: 'idle', run: now };
+    return apply(tx, def, now, still, result, p.prefix, ctx);
+  });
+}
+
+/** `line` as `now` has it, if it still stands where it stood in `then` (same node, same execution). */
+function samePlace(now: RunRecord, then: RunRecord, line: Line): Line | undefined {
+  const found = lineById(now.cursor, line.id);
+  if (!found || found.nodeId !== line.nodeId) return undefined;
+  if ((now.cursor.ordinals[line.nodeId] ?? 0) !== (then.cursor.ordinals[line.nodeId] ?? 0)) return undefined;
+  return found.started === line.started && found.wakeAt === line.wakeAt && found.waiting === undefined
+    ? found
+    : undefined;
 }
 
 /** Whether the node at the cursor may run inside a request's transaction (fast, no I/O). */
 function isInlineStep(def: WorkflowDefinition, run: RunRecord): boolean {
   if (run.status !== 'pending' && run.status !== 'running') return false;
   if (run.wakeAt !== undefined || run.cursor.nodeId === undefined) return false;
-  const node = def.nodes.find((n) => n.id === run.cursor.nodeId);
+  return isInlineNode(def, run.cursor.nodeId);
+}
+
+function isInlineNode(def: WorkflowDefinition, nodeId: string): boolean {
+  const node = def.nodes.find((n) => n.id === nodeId);
   return node !== undefined && NODE_TYPES.get(node.typeId)?.inline === true;
+}
+
+/** A branch of a forked run that may run inside a request's transaction now. */
+function inlineLine(def: WorkflowDefinition, run: RunRecord, now: number): Line | undefined {
+  if (run.status === 'cancelling' || !isForked(run.cursor)) return undefined;
+  return dueLines(run, now).find((d) => d.kind === 'execute' && isInlineNode(def, d.line.nodeId))?.line;
 }
 
 /**
@@ -107,21 +201,28 @@ export async function driveInline(
   maxSteps = 64,
 ): Promise<RunRecord> {
   let current = run;
-  for (let i = 0; i < maxSteps && isInlineStep(def, current); i++) {
-    const out = await inlineStep(tx, def, current, ctx);
-    current = out.run;
-    if (out.kind !== 'continue') break;
+  for (let i = 0; i < maxSteps; i++) {
+    if (isInlineStep(def, current)) {
+      const out = await inlineStep(tx, def, current, ctx);
+      current = out.run;
+      if (out.kind !== 'continue') break;
+      continue;
+    }
+    // A forked run: its inline branches, one after another, in the same transaction.
+    const line = inlineLine(def, current, ctx.clock.now());
+    if (!line) break;
+    current = (await inlineStep(tx, def, current, ctx, line)).run;
   }
   return current;
 }
 
-async function execute(def: WorkflowDefinition, run: RunRecord, ctx: StepContext): Promise<NodeResult> {
-  const node = findNode(def, run.cursor.nodeId as string);
+async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx: StepContext): Promise<NodeResult> {
+  const node = findNode(def, line.nodeId);
   const type = NODE_TYPES.get(node.typeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   if (!type) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
   try {
-    const result = await type.execute(nodeContext(run, node, ordinal, ctx));
+    const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
     ctx.onExecuted?.(node.typeId, result.kind);
     return result;
   } catch (err) {
@@ -131,19 +232,19 @@ async function execute(def: WorkflowDefinition, run: RunRecord, ctx: StepContext
 }
 
 /** What a node executes with. Optional fields are assigned, not spread in (V8's slow path). */
-function nodeContext(run: RunRecord, node: WorkflowNode, ordinal: number, ctx: StepContext): NodeContext {
+function nodeContext(run: RunRecord, line: Line, node: WorkflowNode, ordinal: number, ctx: StepContext): NodeContext {
   const c: NodeContext = {
     runId: run.runId,
     workflowId: run.workflowId,
     node,
     config: node.config,
     ordinal,
-    scope: scopeOf(run),
+    scope: line.id === undefined ? scopeOf(run) : spread(scopeOf(run), { carry: line.carry ?? {} }),
     now: ctx.clock.now(),
     idempotencyKey: `${run.runId}:${node.id}:${ordinal}`,
   };
-  if (run.cursor.wakeAt !== undefined) c.wakeAt = run.cursor.wakeAt;
-  if (run.cursor.nodeState !== undefined) c.state = run.cursor.nodeState;
+  if (line.wakeAt !== undefined) c.wakeAt = line.wakeAt;
+  if (line.nodeState !== undefined) c.state = line.nodeState;
   if (ctx.services) c.services = ctx.services;
   return c;
 }
@@ -152,46 +253,50 @@ async function apply(
   tx: StoreTx,
   def: WorkflowDefinition,
   run: RunRecord,
+  line: Line,
   result: NodeResult,
   prefix: NewEvent[],
   ctx: StepContext,
 ): Promise<StepOutcome> {
   const nowIso = iso(ctx.clock);
-  const nodeId = run.cursor.nodeId as string;
-  const started = run.cursor.started === true;
+  const nodeId = line.nodeId;
+  const started = line.started === true;
   const ordinal = run.cursor.ordinals[nodeId] ?? 0;
   const startEvent: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal } }];
-  const commit = async (patch: RunPatch, events: NewEvent[]) =>
-    (await tx.commitRun(run, patch, events, ctx.fence ?? {})).run;
+  const commit = async (t: Transition) => (await commitTransition(tx, run, t, ctx.fence ?? {})).run;
+  const own = (events: NewEvent[]) => stamped(events, line);
   switch (result.kind) {
     case 'completed': {
       const completion: Completion = { output: result.output, started };
       if (result.vars) completion.vars = result.vars;
       if (result.events) completion.events = result.events;
       if (result.detail) completion.detail = result.detail;
-      const next = await completeNode(def, run, completion, nowIso);
-      const after = await commit(next.patch, prefix.length === 0 ? next.events : [...prefix, ...next.events]);
-      return after.status === 'running' ? { kind: 'continue', run: after } : { kind: 'settled', run: after };
+      const next = await completeNode(def, run, completion, nowIso, line);
+      const after = await commit(prefix.length === 0 ? next : spread(next, { events: [...prefix, ...next.events] }));
+      return after.status === 'running' || (isForked(after.cursor) && !isTerminal(after.status))
+        ? { kind: 'continue', run: after }
+        : { kind: 'settled', run: after };
     }
     case 'failed': {
       // The node's own events go after its node.started and before its node.failed.
-      const f = failRun(run, result.error, nowIso, true);
-      return {
-        kind: 'settled',
-        run: await commit(f.patch, [...prefix, ...startEvent, ...(result.events ?? []), ...f.events]),
-      };
+      const before = [...prefix, ...own([...startEvent, ...(result.events ?? [])])];
+      return { kind: 'settled', run: await commit(failAt(run, line, result.error, nowIso, before)) };
     }
     case 'cancelled': {
-      const events = [...prefix, ...startEvent, ...(result.events ?? [])];
+      const events = [...prefix, ...own([...startEvent, ...(result.events ?? [])])];
       const ended = await cancelNow(tx, run, { reason: result.reason }, nowIso, events, ctx.fence ?? {});
       return { kind: 'settled', run: ended.run };
     }
     case 'sleep': {
-      const cursor = spread(run.cursor, { wakeAt: result.wakeAt, started: true, ...sleepState(result.state) });
       const wakeAt = new Date(result.wakeAt).toISOString();
       const events: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal, wakeAt } }];
+      const place = { wakeAt: result.wakeAt, started: true, ...sleepState(result.state) };
+      const all = [...prefix, ...own([...events, ...(result.events ?? [])])];
+      if (line.id !== undefined)
+        return { kind: 'continue', run: await commit(branchPatch(run, line, place, all, ctx)) };
+      const cursor = spread(run.cursor, place);
       const patch = { status: 'running' as const, cursor, wakeAt: result.wakeAt, ...noLease };
-      return { kind: 'settled', run: await commit(patch, [...prefix, ...events, ...(result.events ?? [])]) };
+      return { kind: 'settled', run: await commit({ patch, events: all }) };
     }
     case 'interrupt': {
       const { kind, data } = result.interrupt;
@@ -211,27 +316,50 @@ async function apply(
       const key = `${run.runId}:${nodeId}:${ordinal}`;
       const events: NewEvent[] = [
         ...prefix,
-        ...startEvent,
-        ...(result.events ?? []),
-        { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
-        {
-          type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
-          nodeId,
-          payload: { interruptId, ...data },
-        },
-        {
-          type: 'interrupt.requested',
-          nodeId,
-          payload: { interruptId, kind, key, ...(data.timeoutMs !== undefined ? { timeoutMs: data.timeoutMs } : {}) },
-        },
+        ...own([
+          ...startEvent,
+          ...(result.events ?? []),
+          { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
+          {
+            type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
+            nodeId,
+            payload: { interruptId, ...data },
+          },
+          {
+            type: 'interrupt.requested',
+            nodeId,
+            payload: { interruptId, kind, key, ...(data.timeoutMs !== undefined ? { timeoutMs: data.timeoutMs } : {}) },
+          },
+        ]),
       ];
+      if (line.id !== undefined) {
+        const place = { started: true, waiting: kind, wakeAt: result.expiresAt, ...kept };
+        return { kind: 'continue', run: await commit(branchPatch(run, line, place, events, ctx)) };
+      }
       const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
       // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
       const cursor = spread(run.cursor, { started: true, ...kept });
       const patch = { status, cursor, wakeAt: result.expiresAt, ...noLease };
-      return { kind: 'settled', run: await commit(patch, events) };
+      return { kind: 'settled', run: await commit({ patch, events }) };
     }
   }
+}
+
+/**
+ * A branch sleeps or waits: its place changes, the run's status and timer follow from all its
+ * branches. The lease stays with the worker, which may be executing a sibling; it hands the
+ * lease back when no branch of the run is due (runner.ts).
+ */
+function branchPatch(
+  run: RunRecord,
+  line: Line,
+  place: Parameters<typeof placed>[2],
+  events: NewEvent[],
+  ctx: StepContext,
+): Transition {
+  const cursor = placed(run.cursor, line, place);
+  const status = forkedStatus(cursor);
+  return { patch: { status, cursor, wakeAt: forkedWakeAt(cursor, status, ctx.clock.now()) }, events };
 }
 
 /** The node state a sleep records (absent: keep what the cursor holds). */

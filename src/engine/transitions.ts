@@ -1,11 +1,49 @@
 // Pure helpers that turn "a node finished" into the next run patch and events. Shared by the
 // worker (nodes that finish on their own) and by interrupt resolution (gates a human finished).
-import type { NewEvent, RunCursor, RunRecord } from '../store/model.js';
-import type { RunPatch } from '../store/store.js';
+import type { BranchCursor, NewEvent, RunError, RunRecord, RunState } from '../store/model.js';
+import type { RunChange, RunPatch, StoreTx } from '../store/store.js';
+import {
+  allNext,
+  Frontier,
+  firstNext,
+  forkedStatus,
+  forkedWakeAt,
+  isForked,
+  type Line,
+  linesOf,
+  stamped,
+} from './branches.js';
 import type { EvalScope } from './nodes/types.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 import { spread, withEntry } from './spread.js';
-import { evaluateCondition } from './workflow/evaluate.js';
+import { JOIN, PARALLEL } from './workflow/graph.js';
+
+/** What a step commits: the run's patch, its events, and the branches it withdrew (their
+ * interrupts are closed and peer tasks cancelled in the same transaction: cancel.ts). */
+export interface Transition {
+  patch: RunPatch;
+  events: NewEvent[];
+  withdrawn?: BranchCursor[];
+}
+
+/** Commit `t` to `run`: close what it withdrew, then the run's one commit. */
+export async function commitTransition(
+  tx: StoreTx,
+  run: RunRecord,
+  t: Transition,
+  fence: { owner?: string },
+): Promise<RunChange> {
+  for (const b of t.withdrawn ?? []) await closeBranch(tx, run.runId, b.nodeId);
+  return tx.commitRun(run, t.patch, t.events, fence);
+}
+
+/** A withdrawn branch's open interrupt closes (deciding it is then 409) and its peer task is cancelled. */
+async function closeBranch(tx: StoreTx, runId: string, nodeId: string): Promise<void> {
+  await tx.interrupts.cancelOpen(runId, nodeId);
+  await tx.peerWaits.requestCancel(runId, nodeId);
+}
+
+const isJoinNode = (def: WorkflowDefinition, nodeId: string) => findNode(def, nodeId).typeId === JOIN;
 
 /** The scope expressions of `run` see; `vars` and `nodes` as they are about to be committed, if given. */
 export function scopeOf(run: RunRecord, vars = run.state.vars, nodes = run.state.outputs): EvalScope {
@@ -24,19 +62,6 @@ export function findNode(def: WorkflowDefinition, nodeId: string): WorkflowNode 
   return node;
 }
 
-/** The first outgoing edge whose condition holds decides the next node; none means "done". */
-export async function nextNodeId(
-  def: WorkflowDefinition,
-  fromId: string,
-  scope: EvalScope,
-): Promise<string | undefined> {
-  for (const edge of def.edges) {
-    if (edge.sourceNodeId !== fromId) continue;
-    if (await evaluateCondition(edge.condition, scope)) return edge.targetNodeId;
-  }
-  return undefined;
-}
-
 export interface Completion {
   output: unknown;
   vars?: Record<string, unknown>;
@@ -48,14 +73,18 @@ export interface Completion {
   started: boolean;
 }
 
-/** Patch and events for "node at the cursor completed": advance along the edges or finish. */
+/**
+ * Patch and events for "the node of `line` completed" (the run's own line by default): advance
+ * along the edges, fork at a `core.parallel`, arrive at a `core.join`, or finish the run.
+ */
 export async function completeNode(
   def: WorkflowDefinition,
   run: RunRecord,
   c: Completion,
   nowIso: string,
-): Promise<{ patch: RunPatch; events: NewEvent[] }> {
-  const node = findNode(def, run.cursor.nodeId as string);
+  line: Line = linesOf(run.cursor)[0] as Line,
+): Promise<Transition> {
+  const node = findNode(def, line.nodeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   const state = {
     outputs: withEntry(run.state.outputs, node.id, c.output),
@@ -77,36 +106,122 @@ export async function completeNode(
     });
   }
   const ordinals = withEntry(run.cursor.ordinals, node.id, ordinal + 1);
-  const next = await nextNodeId(def, node.id, scopeOf(run, state.vars, state.outputs));
-  if (next === undefined) {
-    events.push({ type: 'run.completed', payload: { outputs: artifactOutputs(def, state.outputs) } });
-    return {
-      patch: {
-        status: 'completed',
-        state,
-        cursor: { ordinals },
-        wakeAt: undefined,
-        completedAt: nowIso,
-        leaseOwner: undefined,
-        leaseExpiresAt: undefined,
-      },
-      events,
-    };
+  const scope = scopeOf(run, state.vars, state.outputs);
+  if (node.typeId !== PARALLEL && !isForked(run.cursor)) {
+    // The common case, kept free of the branch machinery: one line, the first edge that holds.
+    const next = await firstNext(def, node.id, scope);
+    if (next === undefined) return completed(def, state, ordinals, events, nowIso);
+    if (!isJoinNode(def, next)) {
+      return { patch: { status: 'running', state, cursor: { nodeId: next, ordinals }, wakeAt: undefined }, events };
+    }
   }
-  const cursor: RunCursor = { nodeId: next, ordinals };
-  return { patch: { status: 'running', state, cursor, wakeAt: undefined }, events };
+  return moveLines(def, run, line, { node, ordinal, output: c.output, state, ordinals, scope }, events, nowIso);
 }
 
-/** Patch and events for a run that fails at the cursor node. */
+/** The step of a forked run, or of a line that forks or joins: the Frontier decides. */
+async function moveLines(
+  def: WorkflowDefinition,
+  run: RunRecord,
+  line: Line,
+  done: {
+    node: WorkflowNode;
+    ordinal: number;
+    output: unknown;
+    state: RunState;
+    ordinals: Record<string, number>;
+    scope: EvalScope;
+  },
+  nodeEvents: NewEvent[],
+  nowIso: string,
+): Promise<Transition> {
+  const f = Frontier.of(run.cursor, done.state.outputs, { ...done.ordinals });
+  if (done.node.typeId === PARALLEL) {
+    const targets = await allNext(def, done.node.id, done.scope);
+    if (targets.length === 0) {
+      const error = { code: 'no_branch', message: `no outgoing edge of '${done.node.id}' holds: nothing to run` };
+      return failLines(run, f, line, error, nowIso, stamped(nodeEvents, line));
+    }
+    f.fork(def, line, done.node.id, done.ordinal, targets);
+  } else {
+    f.leave(def, line, done.node.id, done.output, await firstNext(def, done.node.id, done.scope));
+  }
+  await f.settle(def, (outputs) => scopeOf(run, done.state.vars, outputs));
+  const state = { outputs: f.outputs, vars: done.state.vars };
+  const events = [...stamped(nodeEvents, line), ...f.events];
+  if (f.failed) return failLines({ ...run, state }, f, undefined, f.failed, nowIso, events);
+  if (f.ended) return completed(def, state, f.ordinals, events, nowIso, f.withdrawn);
+  const cursor = f.cursor();
+  const status = isForked(cursor) ? forkedStatus(cursor) : 'running';
+  const wakeAt = isForked(cursor) ? forkedWakeAt(cursor, status, Date.parse(nowIso)) : undefined;
+  return { patch: { status, state, cursor, wakeAt }, events, withdrawn: f.withdrawn };
+}
+
+function completed(
+  def: WorkflowDefinition,
+  state: RunState,
+  ordinals: Record<string, number>,
+  events: NewEvent[],
+  nowIso: string,
+  withdrawn: BranchCursor[] = [],
+): Transition {
+  events.push({ type: 'run.completed', payload: { outputs: artifactOutputs(def, state.outputs) } });
+  return {
+    patch: {
+      status: 'completed' as const,
+      state,
+      cursor: { ordinals },
+      wakeAt: undefined,
+      completedAt: nowIso,
+      leaseOwner: undefined,
+      leaseExpiresAt: undefined,
+    },
+    events,
+    withdrawn,
+  };
+}
+
+/**
+ * The run fails at `line`'s node (after `before`, the node's own events); in a forked run every
+ * other branch is withdrawn first.
+ */
+export function failAt(run: RunRecord, line: Line, error: RunError, nowIso: string, before: NewEvent[]): Transition {
+  if (!isForked(run.cursor)) {
+    const f = failRun(run, error, nowIso, true, line);
+    return { patch: f.patch, events: [...before, ...f.events] };
+  }
+  return failLines(run, Frontier.of(run.cursor, run.state.outputs, run.cursor.ordinals), line, error, nowIso, before);
+}
+
+/** A forked run fails: every other branch is withdrawn, then the run fails. */
+function failLines(
+  run: RunRecord,
+  f: Frontier,
+  line: Line | undefined,
+  error: RunError,
+  nowIso: string,
+  before: NewEvent[],
+): Transition {
+  f.withdrawAll(line, `the run failed: ${error.code}`);
+  const failed = failRun(run, error, nowIso, true, line);
+  const state = run.state;
+  return {
+    patch: { ...failed.patch, state },
+    events: [...before, ...f.events, ...failed.events],
+    withdrawn: f.withdrawn,
+  };
+}
+
+/** Patch and events for a run that fails at `line`'s node (the run's own line by default). */
 export function failRun(
   run: RunRecord,
   error: { code: string; message: string; details?: Record<string, unknown> },
   nowIso: string,
   started: boolean,
+  line: Line | undefined = linesOf(run.cursor)[0],
 ): { patch: RunPatch; events: NewEvent[] } {
-  const nodeId = run.cursor.nodeId;
+  const nodeId = line?.nodeId;
   const events: NewEvent[] = [];
-  if (nodeId !== undefined) {
+  if (nodeId !== undefined && line) {
     const ordinal = run.cursor.ordinals[nodeId] ?? 0;
     if (!started) events.push({ type: 'node.started', nodeId, payload: { ordinal } });
     events.push({ type: 'node.failed', nodeId, payload: { ordinal, error } });
@@ -121,7 +236,7 @@ export function failRun(
       completedAt: nowIso,
       ...noLease,
     },
-    events,
+    events: line ? stamped(events, line) : events,
   };
 }
 

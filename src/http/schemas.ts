@@ -62,7 +62,7 @@ export const ErrorEnvelope = Type.Object(
     additionalProperties: false,
     description:
       'The OpenWOP error envelope. Codes used: validation_error, unauthenticated, forbidden, not_found, ' +
-      'run_terminal, interrupt_not_found, interrupt_already_resolved, interrupt_cancelled, idempotency_key_mismatch, ' +
+      'run_terminal, interrupt_not_found, interrupt_already_resolved, interrupt_cancelled, interrupt_withdrawn, idempotency_key_mismatch, ' +
       'conflict, payload_too_large, unsupported_media_type, rate_limited, too_many_active_runs, too_many_streams, ' +
       'bad_request, internal_error.',
   },
@@ -143,7 +143,24 @@ export const RunSnapshot = Type.Object(
     variables: OpenObject(),
     nodeStates: OpenObject('Node outputs by node id.'),
     currentNodeId: Type.Optional(Type.String({ description: 'Set while the run waits for approval or input.' })),
-    interrupt: Type.Optional(ref(OpenInterrupt)),
+    interrupt: Type.Optional(ref(OpenInterrupt, 'The oldest open interrupt (several may be open in a forked run).')),
+    interrupts: Type.Optional(
+      Type.Array(ref(OpenInterrupt), { description: 'Every open interrupt, oldest first. Reply to each at its node.' }),
+    ),
+    branches: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            id: Type.String(),
+            nodeId: Type.String(),
+            waiting: Type.Optional(InterruptKind),
+            wakeAt: Type.Optional(DateTime()),
+          },
+          { additionalProperties: true },
+        ),
+        { description: 'While the run is forked (core.parallel): each live branch and the node it is at.' },
+      ),
+    ),
     error: Type.Optional(ref(RunError)),
     waitingOn: Type.Optional(
       Type.Object(

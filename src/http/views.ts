@@ -3,8 +3,10 @@ import type { Static } from '@sinclair/typebox';
 import { type InterruptRecord, isWaiting, type RunEvent as RunEventRecord, type RunRecord } from '../store/model.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
-export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<typeof RunSnapshot> {
+/** The snapshot of `run`; `opens` are its open interrupts, oldest first (several in a forked run). */
+export function runSnapshot(run: RunRecord, opens: InterruptRecord[] = []): Static<typeof RunSnapshot> {
   const waiting = isWaiting(run.status);
+  const open = opens[0];
   return {
     runId: run.runId,
     workflowId: run.workflowId,
@@ -14,17 +16,15 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<type
     variables: run.state.vars,
     nodeStates: run.state.outputs,
     ...(waiting && run.cursor.nodeId ? { currentNodeId: run.cursor.nodeId } : {}),
-    ...(open
+    ...(open ? { interrupt: interruptView(open), interrupts: opens.map(interruptView) } : {}),
+    ...(run.cursor.branches
       ? {
-          interrupt: {
-            kind: open.kind,
-            nodeId: open.nodeId,
-            interruptId: open.interruptId,
-            payload: open.data,
-            ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
-            votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
-            exchanges: open.exchanges,
-          },
+          branches: run.cursor.branches.map((b) => ({
+            id: b.id,
+            nodeId: b.nodeId,
+            ...(b.waiting ? { waiting: b.waiting } : {}),
+            ...(b.wakeAt !== undefined ? { wakeAt: new Date(b.wakeAt).toISOString() } : {}),
+          })),
         }
       : {}),
     ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
@@ -34,6 +34,18 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<type
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     ...(run.completedAt ? { completedAt: run.completedAt } : {}),
+  };
+}
+
+function interruptView(open: InterruptRecord) {
+  return {
+    kind: open.kind,
+    nodeId: open.nodeId,
+    interruptId: open.interruptId,
+    payload: open.data,
+    ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
+    votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
+    exchanges: open.exchanges,
   };
 }
 

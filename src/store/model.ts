@@ -44,6 +44,43 @@ export interface RunCursor {
   started?: boolean;
   /** What the current execution of `nodeId` recorded for its next wake-up (a node's own state). */
   nodeState?: Record<string, unknown>;
+  /**
+   * While the run is forked (a `core.parallel` ran and its join has not fired): every live branch.
+   * The fields above that place one line (`nodeId`, `wakeAt`, `carry`, `started`, `nodeState`)
+   * are then absent: each branch has its own (src/engine/branches.ts).
+   */
+  branches?: BranchCursor[];
+  /** The forks of a forked run whose join has not fired, by fork key (`<parallel node>#<ordinal>`). */
+  forks?: Record<string, ForkState>;
+}
+
+/** One line of a forked run: where it is, and what its current execution recorded. */
+export interface BranchCursor {
+  /** Unique in the run and stable: `<fork key>/<first node of the branch>`, or `<fork key>>join`. */
+  id: string;
+  /** The fork this branch belongs to; absent: the run's own line (the continuation after a join). */
+  fork?: string;
+  nodeId: string;
+  wakeAt?: number;
+  carry?: Record<string, unknown>;
+  started?: boolean;
+  nodeState?: Record<string, unknown>;
+  /** The kind of the interrupt open at `nodeId`, while this branch waits on a person. */
+  waiting?: InterruptKind;
+}
+
+/** A `core.parallel` execution whose branches have not all settled. */
+export interface ForkState {
+  /** The `core.parallel` node that forked. */
+  nodeId: string;
+  /** The fork of the line that ran the parallel node; absent: the run's own line. */
+  parent?: string;
+  /** The `core.join` its branches lead into; absent: they run to ends. */
+  join?: string;
+  /** The node id of each branch's last node, in arrival order at the join. */
+  arrived: string[];
+  /** Those nodes' outputs, by node id. */
+  outputs: Record<string, unknown>;
 }
 
 /** The durable run snapshot. `version` increments on every committed change (optimistic
@@ -87,6 +124,8 @@ export const RUN_EVENT_TYPES = [
   ...(['artifact.created', 'a2a.message'] as const),
   // A run's call to another agent (a2a.invoke): the peer task it waits on, and its changes.
   ...(['a2a.task.linked', 'a2a.task.updated'] as const),
+  // A branch of a forked run ended before finishing, because its join was satisfied without it.
+  'branch.withdrawn',
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 

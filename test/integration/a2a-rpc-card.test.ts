@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { a2aClient, assertRpcError, assertSchema, rpcRaw, textMessage, validateA2ABlock } from '../support/a2a.js';
-import { type Headers, type Json, type TestHost, bearer, startTestHost } from '../support/host.js';
+import { DEMO_SKILLS, type Headers, type Json, type TestHost, bearer, startTestHost } from '../support/host.js';
 
 const KEY_ALICE = 'key-alice-0001';
 const API_KEYS = `${KEY_ALICE}=t1:alice`;
-const SKILLS = ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps'];
+const SKILLS = DEMO_SKILLS;
 const CARD_PATHS = ['/.well-known/agent-card.json', '/v1/a2a/agent.json'];
 
 /** Card and discovery document, read without credentials. */

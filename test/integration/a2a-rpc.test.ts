@@ -27,9 +27,9 @@ import {
   assertSchema,
   validateTaskState,
 } from '../support/a2a.js';
-import { DIALECTS, type Json, type TestHost, bearer, waitForEvent } from '../support/host.js';
+import { DEMO_SKILLS, DIALECTS, type Json, type TestHost, bearer, waitForEvent } from '../support/host.js';
 
-const SKILLS = ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps'];
+const SKILLS = DEMO_SKILLS;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** A well-formed message/send body whose message is `msg` (for raw envelope tests). */

@@ -10,7 +10,7 @@
 // callers check `PG_URL` first and skip when it is not set.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,14 @@ export const DIALECTS: ReadonlyArray<'sqlite' | 'postgres'> = PG_URL ? ['sqlite'
  * test/support under tsx and from dist/test/support after tsc). */
 export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 export const BUILTIN_DIR = join(REPO_ROOT, 'workflows');
+/** The demo workflows' ids and whether each is an A2A skill (`public` unless false), from the files. */
+export const DEMOS: ReadonlyArray<{ id: string; public: boolean }> = readdirSync(BUILTIN_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => JSON.parse(readFileSync(join(BUILTIN_DIR, f), 'utf8')) as { id: string; public?: boolean })
+  .map((d) => ({ id: d.id, public: d.public !== false }))
+  .sort((a, b) => (a.id < b.id ? -1 : 1));
+/** The skills the host's card lists: the public demos, sorted. */
+export const DEMO_SKILLS: string[] = DEMOS.filter((d) => d.public).map((d) => d.id);
 
 function findRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EvalScope } from '../../src/engine/nodes/types.js';
 import { renderTemplate } from '../../src/engine/workflow/evaluate.js';
+import { DEMOS } from '../support/host.js';
 import {
   type WorkflowRegistry,
   WorkflowValidationError,
@@ -54,15 +55,14 @@ describe('demo workflows', () => {
   });
 
   it('all load', () => {
-    assert.deepEqual(registry.ids().sort(), [
-      'approval',
-      'clarify',
-      'delegate',
-      'echo',
-      'fail',
-      'launch-note',
-      'steps',
-    ]);
+    // One workflow per file, each file's own id; the first demos are always there.
+    assert.deepEqual(
+      registry.ids().sort(),
+      DEMOS.map((d) => d.id),
+    );
+    for (const id of ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps', 'two-reviewers']) {
+      assert.ok(registry.get(id), id);
+    }
     for (const def of registry.list()) {
       assert.equal(def.version, '1.0.0');
       assert.ok(def.description, `${def.id} has a description`);

@@ -5,6 +5,7 @@ import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
 import { httpRequest } from './http-request.js';
 import { llmChatNode } from './llm-chat.js';
+import { join, parallel } from './parallel.js';
 import { transform } from './transform.js';
 import type { NodeType } from './types.js';
 
@@ -18,6 +19,8 @@ const ALL: NodeType<any>[] = [
   httpRequest,
   llmChatNode,
   a2aInvoke,
+  parallel,
+  join,
 ];
 
 export const NODE_TYPES: ReadonlyMap<string, NodeType<any>> = new Map(ALL.map((t) => [t.typeId, t]));

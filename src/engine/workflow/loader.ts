@@ -16,6 +16,7 @@ import { NODE_TYPES } from '../nodes/index.js';
 import { duplicates } from '../nodes/types.js';
 import type { EdgeCondition, PortValue, WorkflowDefinition, WorkflowNode } from './definition.js';
 import { EvaluationError, checkExpressionSyntax, compileConditionRegex, findTemplateProblems } from './evaluate.js';
+import { graphOf } from './graph.js';
 import { secretProblems } from './secret-refs.js';
 
 /** What loading consults besides the files. */
@@ -153,6 +154,8 @@ function semanticProblems(wf: WorkflowDefinition, isSecret: (name: string) => bo
     problems.push(`settings.startNodeId "${String(start)}" is not a node`);
   }
   if (wf.inputSchema) problems.push(...schemaCompileProblems(wf.inputSchema, 'inputSchema'));
+  // The parallel graph is only worth checking once every edge names a node.
+  if (problems.length === 0) problems.push(...graphOf(wf).problems);
   return problems;
 }
 

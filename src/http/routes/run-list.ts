@@ -127,7 +127,7 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
 
 /** A run as the list shows it: the snapshot's identity, times and what it waits on. */
 function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Static<typeof RunSummary> {
-  const snapshot = runSnapshot(run, interrupt) as ReturnType<typeof runSnapshot> & {
+  const snapshot = runSnapshot(run, interrupt ? [interrupt] : []) as ReturnType<typeof runSnapshot> & {
     interrupt?: { expiresAt?: string; payload: Record<string, unknown> };
     waitingOn?: unknown;
   };

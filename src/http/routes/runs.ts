@@ -58,6 +58,7 @@ const RESOLVE_RESPONSES = {
   404: failure('No such run, or no open interrupt at this node (`not_found`, `interrupt_not_found`).'),
   409: failure(
     'The interrupt was already resolved (`interrupt_already_resolved`; one of concurrent answers wins), ' +
+      'or its branch was withdrawn when a join was satisfied without it (`interrupt_withdrawn`), ' +
       'or the run kept changing (`conflict`).',
   ),
   413: TOO_LARGE,
@@ -171,8 +172,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     async (req) => {
       const run = await engine.getRun(req.caller, req.params.id);
       const waiting = isWaiting(run.status);
-      const open = waiting ? await engine.store.interrupts.getOpen(run.runId) : undefined;
-      return runSnapshot(run, open);
+      return runSnapshot(run, waiting ? await engine.store.interrupts.listOpen(run.runId) : []);
     },
   );
 

@@ -10,14 +10,20 @@ const COLUMNS = interruptRows.columns;
 const INSERT = statement(
   `insert into "interrupts" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`,
 );
-const OPEN = statement(`select * from "interrupts" where "run_id" = ? and "status" = 'open'`);
+/** Oldest first: several may be open at once in a forked run, and "the" open one is the oldest. */
+const OPEN = statement(
+  `select * from "interrupts" where "run_id" = ? and "status" = 'open' order by "created_at", "interrupt_id"`,
+);
 const OPEN_AT = statement(`select * from "interrupts" where "run_id" = ? and "status" = 'open' and "node_id" = ?`);
 const LATEST = statement(
   'select * from "interrupts" where "run_id" = ? and "node_id" = ?' +
     ' order by "created_at" desc, "interrupt_id" desc limit 1',
 );
 const OPEN_OF = statementPerCount(
-  (n) => `select * from "interrupts" where "run_id" in (${Array(n).fill('?').join(', ')}) and "status" = 'open'`,
+  // Newest first, so that the Map built from the rows keeps each run's oldest.
+  (n) =>
+    `select * from "interrupts" where "run_id" in (${Array(n).fill('?').join(', ')}) and "status" = 'open'` +
+    ' order by "created_at" desc, "interrupt_id" desc',
 );
 const BY_RUN = statement('select * from "interrupts" where "run_id" = ? order by "created_at"');
 /** The columns a decision changes; the record's identity never changes, and what it asks (`data`)
@@ -43,6 +49,10 @@ function updateOfRecord(rec: InterruptRecord, expectStatus: string, was?: Interr
 }
 const CANCEL_OPEN = statement(
   `update "interrupts" set "status" = 'cancelled', "resolved_at" = ? where "run_id" = ? and "status" = 'open'`,
+);
+const CANCEL_OPEN_AT = statement(
+  `update "interrupts" set "status" = 'cancelled', "resolved_at" = ?` +
+    ` where "run_id" = ? and "status" = 'open' and "node_id" = ?`,
 );
 
 /**
@@ -80,7 +90,12 @@ export class Interrupts extends Repo {
     return row && interruptRows.fromRow(row);
   }
 
-  /** The open interrupts of these runs, by run id (one query). */
+  /** Every open interrupt of a run, oldest first (a forked run may have several). */
+  async listOpen(runId: string): Promise<InterruptRecord[]> {
+    return (await this.all<InterruptsTable>(OPEN, [runId])).map(interruptRows.fromRow);
+  }
+
+  /** The open interrupt of each of these runs (its oldest), by run id (one query). */
   async openOf(runIds: readonly string[]): Promise<Map<string, InterruptRecord>> {
     if (runIds.length === 0) return new Map();
     const rows = await this.all<InterruptsTable>(OPEN_OF(runIds.length), runIds);
@@ -112,8 +127,12 @@ export class Interrupts extends Repo {
     return (await this.write(query, params)) === 1;
   }
 
-  async cancelOpen(runId: string): Promise<void> {
-    await this.write(CANCEL_OPEN, [this.now().toISOString(), runId]);
+  /** Cancel the run's open interrupts, or only the one at `nodeId` (a withdrawn branch's). */
+  async cancelOpen(runId: string, nodeId?: string): Promise<void> {
+    const at = this.now().toISOString();
+    await (nodeId === undefined
+      ? this.write(CANCEL_OPEN, [at, runId])
+      : this.write(CANCEL_OPEN_AT, [at, runId, nodeId]));
   }
 }
 
@@ -170,10 +189,15 @@ export class TxInterrupts extends Interrupts {
     return super.update(rec, expectStatus, was);
   }
 
-  override async cancelOpen(runId: string): Promise<void> {
+  override async listOpen(runId: string): Promise<InterruptRecord[]> {
+    if (!this.known(runId)) return super.listOpen(runId);
+    return (this.inserted.get(runId) ?? []).filter((i) => i.status === 'open');
+  }
+
+  override async cancelOpen(runId: string, nodeId?: string): Promise<void> {
     this.changed.add(runId);
     const locked = lockedOpen.get(this.db);
     if (locked) for (const [id, run] of locked) if (run === runId) locked.delete(id);
-    await super.cancelOpen(runId);
+    await super.cancelOpen(runId, nodeId);
   }
 }

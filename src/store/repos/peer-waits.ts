@@ -97,14 +97,15 @@ export class PeerWaits extends Repo {
   }
 
   /** The run is cancelled: its open waits that reached a peer task now want a tasks/cancel. */
-  async requestCancel(runId: string): Promise<number> {
-    const res = await this.db
+  async requestCancel(runId: string, nodeId?: string): Promise<number> {
+    let q = this.db
       .updateTable('peer_waits')
       .set({ state: 'cancel', next_attempt_at: this.now().getTime() })
       .where('run_id', '=', runId)
       .where('state', '=', 'waiting')
-      .where('peer_task_id', 'is not', null)
-      .executeTakeFirst();
+      .where('peer_task_id', 'is not', null);
+    if (nodeId !== undefined) q = q.where('node_id', '=', nodeId);
+    const res = await q.executeTakeFirst();
     return Number(res.numUpdatedRows);
   }
 

@@ -1,0 +1,160 @@
+// The shape of a workflow's graph that parallel work relies on, computed once per definition:
+// which `core.join` the branches of each `core.parallel` lead into, and what is wrong with it.
+//
+//   const g = graphOf(def);
+//   g.joinOf.get('fork')      // 'both' — the join the branches of node `fork` lead into, if any
+//   g.problems                // ['node "fork": …'] — the loader refuses a workflow that has any
+//
+// A branch of a parallel node P is followed edge by edge from one of P's targets. A nested
+// `core.parallel` is stepped over to its own join; reaching a `core.join` ends the walk there.
+// Every branch of P must reach the same join, or only ends (nodes without outgoing edges).
+import type { WorkflowDefinition } from './definition.js';
+
+export const PARALLEL = 'core.parallel';
+export const JOIN = 'core.join';
+
+export interface WorkflowGraph {
+  /** The join each parallel node's branches lead into (absent: they run to ends). */
+  readonly joinOf: ReadonlyMap<string, string>;
+  /** What makes the graph unrunnable, each naming its node. */
+  readonly problems: readonly string[];
+}
+
+const cache = new WeakMap<WorkflowDefinition, WorkflowGraph>();
+
+/** The graph of `def` (computed once: definitions are immutable once loaded). */
+export function graphOf(def: WorkflowDefinition): WorkflowGraph {
+  let g = cache.get(def);
+  if (!g) {
+    g = analyse(def);
+    cache.set(def, g);
+  }
+  return g;
+}
+
+function analyse(def: WorkflowDefinition): WorkflowGraph {
+  const typeOf = new Map(def.nodes.map((n) => [n.id, n.typeId]));
+  const targets = new Map<string, string[]>();
+  for (const e of def.edges) targets.set(e.sourceNodeId, [...(targets.get(e.sourceNodeId) ?? []), e.targetNodeId]);
+  const joinOf = new Map<string, string>();
+  const problems: string[] = [];
+  const resolving = new Set<string>();
+
+  /** The join P's branches reach (undefined: only ends), or a problem string. */
+  const joinFor = (p: string): string | undefined => {
+    if (joinOf.has(p)) return joinOf.get(p);
+    if (resolving.has(p)) return undefined; // a cycle through P: reported by the walk below
+    resolving.add(p);
+    const reached = new Set<string>();
+    for (const start of targets.get(p) ?? []) {
+      for (const j of joinsReached(start)) reached.add(j);
+    }
+    resolving.delete(p);
+    if (reached.size > 1) {
+      problems.push(`node "${p}": its branches lead into different joins (${[...reached].join(', ')})`);
+      return undefined;
+    }
+    const j = [...reached][0];
+    if (j !== undefined) joinOf.set(p, j);
+    return j;
+  };
+
+  /** The joins a walk from `start` ends at (empty: it ends at ends only). */
+  const joinsReached = (start: string): Set<string> => {
+    const found = new Set<string>();
+    const seen = new Set<string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const id = queue.shift() as string;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const type = typeOf.get(id);
+      if (type === JOIN) {
+        found.add(id);
+        continue;
+      }
+      if (type === PARALLEL) {
+        // A nested fork is crossed at its own join; its branches are its business.
+        const inner = joinFor(id);
+        if (inner !== undefined) queue.push(...(targets.get(inner) ?? []));
+        continue;
+      }
+      queue.push(...(targets.get(id) ?? []));
+    }
+    return found;
+  };
+
+  for (const n of def.nodes) if (n.typeId === PARALLEL) joinFor(n.id);
+  const fed = new Set(joinOf.values());
+  for (const n of def.nodes) {
+    if (n.typeId === JOIN && !fed.has(n.id)) problems.push(`node "${n.id}": no core.parallel leads into this join`);
+    if (n.typeId !== PARALLEL) continue;
+    problems.push(...parallelProblems(n.id, targets.get(n.id) ?? [], typeOf));
+    for (const start of targets.get(n.id) ?? []) {
+      if (!reachesExit(start, targets, typeOf)) {
+        problems.push(`node "${n.id}": the branch from "${start}" can reach neither a join nor an end`);
+      }
+    }
+  }
+  problems.push(...sharedNodeProblems(def, targets, joinOf, typeOf));
+  return { joinOf, problems };
+}
+
+function parallelProblems(p: string, outs: string[], typeOf: Map<string, string>): string[] {
+  const problems: string[] = [];
+  if (outs.length === 0) problems.push(`node "${p}": a core.parallel needs at least one outgoing edge`);
+  if (new Set(outs).size !== outs.length) problems.push(`node "${p}": two edges lead to the same node`);
+  for (const t of outs)
+    if (typeOf.get(t) === JOIN) problems.push(`node "${p}": a branch leads straight into join "${t}"`);
+  return problems;
+}
+
+/** Whether a walk from `start` can reach a join or an end (a node without outgoing edges). */
+function reachesExit(start: string, targets: Map<string, string[]>, typeOf: Map<string, string>): boolean {
+  const seen = new Set<string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const id = queue.shift() as string;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const outs = targets.get(id) ?? [];
+    if (typeOf.get(id) === JOIN || outs.length === 0) return true;
+    queue.push(...outs);
+  }
+  return false;
+}
+
+/**
+ * Two branches of one fork must not share a node before their join: both would execute it with
+ * the same ordinal, so the same idempotency key, at once.
+ */
+function sharedNodeProblems(
+  def: WorkflowDefinition,
+  targets: Map<string, string[]>,
+  joinOf: Map<string, string>,
+  typeOf: Map<string, string>,
+): string[] {
+  const problems: string[] = [];
+  for (const n of def.nodes) {
+    if (n.typeId !== PARALLEL) continue;
+    const join = joinOf.get(n.id);
+    const owner = new Map<string, string>();
+    for (const start of targets.get(n.id) ?? []) {
+      const seen = new Set<string>();
+      const queue = [start];
+      while (queue.length > 0) {
+        const id = queue.shift() as string;
+        if (seen.has(id) || id === join) continue;
+        seen.add(id);
+        const first = owner.get(id);
+        if (first !== undefined && first !== start) {
+          problems.push(`node "${id}": reached by two branches of "${n.id}" (from "${first}" and "${start}")`);
+          continue;
+        }
+        owner.set(id, start);
+        if (typeOf.get(id) !== JOIN) queue.push(...(targets.get(id) ?? []));
+      }
+    }
+  }
+  return [...new Set(problems)];
+}
