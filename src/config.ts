@@ -36,6 +36,8 @@ export interface Config {
   testSeams: boolean;
   leaseMs: number;
   pollMs: number;
+  /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES): a fork past it fails the run. */
+  maxBranches: number;
   logLevel: string;
   sqliteSynchronous: 'NORMAL' | 'FULL';
   bodyLimit: number;
@@ -161,6 +163,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     testSeams: env.HANDOFF_TEST_SEAMS === '1',
     leaseMs: int('HANDOFF_LEASE_MS', env.HANDOFF_LEASE_MS ?? '30000', 100, 3_600_000),
     pollMs: int('HANDOFF_POLL_MS', env.HANDOFF_POLL_MS ?? '1000', 10, 60_000),
+    maxBranches: int('HANDOFF_MAX_BRANCHES', env.HANDOFF_MAX_BRANCHES ?? '64', 1, 10_000),
     logLevel: flags.logLevel ?? env.HANDOFF_LOG_LEVEL ?? 'info',
     sqliteSynchronous: env.HANDOFF_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
     bodyLimit: int('HANDOFF_BODY_LIMIT', env.HANDOFF_BODY_LIMIT ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),

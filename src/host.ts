@@ -36,7 +36,7 @@ import { PeerStreams } from './peers/streams.js';
 import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
-import type { Pipeline, Store } from './store/store.js';
+import type { CommitListener, Pipeline, Store } from './store/store.js';
 
 export interface Host {
   config: Config;
@@ -95,7 +95,17 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     leaseMs: config.push.leaseMs,
   });
   const taskCache = TaskCache.forStore(store);
-  store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
+  // The peer-cancel pass is built below; a withdrawn branch's peer task wakes it once it exists.
+  let wakePeerCancels = () => {};
+  store.setPipeline(
+    pipeline({
+      bus,
+      metrics,
+      taskCache,
+      wakePushWorker: () => pushWorker.kick(),
+      wakePeerCancels: () => wakePeerCancels(),
+    }),
+  );
 
   // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full. The
   // A2A client is loaded on first use: most hosts never call out, and every start pays for a load.
@@ -138,12 +148,14 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     pollMs: config.pollMs,
     clock,
     services,
+    maxBranches: config.maxBranches,
   });
+  wakePeerCancels = () => cancels.kick();
   // A cancelled run may leave a peer task to cancel (marked in the cancelling transaction).
   const stopCancelWatch = bus.subscribeAll((n) => {
     if (n.status === 'cancelled') cancels.kick();
   });
-  const engine = new Engine(store, workflows, { worker: runner, clock });
+  const engine = new Engine(store, workflows, { worker: runner, clock, maxBranches: config.maxBranches });
   const publicSkills = () =>
     workflows
       .list()
@@ -250,8 +262,11 @@ export function pipeline(parts: {
   metrics: Metrics;
   taskCache: TaskCache | undefined;
   wakePushWorker: () => void;
+  /** A branch was withdrawn: the peer task it waited on (marked in its transaction) wants a cancel. */
+  wakePeerCancels?: () => void;
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
+  const wake = parts.wakePeerCancels;
   return {
     steps: [taskRecordStep, push.step],
     listeners: [
@@ -259,7 +274,18 @@ export function pipeline(parts: {
       parts.metrics.runListener,
       busPublisher(parts.bus),
       push.listener,
+      ...(wake ? [withdrawalListener(wake)] : []),
     ],
+  };
+}
+
+/** After a commit that withdrew a branch, wake the peer-cancel pass (its cancel was marked then). */
+function withdrawalListener(wake: () => void): CommitListener {
+  return {
+    name: 'peer-cancel-wake',
+    committed(changes) {
+      if (changes.some((c) => c.events.some((e) => e.type === 'branch.withdrawn'))) wake();
+    },
   };
 }
 

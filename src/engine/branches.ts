@@ -17,6 +17,9 @@ import { graphOf, JOIN } from './workflow/graph.js';
 /** One line of execution: an unforked run's cursor (no `id`), or one branch of a forked run. */
 export type Line = Omit<BranchCursor, 'id'> & { id?: string };
 
+/** Branches one run may have live at once (HANDOFF_MAX_BRANCHES). */
+export const DEFAULT_MAX_BRANCHES = 64;
+
 export const isForked = (cursor: RunCursor): boolean => cursor.branches !== undefined;
 
 /** An unforked run's one line, read from its cursor (undefined once the run has ended). */
@@ -139,7 +142,23 @@ export class Frontier {
   }
 
   /** `line` ran the parallel node `nodeId` (execution `ordinal`): a branch per target. */
-  fork(def: WorkflowDefinition, line: Line, nodeId: string, ordinal: number, targets: string[]): void {
+  fork(
+    def: WorkflowDefinition,
+    line: Line,
+    nodeId: string,
+    ordinal: number,
+    targets: string[],
+    maxBranches = DEFAULT_MAX_BRANCHES,
+  ): void {
+    const live = this.branches.length - (line.id === undefined ? 0 : 1) + targets.length;
+    if (live > maxBranches) {
+      this.failed = {
+        code: 'too_many_branches',
+        message: `'${nodeId}' would make ${live} branches live at once; this host allows ${maxBranches} (HANDOFF_MAX_BRANCHES)`,
+        details: { branches: live, maxBranches },
+      };
+      return;
+    }
     this.remove(line);
     const key = `${nodeId}#${ordinal}`;
     const fork: ForkState = { nodeId, arrived: [], outputs: {} };

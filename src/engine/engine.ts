@@ -73,6 +73,8 @@ export interface EngineOptions {
    * in the creating transaction. Absent: runs wait for whichever worker claims them. */
   worker?: LocalWorker;
   clock?: Clock;
+  /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES). */
+  maxBranches?: number;
 }
 
 export class Engine {
@@ -87,7 +89,7 @@ export class Engine {
   ) {
     this.worker = opts.worker;
     this.clock = opts.clock ?? systemClock;
-    this.inline = { clock: this.clock };
+    this.inline = { clock: this.clock, ...(opts.maxBranches !== undefined ? { maxBranches: opts.maxBranches } : {}) };
   }
 
   /** Read a run as the caller may see it: another tenant's run is indistinguishable from none. */

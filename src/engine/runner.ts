@@ -30,6 +30,8 @@ export interface RunnerOptions {
   concurrency?: number;
   /** Lent to the nodes this worker executes (NodeServices: outbound calls, other agents). */
   services?: NodeServices;
+  /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES). */
+  maxBranches?: number;
 }
 
 export class Runner implements LocalWorker {
@@ -62,6 +64,7 @@ export class Runner implements LocalWorker {
       fence: { owner: opts.instanceId },
       onExecuted: (type, outcome) => opts.metrics.nodeExecutions.inc({ type, outcome }),
       ...(opts.services ? { services: opts.services } : {}),
+      ...(opts.maxBranches !== undefined ? { maxBranches: opts.maxBranches } : {}),
     };
     this.loop = new PassLoop(
       () => this.pass(),

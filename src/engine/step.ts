@@ -50,6 +50,8 @@ export interface StepContext {
   fence?: { owner: string };
   /** Handed to every node executed (see NodeServices). */
   services?: NodeServices;
+  /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES; default 64). */
+  maxBranches?: number;
 }
 
 export type StepOutcome =
@@ -271,7 +273,7 @@ async function apply(
       if (result.vars) completion.vars = result.vars;
       if (result.events) completion.events = result.events;
       if (result.detail) completion.detail = result.detail;
-      const next = await completeNode(def, run, completion, nowIso, line);
+      const next = await completeNode(def, run, completion, nowIso, line, ctx.maxBranches);
       const after = await commit(prefix.length === 0 ? next : spread(next, { events: [...prefix, ...next.events] }));
       return after.status === 'running' || (isForked(after.cursor) && !isTerminal(after.status))
         ? { kind: 'continue', run: after }

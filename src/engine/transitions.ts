@@ -83,6 +83,8 @@ export async function completeNode(
   c: Completion,
   nowIso: string,
   line: Line = linesOf(run.cursor)[0] as Line,
+  /** Branches the run may have live at once (only a core.parallel's completion forks). */
+  maxBranches?: number,
 ): Promise<Transition> {
   const node = findNode(def, line.nodeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
@@ -115,7 +117,8 @@ export async function completeNode(
       return { patch: { status: 'running', state, cursor: { nodeId: next, ordinals }, wakeAt: undefined }, events };
     }
   }
-  return moveLines(def, run, line, { node, ordinal, output: c.output, state, ordinals, scope }, events, nowIso);
+  const done = { node, ordinal, output: c.output, state, ordinals, scope };
+  return moveLines(def, run, line, done, events, nowIso, maxBranches);
 }
 
 /** The step of a forked run, or of a line that forks or joins: the Frontier decides. */
@@ -133,6 +136,7 @@ async function moveLines(
   },
   nodeEvents: NewEvent[],
   nowIso: string,
+  maxBranches: number | undefined,
 ): Promise<Transition> {
   const f = Frontier.of(run.cursor, done.state.outputs, { ...done.ordinals });
   if (done.node.typeId === PARALLEL) {
@@ -141,7 +145,8 @@ async function moveLines(
       const error = { code: 'no_branch', message: `no outgoing edge of '${done.node.id}' holds: nothing to run` };
       return failLines(run, f, line, error, nowIso, stamped(nodeEvents, line));
     }
-    f.fork(def, line, done.node.id, done.ordinal, targets);
+    f.fork(def, line, done.node.id, done.ordinal, targets, maxBranches);
+    if (f.failed) return failLines(run, f, line, f.failed, nowIso, stamped(nodeEvents, line));
   } else {
     f.leave(def, line, done.node.id, done.output, await firstNext(def, done.node.id, done.scope));
   }

@@ -27,7 +27,13 @@ for (const dialect of DIALECTS) {
     it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
         steps: ['a2a-task-record', 'push-outbox'],
-        listeners: [...(dialect === 'sqlite' ? ['task-cache'] : []), 'metrics', 'bus', 'push-worker-wake'],
+        listeners: [
+          ...(dialect === 'sqlite' ? ['task-cache'] : []),
+          'metrics',
+          'bus',
+          'push-worker-wake',
+          'peer-cancel-wake',
+        ],
       });
     });
 
