@@ -52,14 +52,20 @@ export class Redactor {
         (out as unknown[])[i] = item;
       }
     } else {
-      let changed = false;
-      const entries = Object.entries(value).map(([k, v]) => {
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      // Entries are gathered only from the first change on: most data holds no credential.
+      let entries: [string, unknown][] | undefined;
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
         const key = this.text(k);
-        const item = this.#walk(v, seen);
-        if (key !== k || item !== v) changed = true;
-        return [key, item] as const;
-      });
-      if (changed) out = Object.fromEntries(entries);
+        const item = this.#walk(record[k], seen);
+        if (entries === undefined && (key !== k || item !== record[k])) {
+          entries = keys.slice(0, i).map((before) => [before, record[before]]);
+        }
+        entries?.push([key, item]);
+      }
+      if (entries !== undefined) out = Object.fromEntries(entries);
     }
     seen.set(value, out);
     return out;
