@@ -8,7 +8,7 @@ import ipaddr from 'ipaddr.js';
 import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
 import { parseHostPattern } from './egress/address.js';
 import { loadSecrets, type SecretStore } from './secrets/store.js';
-import { type AgentEntry, parseAgentRegistry } from './peers/registry.js';
+import { type AgentEntry, parseAgentRegistry, registryCredentials } from './peers/registry.js';
 
 export interface ApiKeyIdentity {
   tenantId: string;
@@ -151,6 +151,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
   const extraDirs = flags.workflows ?? (env.HANDOFF_WORKFLOWS ? env.HANDOFF_WORKFLOWS.split(':').filter(Boolean) : []);
   const databaseUrl = flags.databaseUrl ?? env.HANDOFF_DATABASE_URL;
   const publicUrl = flags.publicUrl ?? env.HANDOFF_PUBLIC_URL;
+  const registry = agentRegistry(env);
   const config: Config = {
     host: flags.host ?? env.HANDOFF_HOST ?? '127.0.0.1',
     port: int('port', flags.port ?? env.HANDOFF_PORT ?? '8080', 0, 65535),
@@ -207,9 +208,10 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
         : {}),
     },
     llmProviders: llmProviders(env.HANDOFF_LLM_PROVIDERS),
-    secrets: secrets(env),
+    // The agent tokens are redacted like secrets: a peer may echo the one it was sent.
+    secrets: secrets(env, registryCredentials(registry)),
     agents: {
-      registry: agentRegistry(env),
+      registry,
       timeoutMs: int('HANDOFF_AGENT_TIMEOUT_MS', env.HANDOFF_AGENT_TIMEOUT_MS ?? '30000', 100, 3_600_000),
       pollMinMs: int('HANDOFF_AGENT_POLL_MIN_MS', env.HANDOFF_AGENT_POLL_MIN_MS ?? '1000', 10, 3_600_000),
       pollMaxMs: int('HANDOFF_AGENT_POLL_MAX_MS', env.HANDOFF_AGENT_POLL_MAX_MS ?? '60000', 10, 3_600_000),
@@ -361,9 +363,10 @@ function llmProviders(raw: string | undefined): Map<string, LlmProvider> {
   }
 }
 
-function secrets(env: NodeJS.ProcessEnv): SecretStore {
+function secrets(env: NodeJS.ProcessEnv, credentials: string[]): SecretStore {
   try {
-    return loadSecrets({ env, ...(env.HANDOFF_SECRETS_FILE ? { file: resolve(env.HANDOFF_SECRETS_FILE) } : {}) });
+    const file = env.HANDOFF_SECRETS_FILE ? { file: resolve(env.HANDOFF_SECRETS_FILE) } : {};
+    return loadSecrets({ env, credentials, ...file });
   } catch (err) {
     // The message names the variable or the file, never a value.
     throw new ConfigError((err as Error).message);

@@ -139,7 +139,11 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     maxMs: config.agents.pollMaxMs,
     pollMs: Math.max(config.pollMs, 1_000),
   });
-  const services: NodeServices = { ...nodeServices(config, opts), peers: peersForNodes };
+  const services: NodeServices = {
+    ...nodeServices(config, opts),
+    peers: peersForNodes,
+    redactor: config.secrets.redactor,
+  };
   const runner = new Runner(store, workflows, bus, {
     instanceId: config.instanceId,
     logger: log,

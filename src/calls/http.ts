@@ -54,7 +54,10 @@ export interface HttpCallOptions {
   policy: EgressPolicy;
   /** Sent as `Idempotency-Key` on every request of the call (the engine's `runId:nodeId:ordinal`). */
   idempotencyKey: string;
-  /** Applied to failure messages and body excerpts, e.g. SecretStore.redact. */
+  /**
+   * Applied to failure messages and to body excerpts before they are cut, e.g. SecretStore.redact
+   * (every spelling of every secret; the call's URL, query included, is never put in a message).
+   */
   redact?: (text: string) => string;
 }
 
@@ -272,10 +275,26 @@ async function unexpected(res: Dispatcher.ResponseData, report: Report<HttpCallE
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   };
   if (status >= 300 && status < 400) {
-    const location = headerValue(res.headers.location);
+    const location = shownUrl(headerValue(res.headers.location));
     return report.fail('redirect', false, `${status} redirect${location ? ` to ${location}` : ''} not followed`, extra);
   }
   return report.fail('http_status', RETRYABLE_STATUSES.has(status), `unexpected status ${status}`, extra);
+}
+
+/**
+ * A Location for a message: origin and path, never the query or fragment. A server that redirects
+ * to (or echoes) the request's own URL would otherwise copy its query parameters, secrets
+ * included, into the run's error.
+ */
+function shownUrl(location: string | undefined): string | undefined {
+  if (location === undefined) return undefined;
+  try {
+    // A relative Location is shown as its path.
+    const url = new URL(location, 'http://relative.invalid');
+    return URL.canParse(location) ? url.origin + url.pathname : url.pathname;
+  } catch {
+    return 'an unreadable location';
+  }
 }
 
 /** At most `limit` bytes of the body; `complete` is false when there was more. */

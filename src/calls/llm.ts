@@ -6,6 +6,7 @@
 //     { dispatcher, policy, idempotencyKey: 'run:draft:0', redact: secrets.redact });
 //   if (out.ok) use(out.json ?? out.text);
 import { type Static, Type } from '@sinclair/typebox';
+import { Redactor } from '../secrets/redact.js';
 import { type CallFailure, type Report, reporter } from './failure.js';
 import { type HttpCallErrorCode, type HttpCallOptions, httpCall } from './http.js';
 import { schemaError } from './schema.js';
@@ -91,9 +92,13 @@ const CompletionSchema = Type.Object({
 });
 type Completion = Static<typeof CompletionSchema>;
 
-/** One Chat Completions attempt (no retry: see retry.ts). Never throws. */
+/**
+ * One Chat Completions attempt (no retry: see retry.ts). Never throws. `options.redact`, when
+ * given, must hide `apiKey` too (SecretStore.redact does: the key is always a secret).
+ */
 export async function llmChat(config: LlmChatConfig, options: HttpCallOptions): Promise<LlmChatOutcome> {
-  const redact = withKeyRedacted(options.redact, config.apiKey);
+  // The host's redaction holds the key (a secret); a caller without one still gets the key hidden.
+  const redact = options.redact ?? new Redactor(config.apiKey ? [config.apiKey] : []).text;
   const report = reporter<LlmChatErrorCode>(redact);
   const invalid =
     schemaError(LlmChatConfigSchema, config) ??
@@ -176,9 +181,4 @@ function completionOutcome(
 function withoutCodeFence(text: string): string {
   const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i.exec(text);
   return fenced ? fenced[1]! : text;
-}
-
-function withKeyRedacted(redact: ((t: string) => string) | undefined, apiKey: string | undefined) {
-  const base = redact ?? ((t: string) => t);
-  return apiKey ? (t: string) => base(t).replaceAll(apiKey, '[redacted]') : base;
 }

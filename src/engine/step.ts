@@ -18,6 +18,7 @@ import { NODE_TYPES } from './nodes/index.js';
 import type { NodeServices } from './nodes/services.js';
 import type { NodeContext, NodeResult } from './nodes/types.js';
 import { expireGate } from './resolution.js';
+import { scrubbed } from './scrub.js';
 import { spread } from './spread.js';
 import {
   type Completion,
@@ -223,13 +224,16 @@ async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx:
   const type = NODE_TYPES.get(node.typeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   if (!type) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
+  // What a node that reaches outside returns may echo a credential: scrubbed before it is committed.
+  const redactor = type.inline ? undefined : ctx.services?.redactor;
+  const recorded = (r: NodeResult) => (redactor ? scrubbed(r, redactor) : r);
   try {
     const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
     ctx.onExecuted?.(node.typeId, result.kind);
-    return result;
+    return recorded(result);
   } catch (err) {
     ctx.onExecuted?.(node.typeId, 'error');
-    return { kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } };
+    return recorded({ kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } });
   }
 }
 

@@ -58,6 +58,11 @@ export interface PeersOptions {
   inputPolicy?: EgressPolicy;
   /** Name resolution for input URLs (tests map names to loopback); default: the system resolver. */
   lookup?: Resolver;
+  /**
+   * Applied to a peer's words in every error before they are cut (SecretStore.redact: a peer may
+   * echo the token it was sent).
+   */
+  redact?: (text: string) => string;
 }
 
 /** A registered agent by name (operator-trusted), or a URL that came from run input (fully guarded). */
@@ -104,8 +109,10 @@ export class Peers {
   private readonly trusted: Agent;
   private readonly guarded: Agent;
   private readonly inputPolicy: EgressPolicy;
+  private readonly redact: (text: string) => string;
 
   constructor(private readonly opts: PeersOptions) {
+    this.redact = opts.redact ?? ((t) => t);
     const ca = opts.ca ? [...rootCertificates, opts.ca].join('\n') : undefined;
     this.inputPolicy = opts.inputPolicy ?? createEgressPolicy();
     // Streams stay open as long as their caller wants: no idle bound on bodies (calls have signals).
@@ -131,6 +138,7 @@ export class Peers {
       timeoutMs,
       ...(caFile ? { ca: readFileSync(caFile, 'utf8') } : {}),
       ...(inputPolicy ? { inputPolicy } : {}),
+      redact: config.secrets.redact,
     });
   }
 
@@ -143,7 +151,7 @@ export class Peers {
     try {
       card = await resolver.resolve(cardUrl, '');
     } catch (err) {
-      throw cardError(err, cardUrl, this.opts.timeoutMs);
+      throw cardError(err, cardUrl, this.opts.timeoutMs, this.redact);
     }
     let chosenUrl = '';
     // The factory does not say which interface it picked; its transport factory is told the URL.
@@ -177,7 +185,7 @@ export class Peers {
       binding: client.transport.protocolName as ChosenInterface['binding'],
       protocolVersion: client.protocolVersion === '0.3' ? '0.3' : '1.0',
     };
-    return new PeerClient(client, card, chosen, run, this.opts.timeoutMs);
+    return new PeerClient(client, card, chosen, run, this.opts.timeoutMs, this.redact);
   }
 
   async close(): Promise<void> {
@@ -219,13 +227,13 @@ function withToken(fetchImpl: typeof fetch, token: string | undefined): typeof f
  * A card that cannot be fetched is a transport problem (retry) or an HTTP answer (404, 401…);
  * one that arrives but cannot be read is the peer's fault, whatever the SDK called it.
  */
-function cardError(err: unknown, cardUrl: string, timeoutMs: number): PeerError {
+function cardError(err: unknown, cardUrl: string, timeoutMs: number, redact: (text: string) => string): PeerError {
   const what = `agent card at ${shownUrl(cardUrl)}`;
   let e: PeerError;
   try {
-    e = toPeerError(err, what, timeoutMs);
+    e = toPeerError(err, what, timeoutMs, redact);
   } catch {
-    return peerError(INVALID_AGENT_RESPONSE, `${what} is unreadable: ${(err as Error).message}`);
+    return peerError(INVALID_AGENT_RESPONSE, `${what} is unreadable: ${redact((err as Error).message)}`);
   }
   if (e.failure.kind !== 'peer' || e.failure.code > 0) return e;
   return peerError(INVALID_AGENT_RESPONSE, `${what} is unreadable: ${e.failure.message.replace(`${what}: `, '')}`);
@@ -239,6 +247,7 @@ export class PeerClient {
     readonly chosen: ChosenInterface,
     private readonly run: RunContext,
     private readonly timeoutMs: number,
+    private readonly redact: (text: string) => string = (t) => t,
   ) {}
 
   /**
@@ -325,7 +334,7 @@ export class PeerClient {
       }
     } catch (err) {
       if (opts.signal?.aborted) return;
-      const e = toPeerError(err, what, this.timeoutMs);
+      const e = toPeerError(err, what, this.timeoutMs, this.redact);
       const unsupported = e.failure.kind === 'peer' && e.failure.code === A2A_ERROR_CODE.UNSUPPORTED_OPERATION;
       if (known !== undefined || !unsupported) throw e;
       const task = await this.getTask(taskId);
@@ -343,7 +352,7 @@ export class PeerClient {
     try {
       return await fn(this.options(AbortSignal.timeout(this.timeoutMs)));
     } catch (err) {
-      throw toPeerError(err, this.what(method), this.timeoutMs);
+      throw toPeerError(err, this.what(method), this.timeoutMs, this.redact);
     }
   }
 

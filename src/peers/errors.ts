@@ -40,11 +40,21 @@ const isA2AError = (e: unknown): e is Error => e instanceof Error && 'toErrorInf
 const isNetworkFailure = (e: unknown): boolean =>
   e instanceof TypeError && (e.message === 'fetch failed' || e.message === 'terminated');
 
+/** How much of a peer's own words a message keeps. */
+const SAID_CHARS = 300;
+
 /**
  * Map anything a call threw to a PeerError. `what` names the call ("POST https://…/a2a tasks/get")
- * for messages. Errors that are none of the known shapes (a bug here) are rethrown unchanged.
+ * for messages; `redact` is applied to the peer's words before they are cut (a peer may echo its
+ * token, and a cut through it would keep its start). Errors that are none of the known shapes (a
+ * bug here) are rethrown unchanged.
  */
-export function toPeerError(err: unknown, what: string, timeoutMs: number): PeerError {
+export function toPeerError(
+  err: unknown,
+  what: string,
+  timeoutMs: number,
+  redact: (text: string) => string = (t) => t,
+): PeerError {
   if (err instanceof PeerError) return err;
   const chain = [...causes(err)];
   const denied = chain.find((e) => e instanceof EgressDeniedError) as EgressDeniedError | undefined;
@@ -54,23 +64,24 @@ export function toPeerError(err: unknown, what: string, timeoutMs: number): Peer
   if (chain.some((e) => e instanceof DOMException && (e.name === 'TimeoutError' || e.name === 'AbortError'))) {
     return transportError(`${what}: no answer within ${timeoutMs} ms`);
   }
+  const said = (message: string) => redact(message).slice(0, SAID_CHARS);
   // Checked before the network case: the SDK wraps an in-stream JSON-RPC error as a plain Error's cause.
   const a2a = chain.find(isA2AError);
-  if (a2a) return fromA2AError(a2a, what);
-  if (isNetworkFailure(err)) return transportError(`${what}: ${describe(chain)}`);
+  if (a2a) return fromA2AError(a2a, `${what}: ${said(a2a.message)}`);
+  if (isNetworkFailure(err)) return transportError(`${what}: ${redact(describe(chain))}`);
   // The SDK reports answers it cannot read as SyntaxErrors (JSON) or plain Errors (the rest).
   if (err instanceof SyntaxError || (err instanceof Error && err.constructor === Error)) {
-    return peerError(INVALID_AGENT_RESPONSE, `${what}: ${err.message.slice(0, 300)}`);
+    return peerError(INVALID_AGENT_RESPONSE, `${what}: ${said(err.message)}`);
   }
   throw err;
 }
 
 /** The SDK's A2A errors: JSON-RPC keeps its wire code; REST maps to the same codes or its HTTP status. */
-function fromA2AError(err: Error, what: string): PeerError {
+function fromA2AError(err: Error, message: string): PeerError {
   const { code } = toJsonRpcError(err);
   // A REST error body without a known A2A reason: the HTTP status says more than "internal error".
   const restStatus = isRestError(err) && err.name === 'A2AError' ? err.statusCode : undefined;
-  return peerError(restStatus ?? code, `${what}: ${err.message.slice(0, 300)}`);
+  return peerError(restStatus ?? code, message);
 }
 
 /** The innermost useful message: "connect ECONNREFUSED 127.0.0.1:9" rather than "fetch failed". */

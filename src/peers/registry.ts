@@ -96,3 +96,7 @@ function checkTokens(
 }
 
 const refuse = (why: string): RegistryVerdict => ({ ok: false, error: `HANDOFF_AGENTS: ${why}` });
+
+/** Every credential the registry holds (its agents' tokens): the host redacts them like secrets. */
+export const registryCredentials = (agents: ReadonlyMap<string, AgentEntry>): string[] =>
+  [...agents.values()].flatMap((a) => (a.token !== undefined ? [a.token] : []));

@@ -1,11 +1,13 @@
 // Secrets by reference: a workflow names a secret (`API_TOKEN`); only the host holds its value,
 // from `HANDOFF_SECRET_<NAME>` variables or the JSON file `HANDOFF_SECRETS_FILE`. Values are never
-// stored in definitions or run logs, and `redact` scrubs them from any text we show or log.
+// stored in definitions or run logs, and `redact` scrubs them — and the host's other credentials,
+// such as agent tokens — from any text we show or log, in every spelling (src/secrets/redact.ts).
 //
 //   const secrets = loadSecrets({ env: process.env, file: '/run/secrets/handoff.json' });
 //   headers.authorization = `Bearer ${secrets.get('API_TOKEN')}`;
 //   log.warn(secrets.redact(err.message));
 import { readFileSync } from 'node:fs';
+import { Redactor } from './redact.js';
 
 /** Secret names: upper-case letters, digits and `_` (the same in env variable names and in the file). */
 export const SECRET_NAME = /^[A-Z0-9_]+$/;
@@ -18,11 +20,15 @@ const HOST_KEY_VARIABLE = 'HANDOFF_SECRET_KEY';
 export class SecretStore {
   // Private fields stay out of JSON.stringify and util.inspect, so a logged config shows no value.
   readonly #values: ReadonlyMap<string, string>;
-  readonly #pattern: RegExp | null;
+  readonly #redactor: Redactor;
 
-  constructor(values: ReadonlyMap<string, string>) {
+  /**
+   * `credentials`: values that are no secret a workflow may name but are redacted all the same
+   * (the agent tokens of HANDOFF_AGENT_TOKEN_<NAME>).
+   */
+  constructor(values: ReadonlyMap<string, string>, credentials: Iterable<string> = []) {
     this.#values = values;
-    this.#pattern = redactionPattern([...values.values()]);
+    this.#redactor = new Redactor([...values.values(), ...credentials]);
   }
 
   has(name: string): boolean {
@@ -36,23 +42,17 @@ export class SecretStore {
     return value;
   }
 
-  /**
-   * `text` with every secret value (raw, URL-encoded or JSON-escaped) replaced by `[redacted]`.
-   * A bound function, so it can be handed over as is: `httpCall(req, { …, redact: secrets.redact })`.
-   */
-  readonly redact = (text: string): string =>
-    this.#pattern === null ? text : text.replace(this.#pattern, '[redacted]');
-}
+  /** The one redactor of the host: every secret value and credential, in every spelling. */
+  get redactor(): Redactor {
+    return this.#redactor;
+  }
 
-/** The spellings a value takes in the texts we show: as is, in a URL, inside a JSON string. */
-function redactionPattern(values: string[]): RegExp | null {
-  const forms = new Set(values.flatMap((v) => [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)]));
-  if (forms.size === 0) return null;
-  // Longest first, so a secret that contains another is replaced whole.
-  const alternatives = [...forms]
-    .sort((a, b) => b.length - a.length)
-    .map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(alternatives.join('|'), 'g');
+  /**
+   * `text` with every secret value and credential (raw, percent-encoded, JSON-escaped, base64…)
+   * replaced by `[redacted]`. A bound function, so it can be handed over as is:
+   * `httpCall(req, { …, redact: secrets.redact })`.
+   */
+  readonly redact = (text: string): string => this.#redactor.text(text);
 }
 
 /**
@@ -60,7 +60,12 @@ function redactionPattern(values: string[]): RegExp | null {
  * A variable overrides the file's entry of the same name. Throws, naming the variable or the file
  * (never a value), on a bad name, an empty value or a file that is not such an object.
  */
-export function loadSecrets(opts: { env: NodeJS.ProcessEnv; file?: string }): SecretStore {
+export function loadSecrets(opts: {
+  env: NodeJS.ProcessEnv;
+  file?: string;
+  /** Other credentials the host holds, redacted like secrets (see SecretStore). */
+  credentials?: Iterable<string>;
+}): SecretStore {
   const values = new Map<string, string>();
   if (opts.file !== undefined) {
     const where = `HANDOFF_SECRETS_FILE (${opts.file})`;
@@ -73,7 +78,7 @@ export function loadSecrets(opts: { env: NodeJS.ProcessEnv; file?: string }): Se
     const name = checkedName(variable.slice(ENV_PREFIX.length), variable);
     values.set(name, checkedValue(value, variable));
   }
-  return new SecretStore(values);
+  return new SecretStore(values, opts.credentials);
 }
 
 function readSecretsFile(file: string): Record<string, unknown> {

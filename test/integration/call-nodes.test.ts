@@ -10,8 +10,9 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { UNTRUSTED_NOTICE } from '../../src/calls/untrusted.js';
 import { rpc } from '../support/a2a.js';
-import { SECRET_ENV, SECRET_VALUE, writeCallWorkflows } from '../support/call-workflows.js';
+import { ODD_SECRET, SECRET_ENV, SECRET_VALUE, writeCallWorkflows } from '../support/call-workflows.js';
 import { resolverFor } from '../support/dns.js';
+import { assertNoLeak, haystackOf } from '../support/leaks.js';
 import { type FakeLlm, startFakeLlm } from '../support/fake-llm.js';
 import { startTestHost, type Json, type TestHost } from '../support/host.js';
 import {
@@ -27,6 +28,8 @@ const lookup = resolverFor({
   'llm.handoff.test': '127.0.0.1',
   'evil.handoff.test': '10.0.0.1',
 });
+
+const V1 = { 'a2a-version': '1.0' };
 
 describe('call nodes in runs', () => {
   let rx: HttpsReceiver;
@@ -296,6 +299,69 @@ describe('call nodes in runs', () => {
       assert.equal(everything.includes(form), false, `the secret appears in: ${everything.slice(0, 400)}`);
     }
     assert.ok(everything.includes('[redacted]'), 'the echoed secret was replaced');
+  });
+
+  // A secret with `~ + / = " \` and spaces: each encoding spells it differently. The server echoes
+  // its own URL (the secret form-encoded in the query) and the Authorization header, raw and in
+  // base64, in JSON that escapes `/` as `\/` (PHP's default), in a header, in a Location.
+  it('a secret in a query parameter or a header shows in no spelling, however the server echoes it', async () => {
+    const php = (value: unknown) => JSON.stringify(value).replaceAll('/', '\\/');
+    const json = { 'content-type': 'application/json' };
+    rx.behave((req) => {
+      const url = `https://api.handoff.test:${rx.port}${req.path}`;
+      const auth = String(req.headers.authorization);
+      const echo = { url, auth, authBase64: Buffer.from(auth).toString('base64') };
+      if (req.path.startsWith('/redirect')) return { status: 302, location: url };
+      if (req.path.startsWith('/v1/chat')) {
+        return { status: 401, headers: json, body: php({ error: { message: `Incorrect API key: ${auth}`, url } }) };
+      }
+      if (req.path.startsWith('/fail')) return { status: 400, headers: json, body: php(echo) };
+      return { status: 200, headers: { ...json, 'x-echo': url }, body: php(echo) };
+    });
+    const ok = await run({ url: api('/ok') }, 'leak');
+    const failed = await run({ url: api('/fail') }, 'leak');
+    const redirected = await run({ url: api('/redirect') }, 'leak');
+    const chat = await run({ baseUrl: `https://api.handoff.test:${rx.port}/v1` }, 'leak_chat');
+    assert.deepEqual(
+      [ok, failed, redirected, chat].map((r) => [r.snap.status, r.snap.error?.code]),
+      [
+        ['completed', undefined],
+        ['failed', 'http_status'],
+        ['failed', 'redirect'],
+        ['failed', 'http_status'],
+      ],
+    );
+    const form = new URLSearchParams({ key: ODD_SECRET, plain: 'visible' }).toString();
+    assert.ok(
+      rx.requests.slice(0, 3).every((r) => r.path.endsWith(`?${form}`)),
+      'the secret went in the query',
+    );
+    assert.ok(rx.requests.every((r) => r.headers.authorization === `Bearer ${ODD_SECRET}`));
+
+    const shown: unknown[] = [];
+    for (const { runId } of [ok, failed, redirected, chat]) {
+      shown.push(await t.events(runId), (await t.get(`/v1/runs/${runId}`)).body);
+      shown.push((await rpc(t, 'tasks/get', { id: runId, historyLength: 50 })).body);
+      shown.push((await rpc(t, 'GetTask', { id: runId, historyLength: 50 }, { headers: V1 })).body);
+      shown.push((await t.get(`/v1/a2a/tasks/${runId}`)).body);
+    }
+    shown.push((await t.get('/v1/runs')).body, (await t.get('/v1/a2a/tasks')).body);
+    shown.push((await rpc(t, 'ListTasks', { includeArtifacts: true, historyLength: 50 }, { headers: V1 })).body);
+    shown.push(logLines.join('\n'));
+    assertNoLeak(haystackOf(...shown), ODD_SECRET, 'what the host shows of runs whose server echoed the secret');
+
+    // What the server said is kept, the secret in it replaced; a Location is shown without its query.
+    const body = ok.snap.nodeStates.fetch.body;
+    assert.equal(body.auth, 'Bearer [redacted]');
+    assert.match(body.url, /\?key=\[redacted\]&plain=visible$/);
+    assert.match(ok.snap.nodeStates.fetch.headers['x-echo'], /\?key=\[redacted\]&plain=visible$/);
+    assert.match(failed.snap.error.details.bodyExcerpt, /"auth":"Bearer \[redacted\]"/);
+    assert.match(failed.snap.error.details.bodyExcerpt, /fail\?key=\[redacted\]&plain=visible/);
+    assert.equal(
+      redirected.snap.error.message,
+      `302 redirect to https://api.handoff.test:${rx.port}/redirect not followed`,
+    );
+    assert.match(chat.snap.error.details.bodyExcerpt, /Incorrect API key: Bearer \[redacted\]/);
   });
 
   describe('the launch-note workflow', () => {

@@ -1,6 +1,7 @@
 // Workflows for the call-node tests, written to a temp directory: `call` (one http.request whose
-// request comes from the run's inputs, with a secret in a header, branching on the status) and
-// `chat` (one llm.chat whose endpoint, key and prompt come from inputs and a secret).
+// request comes from the run's inputs, with a secret in a header, branching on the status),
+// `chat` (one llm.chat whose endpoint, key and prompt come from inputs and a secret), and `leak` /
+// `leak_chat` (a secret in a query parameter, a header and a model key, for the redaction tests).
 //
 //   const dir = writeCallWorkflows();            // then startTestHost({ workflows: [dir], env: … })
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -35,9 +36,16 @@ const workflow = (id: string, inputSchema: object, nodes: object[], edges: objec
   settings: {},
 });
 
-/** The secret the `call` and `chat` workflows send (HANDOFF_SECRET_API_TOKEN). */
-export const SECRET_ENV = { HANDOFF_SECRET_API_TOKEN: 's3cr3t-Tok3n-value-0042' };
+/**
+ * The secrets the workflows send: API_TOKEN (`call`, `chat`) and ODD (`leak`, `leak_chat`), whose
+ * characters change under percent-, form-, JSON- and base64-encoding: `~ + / = " \` and spaces.
+ */
+export const SECRET_ENV = {
+  HANDOFF_SECRET_API_TOKEN: 's3cr3t-Tok3n-value-0042',
+  HANDOFF_SECRET_ODD: 'k3y~with+plus/slash=eq and "spaces"\\/~+==',
+};
 export const SECRET_VALUE = SECRET_ENV.HANDOFF_SECRET_API_TOKEN;
+export const ODD_SECRET = SECRET_ENV.HANDOFF_SECRET_ODD;
 
 const CALL_WORKFLOW = workflow(
   'call',
@@ -99,10 +107,44 @@ const CHAT_WORKFLOW = workflow(
   [],
 );
 
-/** A fresh directory holding call.json and chat.json. */
+/** One GET whose query parameter and Authorization header hold the secret ODD; no retry. */
+const LEAK_WORKFLOW = workflow(
+  'leak',
+  { type: 'object', required: ['url'], properties: { url: { type: 'string' } } },
+  [
+    node('fetch', 'http.request', {
+      method: 'GET',
+      url: '{{ inputs.url }}',
+      headers: { authorization: 'Bearer {{ secrets.ODD }}' },
+      query: { key: '{{ secrets.ODD }}', plain: 'visible' },
+      responseHeaders: ['x-echo'],
+      retry: { attempts: 1 },
+    }),
+  ],
+  [],
+);
+
+/** One llm.chat whose key is the secret ODD; no retry. */
+const LEAK_CHAT_WORKFLOW = workflow(
+  'leak_chat',
+  { type: 'object', required: ['baseUrl'], properties: { baseUrl: { type: 'string' } } },
+  [
+    node('draft', 'llm.chat', {
+      baseUrl: '{{ inputs.baseUrl }}',
+      apiKey: '{{ secrets.ODD }}',
+      model: 'gpt-test',
+      prompt: 'x',
+      retry: { attempts: 1 },
+    }),
+  ],
+  [],
+);
+
+/** A fresh directory holding call.json, chat.json, leak.json and leak_chat.json. */
 export function writeCallWorkflows(): string {
   const dir = mkdtempSync(join(tmpdir(), 'handoff-call-wf-'));
-  writeFileSync(join(dir, 'call.json'), JSON.stringify(CALL_WORKFLOW));
-  writeFileSync(join(dir, 'chat.json'), JSON.stringify(CHAT_WORKFLOW));
+  for (const wf of [CALL_WORKFLOW, CHAT_WORKFLOW, LEAK_WORKFLOW, LEAK_CHAT_WORKFLOW]) {
+    writeFileSync(join(dir, `${wf.id}.json`), JSON.stringify(wf));
+  }
   return dir;
 }

@@ -54,6 +54,21 @@ describe('agent registry', () => {
     assert.equal(registry.get('open')?.token, undefined);
   });
 
+  it("redacts every agent's token like a secret (a peer may echo it), without making it a secret by name", () => {
+    const config = loadConfig(
+      {},
+      {
+        HANDOFF_AGENTS: 'a=https://a.example.com,b=https://b.example.com',
+        HANDOFF_AGENT_TOKEN_A: 'tok~A+/=',
+        HANDOFF_AGENT_TOKEN_B: 'tok~B+/=',
+        HANDOFF_SECRET_OTHER: 'other-secret',
+      },
+    );
+    const echo = `A tok~A+/= B ${encodeURIComponent('tok~B+/=')} other-secret`;
+    assert.equal(config.secrets.redact(echo), 'A [redacted] B [redacted] [redacted]');
+    assert.equal(config.secrets.has('A'), false);
+  });
+
   it('refuses a bad name, a bad URL, a name given twice, and names that would share a token setting', () => {
     refuses({ HANDOFF_AGENTS: 'Reviewer=https://b.example.com' }, 'HANDOFF_AGENTS', 'Reviewer');
     refuses({ HANDOFF_AGENTS: '9lives=https://b.example.com' }, 'HANDOFF_AGENTS', '9lives');

@@ -8,6 +8,7 @@ import { EgressDeniedError } from '../../src/egress/dispatcher.js';
 import { PeerError, toPeerError } from '../../src/peers/errors.js';
 import { messageIdFor, traceIdFor, traceparentFor } from '../../src/peers/identity.js';
 import { applyStreamEvent, type PeerTask, toPeerTask } from '../../src/peers/normalize.js';
+import { Redactor } from '../../src/secrets/redact.js';
 
 describe('message identity', () => {
   it('derives a UUID-shaped (version 8) message id from the idempotency key, the same every time', () => {
@@ -199,6 +200,22 @@ describe('error classification', () => {
     // The SDK reports an error event inside a stream as a plain Error whose cause is the A2A error.
     const inStream = new Error('SSE event contained an error', { cause: new JsonRpcTaskNotFoundError() });
     assert.equal((classify(inStream) as { code: number }).code, -32001);
+  });
+
+  it("the peer's words are redacted before they are cut: a token across the cut leaves nothing of itself", () => {
+    const token = 'agent~tok+en/=0123456789';
+    const redact = new Redactor([token]).text;
+    // The token starts 10 characters before the cut at 300.
+    const said = `${'x'.repeat(290)} ${token} and more`;
+    const failures = [
+      new JsonRpcTaskNotFoundError({ message: said }),
+      new SyntaxError(said),
+      new TypeError('fetch failed', { cause: new Error(said) }),
+    ].map((err) => toPeerError(err, 'send https://p.example/a2a', 1000, redact).failure as { message: string });
+    for (const f of failures) {
+      assert.match(f.message, /x \[redact/);
+      assert.ok(!f.message.includes('agent'), f.message);
+    }
   });
 
   it('an answer that is not A2A is -32006; a bug of ours is not disguised as the peer’s', () => {

@@ -102,4 +102,79 @@ describe('SecretStore', () => {
   it('an empty store redacts nothing', () => {
     assert.equal(new SecretStore(new Map()).redact('tok-123'), 'tok-123');
   });
+
+  it('redacts credentials it holds besides its secrets, which it does not give out by name', () => {
+    const store = new SecretStore(new Map([['TOKEN', 'tok-123']]), ['agent~token+/=']);
+    assert.equal(store.redact('a tok-123 b agent~token+/= c'), 'a [redacted] b [redacted] c');
+    assert.equal(store.has('agent~token+/='), false);
+    assert.ok(!inspect(store, { depth: 5 }).includes('agent'));
+  });
+});
+
+describe('redaction: every spelling of a value', () => {
+  // `~ + / = " \` and spaces change under some encoding; é is not ASCII.
+  const value = 'p~a+s/s= w"0\\rd é~+/=';
+  const secrets = new SecretStore(new Map([['ODD', value]]));
+  const bytes = Buffer.from(value);
+  const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase());
+  const json = JSON.stringify(value).slice(1, -1);
+  const form = new URLSearchParams({ v: value }).toString().slice(2);
+  const spellings: Record<string, string> = {
+    raw: value,
+    encodeURIComponent: encodeURIComponent(value),
+    'encodeURIComponent, lower-case hex': lowerHex(encodeURIComponent(value)),
+    'URLSearchParams (+ for a space)': form,
+    'URLSearchParams, lower-case hex': lowerHex(form),
+    'RFC 3986 (a normalising server decodes ~ back)': encodeURIComponent(value).replaceAll('%7E', '~'),
+    'JSON.stringify': json,
+    'JSON with / as \\/ (PHP)': json.replaceAll('/', '\\/'),
+    'JSON with \\/ and \\u00e9 (PHP)': json.replaceAll('/', '\\/').replace('é', '\\u00e9'),
+    'JSON with \\u00E9 (upper-case hex)': json.replace('é', '\\u00E9'),
+    'JSON with = as \\u003d (Gson)': json.replaceAll('=', '\\u003d'),
+    base64: bytes.toString('base64'),
+    'base64 without padding': bytes.toString('base64').replace(/=+$/, ''),
+    base64url: bytes.toString('base64url'),
+  };
+  for (const [name, spelling] of Object.entries(spellings)) {
+    it(`${name}: ${spelling}`, () => {
+      assert.equal(secrets.redact(`<${spelling}>`), '<[redacted]>');
+    });
+  }
+
+  it('base64 of a longer text that holds the value (Basic credentials), at every byte offset', () => {
+    for (const prefix of ['user:', 'user1:', 'user12:']) {
+      const basic = Buffer.from(`${prefix}${value}`).toString('base64');
+      const out = secrets.redact(`Authorization: Basic ${basic}`);
+      assert.match(out, /^Authorization: Basic [A-Za-z0-9+/]{0,12}\[redacted\][A-Za-z0-9+/=]{0,4}$/, prefix);
+      const left = out.replace(/^Authorization: Basic /, '').replace('[redacted]', '');
+      assert.ok(left.length <= 12, `only the prefix's characters and the ends are left: ${left}`);
+    }
+  });
+
+  it('a body excerpt that escapes / as \\/ is redacted before it is cut', () => {
+    const body = JSON.stringify({ error: 'bad key', key: value }).replaceAll('/', '\\/');
+    assert.equal(secrets.redact(body), '{"error":"bad key","key":"[redacted]"}');
+  });
+
+  it('deep: every string and key of JSON data; what holds no value comes back as the same object', () => {
+    const shared = { echo: `Bearer ${value}` };
+    const data = { a: shared, b: shared, clean: { n: 1, s: ['x'] }, [value]: true };
+    const out = secrets.redactor.deep(data);
+    assert.deepEqual(out, {
+      a: { echo: 'Bearer [redacted]' },
+      b: { echo: 'Bearer [redacted]' },
+      clean: { n: 1, s: ['x'] },
+      '[redacted]': true,
+    });
+    assert.equal(out.clean, data.clean, 'untouched parts are not copied');
+    assert.equal(out.a, out.b, 'an object met twice gives one copy');
+    assert.equal(data.a.echo, `Bearer ${value}`, 'the input is not changed');
+    const clean = { x: [1, 'two', { three: null }] };
+    assert.equal(secrets.redactor.deep(clean), clean);
+  });
+
+  it('leaves unrelated base64 and text alone', () => {
+    const other = `${Buffer.from('some other value entirely').toString('base64')} p~a+s plain`;
+    assert.equal(secrets.redact(other), other);
+  });
 });

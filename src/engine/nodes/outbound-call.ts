@@ -62,10 +62,8 @@ export async function executeCall(
   const attempts = Number(ctx.state?.attempts ?? 0) + 1;
   const started = performance.now();
   const out = await attempt(calls).catch((err: Error) => templateFailure(err, calls.secrets));
-  if (out.ok) {
-    const output = redactDeep(out.output, calls.secrets) as Record<string, unknown>;
-    return { kind: 'completed', output, detail: { attempts, outcome: output } };
-  }
+  // The engine scrubs secrets from the whole result (src/engine/scrub.ts): the output included.
+  if (out.ok) return { kind: 'completed', output: out.output, detail: { attempts, outcome: out.output } };
   const wait = out.retryable ? retryDelayMs(retryPolicy(ctx.config.retry), attempts, out.retryAfterMs) : null;
   if (wait !== null) {
     // From the end of this attempt (it may have taken its whole timeout).
@@ -84,14 +82,4 @@ export async function executeCall(
 /** A template that does not evaluate (or a value the call refuses) fails the node for good. */
 function templateFailure(err: Error, secrets: SecretStore): CallFailure<string> {
   return { ok: false, code: 'invalid_request', retryable: false, message: secrets.redact(err.message) };
-}
-
-/** `value` with every secret value scrubbed from its strings (keys included): it is recorded. */
-function redactDeep(value: unknown, secrets: SecretStore): unknown {
-  if (typeof value === 'string') return secrets.redact(value);
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v, secrets));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [secrets.redact(k), redactDeep(v, secrets)]));
-  }
-  return value;
 }

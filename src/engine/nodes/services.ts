@@ -5,6 +5,7 @@
 import type { Dispatcher } from 'undici';
 import type { LlmProvider } from '../../calls/llm-providers.js';
 import type { EgressPolicy } from '../../egress/address.js';
+import type { Redactor } from '../../secrets/redact.js';
 import type { SecretStore } from '../../secrets/store.js';
 import type { PeerService } from './a2a-invoke/service.js';
 
@@ -24,4 +25,9 @@ export interface NodeServices {
   calls?: CallServices;
   /** Other A2A agents (the a2a.invoke node). */
   peers?: PeerService;
+  /**
+   * The host's one redactor (every secret value and credential, in every spelling): the engine
+   * scrubs with it what each node that reaches outside records (src/engine/scrub.ts).
+   */
+  redactor?: Redactor;
 }
