@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { validateWorkflow, WorkflowValidationError } from '../../src/engine/workflow/loader.js';
 import { dataMessage, rpc } from '../support/a2a.js';
 import { node } from '../support/call-workflows.js';
+import { openA2AStream, openSse, results } from '../support/sse-client.js';
 import { DIALECTS, type Json, type TestHost, startTestHost } from '../support/host.js';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
@@ -153,6 +154,8 @@ for (const dialect of DIALECTS) {
     let t: TestHost;
     let dir: string;
     let barrier: Awaited<ReturnType<typeof barrierServer>>;
+    /** A host allowing two live branches per run (HANDOFF_MAX_BRANCHES). */
+    let limited: TestHost | undefined;
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'handoff-parallel-'));
@@ -168,10 +171,20 @@ for (const dialect of DIALECTS) {
     });
     after(async () => {
       await t?.close();
+      await limited?.close();
       barrier?.server.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
+    let url: string | undefined;
+    /** The host on a real port: streams need real HTTP. */
+    const listening = async (): Promise<string> => {
+      if (!url) {
+        await t.app.listen({ host: '127.0.0.1', port: 0 });
+        url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      }
+      return url;
+    };
     const decide = (runId: string, nodeId: string, action = 'accept') =>
       t.post(`/v1/runs/${runId}/interrupts/${nodeId}`, { resumeValue: { action } });
     const snapshot = async (runId: string): Promise<Json> => (await t.get(`/v1/runs/${runId}`)).body;
@@ -310,6 +323,49 @@ for (const dialect of DIALECTS) {
       assert.ok([404, 409].includes(late.status), late.text);
       const events = await checkLog(runId);
       assert.equal(events.at(-1).type, 'run.failed');
+    });
+
+    it('streams resume across branches: REST and A2A from a Last-Event-ID see every later event once', async () => {
+      const url = await listening();
+      const runId = await t.createRun('two-reviewers', { prompt: 'stream' });
+      await t.waitForStatus(runId, ['waiting-approval']);
+      const cursor = (await t.events(runId)).length - 1;
+      assert.equal((await decide(runId, 'legal')).status, 200);
+      const rest = await openSse(`${url}/v1/runs/${runId}/events`, { lastEventId: cursor });
+      const a2a = await openA2AStream(url, 'tasks/resubscribe', { id: runId }, { lastEventId: cursor });
+      await rest.waitFor((e) => e.event === 'node.completed', 'legal completed');
+      assert.equal((await decide(runId, 'finance')).status, 200);
+      await rest.waitFor((e) => e.event === 'run.completed', 'the run completed');
+      await a2a.waitForEnd();
+      const ids = rest.events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
+      const all = await t.events(runId);
+      assert.deepEqual(
+        ids,
+        all.slice(cursor + 1).map((e) => e.sequence),
+      );
+      const states = results(a2a).map((r) => r?.status?.state);
+      assert.equal(states.at(-1), 'completed');
+      assert.equal(results(a2a).at(-1).final, true);
+      rest.abort();
+    });
+
+    it('a fork past HANDOFF_MAX_BRANCHES fails the run too_many_branches, opening nothing', async () => {
+      limited = await startTestHost({
+        pg: dialect === 'postgres',
+        workflows: [dir],
+        env: { HANDOFF_MAX_BRANCHES: '2' },
+      });
+      const runId = await limited.createRun('first-two', {});
+      const done = await limited.waitForStatus(runId, TERMINAL);
+      assert.equal(done.status, 'failed');
+      assert.equal(done.error.code, 'too_many_branches');
+      assert.match(done.error.message, /3 branches .* allows 2 \(HANDOFF_MAX_BRANCHES\)/);
+      assert.equal(done.interrupts, undefined);
+      const events = await limited.events(runId);
+      assert.equal(events.filter((e: Json) => e.type === 'approval.requested').length, 0);
+      // Within the limit the same workflow runs: two-reviewers forks into two.
+      const ok = await limited.createRun('two-reviewers', {});
+      assert.equal((await limited.waitForStatus(ok, ['waiting-approval'])).interrupts.length, 2);
     });
 
     it('cancelling a forked run closes every open interrupt', async () => {
