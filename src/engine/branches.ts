@@ -11,7 +11,7 @@
 import type { BranchCursor, ForkState, NewEvent, RunCursor, RunError, RunRecord, RunStatus } from '../store/model.js';
 import type { EvalScope } from './nodes/types.js';
 import { evaluateCondition } from './workflow/evaluate.js';
-import type { WorkflowDefinition } from './workflow/definition.js';
+import type { WorkflowDefinition, WorkflowEdge } from './workflow/definition.js';
 import { graphOf, JOIN } from './workflow/graph.js';
 
 /** One line of execution: an unforked run's cursor (no `id`), or one branch of a forked run. */
@@ -340,6 +340,25 @@ function isSatisfied(c: JoinConfig, arrived: number, live: number): boolean {
 
 const needed = (c: JoinConfig) => (c.mode === 'all' ? 'all its' : c.mode === 'any' ? 'one of its' : String(c.count));
 
+/** An edge's condition failed while it was evaluated (e.g. a JSONata type error): the run fails. */
+export class ConditionError extends Error {
+  override readonly name = 'ConditionError';
+  readonly error: RunError;
+  constructor(edge: WorkflowEdge, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`the condition of edge '${edge.id}' (${edge.sourceNodeId} → ${edge.targetNodeId}) failed: ${why}`);
+    this.error = { code: 'condition_failed', message: this.message, details: { edgeId: edge.id } };
+  }
+}
+
+async function holds(edge: WorkflowEdge, scope: EvalScope): Promise<boolean> {
+  try {
+    return await evaluateCondition(edge.condition, scope);
+  } catch (err) {
+    throw new ConditionError(edge, err);
+  }
+}
+
 /** The first outgoing edge of `fromId` whose condition holds (the ordinary rule). */
 export async function firstNext(
   def: WorkflowDefinition,
@@ -348,7 +367,7 @@ export async function firstNext(
 ): Promise<string | undefined> {
   for (const edge of def.edges) {
     if (edge.sourceNodeId !== fromId) continue;
-    if (await evaluateCondition(edge.condition, scope)) return edge.targetNodeId;
+    if (await holds(edge, scope)) return edge.targetNodeId;
   }
   return undefined;
 }
@@ -358,7 +377,7 @@ export async function allNext(def: WorkflowDefinition, fromId: string, scope: Ev
   const out: string[] = [];
   for (const edge of def.edges) {
     if (edge.sourceNodeId !== fromId) continue;
-    if (await evaluateCondition(edge.condition, scope)) out.push(edge.targetNodeId);
+    if (await holds(edge, scope)) out.push(edge.targetNodeId);
   }
   return out;
 }

@@ -4,6 +4,7 @@ import type { BranchCursor, NewEvent, RunError, RunRecord, RunState } from '../s
 import type { RunChange, RunPatch, StoreTx } from '../store/store.js';
 import {
   allNext,
+  ConditionError,
   Frontier,
   firstNext,
   forkedStatus,
@@ -108,6 +109,28 @@ export async function completeNode(
     });
   }
   const ordinals = withEntry(run.cursor.ordinals, node.id, ordinal + 1);
+  try {
+    const done = { node, ordinal, output: c.output, state, ordinals };
+    return await advance(def, run, line, done, events, nowIso, maxBranches);
+  } catch (err) {
+    if (!(err instanceof ConditionError)) throw err;
+    // The node completed; the edge after it could not be decided: the run fails, saying which.
+    const failed = failAt(run, line, err.error, nowIso, stamped(events, line));
+    return { ...failed, events: failed.events.filter((e) => !(e.type === 'node.failed' && e.nodeId === node.id)) };
+  }
+}
+
+/** Where the line goes after its node completed: the first edge that holds, or the Frontier. */
+async function advance(
+  def: WorkflowDefinition,
+  run: RunRecord,
+  line: Line,
+  done: Omit<Done, 'scope'>,
+  events: NewEvent[],
+  nowIso: string,
+  maxBranches: number | undefined,
+): Promise<Transition> {
+  const { node, state, ordinals } = done;
   const scope = scopeOf(run, state.vars, state.outputs);
   if (node.typeId !== PARALLEL && !isForked(run.cursor)) {
     // The common case, kept free of the branch machinery: one line, the first edge that holds.
@@ -117,8 +140,17 @@ export async function completeNode(
       return { patch: { status: 'running', state, cursor: { nodeId: next, ordinals }, wakeAt: undefined }, events };
     }
   }
-  const done = { node, ordinal, output: c.output, state, ordinals, scope };
-  return moveLines(def, run, line, done, events, nowIso, maxBranches);
+  return moveLines(def, run, line, { ...done, scope }, events, nowIso, maxBranches);
+}
+
+/** What the step that completed a node hands on. */
+interface Done {
+  node: WorkflowNode;
+  ordinal: number;
+  output: unknown;
+  state: RunState;
+  ordinals: Record<string, number>;
+  scope: EvalScope;
 }
 
 /** The step of a forked run, or of a line that forks or joins: the Frontier decides. */
@@ -126,14 +158,7 @@ async function moveLines(
   def: WorkflowDefinition,
   run: RunRecord,
   line: Line,
-  done: {
-    node: WorkflowNode;
-    ordinal: number;
-    output: unknown;
-    state: RunState;
-    ordinals: Record<string, number>;
-    scope: EvalScope;
-  },
+  done: Done,
   nodeEvents: NewEvent[],
   nowIso: string,
   maxBranches: number | undefined,
