@@ -34,7 +34,7 @@ export class BranchDrive {
    * still runnable; else undefined, with the lease handed back.
    */
   async drive(): Promise<RunRecord | undefined> {
-    while (!this.lost && isForked(this.latest.cursor) && !this.ended()) {
+    while (!this.lost && isForked(this.latest.cursor) && !this.ended() && this.latest.status !== 'cancelling') {
       for (const { line } of dueLines(this.latest, this.ctx.clock.now())) {
         const id = line.id as string;
         if (!this.inflight.has(id))

@@ -158,6 +158,8 @@ async function stepWith(
     // A sibling branch may have committed while this one executed: apply to the run as it is
     // now, if this branch is still where it was (else it was withdrawn: its result is dropped).
     const now = current();
+    // A cancel committed meanwhile wins: the worker cancels the run next (plan), dropping this.
+    if (line !== undefined && now.status === 'cancelling') return { kind: 'idle', run: now };
     const still = line === undefined ? at : samePlace(now, run, line);
     if (!still) return { kind: 'idle', run: now };
     return apply(tx, def, now, still, result, p.prefix, ctx);

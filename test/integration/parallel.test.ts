@@ -13,6 +13,7 @@ import { dataMessage, rpc } from '../support/a2a.js';
 import { node } from '../support/call-workflows.js';
 import { openA2AStream, openSse, results } from '../support/sse-client.js';
 import { DIALECTS, type Json, type TestHost, startTestHost } from '../support/host.js';
+import { until } from '../support/until.js';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
@@ -125,16 +126,28 @@ const failing = workflow(
   ],
 );
 
+interface Barrier {
+  server: Server;
+  url: string;
+  maxInFlight: () => number;
+  inFlight: () => number;
+  /** Answer every request held now. */
+  release: () => void;
+}
+
 /** A server that answers each request only once `n` are in flight together (or 503 after 20 s). */
-function barrierServer(n: number): Promise<{ server: Server; url: string; maxInFlight: () => number }> {
+function barrierServer(n: number): Promise<Barrier> {
   let waiting: Array<ServerResponse> = [];
   let max = 0;
+  const release = () => {
+    for (const r of waiting) r.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    waiting = [];
+  };
   const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
     waiting.push(res);
     max = Math.max(max, waiting.length);
     if (waiting.length >= n) {
-      for (const r of waiting) r.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      waiting = [];
+      release();
       return;
     }
     setTimeout(() => {
@@ -144,7 +157,13 @@ function barrierServer(n: number): Promise<{ server: Server; url: string; maxInF
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ server, url: `http://127.0.0.1:${port}`, maxInFlight: () => max });
+      resolve({
+        server,
+        url: `http://127.0.0.1:${port}`,
+        maxInFlight: () => max,
+        inFlight: () => waiting.length,
+        release,
+      });
     }),
   );
 }
@@ -153,7 +172,9 @@ for (const dialect of DIALECTS) {
   describe(`parallel branches (${dialect})`, () => {
     let t: TestHost;
     let dir: string;
-    let barrier: Awaited<ReturnType<typeof barrierServer>>;
+    let barrier: Barrier;
+    /** Holds every request until released. */
+    let hold: Barrier;
     /** A host allowing two live branches per run (HANDOFF_MAX_BRANCHES). */
     let limited: TestHost | undefined;
 
@@ -163,6 +184,7 @@ for (const dialect of DIALECTS) {
         writeFileSync(join(dir, `${wf.id}.json`), JSON.stringify(wf));
       }
       barrier = await barrierServer(2);
+      hold = await barrierServer(1_000);
       t = await startTestHost({
         pg: dialect === 'postgres',
         workflows: [dir],
@@ -173,6 +195,8 @@ for (const dialect of DIALECTS) {
       await t?.close();
       await limited?.close();
       barrier?.server.close();
+      hold?.release();
+      hold?.server.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
@@ -366,6 +390,21 @@ for (const dialect of DIALECTS) {
       // Within the limit the same workflow runs: two-reviewers forks into two.
       const ok = await limited.createRun('two-reviewers', {});
       assert.equal((await limited.waitForStatus(ok, ['waiting-approval'])).interrupts.length, 2);
+    });
+
+    it('a cancel while sibling calls are in flight wins: their results are dropped', async () => {
+      const runId = await t.createRun('both-calls', { url: hold.url });
+      await until('both calls in flight', async () => hold.inFlight() === 2 || undefined);
+      const res = await t.post(`/v1/runs/${runId}/cancel`, {});
+      assert.equal(res.status, 200, res.text);
+      hold.release();
+      const done = await t.waitForStatus(runId, TERMINAL);
+      assert.equal(done.status, 'cancelled');
+      assert.equal(done.nodeStates.left, undefined);
+      assert.equal(done.nodeStates.right, undefined);
+      const events = await checkLog(runId);
+      assert.equal(events.filter((e) => e.type === 'node.completed' && ['left', 'right'].includes(e.nodeId)).length, 0);
+      assert.equal(events.at(-1).type, 'run.cancelled');
     });
 
     it('cancelling a forked run closes every open interrupt', async () => {
