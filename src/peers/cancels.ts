@@ -96,7 +96,8 @@ export class PeerCancels {
     const contextId = contextIdFor(`${w.runId}:${w.nodeId}:${w.ordinal}`);
     try {
       const cancelled = await client.cancelContext(contextId);
-      if (cancelled.length > 0) this.opts.logger.info({ runId: w.runId, cancelled }, 'peer tasks of a lost send cancelled');
+      if (cancelled.length > 0)
+        this.opts.logger.info({ runId: w.runId, cancelled }, 'peer tasks of a lost send cancelled');
     } catch (err) {
       if (!(err instanceof PeerError) || !unsupported(err)) throw err;
       this.opts.logger.warn(

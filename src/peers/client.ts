@@ -32,14 +32,7 @@ import { Agent } from 'undici';
 import type { Config } from '../config.js';
 import { checkPushUrl, createEgressPolicy, type EgressPolicy } from '../egress/address.js';
 import { createGuardedDispatcher, type Resolver } from '../egress/dispatcher.js';
-import {
-  INVALID_AGENT_RESPONSE,
-  PeerError,
-  peerError,
-  refusedError,
-  toPeerError,
-  transportError,
-} from './errors.js';
+import { INVALID_AGENT_RESPONSE, PeerError, peerError, refusedError, toPeerError, transportError } from './errors.js';
 import { checkInputUrl, peerFetch, shownUrl } from './http.js';
 import { traceparentFor } from './identity.js';
 import {
@@ -63,8 +56,6 @@ export interface PeersOptions {
   inputPolicy?: EgressPolicy;
   /** Name resolution for input URLs (tests map names to loopback); default: the system resolver. */
   lookup?: Resolver;
-  /** How long a card is reused (per registry entry or input URL); default CARD_TTL_MS. */
-  cardTtlMs?: number;
   /** The card cache's clock (epoch ms; tests move it); default Date.now. */
   now?: () => number;
 }
@@ -247,7 +238,7 @@ export class Peers {
     });
     this.cards.delete(route.key);
     if (this.cards.size >= CARD_CACHE_MAX) this.cards.delete(this.cards.keys().next().value as string);
-    this.cards.set(route.key, { card, until: now + (this.opts.cardTtlMs ?? CARD_TTL_MS) });
+    this.cards.set(route.key, { card, until: now + CARD_TTL_MS });
     return card;
   }
 
@@ -257,7 +248,10 @@ export class Peers {
    * without the token: byOrigin). A refusal says which origin to add if the endpoint is the agent's.
    */
   private checkEndpoint(route: Route, url: string): void {
-    if (!route.entry) return checkInputUrl(url, this.inputPolicy);
+    if (!route.entry) {
+      checkInputUrl(url, this.inputPolicy);
+      return;
+    }
     const { name, origins } = route.entry;
     const origin = originOfUrl(url);
     if (origins.has(origin)) return;
@@ -378,7 +372,9 @@ export class PeerClient {
   }
 
   async getTask(taskId: string): Promise<PeerTask> {
-    const answer = await this.call('getTask', (o) => this.client.getTask({ tenant: '', id: taskId, historyLength: 0 }, o));
+    const answer = await this.call('getTask', (o) =>
+      this.client.getTask({ tenant: '', id: taskId, historyLength: 0 }, o),
+    );
     return this.theTask(taskId, 'getTask', answer);
   }
 
@@ -520,7 +516,10 @@ export class PeerClient {
 }
 
 const otherTask = (what: string, answered: string, asked: string): PeerError =>
-  peerError(INVALID_AGENT_RESPONSE, `${what}: the peer answered with task '${answered.slice(0, 100)}' for task ${asked}`);
+  peerError(
+    INVALID_AGENT_RESPONSE,
+    `${what}: the peer answered with task '${answered.slice(0, 100)}' for task ${asked}`,
+  );
 
 const part = (content: NonNullable<Part['content']>): Part => ({
   content,

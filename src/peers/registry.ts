@@ -96,8 +96,10 @@ function extraOrigins(name: string, options: string[]): string[] | string {
   const origins: string[] = [];
   for (const option of options) {
     const value = option.startsWith(ORIGIN_OPTION) ? option.slice(ORIGIN_OPTION.length) : undefined;
-    if (value === undefined) return `agent '${name}': unknown option '${option.slice(0, 40)}' (only ;origin=https://host[:port])`;
-    if (value.includes('@')) return `agent '${name}': ;origin= takes no credentials (the token is ${tokenSetting(name)})`;
+    if (value === undefined)
+      return `agent '${name}': unknown option '${option.slice(0, 40)}' (only ;origin=https://host[:port])`;
+    if (value.includes('@'))
+      return `agent '${name}': ;origin= takes no credentials (the token is ${tokenSetting(name)})`;
     const origin = originOf(value);
     if (origin === null) {
       return `agent '${name}': ;origin= takes an http(s) origin (scheme, host and port only), got '${value.slice(0, 100)}'`;
@@ -115,7 +117,8 @@ function originOf(raw: string): string | null {
   } catch {
     return null;
   }
-  const bare = url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+  const bare =
+    url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !bare || !/^[a-z]+:\/\/[^/]+\/?$/i.test(raw)) {
     return null;
   }

@@ -48,7 +48,9 @@ describe('a2a.invoke timeoutMs holds in every state', () => {
     agent = await startSdkV1Agent();
     mute = await startHttpsReceiver({ tls: false });
     mute.behave((req) =>
-      req.method === 'GET' ? { headers: { 'content-type': 'application/json' }, body: cardAt(mute.url) } : { hang: true },
+      req.method === 'GET'
+        ? { headers: { 'content-type': 'application/json' }, body: cardAt(mute.url) }
+        : { hang: true },
     );
     peers = new Peers({
       registry: new Map([['v1', { name: 'v1', cardUrl: `${agent.url}/.well-known/agent-card.json` }]]),
@@ -95,7 +97,10 @@ describe('a2a.invoke timeoutMs holds in every state', () => {
     assert.equal(run.status, 'failed');
     assert.equal(run.error.code, 'external_call_failed');
     assert.match(run.error.message, new RegExp(`gave up after ${TIMEOUT_MS} ms`));
-    assert.ok(mute.requests.some((r) => r.method === 'POST'), 'the send went out');
+    assert.ok(
+      mute.requests.some((r) => r.method === 'POST'),
+      'the send went out',
+    );
     const took = elapsed(run);
     assert.ok(took >= TIMEOUT_MS && took <= TIMEOUT_MS + MARGIN_MS, `ended after ${took} ms`);
     // Its cancel pass asks the mute peer for the task of the lost send (and waits, as for any

@@ -95,7 +95,7 @@ describe('agent registry', () => {
     }
   });
 
-  it('trusts the entry URL\'s origin and those it lists with ;origin= (normalized), nothing else', () => {
+  it("trusts the entry URL's origin and those it lists with ;origin= (normalized), nothing else", () => {
     const { registry } = loadConfig(
       {},
       {
@@ -109,21 +109,27 @@ describe('agent registry', () => {
       cardUrl: 'https://b.example.com/card.json',
       origins: ['https://api.b.example.com', 'http://10.0.0.7:8080'],
     });
-    assert.deepEqual([...trustedOrigins(registry.get('b') as AgentEntry)], [
-      'https://b.example.com',
-      'https://api.b.example.com',
-      'http://10.0.0.7:8080',
-    ]);
+    assert.deepEqual(
+      [...trustedOrigins(registry.get('b') as AgentEntry)],
+      ['https://b.example.com', 'https://api.b.example.com', 'http://10.0.0.7:8080'],
+    );
     assert.deepEqual([...trustedOrigins(registry.get('c') as AgentEntry)], ['https://c.example.com']);
   });
 
   it('refuses an ;origin= that is not a bare http(s) origin, and any other option', () => {
-    for (const bad of ['https://x.example.com/a2a', 'https://x.example.com?q=1', 'ftp://x.example.com', 'x.example.com', '']) {
+    for (const bad of [
+      'https://x.example.com/a2a',
+      'https://x.example.com?q=1',
+      'ftp://x.example.com',
+      'x.example.com',
+      '',
+    ]) {
       refuses({ HANDOFF_AGENTS: `b=https://b.example.com;origin=${bad}` }, 'HANDOFF_AGENTS', "agent 'b'", ';origin=');
     }
     assert.throws(
       () => loadConfig({}, { HANDOFF_AGENTS: 'b=https://b.example.com;origin=https://u:s3cret@x.example.com' }),
-      (err: Error) => err instanceof ConfigError && err.message.includes("agent 'b'") && !err.message.includes('s3cret'),
+      (err: Error) =>
+        err instanceof ConfigError && err.message.includes("agent 'b'") && !err.message.includes('s3cret'),
     );
     refuses({ HANDOFF_AGENTS: 'b=https://b.example.com;trust=all' }, "agent 'b'", "unknown option 'trust=all'");
   });

@@ -279,7 +279,7 @@ async function settle(
     if (s.waitId) await peers.waits.finish(s.waitId);
     return withEvents(done, own);
   }
-  const { answered, stateAt: _at, ...prior } = s;
+  const { answered, stateAt: _at, lastFailure: _failed, ...prior } = s;
   const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
   const next: InvokeState = {
     ...prior,
