@@ -155,9 +155,10 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     maxBranches: config.maxBranches,
   });
   wakePeerCancels = () => cancels.kick();
-  // A cancelled run may leave a peer task to cancel (marked in the cancelling transaction).
+  // A cancelled run may leave a peer task to cancel (marked in the cancelling transaction), and so
+  // may a run failed by an a2a.invoke node that gave up at its timeoutMs.
   const stopCancelWatch = bus.subscribeAll((n) => {
-    if (n.status === 'cancelled') cancels.kick();
+    if (n.status === 'cancelled' || n.status === 'failed') cancels.kick();
   });
   const engine = new Engine(store, workflows, { worker: runner, clock, maxBranches: config.maxBranches });
   const publicSkills = () =>

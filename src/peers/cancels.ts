@@ -2,12 +2,19 @@
 // (src/engine/cancel.ts, in the cancelling transaction); this pass then sends tasks/cancel to the
 // peer, outside any transaction, and retries with backoff until the peer acknowledges or says the
 // task is already over. Every instance may run it: a cancel sent twice is harmless.
+//
+// A wait with no peer task recorded is a send whose answer never came back (the run was cancelled,
+// or gave up, while the send was being retried): the peer may have made the task all the same. It
+// is in the call's own context (contextIdFor of the node's idempotency key, sent with the first
+// message), so ListTasks by that context finds it, and every task there that has not ended is
+// cancelled. A peer without ListTasks (A2A 0.3) cannot be asked: the wait is dropped with a warning.
 import type { Logger } from 'pino';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { PassLoop } from '../pass-loop.js';
 import type { PeerWaitRecord, PeerWaits } from '../store/repos/peer-waits.js';
-import type { PeerTarget, RunContext, PeerClient } from './client.js';
-import { PeerError } from './errors.js';
+import type { PeerClient, PeerTarget, RunContext } from './client.js';
+import { PeerError, unsupported } from './errors.js';
+import { contextIdFor } from './identity.js';
 
 /** Peer answers that mean "nothing left to cancel". */
 const OVER = new Set<number>([A2A_ERROR_CODE.TASK_NOT_CANCELABLE, A2A_ERROR_CODE.TASK_NOT_FOUND, 404, 409]);
@@ -62,10 +69,11 @@ export class PeerCancels {
   }
 
   private async cancel(w: PeerWaitRecord): Promise<void> {
-    const taskId = w.peerTaskId as string;
+    const taskId = w.peerTaskId ?? '(unrecorded)';
     try {
       const client = await this.opts.resolve(w.target, { runId: w.runId, callerAgentId: this.opts.callerAgentId });
-      await client.cancelTask(taskId);
+      if (w.peerTaskId !== undefined) await client.cancelTask(w.peerTaskId);
+      else await this.cancelUnrecorded(client, w);
       await this.opts.waits.finish(w.waitId);
     } catch (err) {
       if (!(err instanceof PeerError)) throw err;
@@ -79,6 +87,23 @@ export class PeerCancels {
       const base = Math.min(this.opts.maxMs, this.opts.minMs * 2 ** w.attempts);
       const retryAfter = f.kind === 'transport' ? (f.retryAfterMs ?? 0) : 0;
       await this.opts.waits.retryCancel(w.waitId, Date.now() + Math.max(base, retryAfter));
+    }
+  }
+
+  /** The tasks a lost send may have made: every open task of the call's context. */
+  private async cancelUnrecorded(client: PeerClient, w: PeerWaitRecord): Promise<void> {
+    // The node's idempotency key (src/engine/step.ts), from which it derived the context it sent.
+    const contextId = contextIdFor(`${w.runId}:${w.nodeId}:${w.ordinal}`);
+    try {
+      const cancelled = await client.cancelContext(contextId);
+      if (cancelled.length > 0)
+        this.opts.logger.info({ runId: w.runId, cancelled }, 'peer tasks of a lost send cancelled');
+    } catch (err) {
+      if (!(err instanceof PeerError) || !unsupported(err)) throw err;
+      this.opts.logger.warn(
+        { runId: w.runId, nodeId: w.nodeId },
+        'peer cancel: the send was not answered and the peer cannot list tasks; a task it made stays open',
+      );
     }
   }
 }

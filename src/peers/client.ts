@@ -4,14 +4,19 @@
 // dispatchers (src/peers/http.ts); every failure is a PeerError of one of three kinds (errors.ts).
 //
 //   const peers = Peers.fromConfig(config);
-//   const peer = await peers.resolve({ agent: 'reviewer' }, { runId, callerAgentId });  // or { url }
+//   const peer = await peers.resolve({ agent: 'reviewer' }, { runId, callerAgentId, deadline });  // or { url }
 //   peer.chosen            // { url, binding: 'JSONRPC' | 'HTTP+JSON', protocolVersion: '0.3' | '1.0' }
 //   const sent = await peer.send({ messageId: messageIdFor(key), text: 'review this', skillId: 'approval' });
 //   for await (const task of peer.subscribe(taskId, { signal })) …   // ends at terminal/interrupted
 //   await peers.close();
+//
+// Whom a registry entry trusts: its card URL's origin and the origins it lists (registry.ts). The
+// card is the peer's to write, so an endpoint it names on any other origin is treated like a URL
+// from run input — the egress guard in full, on the guarded pool — and the entry's token goes
+// only to the entry's origins, request by request. Cards are kept CARD_TTL_MS per entry or URL.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { type AgentCard, type Message, type Part, Role } from '@a2a-js/sdk';
+import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
 import {
   type Client,
   ClientFactory,
@@ -25,16 +30,9 @@ import {
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { Agent } from 'undici';
 import type { Config } from '../config.js';
-import { createEgressPolicy, type EgressPolicy } from '../egress/address.js';
+import { checkPushUrl, createEgressPolicy, type EgressPolicy } from '../egress/address.js';
 import { createGuardedDispatcher, type Resolver } from '../egress/dispatcher.js';
-import {
-  INVALID_AGENT_RESPONSE,
-  type PeerError,
-  peerError,
-  refusedError,
-  toPeerError,
-  transportError,
-} from './errors.js';
+import { INVALID_AGENT_RESPONSE, PeerError, peerError, refusedError, toPeerError, transportError } from './errors.js';
 import { checkInputUrl, peerFetch, shownUrl } from './http.js';
 import { traceparentFor } from './identity.js';
 import {
@@ -46,7 +44,7 @@ import {
   toPeerMessage,
   toPeerTask,
 } from './normalize.js';
-import { type AgentEntry, cardUrlFor } from './registry.js';
+import { type AgentEntry, cardUrlFor, trustedOrigins } from './registry.js';
 
 export interface PeersOptions {
   registry: ReadonlyMap<string, AgentEntry>;
@@ -63,7 +61,19 @@ export interface PeersOptions {
    * echo the token it was sent).
    */
   redact?: (text: string) => string;
+  /** The card cache's clock (epoch ms; tests move it); default Date.now. */
+  now?: () => number;
 }
+
+/**
+ * A peer's card is read again after this long: every resolve (a node's wake, a stream hold, a
+ * cancel) would otherwise fetch it, as often as a hostile peer makes the caller wake.
+ */
+const CARD_TTL_MS = 60_000;
+/** Cards kept at most (URLs from run input are unbounded in number); the oldest goes first. */
+const CARD_CACHE_MAX = 1_000;
+/** ListTasks pages read to find the tasks of one context (100 tasks each). */
+const MAX_LIST_PAGES = 5;
 
 /** A registered agent by name (operator-trusted), or a URL that came from run input (fully guarded). */
 export type PeerTarget = { agent: string } | { url: string };
@@ -72,6 +82,8 @@ export type PeerTarget = { agent: string } | { url: string };
 export interface RunContext {
   runId: string;
   callerAgentId: string;
+  /** Epoch ms at which the caller gives up: each request (the card's too) is bounded by the time left. */
+  deadline?: number;
 }
 
 export interface ChosenInterface {
@@ -105,11 +117,22 @@ export interface PeerPushConfig {
 
 export type SendResult = { kind: 'task'; task: PeerTask } | { kind: 'message'; message: PeerMessage };
 
+/** How to reach a target: where its card is, the fetch for it, and (a registry entry) whom it trusts. */
+interface Route {
+  /** The card cache's key: one per registry entry, one per URL from run input. */
+  key: string;
+  cardUrl: string;
+  fetchImpl: typeof fetch;
+  entry?: { name: string; origins: Set<string> };
+}
+
 export class Peers {
   private readonly trusted: Agent;
   private readonly guarded: Agent;
   private readonly inputPolicy: EgressPolicy;
   private readonly redact: (text: string) => string;
+  /** Cards by route key, each until its expiry; a fetch in flight is shared by its readers. */
+  private readonly cards = new Map<string, { card: Promise<AgentCard>; until: number }>();
 
   constructor(private readonly opts: PeersOptions) {
     this.redact = opts.redact ?? ((t) => t);
@@ -142,17 +165,13 @@ export class Peers {
     });
   }
 
-  /** Read the peer's card and pick the interface to speak: the card's first one this client knows. */
+  /** Read the peer's card (or take it from the cache) and pick the interface: the card's first one this client knows. */
   async resolve(target: PeerTarget, run: RunContext): Promise<PeerClient> {
-    const { cardUrl, fetchImpl, guarded } = this.route(target);
+    const route = this.route(target);
+    const { cardUrl, fetchImpl } = route;
     const legacyCompat = { enabled: true };
     const resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat });
-    let card: AgentCard;
-    try {
-      card = await resolver.resolve(cardUrl, '');
-    } catch (err) {
-      throw cardError(err, cardUrl, this.opts.timeoutMs, this.redact);
-    }
+    const card = await withinDeadline(this.card(route, resolver), run.deadline, `agent card at ${shownUrl(cardUrl)}`);
     let chosenUrl = '';
     // The factory does not say which interface it picked; its transport factory is told the URL.
     const noting = (inner: TransportFactory): TransportFactory => ({
@@ -179,7 +198,7 @@ export class Peers {
       const speaks = '(JSONRPC or HTTP+JSON, A2A 0.3 or 1.0)';
       throw peerError(INVALID_AGENT_RESPONSE, `${what} ${speaks}: ${offered.join(', ') || 'none'}`);
     }
-    if (guarded) checkInputUrl(chosenUrl, this.inputPolicy);
+    this.checkEndpoint(route, chosenUrl);
     const chosen: ChosenInterface = {
       url: chosenUrl,
       binding: client.transport.protocolName as ChosenInterface['binding'],
@@ -192,25 +211,100 @@ export class Peers {
     await Promise.all([this.trusted.close(), this.guarded.close()]);
   }
 
-  private route(target: PeerTarget): { cardUrl: string; fetchImpl: typeof fetch; guarded: boolean } {
+  private route(target: PeerTarget): Route {
     const { timeoutMs } = this.opts;
+    const guarded = peerFetch({ dispatcher: this.guarded, timeoutMs, policy: this.inputPolicy });
     if ('agent' in target) {
       const entry = this.opts.registry.get(target.agent);
       if (!entry) {
         const known = [...this.opts.registry.keys()].join(', ') || 'none';
         throw refusedError(`no agent '${target.agent}' in HANDOFF_AGENTS (registered: ${known})`);
       }
+      const origins = trustedOrigins(entry);
+      const trusted = withToken(peerFetch({ dispatcher: this.trusted, timeoutMs }), entry.token);
       return {
+        key: `agent\n${entry.name}`,
         cardUrl: entry.cardUrl,
-        fetchImpl: withToken(peerFetch({ dispatcher: this.trusted, timeoutMs }), entry.token),
-        guarded: false,
+        fetchImpl: byOrigin(origins, trusted, guarded),
+        entry: { name: entry.name, origins },
       };
     }
     const cardUrl = cardUrlFor(target.url);
     if (cardUrl === null) throw refusedError(`a URL from run input must be http(s): ${shownUrl(target.url)}`);
     checkInputUrl(cardUrl, this.inputPolicy);
-    const fetchImpl = peerFetch({ dispatcher: this.guarded, timeoutMs, policy: this.inputPolicy });
-    return { cardUrl, fetchImpl, guarded: true };
+    return { key: `url\n${cardUrl}`, cardUrl, fetchImpl: guarded };
+  }
+
+  /** The route's card, fetched at most once per TTL (readers share a fetch in flight; a failed one is not kept). */
+  private card(route: Route, resolver: DefaultAgentCardResolver): Promise<AgentCard> {
+    const now = (this.opts.now ?? Date.now)();
+    const held = this.cards.get(route.key);
+    if (held && held.until > now) return held.card;
+    const card: Promise<AgentCard> = resolver.resolve(route.cardUrl, '').catch((err: unknown) => {
+      if (this.cards.get(route.key)?.card === card) this.cards.delete(route.key);
+      throw cardError(err, route.cardUrl, this.opts.timeoutMs, this.redact);
+    });
+    this.cards.delete(route.key);
+    if (this.cards.size >= CARD_CACHE_MAX) this.cards.delete(this.cards.keys().next().value as string);
+    this.cards.set(route.key, { card, until: now + CARD_TTL_MS });
+    return card;
+  }
+
+  /**
+   * The endpoint the card named: a URL from run input passes the egress guard in full; so does a
+   * registry agent's on an origin its entry does not name (it is then called on the guarded pool,
+   * without the token: byOrigin). A refusal says which origin to add if the endpoint is the agent's.
+   */
+  private checkEndpoint(route: Route, url: string): void {
+    if (!route.entry) {
+      checkInputUrl(url, this.inputPolicy);
+      return;
+    }
+    const { name, origins } = route.entry;
+    const origin = originOfUrl(url);
+    if (origins.has(origin)) return;
+    const verdict = checkPushUrl(url, this.inputPolicy);
+    if (verdict.ok) return;
+    const why = verdict.code === 'insecure_scheme' ? 'it is not https' : verdict.reason;
+    throw refusedError(
+      `agent '${name}': its card names the endpoint ${shownUrl(url)}, on an origin its HANDOFF_AGENTS entry ` +
+        `does not name (${[...origins].join(', ')}), and the egress guard refuses it: ${why}. ` +
+        `If that origin is the agent's own, add ;origin=${origin} to the entry`,
+    );
+  }
+}
+
+/** Requests to the entry's origins go out on `inside` (token, trusted pool); any other on `outside`. */
+function byOrigin(origins: ReadonlySet<string>, inside: typeof fetch, outside: typeof fetch): typeof fetch {
+  const call = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+    return (origins.has(originOfUrl(url)) ? inside : outside)(input, init);
+  };
+  return call as typeof fetch;
+}
+
+/** The URL's origin; 'null' (no origin an entry can name) when it does not parse. */
+function originOfUrl(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'null';
+  }
+}
+
+/** `work`, unless `deadline` (epoch ms) comes first: then a transport error (the work itself goes on, bounded). */
+async function withinDeadline<T>(work: Promise<T>, deadline: number | undefined, what: string): Promise<T> {
+  if (deadline === undefined) return work;
+  const left = deadline - Date.now();
+  if (left <= 0) throw transportError(`${what}: the call's deadline has passed`);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(transportError(`${what}: no answer within ${left} ms`)), left);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -282,21 +376,73 @@ export class PeerClient {
     const result = await this.call('send', (options) =>
       this.client.sendMessage({ tenant: '', message, configuration, metadata: undefined }, options),
     );
-    return 'messageId' in result
-      ? { kind: 'message', message: toPeerMessage(result) }
-      : { kind: 'task', task: toPeerTask(result) };
+    if ('messageId' in result) return { kind: 'message', message: toPeerMessage(result) };
+    return { kind: 'task', task: req.taskId ? this.theTask(req.taskId, 'send', result) : toPeerTask(result) };
   }
 
   async getTask(taskId: string): Promise<PeerTask> {
-    return toPeerTask(
-      await this.call('getTask', (o) => this.client.getTask({ tenant: '', id: taskId, historyLength: 0 }, o)),
+    const answer = await this.call('getTask', (o) =>
+      this.client.getTask({ tenant: '', id: taskId, historyLength: 0 }, o),
     );
+    return this.theTask(taskId, 'getTask', answer);
   }
 
   async cancelTask(taskId: string): Promise<PeerTask> {
-    return toPeerTask(
-      await this.call('cancelTask', (o) => this.client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, o)),
+    const answer = await this.call('cancelTask', (o) =>
+      this.client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, o),
     );
+    return this.theTask(taskId, 'cancelTask', answer);
+  }
+
+  /**
+   * Cancel every task of the context that has not ended, but `except`; the ids cancelled. A cancel
+   * the peer answers with an A2A error (the task ended meanwhile, is unknown…) is passed over; a
+   * transport failure is thrown, as are the list's errors (see `unsupported`).
+   */
+  async cancelContext(contextId: string, except?: string): Promise<string[]> {
+    const cancelled: string[] = [];
+    for (const task of await this.tasksInContext(contextId)) {
+      if (task.taskId === except || TERMINAL_STATES.has(task.state)) continue;
+      try {
+        await this.cancelTask(task.taskId);
+        cancelled.push(task.taskId);
+      } catch (err) {
+        if (!(err instanceof PeerError) || err.failure.kind === 'transport') throw err;
+      }
+    }
+    return cancelled;
+  }
+
+  /**
+   * The tasks of one context, newest first (1.0 ListTasks; at most MAX_LIST_PAGES pages). A task the
+   * peer lists in another context is left out: a peer that ignores the filter must not make the
+   * caller act on tasks that are not this context's. A 0.3 peer has no list: a PeerError
+   * `unsupported(err)` (errors.ts) recognises.
+   */
+  async tasksInContext(contextId: string): Promise<PeerTask[]> {
+    const found: PeerTask[] = [];
+    let pageToken = '';
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const answer = await this.call('listTasks', (o) =>
+        this.client.listTasks(
+          {
+            tenant: '',
+            contextId,
+            status: TaskState.TASK_STATE_UNSPECIFIED,
+            pageSize: 100,
+            pageToken,
+            historyLength: 0,
+            statusTimestampAfter: undefined,
+            includeArtifacts: false,
+          },
+          o,
+        ),
+      );
+      found.push(...answer.tasks.map(toPeerTask).filter((t) => t.contextId === contextId));
+      pageToken = answer.nextPageToken;
+      if (!pageToken) break;
+    }
+    return found;
   }
 
   /** Register a webhook for the task; the answer never repeats the token. */
@@ -328,6 +474,7 @@ export class PeerClient {
       for await (const event of this.client.resubscribeTask({ tenant: '', id: taskId }, this.options(signal))) {
         known = applyStreamEvent(known, event);
         if (!known) continue;
+        if (known.taskId !== taskId) throw otherTask(what, known.taskId, taskId);
         yield known;
         if (TERMINAL_STATES.has(known.state)) return;
         if (!opts.throughInterrupts && INTERRUPTED_STATES.has(known.state)) return;
@@ -348,12 +495,23 @@ export class PeerClient {
       throw transportError(`${what}: the stream of task ${taskId} closed before the task settled`);
   }
 
+  /** One request, bounded by HANDOFF_AGENT_TIMEOUT_MS or the time left before the run's deadline, whichever ends first. */
   private async call<T>(method: string, fn: (options: RequestOptions) => Promise<T>): Promise<T> {
+    const left = this.run.deadline === undefined ? this.timeoutMs : this.run.deadline - Date.now();
+    if (left <= 0) throw transportError(`${this.what(method)}: the call's deadline has passed`);
+    const bound = Math.min(this.timeoutMs, left);
     try {
-      return await fn(this.options(AbortSignal.timeout(this.timeoutMs)));
+      return await fn(this.options(AbortSignal.timeout(bound)));
     } catch (err) {
-      throw toPeerError(err, this.what(method), this.timeoutMs, this.redact);
+      throw toPeerError(err, this.what(method), bound, this.redact);
     }
+  }
+
+  /** A peer answering for another task than the one asked about is not a valid A2A answer. */
+  private theTask(taskId: string, method: string, answer: Task): PeerTask {
+    const task = toPeerTask(answer);
+    if (task.taskId !== taskId) throw otherTask(this.what(method), task.taskId, taskId);
+    return task;
   }
 
   /** Per request: the deadline and a new span of the run's trace (the SDK sends these as headers). */
@@ -365,6 +523,12 @@ export class PeerClient {
     return `${method} ${shownUrl(this.chosen.url)}`;
   }
 }
+
+const otherTask = (what: string, answered: string, asked: string): PeerError =>
+  peerError(
+    INVALID_AGENT_RESPONSE,
+    `${what}: the peer answered with task '${answered.slice(0, 100)}' for task ${asked}`,
+  );
 
 const part = (content: NonNullable<Part['content']>): Part => ({
   content,

@@ -6,7 +6,7 @@
 //   refused    Handoff would not make the call: the egress guard refused the address, the peer
 //              redirected, or the agent name is not in the registry
 // Messages name the method and URL, never a header: tokens must not reach logs through them.
-import { isRestError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, isRestError, toJsonRpcError } from '@a2a-js/sdk/errors';
 import { EgressDeniedError } from '../egress/dispatcher.js';
 
 export type PeerFailure =
@@ -28,6 +28,17 @@ export const transportError = (message: string, retryAfterMs?: number): PeerErro
   new PeerError({ kind: 'transport', message, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
 export const peerError = (code: number, message: string): PeerError => new PeerError({ kind: 'peer', code, message });
 export const refusedError = (reason: string): PeerError => new PeerError({ kind: 'refused', reason });
+
+/** The peer does not have the method (a 0.3 peer asked for ListTasks): no JSON-RPC method, no operation, no route. */
+export const unsupported = (err: PeerError): boolean =>
+  err.failure.kind === 'peer' && UNSUPPORTED_CODES.has(err.failure.code);
+
+const UNSUPPORTED_CODES = new Set<number>([
+  A2A_ERROR_CODE.METHOD_NOT_FOUND,
+  A2A_ERROR_CODE.UNSUPPORTED_OPERATION,
+  404,
+  405,
+]);
 
 /** The causes of an error, outermost first (undici wraps socket errors in `TypeError: fetch failed`). */
 function* causes(err: unknown): Generator<unknown> {

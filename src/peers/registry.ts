@@ -2,17 +2,23 @@
 // URLs may be plain http and private or loopback addresses (a local two-host setup must work).
 //
 //   HANDOFF_AGENTS=reviewer=https://b.example.com,translator=https://c.example.com/a2a/card.json
+//   HANDOFF_AGENTS=reviewer=https://b.example.com;origin=https://api.b.example.com   (see below)
 //   HANDOFF_AGENT_TOKEN_REVIEWER=…          (optional bearer token for `reviewer`)
 //
 // A URL whose path ends in `.json` is the agent card itself; any other is a base URL whose
 // `/.well-known/agent-card.json` is read (appended to its path, as the `handoff` client does).
+// An entry trusts its URL's origin and the origins it lists with `;origin=`, no other: the card
+// is the peer's to write, so an endpoint it names elsewhere is called only if it passes the egress
+// guard in full, and never with the token (src/peers/client.ts).
 // Parsing returns a verdict, not an exception: src/config.ts turns a refusal into a ConfigError.
 
 export interface AgentEntry {
   name: string;
   cardUrl: string;
-  /** Sent as `Authorization: Bearer <token>` on every request to this agent; never logged. */
+  /** Sent as `Authorization: Bearer <token>` on every request to this agent's trusted origins; never logged. */
   token?: string;
+  /** Origins trusted besides the card URL's (`;origin=` in the entry), e.g. an API host its card names. */
+  origins?: string[];
 }
 
 export type RegistryVerdict = { ok: true; agents: Map<string, AgentEntry> } | { ok: false; error: string };
@@ -22,6 +28,7 @@ const WELL_KNOWN_CARD = '/.well-known/agent-card.json';
 /** Names appear in workflow definitions and, upper-cased, in an environment variable. */
 const AGENT_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 const TOKEN_PREFIX = 'HANDOFF_AGENT_TOKEN_';
+const ORIGIN_OPTION = 'origin=';
 /** A header value: visible ASCII, no spaces (a CR/LF would split the request). */
 const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
@@ -53,7 +60,7 @@ export function parseAgentRegistry(env: NodeJS.ProcessEnv): RegistryVerdict {
   for (const entry of entries) {
     const eq = entry.indexOf('=');
     const name = eq < 0 ? entry : entry.slice(0, eq).trim();
-    const raw = eq < 0 ? '' : entry.slice(eq + 1).trim();
+    const [raw = '', ...options] = (eq < 0 ? '' : entry.slice(eq + 1)).split(';').map((o) => o.trim());
     if (!AGENT_NAME.test(name)) {
       return refuse(`agent names are a-z, 0-9, '-' and '_' (starting with a letter), got '${name.slice(0, 70)}'`);
     }
@@ -70,12 +77,57 @@ export function parseAgentRegistry(env: NodeJS.ProcessEnv): RegistryVerdict {
     if (url.username !== '' || url.password !== '') {
       return refuse(`agent '${name}': put credentials in ${setting}, not in the URL`);
     }
+    const origins = extraOrigins(name, options);
+    if (typeof origins === 'string') return refuse(origins);
     byTokenSetting.set(setting, name);
     const token = env[setting];
-    agents.set(name, { name, cardUrl, ...(token !== undefined ? { token } : {}) });
+    agents.set(name, {
+      name,
+      cardUrl,
+      ...(token !== undefined ? { token } : {}),
+      ...(origins.length > 0 ? { origins } : {}),
+    });
   }
   return checkTokens(env, agents, byTokenSetting);
 }
+
+/** The `;origin=<origin>` options of an entry, as origins; a string says what is wrong. */
+function extraOrigins(name: string, options: string[]): string[] | string {
+  const origins: string[] = [];
+  for (const option of options) {
+    const value = option.startsWith(ORIGIN_OPTION) ? option.slice(ORIGIN_OPTION.length) : undefined;
+    if (value === undefined)
+      return `agent '${name}': unknown option '${option.slice(0, 40)}' (only ;origin=https://host[:port])`;
+    if (value.includes('@'))
+      return `agent '${name}': ;origin= takes no credentials (the token is ${tokenSetting(name)})`;
+    const origin = originOf(value);
+    if (origin === null) {
+      return `agent '${name}': ;origin= takes an http(s) origin (scheme, host and port only), got '${value.slice(0, 100)}'`;
+    }
+    origins.push(origin);
+  }
+  return origins;
+}
+
+/** `https://host[:port]` as URL spells its origin, or null when `raw` is anything more or less. */
+function originOf(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  const bare =
+    url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !bare || !/^[a-z]+:\/\/[^/]+\/?$/i.test(raw)) {
+    return null;
+  }
+  return url.origin;
+}
+
+/** Every origin the entry trusts: its card URL's, then those it lists. */
+export const trustedOrigins = (entry: AgentEntry): Set<string> =>
+  new Set([new URL(entry.cardUrl).origin, ...(entry.origins ?? [])]);
 
 /** Every token setting must name a registered agent and hold a usable header value (never echoed). */
 function checkTokens(

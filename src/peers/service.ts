@@ -9,10 +9,6 @@ import type { PeerClient, PeerTarget, RunContext } from './client.js';
 export const CALLBACK_PATH = '/v1/a2a/callbacks';
 import type { PeerStreams } from './streams.js';
 
-/** How long a resolved peer (its card read, its interface picked) is reused by one run. */
-const CLIENT_TTL_MS = 60_000;
-const CLIENT_CACHE_MAX = 1_000;
-
 export function peerService(
   config: Config,
   peers: { resolve(target: PeerTarget, run: RunContext): Promise<PeerClient> },
@@ -21,19 +17,9 @@ export function peerService(
 ): PeerService {
   // Pushes need a URL the peer can reach and that A2A peers will call: an https public URL.
   const base = config.publicUrl?.startsWith('https://') ? config.publicUrl : undefined;
-  const cache = new Map<string, { client: PeerClient; until: number }>();
-  // Each wake of a waiting run would otherwise read the peer's card again before tasks/get.
-  const resolve = async (target: PeerTarget, run: RunContext): Promise<PeerClient> => {
-    const key = `${run.runId}\n${JSON.stringify(target)}`;
-    const held = cache.get(key);
-    if (held && held.until > Date.now()) return held.client;
-    const client = await peers.resolve(target, run);
-    if (cache.size >= CLIENT_CACHE_MAX) cache.delete(cache.keys().next().value as string);
-    cache.set(key, { client, until: Date.now() + CLIENT_TTL_MS });
-    return client;
-  };
   return {
-    resolve,
+    // Each wake resolves the peer again: its card comes from the cache of Peers (client.ts).
+    resolve: (target, run) => peers.resolve(target, run),
     waits: {
       upsert: (w) => store.peerWaits.upsert(w),
       finish: (id) => store.peerWaits.finish(id),

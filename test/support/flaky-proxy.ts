@@ -3,10 +3,14 @@
 // call goes through the proxy; each POST first takes the next planned fault (an HTTP status with
 // an optional Retry-After) and, once the plan is used up, is forwarded. `always` answers every POST
 // with that fault (a peer that never recovers). `cutStreams` makes a peer that closes every stream
-// (subscription) it opens right after its first event: the agent's task as it is.
+// (subscription) it opens right after its first event: the agent's task as it is. `loseSends`
+// forwards that many sends (message/send, SendMessage) and answers each with a 503 instead of the
+// agent's answer: the task is made, its answer lost. `rewrite` edits each forwarded POST body (a
+// peer that answers about something else than it was asked).
 //
 //   const proxy = await startFlakyProxy(agent.url, { faults: [{ status: 503, retryAfter: '1' }] });
 //   const cutting = await startFlakyProxy(agent.url, { cutStreams: true }); cutting.streams // opened
+//   const lossy = await startFlakyProxy(agent.url, { loseSends: Infinity }); lossy.lost // answers lost
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -24,6 +28,8 @@ export interface FlakyProxy {
   forwarded: number;
   /** Streams (requests accepting text/event-stream) opened so far. */
   streams: number;
+  /** Sends forwarded whose answer was replaced by a 503 (loseSends). */
+  lost: number;
   close(): Promise<void>;
 }
 
@@ -35,16 +41,34 @@ const readBody = async (req: IncomingMessage): Promise<Buffer> => {
 
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
+/** A message send, in either binding: a JSON-RPC method, or the HTTP+JSON route. */
+const isSend = (path: string | undefined, body: string): boolean => {
+  if (path?.endsWith('/message:send')) return true;
+  try {
+    const method = (JSON.parse(body) as { method?: unknown }).method;
+    return method === 'message/send' || method === 'SendMessage';
+  } catch {
+    return false;
+  }
+};
+
 export async function startFlakyProxy(
   upstream: string,
-  plan: { faults?: Fault[]; always?: Fault; cutStreams?: boolean },
+  plan: {
+    faults?: Fault[];
+    always?: Fault;
+    cutStreams?: boolean;
+    loseSends?: number;
+    rewrite?: (body: string) => string;
+  },
 ): Promise<FlakyProxy> {
   const faults = [...(plan.faults ?? [])];
   let self = '';
-  const proxy: FlakyProxy = { url: '', faulted: 0, forwarded: 0, streams: 0, close: async () => {} };
+  const proxy: FlakyProxy = { url: '', faulted: 0, forwarded: 0, streams: 0, lost: 0, close: async () => {} };
   const server = createServer(async (req, res) => {
     try {
-      const body = await readBody(req);
+      const raw = (await readBody(req)).toString('utf8');
+      const body = req.method === 'POST' && plan.rewrite ? plan.rewrite(raw) : raw;
       const fault = req.method === 'POST' ? (plan.always ?? faults.shift()) : undefined;
       if (fault) {
         proxy.faulted++;
@@ -69,6 +93,12 @@ export async function startFlakyProxy(
         res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/event-stream' });
         res.end(await firstEvent(answer.body));
         upstreamStop.abort();
+        return;
+      }
+      if (req.method === 'POST' && proxy.lost < (plan.loseSends ?? 0) && isSend(req.url, raw)) {
+        proxy.lost++;
+        await answer.body?.cancel();
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('the answer was lost');
         return;
       }
       // The card names the agent's own address; the proxy's stands in for it.

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { cardUrlFor, parseAgentRegistry, tokenSetting } from '../../src/peers/registry.js';
+import {
+  type AgentEntry,
+  cardUrlFor,
+  parseAgentRegistry,
+  tokenSetting,
+  trustedOrigins,
+} from '../../src/peers/registry.js';
 
 const refuses = (env: Record<string, string>, ...mentions: string[]) =>
   assert.throws(
@@ -102,6 +108,45 @@ describe('agent registry', () => {
         JSON.stringify(bad),
       );
     }
+  });
+
+  it("trusts the entry URL's origin and those it lists with ;origin= (normalized), nothing else", () => {
+    const { registry } = loadConfig(
+      {},
+      {
+        HANDOFF_AGENTS:
+          'b=https://b.example.com/card.json; origin=https://API.b.example.com:443 ;origin=http://10.0.0.7:8080/,' +
+          'c=https://c.example.com',
+      },
+    ).agents;
+    assert.deepEqual(registry.get('b'), {
+      name: 'b',
+      cardUrl: 'https://b.example.com/card.json',
+      origins: ['https://api.b.example.com', 'http://10.0.0.7:8080'],
+    });
+    assert.deepEqual(
+      [...trustedOrigins(registry.get('b') as AgentEntry)],
+      ['https://b.example.com', 'https://api.b.example.com', 'http://10.0.0.7:8080'],
+    );
+    assert.deepEqual([...trustedOrigins(registry.get('c') as AgentEntry)], ['https://c.example.com']);
+  });
+
+  it('refuses an ;origin= that is not a bare http(s) origin, and any other option', () => {
+    for (const bad of [
+      'https://x.example.com/a2a',
+      'https://x.example.com?q=1',
+      'ftp://x.example.com',
+      'x.example.com',
+      '',
+    ]) {
+      refuses({ HANDOFF_AGENTS: `b=https://b.example.com;origin=${bad}` }, 'HANDOFF_AGENTS', "agent 'b'", ';origin=');
+    }
+    assert.throws(
+      () => loadConfig({}, { HANDOFF_AGENTS: 'b=https://b.example.com;origin=https://u:s3cret@x.example.com' }),
+      (err: Error) =>
+        err instanceof ConfigError && err.message.includes("agent 'b'") && !err.message.includes('s3cret'),
+    );
+    refuses({ HANDOFF_AGENTS: 'b=https://b.example.com;trust=all' }, "agent 'b'", "unknown option 'trust=all'");
   });
 
   it('parses to a verdict, so callers other than loadConfig can report it their way', () => {

@@ -96,14 +96,17 @@ export class PeerWaits extends Repo {
     return rows.map(fromRow);
   }
 
-  /** The run is cancelled: its open waits that reached a peer task now want a tasks/cancel. */
+  /**
+   * The run is cancelled (or gave up), or one of its branches was withdrawn (`nodeId`): its open
+   * waits now want a tasks/cancel — those without a peer task too, whose send may have made one
+   * before its answer was lost (src/peers/cancels.ts).
+   */
   async requestCancel(runId: string, nodeId?: string): Promise<number> {
     let q = this.db
       .updateTable('peer_waits')
       .set({ state: 'cancel', next_attempt_at: this.now().getTime() })
       .where('run_id', '=', runId)
-      .where('state', '=', 'waiting')
-      .where('peer_task_id', 'is not', null);
+      .where('state', '=', 'waiting');
     if (nodeId !== undefined) q = q.where('node_id', '=', nodeId);
     const res = await q.executeTakeFirst();
     return Number(res.numUpdatedRows);

@@ -9,10 +9,13 @@
 //             until the peer takes it up (a peer may first answer with the task still at the question).
 // Transport failures (unreachable, 429, 5xx) are retried with backoff until `timeoutMs`; a peer's
 // refusal (4xx, JSON-RPC error) fails the node at once with the peer's code and message.
+// `timeoutMs` holds in every state: each request is bounded by the time left, no timer sleeps past
+// the deadline, a clarification the node opens expires at it, and an execution that starts past
+// it gives up (and has the peer task cancelled: the one recorded, or any its lost send made).
 import { createHash, randomBytes } from 'node:crypto';
-import type { PeerClient, PeerTarget } from '../../../peers/client.js';
+import type { PeerClient, PeerTarget, RunContext } from '../../../peers/client.js';
 import { PeerError } from '../../../peers/errors.js';
-import { messageIdFor } from '../../../peers/identity.js';
+import { contextIdFor, messageIdFor } from '../../../peers/identity.js';
 import type { PeerTask } from '../../../peers/normalize.js';
 import { INTERRUPTED_STATES } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
@@ -53,6 +56,8 @@ export interface InvokeState {
   reply?: { answers?: Record<string, unknown> };
   /** What `handoff watch` and the run snapshot show. */
   waitingOn?: { agent: string; peerTaskId: string; state: string };
+  /** The last transport failure (what the node says when the deadline passes on it). */
+  lastFailure?: string;
 }
 
 const A2A_URL = /^https?:\/\//i;
@@ -68,10 +73,27 @@ export const a2aInvoke: NodeType<InvokeConfig> = {
       return fail('external_call_refused', 'this host has no peer service (a2a.invoke runs only in a worker)');
     }
     const state = ctx.state as InvokeState | undefined;
+    // Past the deadline the peer is asked nothing more: the timer at the deadline, an answer that
+    // came late and the expiry of the clarification the node opened (expiresAt) all end here.
+    if (state && ctx.now >= state.deadline) return giveUp(ctx, peers, state, []);
     if (state?.phase === 'wait') return state.reply ? relay(ctx, peers, state) : poll(ctx, peers, state);
     return send(ctx, peers, state);
   },
 };
+
+/**
+ * The run as the peer client sees it. `deadline` is in the client's clock (real time): the time
+ * left by the engine's clock, from now, so a test clock moves the node's deadline, not its requests.
+ */
+const runOf = (ctx: NodeContext<InvokeConfig>, peers: PeerService, deadline: number): Required<RunContext> => ({
+  runId: ctx.runId,
+  callerAgentId: peers.callerAgentId,
+  deadline: Date.now() + (deadline - ctx.now),
+});
+
+/** The deadline has passed, by the engine's clock at the start or in real time since. */
+const overdue = (ctx: NodeContext<InvokeConfig>, s: InvokeState, run: Required<RunContext>): boolean =>
+  ctx.now >= s.deadline || Date.now() >= run.deadline;
 
 const fail = (code: string, message: string, details?: Record<string, unknown>): NodeResult => ({
   kind: 'failed',
@@ -94,9 +116,11 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
   if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
     return fail('invalid_config', 'config.data must render to a JSON object');
   }
-  const again = { phase: 'send' as const, deadline, attempt: (prior?.attempt ?? 0) + 1, target };
+  const again: InvokeState = { phase: 'send', deadline, attempt: (prior?.attempt ?? 0) + 1, target };
+  const run = runOf(ctx, peers, deadline);
+  const contextId = contextIdFor(ctx.idempotencyKey);
   try {
-    const client = await peers.resolve(target, { runId: ctx.runId, callerAgentId: peers.callerAgentId });
+    const client = await peers.resolve(target, run);
     const modes = waitModes(ctx.config.wait ?? 'auto', client, peers);
     const call = callInfo(nameOf(target), client);
     // The wait exists before the peer can push to it; a re-execution keeps its id.
@@ -104,6 +128,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
     const push = modes.includes('push') ? pushConfig(peers, wait.waitId) : undefined;
     const sent = await client.send({
       messageId: messageIdFor(ctx.idempotencyKey),
+      contextId,
       ...(text !== undefined ? { text } : {}),
       ...(data !== undefined ? { data: data as Record<string, unknown> } : {}),
       ...(ctx.config.skill !== undefined ? { skillId: String(await renderTemplate(ctx.config.skill, ctx.scope)) } : {}),
@@ -130,6 +155,10 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       peerTaskId: task.taskId,
       ...(push ? { tokenHash: push.tokenHash } : {}),
     });
+    // An earlier attempt of this send (its answer lost, or a crash before its commit) may have made
+    // a task of its own on a peer that does not dedup by messageId: only the recorded one stays.
+    const repeated = prior !== undefined || Date.parse(wait.createdAt) < ctx.now;
+    if (repeated && task.contextId === contextId) await cancelStrays(client, contextId, task.taskId);
     // Registered on the task once it exists (a refused registration must not fail the call), then
     // the task read again: a change between the answer and the registration is not missed.
     if (push) {
@@ -164,22 +193,30 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       waitId: wait.waitId,
       replies: 0,
     };
-    return settle(ctx, peers, waiting, task, [linked]);
+    return settle(ctx, peers, run, waiting, task, [linked]);
   } catch (err) {
-    return failure(err, ctx, peers, again, `calling agent '${nameOf(target)}'`);
+    return failure(err, ctx, peers, run, again, `calling agent '${nameOf(target)}'`);
+  }
+}
+
+/** Cancel the context's other tasks, best effort: a peer without ListTasks (0.3), or one failing now, keeps them. */
+async function cancelStrays(client: PeerClient, contextId: string, keep: string): Promise<void> {
+  try {
+    await client.cancelContext(contextId, keep);
+  } catch (err) {
+    if (!(err instanceof PeerError)) throw err;
   }
 }
 
 /** Woken (timer, push or stream): read the peer task again and settle or sleep. */
 async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: InvokeState): Promise<NodeResult> {
+  const run = runOf(ctx, peers, s.deadline);
   try {
-    const client = await peers.resolve(s.target as PeerTarget, {
-      runId: ctx.runId,
-      callerAgentId: peers.callerAgentId,
-    });
-    return settle(ctx, peers, s, await client.getTask(s.taskId as string), []);
+    const client = await peers.resolve(s.target as PeerTarget, run);
+    return settle(ctx, peers, run, s, await client.getTask(s.taskId as string), []);
   } catch (err) {
-    return failure(err, ctx, peers, { ...s, attempt: s.attempt + 1 }, `reading task ${s.taskId} of '${s.agent}'`);
+    const again = { ...s, attempt: s.attempt + 1 };
+    return failure(err, ctx, peers, run, again, `reading task ${s.taskId} of '${s.agent}'`);
   }
 }
 
@@ -187,11 +224,9 @@ async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invok
 async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: InvokeState): Promise<NodeResult> {
   const answer = s.reply?.answers?.answer;
   const n = (s.replies ?? 0) + 1;
+  const run = runOf(ctx, peers, s.deadline);
   try {
-    const client = await peers.resolve(s.target as PeerTarget, {
-      runId: ctx.runId,
-      callerAgentId: peers.callerAgentId,
-    });
+    const client = await peers.resolve(s.target as PeerTarget, run);
     const sent = await client.send({
       messageId: messageIdFor(`${ctx.idempotencyKey}:reply:${n}`),
       taskId: s.taskId as string,
@@ -208,10 +243,11 @@ async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invo
       ...(s.state && s.stateAt ? { answered: { state: s.state, at: s.stateAt } } : {}),
     };
     const relayed: NewEvent = { type: 'a2a.task.updated', nodeId: ctx.node.id, payload: { relayed: true, reply: n } };
-    if (sent.kind === 'task') return settle(ctx, peers, next, sent.task, [relayed]);
-    return settle(ctx, peers, next, await client.getTask(s.taskId as string), [relayed]);
+    if (sent.kind === 'task') return settle(ctx, peers, run, next, sent.task, [relayed]);
+    return settle(ctx, peers, run, next, await client.getTask(s.taskId as string), [relayed]);
   } catch (err) {
-    return failure(err, ctx, peers, { ...s, attempt: s.attempt + 1 }, `relaying the answer to '${s.agent}'`);
+    const again = { ...s, attempt: s.attempt + 1 };
+    return failure(err, ctx, peers, run, again, `relaying the answer to '${s.agent}'`);
   }
 }
 
@@ -219,6 +255,7 @@ async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invo
 async function settle(
   ctx: NodeContext<InvokeConfig>,
   peers: PeerService,
+  run: Required<RunContext>,
   s: InvokeState,
   task: PeerTask,
   events: NewEvent[],
@@ -242,7 +279,7 @@ async function settle(
     if (s.waitId) await peers.waits.finish(s.waitId);
     return withEvents(done, own);
   }
-  const { answered, stateAt: _at, ...prior } = s;
+  const { answered, stateAt: _at, lastFailure: _failed, ...prior } = s;
   const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
   const next: InvokeState = {
     ...prior,
@@ -252,6 +289,7 @@ async function settle(
     attempt: changed ? 0 : s.attempt + 1,
     waitingOn: { agent: call.agent, peerTaskId: task.taskId, state: task.state },
   };
+  if (overdue(ctx, s, run)) return giveUp(ctx, peers, next, own);
   const policy = ctx.config.onInputRequired ?? 'clarify';
   if (INTERRUPTED_STATES.has(task.state) && policy !== 'wait' && !unread) {
     if (policy === 'fail') {
@@ -263,14 +301,16 @@ async function settle(
         own,
       );
     }
+    // The question expires with the call: its expiry re-executes the node, which then gives up.
+    const expires = { timeoutMs: timeoutOf(ctx), expiresAt: new Date(s.deadline).toISOString() };
     return {
       kind: 'interrupt',
-      interrupt: { kind: 'clarification', data: questionOf(task, call.agent) },
+      interrupt: { kind: 'clarification', data: { ...questionOf(task, call.agent), ...expires } },
+      expiresAt: s.deadline,
       state: { ...next },
       events: own,
     };
   }
-  if (ctx.now >= s.deadline) return giveUp(ctx, peers, s, own);
   // Sleeping: a stream wait watches the task until news, whatever its state (src/peers/streams.ts).
   if (next.mode?.includes('stream') && next.waitId) peers.onStreamWait?.(streamWait(ctx, next), task.state);
   return {
@@ -287,18 +327,29 @@ function withEvents(r: NodeResult, events: NewEvent[]): NodeResult {
   return { ...r, events: [...events, ...(r.events ?? [])] } as NodeResult;
 }
 
-/** `timeoutMs` passed: fail, and ask for the peer task's cancel (it is no longer awaited). */
-async function giveUp(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: InvokeState, events: NewEvent[]) {
-  if (s.taskId) await peers.waits.requestCancel(ctx.runId);
-  const what = s.taskId
-    ? `task ${s.taskId} of agent '${s.agent}' did not end`
-    : `agent '${nameOf(s.target as PeerTarget)}' was not reachable`;
-  return withEvents(
-    fail('external_call_failed', `${what} within ${ctx.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`, {
-      ...(s.taskId ? { peerTaskId: s.taskId } : {}),
-    }),
-    events,
-  );
+const timeoutOf = (ctx: NodeContext<InvokeConfig>): number => ctx.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+/**
+ * `timeoutMs` passed: fail, and ask for the peer task's cancel (it is no longer awaited). Before a
+ * task is recorded too: a send whose answer was lost may have made one (the cancel pass looks for
+ * it in the call's context).
+ */
+async function giveUp(
+  ctx: NodeContext<InvokeConfig>,
+  peers: PeerService,
+  s: InvokeState,
+  events: NewEvent[],
+): Promise<NodeResult> {
+  await peers.waits.requestCancel(ctx.runId);
+  if (!s.taskId) {
+    const what = s.lastFailure ?? `agent '${nameOf(s.target as PeerTarget)}' was not reachable`;
+    return withEvents(
+      fail('external_call_failed', `${what} (gave up after ${timeoutOf(ctx)} ms)`, { kind: 'transport' }),
+      events,
+    );
+  }
+  const what = `task ${s.taskId} of agent '${s.agent}' did not end within ${timeoutOf(ctx)} ms`;
+  return withEvents(fail('external_call_failed', what, { peerTaskId: s.taskId }), events);
 }
 
 /** A failed exchange: a transport problem sleeps and retries (until the deadline); the rest fail now. */
@@ -306,23 +357,17 @@ async function failure(
   err: unknown,
   ctx: NodeContext<InvokeConfig>,
   peers: PeerService,
+  run: Required<RunContext>,
   s: InvokeState,
   what: string,
 ): Promise<NodeResult> {
   if (!(err instanceof PeerError)) throw err;
   const f = err.failure;
   if (f.kind === 'transport') {
-    if (ctx.now >= s.deadline) {
-      return fail(
-        'external_call_failed',
-        `${what}: ${f.message} (gave up after ${ctx.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms)`,
-        {
-          kind: 'transport',
-        },
-      );
-    }
+    const failed: InvokeState = { ...s, lastFailure: `${what}: ${f.message}` };
+    if (overdue(ctx, s, run)) return giveUp(ctx, peers, failed, []);
     const delay = Math.max(backoff(peers, s.attempt), f.retryAfterMs ?? 0);
-    return { kind: 'sleep', wakeAt: Math.min(s.deadline, ctx.now + delay), state: { ...s } };
+    return { kind: 'sleep', wakeAt: Math.min(s.deadline, ctx.now + delay), state: { ...failed } };
   }
   if (f.kind === 'refused') return fail('external_call_refused', `${what}: ${f.reason}`, { kind: 'refused' });
   return fail('external_call_failed', `${what}: ${f.message}`, { kind: 'peer', peerCode: f.code });
