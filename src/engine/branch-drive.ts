@@ -5,7 +5,7 @@
 import { ConflictError } from '../store/errors.js';
 import { isTerminal, type RunRecord } from '../store/model.js';
 import type { Store, StoreTx } from '../store/store.js';
-import { dueLines, isForked, type Line } from './branches.js';
+import { dueLines, isForked, type Line, lineById } from './branches.js';
 import { branchStep, type StepContext, type StepOutcome } from './step.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
@@ -43,16 +43,31 @@ export class BranchDrive {
             this.step(line).finally(() => this.inflight.delete(id)),
           );
       }
-      if (this.inflight.size === 0) break;
-      await Promise.race(this.inflight.values());
+      const live = this.liveSteps();
+      if (live.length === 0) break;
+      await Promise.race(live);
     }
-    await Promise.allSettled(this.inflight.values());
+    await Promise.allSettled(this.liveSteps());
     if (this.lost || this.ended()) return undefined;
     if (!isForked(this.latest.cursor) || this.latest.status === 'cancelling') return this.latest;
     // Every branch sleeps or waits on a person: the timer (the run's wakeAt) brings it back.
     const owner = this.ctx.fence?.owner;
     if (owner) await this.store.runs.releaseLease(this.latest.runId, owner);
     return undefined;
+  }
+
+  /**
+   * The steps of lines the run still has. A withdrawn branch's step may wait on a call for
+   * minutes; its result is dropped when it ends (samePlace), so nothing waits for it: neither the
+   * join's continuation nor handing the lease back. allSettled keeps its failure unhandled-free.
+   */
+  private liveSteps(): Promise<void>[] {
+    const live: Promise<void>[] = [];
+    for (const [id, step] of this.inflight) {
+      if (lineById(this.latest.cursor, id)) live.push(step);
+      else void Promise.allSettled([step]);
+    }
+    return live;
   }
 
   private ended(): boolean {

@@ -31,6 +31,7 @@ import {
   type Transition,
 } from './transitions.js';
 import {
+  DEFAULT_MAX_BRANCHES,
   dueLines,
   forkedStatus,
   forkedWakeAt,
@@ -195,7 +196,8 @@ function inlineLine(def: WorkflowDefinition, run: RunRecord, now: number): Line 
 }
 
 /**
- * Drive a run's instantaneous steps inside `tx` (the request's own transaction), up to `maxSteps`.
+ * Drive a run's instantaneous steps inside `tx` (the request's own transaction), up to `maxSteps`,
+ * and as many more as a run may have branches (a fork's branches each take a step of their own).
  * Stops before any node that is not inline, and at sleep, interrupt or the end.
  */
 export async function driveInline(
@@ -206,7 +208,8 @@ export async function driveInline(
   maxSteps = 64,
 ): Promise<RunRecord> {
   let current = run;
-  for (let i = 0; i < maxSteps; i++) {
+  const limit = maxSteps + (ctx.maxBranches ?? DEFAULT_MAX_BRANCHES);
+  for (let i = 0; i < limit; i++) {
     if (isInlineStep(def, current)) {
       const out = await inlineStep(tx, def, current, ctx);
       current = out.run;
