@@ -9,6 +9,7 @@
 // Counts come from A's /metrics and the peer's own count of open streams; every wait is a condition.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type FlakyProxy, startFlakyProxy } from '../support/flaky-proxy.js';
 import { type NoisyAgent, startNoisyAgent } from '../support/noisy-agent.js';
 import { killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
 import { callerEnv, startRun, tmp, untilStatus, untilWaitingOn, writeCallWorkflows } from '../support/two-hosts.js';
@@ -136,6 +137,44 @@ describe('a2a.invoke: a flooding or flipping stream is read at a bounded rate', 
     );
     await postJson(`${a.url}/v1/runs/${runId}/cancel`, {});
     await until('the subscription closed', () => peer.openStreams === 0, { deadlineMs: 20_000 });
+  });
+});
+
+describe('a2a.invoke: a flipping peer that closes every subscription after its first event', () => {
+  let peer: NoisyAgent;
+  let cutting: FlakyProxy;
+  let a: ServerProcess;
+
+  before(async () => {
+    peer = await startNoisyAgent({ flipEveryMs: 5 });
+    cutting = await startFlakyProxy(peer.url, { cutStreams: true });
+    // The poll bounds are also the re-subscription backoff: ten minutes after the first drop.
+    a = await startServer({
+      dataDir: tmp('a'),
+      env: callerEnv(
+        writeCallWorkflows(),
+        { cutting: cutting.url },
+        { ...SLOW_POLLS, HANDOFF_AGENT_WAKE_MIN_MS: '200' },
+      ),
+    });
+  });
+  after(async () => {
+    await killAllServers();
+    await cutting?.close();
+    await peer?.close();
+  });
+
+  it('each first event may wake the run, but a dropped stream is not held again before its backoff', async () => {
+    const runId = await startRun(a.url, 'call_stream_wait', { agent: 'cutting', skill: 'flip', prompt: 'x' });
+    await until('A subscribed', () => cutting.streams >= 1);
+    const from = peer.published('flip');
+    const m = await measure(
+      a,
+      { reads: () => executions(a.url), subscriptions: () => cutting.streams },
+      () => peer.published('flip') >= from + 300,
+    );
+    assert.equal(m.subscriptions, 0, `${m.subscriptions} subscriptions after the first drop; ${JSON.stringify(m)}`);
+    await postJson(`${a.url}/v1/runs/${runId}/cancel`, {});
   });
 });
 
