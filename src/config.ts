@@ -113,6 +113,10 @@ export interface Config {
     /** Polling a peer task: first delay and ceiling (HANDOFF_AGENT_POLL_MIN_MS / _MAX_MS; 1 s, 60 s). */
     pollMinMs: number;
     pollMaxMs: number;
+    /** A push or stream event reads the peer task no sooner than this after the run's last commit (HANDOFF_AGENT_WAKE_MIN_MS; 1 s). */
+    wakeMinMs: number;
+    /** Stream subscriptions one instance holds at most; beyond, waits poll (HANDOFF_AGENT_MAX_STREAMS; 1,000). */
+    maxStreams: number;
   };
 }
 
@@ -215,6 +219,8 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       timeoutMs: int('HANDOFF_AGENT_TIMEOUT_MS', env.HANDOFF_AGENT_TIMEOUT_MS ?? '30000', 100, 3_600_000),
       pollMinMs: int('HANDOFF_AGENT_POLL_MIN_MS', env.HANDOFF_AGENT_POLL_MIN_MS ?? '1000', 10, 3_600_000),
       pollMaxMs: int('HANDOFF_AGENT_POLL_MAX_MS', env.HANDOFF_AGENT_POLL_MAX_MS ?? '60000', 10, 3_600_000),
+      wakeMinMs: int('HANDOFF_AGENT_WAKE_MIN_MS', env.HANDOFF_AGENT_WAKE_MIN_MS ?? '1000', 0, 3_600_000),
+      maxStreams: int('HANDOFF_AGENT_MAX_STREAMS', env.HANDOFF_AGENT_MAX_STREAMS ?? '1000', 0, 100_000),
       ...(env.HANDOFF_AGENT_CA_FILE
         ? { caFile: existingFile('HANDOFF_AGENT_CA_FILE', env.HANDOFF_AGENT_CA_FILE) }
         : {}),

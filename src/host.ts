@@ -33,6 +33,7 @@ import { openStore } from './store/connect.js';
 import { type Clock, systemClock } from './engine/clock.js';
 import { callerAgentId, peerService } from './peers/service.js';
 import { PeerStreams } from './peers/streams.js';
+import { PeerWakes } from './peers/wakes.js';
 import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
@@ -118,16 +119,30 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     resolve: async (t: PeerTarget, r: RunContext): Promise<PeerClient> => (await loadPeers()).resolve(t, r),
     close: async () => (loaded ? (await loaded).close() : undefined),
   };
+  // Pushes and stream events only bring a waiting run's next read forward: coalesced per wait.
+  const peerWakes = new PeerWakes({
+    wake: (runId) => store.runs.wake(runId, config.agents.wakeMinMs),
+    kick: () => runner.kick(),
+    waiting: async (waitId) => (await store.peerWaits.get(waitId))?.state === 'waiting',
+    logger: log,
+    max: 10_000,
+    onRequest: (source, outcome) => {
+      metrics.peerWakes.inc({ source, outcome });
+      if (source === 'stream' && outcome === 'woken') metrics.peerStreamWakes.inc();
+    },
+  });
   const peerStreams = new PeerStreams({
     resolve: (t, r) => peers.resolve(t, r),
-    wake: async (runId) => {
-      if (await store.runs.wake(runId)) runner.kick();
-    },
+    wakes: peerWakes,
     callerAgentId: callerAgentId(config),
     logger: log,
-    max: 1_000,
+    max: config.agents.maxStreams,
+    retryMinMs: config.agents.pollMinMs,
+    retryMaxMs: config.agents.pollMaxMs,
     onSubscribe: () => metrics.peerStreamSubscriptions.inc(),
-    onWake: () => metrics.peerStreamWakes.inc(),
+    onEvent: () => metrics.peerStreamEvents.inc(),
+    onRefused: () => metrics.peerStreamRefused.inc(),
+    onHeld: (n) => metrics.peerStreamHolds.set(n),
   });
   const peersForNodes = peerService(config, peers, store, peerStreams);
   const cancels = new PeerCancels({
@@ -156,9 +171,12 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   });
   wakePeerCancels = () => cancels.kick();
   // A cancelled run may leave a peer task to cancel (marked in the cancelling transaction), and so
-  // may a run failed by an a2a.invoke node that gave up at its timeoutMs.
+  // may a run failed by an a2a.invoke node that gave up at its timeoutMs; a commit ends the stream
+  // hold of a wait that ended, and lets a wake queued behind a read go.
   const stopCancelWatch = bus.subscribeAll((n) => {
     if (n.status === 'cancelled' || n.status === 'failed') cancels.kick();
+    peerStreams.noticed(n);
+    peerWakes.noticed(n);
   });
   const engine = new Engine(store, workflows, { worker: runner, clock, maxBranches: config.maxBranches });
   const publicSkills = () =>
@@ -202,7 +220,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
         a2aRoutes(a, deps);
         a2aRestRoutes(a, deps);
       },
-      (a) => peerCallbackRoutes(a, { store, kick: () => runner.kick() }),
+      (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });

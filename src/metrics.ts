@@ -33,6 +33,12 @@ export class Metrics {
   /** a2a.invoke stream waits: subscriptions to peer tasks opened, and runs they woke. */
   readonly peerStreamSubscriptions: Counter<never>;
   readonly peerStreamWakes: Counter<never>;
+  /** Subscriptions held now, holds refused at HANDOFF_AGENT_MAX_STREAMS, and events read from them. */
+  readonly peerStreamHolds: Gauge;
+  readonly peerStreamRefused: Counter<never>;
+  readonly peerStreamEvents: Counter<never>;
+  /** Wakes of runs waiting on a peer, asked by a push callback or a stream, by what came of them. */
+  readonly peerWakes: Counter<'source' | 'outcome'>;
   /** Where the outbox lag gauge reads from (the push worker sets it). */
   outboxLagSource: (() => Promise<number>) | undefined;
   /** Statements counted since the last scrape, by kind: added to `storeStatements` when it is read. */
@@ -91,6 +97,21 @@ export class Metrics {
       'Runs waiting on a peer task woken by its stream (not by a push or the poll timer)',
       [],
     );
+    this.peerStreamRefused = counter(
+      'handoff_peer_stream_refused_total',
+      'Stream waits left to polling because this instance held HANDOFF_AGENT_MAX_STREAMS subscriptions',
+      [],
+    );
+    this.peerStreamEvents = counter(
+      'handoff_peer_stream_events_total',
+      'Events read from peer task streams (each stream is read at a bounded rate)',
+      [],
+    );
+    this.peerWakes = counter(
+      'handoff_peer_wakes_total',
+      'Wakes of runs waiting on a peer (source push or stream): woken, queued behind a read, or coalesced',
+      ['source', 'outcome'],
+    );
     this.storeRoundTrips = counter(
       'handoff_store_round_trips_total',
       'PostgreSQL: exchanges with the server the store waited for (a transaction’s writes share one)',
@@ -104,6 +125,10 @@ export class Metrics {
     );
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
     this.activeRuns = gauge('handoff_worker_active_runs', 'Runs this instance is executing now');
+    this.peerStreamHolds = gauge(
+      'handoff_peer_stream_holds',
+      'Subscriptions to peer tasks this instance holds now (HANDOFF_AGENT_MAX_STREAMS)',
+    );
     this.sseStreams = gauge('handoff_sse_streams', 'SSE streams holding a connection now (HANDOFF_SSE_MAX_STREAMS)');
     this.sseBuffered = gauge(
       'handoff_sse_buffered_bytes',

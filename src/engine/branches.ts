@@ -89,13 +89,23 @@ export function forkedWakeAt(cursor: RunCursor, status: RunStatus, now: number):
   return earliest;
 }
 
-/** What a due line of a forked run needs now: its node executed, or its gate's deadline expired. */
+/**
+ * What a due line of a forked run needs now: its node executed, or its gate's deadline expired.
+ * A run woken before any branch's timer (`runs.wake`: a peer said its task changed) wakes every
+ * sleeping branch, as it would an unforked run's one node: each node re-reads what it waits on,
+ * or sleeps again until its own time.
+ */
 export function dueLines(run: RunRecord, now: number): Array<{ line: Line; kind: 'execute' | 'expire' }> {
   const due: Array<{ line: Line; kind: 'execute' | 'expire' }> = [];
+  const sleeping: Line[] = [];
   for (const b of run.cursor.branches ?? []) {
     if (b.waiting !== undefined) {
       if (b.wakeAt !== undefined && b.wakeAt <= now) due.push({ line: b, kind: 'expire' });
     } else if (b.wakeAt === undefined || b.wakeAt <= now) due.push({ line: b, kind: 'execute' });
+    else sleeping.push(b);
+  }
+  if (due.length === 0 && run.wakeAt !== undefined && run.wakeAt <= now) {
+    for (const line of sleeping) due.push({ line, kind: 'execute' });
   }
   return due;
 }

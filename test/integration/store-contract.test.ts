@@ -2275,13 +2275,26 @@ also by another transaction committing with it', async () => {
         );
         const due = await insert(store(), newRun(clock, { status: 'running' }));
         const waiting = await insert(store(), newRun(clock, { status: 'waiting-input', wakeAt: later }));
-        assert.equal(await store().runs.wake(sleeping.runId), true);
+        assert.equal(await store().runs.wake(sleeping.runId, 0), true);
         assert.equal((await store().runs.get(sleeping.runId))?.wakeAt, clock.ms);
         for (const r of [leased, due, waiting]) {
-          assert.equal(await store().runs.wake(r.runId), false, r.status);
+          assert.equal(await store().runs.wake(r.runId, 0), false, r.status);
           assert.deepEqual(await store().runs.get(r.runId), r, 'unchanged');
         }
-        assert.equal(await store().runs.wake('run_unknown'), false);
+        assert.equal(await store().runs.wake('run_unknown', 0), false);
+      });
+
+      it("runs.wake never brings a read closer than the spacing to the run's last commit; once due, wakes do nothing", async () => {
+        const later = clock.ms + 60_000;
+        const run = await insert(store(), newRun(clock, { status: 'running', wakeAt: later }));
+        clock.advance(400); // committed 400 ms ago: a 1 s spacing puts the read 1 s from now
+        assert.equal(await store().runs.wake(run.runId, 1_000), true);
+        assert.equal((await store().runs.get(run.runId))?.wakeAt, clock.ms + 1_000);
+        assert.equal(await store().runs.wake(run.runId, 1_000), false, 'already due by then');
+        clock.advance(700); // 1.1 s since the commit: now
+        assert.equal(await store().runs.wake(run.runId, 1_000), true);
+        assert.equal((await store().runs.get(run.runId))?.wakeAt, clock.ms);
+        assert.equal(await store().runs.wake(run.runId, 1_000), false, 'due: nothing to bring forward');
       });
     });
 

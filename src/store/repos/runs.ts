@@ -51,9 +51,13 @@ const RELEASE_LEASE = statement(
 );
 
 // Only a run that sleeps (running, timer in the future, no live lease) is woken: anything else
-// is already due, held by a worker (which reads the peer itself), or not waiting on a timer.
+// is already due, held by a worker (which reads the peer itself), or not waiting on a timer. Its
+// timer comes to now if its last commit (the last read of the peer) is at least the spacing old,
+// else to the spacing from now: wakes, however many, read the peer at most once per spacing, and
+// once a run is due every further wake is a no-op. ISO timestamps of one format compare as text.
+const DUE = 'case when "updated_at" <= ? then cast(? as bigint) else cast(? as bigint) end';
 const WAKE = statement(
-  `update "runs" set "wake_at" = ? where "run_id" = ? and "status" = 'running' and "wake_at" > ?` +
+  `update "runs" set "wake_at" = ${DUE} where "run_id" = ? and "status" = 'running' and "wake_at" > ${DUE}` +
     ' and ("lease_expires_at" is null or "lease_expires_at" < ?)',
 );
 
@@ -143,12 +147,14 @@ export class Runs extends Repo {
   }
 
   /**
-   * Bring a sleeping run's timer forward to now (a peer said its task changed): the next claim
-   * pass takes it. A single statement, outside any transaction; true if the run was sleeping.
+   * Bring a sleeping run's timer forward (a peer said its task changed): to now, or to `spacingMs`
+   * from now when the run committed less than `spacingMs` ago. A single statement, outside any
+   * transaction; true if it moved the timer (false: not sleeping, leased, or already due by then).
    */
-  async wake(runId: string): Promise<boolean> {
+  async wake(runId: string, spacingMs: number): Promise<boolean> {
     const now = this.now().getTime();
-    return (await this.write(WAKE, [now, runId, now, now])) === 1;
+    const due = [new Date(now - spacingMs).toISOString(), now, now + spacingMs];
+    return (await this.write(WAKE, [...due, runId, ...due, now])) === 1;
   }
 
   /** Free every lease of `owner` (a drain), or every lease at all (`owner` absent); returns how many. */
