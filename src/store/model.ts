@@ -70,6 +70,9 @@ export interface RunRecord {
   createdAt: string;
   updatedAt: string;
   completedAt?: string;
+  /** A child run (core.forEach, core.subWorkflow): the run and node that started it. Never changes. */
+  parentRunId?: string;
+  parentNodeId?: string;
 }
 
 export interface RunState {
@@ -87,6 +90,8 @@ export const RUN_EVENT_TYPES = [
   ...(['artifact.created', 'a2a.message'] as const),
   // A run's call to another agent (a2a.invoke): the peer task it waits on, and its changes.
   ...(['a2a.task.linked', 'a2a.task.updated'] as const),
+  // A run's child runs (core.forEach, core.subWorkflow): started, and seen ended by the parent.
+  ...(['child.started', 'child.ended'] as const),
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
