@@ -16,6 +16,7 @@ import { PgBus } from './bus/pg.js';
 import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
 import { createEgressPolicy } from './egress/address.js';
 import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
+import { ChildRuns, childCascadeStep, childWakeListener } from './engine/children.js';
 import { Engine } from './engine/engine.js';
 import type { NodeServices } from './engine/nodes/services.js';
 import { Retention } from './engine/retention.js';
@@ -36,7 +37,7 @@ import { PeerStreams } from './peers/streams.js';
 import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
-import type { Pipeline, Store } from './store/store.js';
+import type { CommitListener, Pipeline, Store, TransitionStep } from './store/store.js';
 
 export interface Host {
   config: Config;
@@ -95,7 +96,18 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     leaseMs: config.push.leaseMs,
   });
   const taskCache = TaskCache.forStore(store);
-  store.setPipeline(pipeline({ bus, metrics, taskCache, wakePushWorker: () => pushWorker.kick() }));
+  store.setPipeline(
+    pipeline({
+      bus,
+      metrics,
+      taskCache,
+      wakePushWorker: () => pushWorker.kick(),
+      children: {
+        step: childCascadeStep(workflows, clock),
+        listener: childWakeListener(store, () => runner.kick(), log),
+      },
+    }),
+  );
 
   // Calling other agents (a2a.invoke): URLs from run input pass the push egress guard in full. The
   // A2A client is loaded on first use: most hosts never call out, and every start pays for a load.
@@ -143,7 +155,9 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const stopCancelWatch = bus.subscribeAll((n) => {
     if (n.status === 'cancelled') cancels.kick();
   });
-  const engine = new Engine(store, workflows, { worker: runner, clock });
+  const engine = new Engine(store, workflows, { worker: runner, clock, maxChildDepth: config.children.maxDepth });
+  // The worker was built first (the engine hands it new runs); its nodes get the engine from here.
+  services.children = new ChildRuns(engine, config.children.pollMs);
   const publicSkills = () =>
     workflows
       .list()
@@ -241,24 +255,28 @@ function nodeServices(config: Config, opts: HostOptions): NodeServices {
 
 /**
  * What every run change does, in order. Inside its transaction: the A2A task record, then the
- * push outbox rows. After its commit: the tasks/get cache drops the task (before anyone is woken
- * who could read the old one), the metrics count it, the bus wakes followers and workers, and the
- * push worker is woken when deliveries were enqueued.
+ * push outbox rows, then the cancel of the unfinished children of a run that ended (each child's
+ * change runs these steps in turn). After its commit: the tasks/get cache drops the task (before
+ * anyone is woken who could read the old one), the metrics count it, the bus wakes followers and
+ * workers, the push worker is woken when deliveries were enqueued, and a child that ended wakes
+ * its parent.
  */
 export function pipeline(parts: {
   bus: ChangeBus;
   metrics: Metrics;
   taskCache: TaskCache | undefined;
   wakePushWorker: () => void;
+  children: { step: TransitionStep; listener: CommitListener };
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
   return {
-    steps: [taskRecordStep, push.step],
+    steps: [taskRecordStep, push.step, parts.children.step],
     listeners: [
       ...(parts.taskCache ? [parts.taskCache.listener] : []),
       parts.metrics.runListener,
       busPublisher(parts.bus),
       push.listener,
+      parts.children.listener,
     ],
   };
 }

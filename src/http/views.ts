@@ -1,9 +1,15 @@
 // Wire views of stored records for the REST surface, typed by the response schemas (schemas.ts).
 import type { Static } from '@sinclair/typebox';
 import { type InterruptRecord, isWaiting, type RunEvent as RunEventRecord, type RunRecord } from '../store/model.js';
+import type { ChildSummary } from '../store/repos/runs.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
-export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<typeof RunSnapshot> {
+/** `children`: the run's unfinished child runs (listed only when there are any). */
+export function runSnapshot(
+  run: RunRecord,
+  open?: InterruptRecord,
+  children: ChildSummary[] = [],
+): Static<typeof RunSnapshot> {
   const waiting = isWaiting(run.status);
   return {
     runId: run.runId,
@@ -29,6 +35,8 @@ export function runSnapshot(run: RunRecord, open?: InterruptRecord): Static<type
       : {}),
     ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
     ...(run.error ? { error: run.error } : {}),
+    ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId ?? '' } : {}),
+    ...(children.length > 0 ? { children } : {}),
     tags: run.tags,
     metadata: run.metadata,
     createdAt: run.createdAt,

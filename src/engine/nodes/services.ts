@@ -7,6 +7,7 @@ import type { LlmProvider } from '../../calls/llm-providers.js';
 import type { EgressPolicy } from '../../egress/address.js';
 import type { SecretStore } from '../../secrets/store.js';
 import type { PeerService } from './a2a-invoke/service.js';
+import type { ChildRunService } from './child-runs/service.js';
 
 /** Outbound calls (http.request, llm.chat): the egress guard, secrets and model endpoints. */
 export interface CallServices {
@@ -24,4 +25,6 @@ export interface NodeServices {
   calls?: CallServices;
   /** Other A2A agents (the a2a.invoke node). */
   peers?: PeerService;
+  /** Child runs (core.forEach, core.subWorkflow). */
+  children?: ChildRunService;
 }

@@ -16,6 +16,7 @@ import { NODE_TYPES } from '../nodes/index.js';
 import { duplicates } from '../nodes/types.js';
 import type { EdgeCondition, PortValue, WorkflowDefinition, WorkflowNode } from './definition.js';
 import { EvaluationError, checkExpressionSyntax, compileConditionRegex, findTemplateProblems } from './evaluate.js';
+import { childWorkflowProblems } from './child-refs.js';
 import { secretProblems } from './secret-refs.js';
 
 /** What loading consults besides the files. */
@@ -277,6 +278,10 @@ export async function loadWorkflows(dirs: string[], opts: LoadOptions = {}): Pro
       sources.set(def.id, file);
       registry.add(def);
     }
+  }
+  // What spans workflows is checked once all are loaded: a node may name one from a later file.
+  for (const [id, problems] of childWorkflowProblems(registry.list())) {
+    throw new WorkflowValidationError(sources.get(id) ?? id, problems.slice(0, MAX_REPORTED));
   }
   return registry;
 }

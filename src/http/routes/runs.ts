@@ -158,7 +158,8 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
         operationId: 'getRun',
         tags: ['runs'],
         summary: 'Run snapshot',
-        description: 'The run, with its open interrupt while it waits for approval or input.',
+        description:
+          'The run, with its open interrupt while it waits for approval or input, and its unfinished child runs.',
         params: RunId,
         response: {
           200: ref(RunSnapshot, 'The run snapshot.'),
@@ -172,7 +173,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
       const run = await engine.getRun(req.caller, req.params.id);
       const waiting = isWaiting(run.status);
       const open = waiting ? await engine.store.interrupts.getOpen(run.runId) : undefined;
-      return runSnapshot(run, open);
+      return runSnapshot(run, open, await engine.childrenOf(run));
     },
   );
 
