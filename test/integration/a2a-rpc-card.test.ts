@@ -11,7 +11,7 @@ import { type Headers, type Json, type TestHost, bearer, startTestHost } from '.
 
 const KEY_ALICE = 'key-alice-0001';
 const API_KEYS = `${KEY_ALICE}=t1:alice`;
-const SKILLS = ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps'];
+const SKILLS = ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps', 'survey', 'survey-ask'];
 const CARD_PATHS = ['/.well-known/agent-card.json', '/v1/a2a/agent.json'];
 
 /** Card and discovery document, read without credentials. */

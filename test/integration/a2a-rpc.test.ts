@@ -29,7 +29,7 @@ import {
 } from '../support/a2a.js';
 import { DIALECTS, type Json, type TestHost, bearer, waitForEvent } from '../support/host.js';
 
-const SKILLS = ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps'];
+const SKILLS = ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps', 'survey', 'survey-ask'];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** A well-formed message/send body whose message is `msg` (for raw envelope tests). */

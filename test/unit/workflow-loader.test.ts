@@ -62,6 +62,8 @@ describe('demo workflows', () => {
       'fail',
       'launch-note',
       'steps',
+      'survey',
+      'survey-ask',
     ]);
     for (const def of registry.list()) {
       assert.equal(def.version, '1.0.0');
