@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ChildRuns } from '../../src/engine/children.js';
+import { ConflictError } from '../../src/store/errors.js';
 import { forEach } from '../../src/engine/nodes/child-runs/index.js';
 import type { NodeContext, NodeResult } from '../../src/engine/nodes/types.js';
 import { a2aClient, API_KEYS, dataPart, KEY_ALICE, KEY_EVE, message, rpc } from '../support/a2a.js';
@@ -295,15 +296,32 @@ or A2A, and the parent goes on', async () => {
       await t.post(`/v1/runs/${runId}/cancel`, {}, ALICE);
     });
 
+    /** A host whose worker does not run: a parent stays where the test puts it, its children pending. */
+    const quietHost = () =>
+      startTestHost({ pg: dialect === 'postgres', apiKeys: API_KEYS, workflows: [dir], env: ENV, startRunner: false });
+
+    it("a child's end makes a commit of its parent read before it fail, so the parent reads its children again", async () => {
+      const quiet = await quietHost();
+      try {
+        const runId = await quiet.createRun('each-approval', { items: ['one'] }, ALICE);
+        const read = await quiet.host.engine.getRun({ tenantId: 't1', principalId: 'alice' }, runId);
+        const asleep = { status: 'running' as const, wakeAt: Date.now() + 3_600_000 };
+        const sleeping = (await quiet.host.store.transaction((tx) => tx.commitRun(read, asleep, []))).run;
+        assert.equal(await quiet.host.store.runs.wakeParent(runId), true);
+        await assert.rejects(
+          quiet.host.store.transaction((tx) => tx.commitRun(sleeping, { wakeAt: Date.now() + 3_600_000 }, [])),
+          ConflictError,
+        );
+        const woken = (await quiet.host.store.runs.get(runId))!;
+        assert.ok(woken.wakeAt! <= Date.now(), 'the timer was brought forward');
+        assert.equal(woken.version, sleeping.version + 1);
+      } finally {
+        await quiet.close();
+      }
+    });
+
     it('an execution repeated after a crash (same state, same key) finds its children, starts none twice', async () => {
-      // A host whose worker does not run: the parent stays pending, its children too.
-      const quiet = await startTestHost({
-        pg: dialect === 'postgres',
-        apiKeys: API_KEYS,
-        workflows: [dir],
-        env: ENV,
-        startRunner: false,
-      });
+      const quiet = await quietHost();
       try {
         const runId = await quiet.createRun('each-echo', { items: ['a', 'b', 'c', 'd', 'e'] }, ALICE);
         const run = await quiet.host.engine.getRun({ tenantId: 't1', principalId: 'alice' }, runId);
