@@ -40,7 +40,9 @@ export class ChildRuns implements ChildRunService {
   private view(run: RunRecord): ChildView {
     const def = this.engine.workflows.get(run.workflowId);
     const output = run.status === 'completed' && def ? artifactOf(def, run) : null;
-    return run.error ? { runId: run.runId, status: run.status, output, error: run.error } : { runId: run.runId, status: run.status, output };
+    return run.error
+      ? { runId: run.runId, status: run.status, output, error: run.error }
+      : { runId: run.runId, status: run.status, output };
   }
 }
 

@@ -243,7 +243,13 @@ export class Engine {
               { depth, maxDepth: this.maxChildDepth },
             );
           }
-          const init = { runId: spec.runId, tags: [], metadata: {}, events: [], parent: { runId: parent.runId, nodeId } };
+          const init = {
+            runId: spec.runId,
+            tags: [],
+            metadata: {},
+            events: [],
+            parent: { runId: parent.runId, nodeId },
+          };
           const { settled } = await this.createRun(tx, caller, def, inputs, init);
           out.push(settled);
           made.push(settled);

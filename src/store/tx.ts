@@ -248,9 +248,12 @@ export class StoreTx extends Tables {
   async childRuns(parentRunId: string): Promise<RunRecord[]> {
     const { rows } = await this.exec<RunsTable>(ACTIVE_CHILD_RUNS, [parentRunId]);
     const listed = new Set(rows.map((r) => r.run_id));
-    const runs = rows.map((row) => (this.deferred.get(row.run_id) ?? this.held.get(row.run_id))?.run ?? runRows.fromRow(row));
+    const runs = rows.map(
+      (row) => (this.deferred.get(row.run_id) ?? this.held.get(row.run_id))?.run ?? runRows.fromRow(row),
+    );
     // Inserted by this transaction and not written yet: not in the table.
-    for (const { run } of this.deferred.values()) if (run.parentRunId === parentRunId && !listed.has(run.runId)) runs.push(run);
+    for (const { run } of this.deferred.values())
+      if (run.parentRunId === parentRunId && !listed.has(run.runId)) runs.push(run);
     return runs.filter((r) => !isTerminal(r.status));
   }
 

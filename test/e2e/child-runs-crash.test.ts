@@ -31,7 +31,7 @@ after(async () => {
   for (const d of [...dirs.splice(0), workflowDir]) rmSync(d, { recursive: true, force: true });
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+/** Response bodies, read field by field. */
 type Json = any;
 
 async function get(srv: ServerProcess, path: string): Promise<Json> {

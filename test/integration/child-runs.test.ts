@@ -44,7 +44,8 @@ for (const dialect of DIALECTS) {
 
     const start = (workflowId: string, inputs: Record<string, unknown> = {}) => t.createRun(workflowId, inputs, ALICE);
     const settle = (runId: string) => t.waitForStatus(runId, ['completed', 'failed', 'cancelled'], ALICE);
-    const snapshot = async (runId: string, headers = ALICE): Promise<Json> => (await t.get(`/v1/runs/${runId}`, headers)).body;
+    const snapshot = async (runId: string, headers = ALICE): Promise<Json> =>
+      (await t.get(`/v1/runs/${runId}`, headers)).body;
     const events = (runId: string) => t.events(runId, ALICE);
 
     /** Every stored child of `parentRunId`, oldest first (the table itself, not the API). */
@@ -103,7 +104,10 @@ for (const dialect of DIALECTS) {
       assert.equal(child.parentNodeId, 'sub');
       assert.equal(child.workflowId, 'kid-echo');
       assert.deepEqual(child.owner, { tenant: 't1', principal: 'alice' });
-      assert.deepEqual((await storedChildren(runId)).map((c) => c.run_id), [sub.runId]);
+      assert.deepEqual(
+        (await storedChildren(runId)).map((c) => c.run_id),
+        [sub.runId],
+      );
       // The child is an A2A task of its own.
       const task = await a2aClient(t, ALICE).getTask(sub.runId);
       assert.equal(task.status.state, 'completed');
@@ -149,12 +153,15 @@ or A2A, and the parent goes on', async () => {
       const decided: string[] = [];
       for (let round = 0; decided.length < prompts.length; round++) {
         const left = prompts.length - decided.length;
-        const waiting = await until(`round ${round}: the parent lists ${Math.min(2, left)} waiting children`, async () => {
-          const snap = await snapshot(runId);
-          assert.ok((snap.children ?? []).length <= 2, `more than 2 unfinished: ${JSON.stringify(snap.children)}`);
-          const kids = (snap.children ?? []) as Json[];
-          return kids.length === Math.min(2, left) && kids.every((c) => c.status === 'waiting-approval') && kids;
-        });
+        const waiting = await until(
+          `round ${round}: the parent lists ${Math.min(2, left)} waiting children`,
+          async () => {
+            const snap = await snapshot(runId);
+            assert.ok((snap.children ?? []).length <= 2, `more than 2 unfinished: ${JSON.stringify(snap.children)}`);
+            const kids = (snap.children ?? []) as Json[];
+            return kids.length === Math.min(2, left) && kids.every((c) => c.status === 'waiting-approval') && kids;
+          },
+        );
         for (const c of waiting) assert.equal(c.nodeId, 'each');
         // The newest first: the children end out of item order.
         const child = waiting.at(-1).runId as string;

@@ -51,7 +51,11 @@ const subOf = (id: string, child: string, inputs: unknown) =>
     id,
     [
       node('sub', 'core.subWorkflow', { workflowId: child, inputs }),
-      artifact('done', { child: '{{ nodes.sub.runId }}', status: '{{ nodes.sub.status }}', got: '{{ nodes.sub.output }}' }),
+      artifact('done', {
+        child: '{{ nodes.sub.runId }}',
+        status: '{{ nodes.sub.status }}',
+        got: '{{ nodes.sub.output }}',
+      }),
     ],
     [edge('sub', 'done')],
   );

@@ -24,7 +24,10 @@ export function childWorkflowProblems(defs: readonly WorkflowDefinition[]): Map<
       }
       const back = pathTo(def.id, ref.workflowId, byId);
       if (back) {
-        add(def.id, `node "${ref.nodeId}": workflow "${def.id}" would start itself again: ${[def.id, ...back].join(' → ')}`);
+        add(
+          def.id,
+          `node "${ref.nodeId}": workflow "${def.id}" would start itself again: ${[def.id, ...back].join(' → ')}`,
+        );
       }
     }
   }

@@ -31,7 +31,7 @@ export const CHILD_RUN_TYPES: ReadonlySet<string> = new Set(['core.forEach', 'co
 
 /** Whether runs of `def` may have children. */
 export const startsChildren = (def: WorkflowDefinition | undefined): boolean =>
-  def !== undefined && def.nodes.some((n) => CHILD_RUN_TYPES.has(n.typeId));
+  def?.nodes.some((n) => CHILD_RUN_TYPES.has(n.typeId)) === true;
 
 interface ForEachConfig {
   /** A template giving an array (or an array). */
@@ -92,10 +92,14 @@ export const forEach: NodeType<ForEachConfig> = {
       return failed('invalid_items', `config.items must give an array, got ${kindOf(items)}`);
     }
     if (items.length > MAX_ITEMS) {
-      return failed('too_many_items', `config.items gave ${items.length} items; core.forEach takes at most ${MAX_ITEMS}`, {
-        count: items.length,
-        max: MAX_ITEMS,
-      });
+      return failed(
+        'too_many_items',
+        `config.items gave ${items.length} items; core.forEach takes at most ${MAX_ITEMS}`,
+        {
+          count: items.length,
+          max: MAX_ITEMS,
+        },
+      );
     }
     const fan: Fan = {
       count: items.length,
@@ -180,7 +184,10 @@ async function drive(ctx: NodeContext<ForEachConfig | SubWorkflowConfig>, fan: F
     for (const index of batch) {
       const inputs = await fan.inputsOf(index);
       if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
-        return failed('invalid_child_inputs', `config.inputs must give an object, got ${kindOf(inputs)} for item ${index}`);
+        return failed(
+          'invalid_child_inputs',
+          `config.inputs must give an object, got ${kindOf(inputs)} for item ${index}`,
+        );
       }
       specs.push({ runId: idOf(index), workflowId: fan.workflowId, inputs: inputs as Record<string, unknown> });
     }
@@ -262,7 +269,8 @@ const failed = (code: string, message: string, details?: Record<string, unknown>
 const itemScope = (scope: EvalScope, item: unknown, index: number): EvalScope =>
   ({ ...scope, item, index }) as EvalScope;
 
-const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
 function kindOf(v: unknown): string {
   if (v === null) return 'null';
