@@ -51,6 +51,7 @@ export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leas
 // The statements of every state change, as fixed SQL (see statements.ts).
 const RUN_COLUMNS = runRows.columns;
 const GET_RUN_FOR_UPDATE = statement('select * from "runs" where "run_id" = ? for update');
+const LOCK_RUN = statement('select "run_id" from "runs" where "run_id" = ? for update');
 const ACTIVE_CHILD_RUNS = statement(`select * from "runs" where ${ACTIVE_CHILDREN} order by "created_at", "run_id"`);
 const INSERT_RUN = statement(
   `insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`,
@@ -243,9 +244,12 @@ export class StoreTx extends Tables {
 
   /**
    * The children of `parentRunId` that have not ended, oldest first, as this transaction sees them
-   * (its own commits to them included). Not locked: a commit to one is version-checked like any.
+   * (its own commits to them included). On PostgreSQL the parent's row is locked first: a child is
+   * started under that lock (Engine.startChildren), so one being started now is committed before
+   * this reads, and seen. The children are not locked: a commit to one is version-checked like any.
    */
   async childRuns(parentRunId: string): Promise<RunRecord[]> {
+    if (this.dialect === 'postgres') await this.exec(LOCK_RUN, [parentRunId]);
     const { rows } = await this.exec<RunsTable>(ACTIVE_CHILD_RUNS, [parentRunId]);
     const listed = new Set(rows.map((r) => r.run_id));
     const runs = rows.map(

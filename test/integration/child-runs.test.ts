@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ChildRuns } from '../../src/engine/children.js';
 import { ConflictError } from '../../src/store/errors.js';
 import { forEach } from '../../src/engine/nodes/child-runs/index.js';
@@ -14,6 +15,7 @@ import type { NodeContext, NodeResult } from '../../src/engine/nodes/types.js';
 import { a2aClient, API_KEYS, dataPart, KEY_ALICE, KEY_EVE, message, rpc } from '../support/a2a.js';
 import { writeChildWorkflows } from '../support/child-workflows.js';
 import { bearer, DIALECTS, type Json, startTestHost, type TestHost } from '../support/host.js';
+import { newRun } from '../support/runs.js';
 import { until } from '../support/until.js';
 
 const ALICE = bearer(KEY_ALICE);
@@ -301,6 +303,45 @@ or A2A, and the parent goes on', async () => {
       );
       assert.equal((await t.get(`/v1/runs/${eveRun}`, EVE)).body.parentRunId, undefined);
       await t.post(`/v1/runs/${runId}/cancel`, {}, ALICE);
+    });
+
+    it('a child started while its parent is being cancelled is cancelled with it', {
+      skip: dialect === 'sqlite' && 'SQLite runs one transaction at a time',
+    }, async () => {
+      const store = t.host.store;
+      const owner = { tenantId: 't1', principalId: 'alice' };
+      const later = Date.now() + 3_600_000;
+      const at = (nodeId: string) => ({ nodeId, ordinals: {} });
+      const top = newRun({ ...owner, workflowId: 'each-nested', status: 'running', wakeAt: later, cursor: at('each') });
+      const kid = newRun({ ...owner, workflowId: 'sub-approval', status: 'running', wakeAt: later, cursor: at('sub') });
+      Object.assign(kid, { parentRunId: top.runId, parentNodeId: 'each' });
+      const grandchild = newRun({ ...owner, workflowId: 'approval', inputs: { prompt: '' }, cursor: at('draft') });
+      Object.assign(grandchild, { parentRunId: kid.runId, parentNodeId: 'sub' });
+      for (const r of [top, kid]) await store.transaction((tx) => tx.insertRun(r, []));
+      // The grandchild is being started (its parent's row locked, as Engine.startChildren does)…
+      let release = () => {};
+      const held = new Promise<void>((r) => (release = r));
+      let locked = () => {};
+      const holding = new Promise<void>((r) => (locked = r));
+      const starting = store.transaction(async (tx) => {
+        await tx.getRun(kid.runId, { forUpdate: true });
+        await tx.insertRun(grandchild, []);
+        locked();
+        await held;
+      });
+      await holding;
+      // …when the top run is cancelled: its cascade waits for that start, then sees the grandchild.
+      const cancelling = t.host.engine.cancelRun(owner, top.runId);
+      await until('the cancel to wait for the lock', async () => {
+        const { rows } = await sql<{ n: number }>`select count(*) as "n" from pg_stat_activity
+          where wait_event_type = 'Lock' and query like '%"runs"%'`.execute(store.db);
+        return Number(rows[0]?.n) > 0;
+      });
+      release();
+      await starting;
+      assert.equal((await cancelling).status, 'cancelled');
+      // (a worker may have taken the new grandchild meanwhile: it then ends it, through `cancelling`)
+      for (const r of [kid, grandchild]) assert.equal((await settle(r.runId)).status, 'cancelled', r.workflowId);
     });
 
     /** A host whose worker does not run: a parent stays where the test puts it, its children pending. */
