@@ -344,6 +344,24 @@ or A2A, and the parent goes on', async () => {
       for (const r of [kid, grandchild]) assert.equal((await settle(r.runId)).status, 'cancelled', r.workflowId);
     });
 
+    it("children count in the tenant's open runs, and are not refused by that quota themselves", async () => {
+      const env = { ...ENV, HANDOFF_TENANT_MAX_ACTIVE_RUNS: '2' };
+      const capped = await startTestHost({ pg: dialect === 'postgres', apiKeys: API_KEYS, workflows: [dir], env });
+      try {
+        const runId = await capped.createRun('each-approval', { items: ['a', 'b'] }, ALICE);
+        await until('both children at their gates', async () => {
+          const kids = ((await capped.get(`/v1/runs/${runId}`, ALICE)).body.children ?? []) as Json[];
+          return kids.length === 2 && kids.every((k) => k.status === 'waiting-approval');
+        });
+        const refused = await capped.post('/v1/runs', { workflowId: 'echo', inputs: {} }, ALICE);
+        assert.equal(refused.status, 429, refused.text);
+        assert.equal(refused.body.error, 'too_many_active_runs');
+        assert.match(refused.body.message, /already has 3 runs that are not finished/);
+      } finally {
+        await capped.close();
+      }
+    });
+
     /** A host whose worker does not run: a parent stays where the test puts it, its children pending. */
     const quietHost = () =>
       startTestHost({ pg: dialect === 'postgres', apiKeys: API_KEYS, workflows: [dir], env: ENV, startRunner: false });
