@@ -93,7 +93,7 @@ export class Engine {
   private readonly worker: LocalWorker | undefined;
   private readonly clock: Clock;
   private readonly inline: StepContext;
-  readonly maxChildDepth: number;
+  private readonly maxChildDepth: number;
 
   constructor(
     readonly store: Store,
