@@ -118,6 +118,13 @@ export interface Config {
     /** Stream subscriptions one instance holds at most; beyond, waits poll (HANDOFF_AGENT_MAX_STREAMS; 1,000). */
     maxStreams: number;
   };
+  /** Child runs (core.forEach, core.subWorkflow). */
+  children: {
+    /** Levels of child runs allowed below a run a caller started (HANDOFF_MAX_CHILD_DEPTH). */
+    maxDepth: number;
+    /** A parent waiting on children looks at them this often when no child's end woke it (HANDOFF_CHILD_POLL_MS). */
+    pollMs: number;
+  };
 }
 
 /** The demo workflows shipped with the package (…/workflows next to dist/ and src/). */
@@ -224,6 +231,10 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       ...(env.HANDOFF_AGENT_CA_FILE
         ? { caFile: existingFile('HANDOFF_AGENT_CA_FILE', env.HANDOFF_AGENT_CA_FILE) }
         : {}),
+    },
+    children: {
+      maxDepth: int('HANDOFF_MAX_CHILD_DEPTH', env.HANDOFF_MAX_CHILD_DEPTH ?? '5', 1, 64),
+      pollMs: int('HANDOFF_CHILD_POLL_MS', env.HANDOFF_CHILD_POLL_MS ?? '60000', 10, 3_600_000),
     },
   };
   const tls = tlsFiles(

@@ -16,6 +16,7 @@ import { PgBus } from './bus/pg.js';
 import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
 import { createEgressPolicy } from './egress/address.js';
 import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
+import { ChildRuns, childCascadeStep, childWakeListener } from './engine/children.js';
 import { Engine } from './engine/engine.js';
 import type { NodeServices } from './engine/nodes/services.js';
 import { Retention } from './engine/retention.js';
@@ -37,7 +38,7 @@ import { PeerWakes } from './peers/wakes.js';
 import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
-import type { CommitListener, Pipeline, Store } from './store/store.js';
+import type { CommitListener, Pipeline, Store, TransitionStep } from './store/store.js';
 
 export interface Host {
   config: Config;
@@ -105,6 +106,10 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       taskCache,
       wakePushWorker: () => pushWorker.kick(),
       wakePeerCancels: () => wakePeerCancels(),
+      children: {
+        step: childCascadeStep(workflows, clock),
+        listener: childWakeListener(store, () => runner.kick(), log),
+      },
     }),
   );
 
@@ -178,7 +183,14 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     peerStreams.noticed(n);
     peerWakes.noticed(n);
   });
-  const engine = new Engine(store, workflows, { worker: runner, clock, maxBranches: config.maxBranches });
+  const engine = new Engine(store, workflows, {
+    worker: runner,
+    clock,
+    maxBranches: config.maxBranches,
+    maxChildDepth: config.children.maxDepth,
+  });
+  // The worker was built first (the engine hands it new runs); its nodes get the engine from here.
+  services.children = new ChildRuns(engine, config.children.pollMs);
   const publicSkills = () =>
     workflows
       .list()
@@ -276,9 +288,11 @@ function nodeServices(config: Config, opts: HostOptions): NodeServices {
 
 /**
  * What every run change does, in order. Inside its transaction: the A2A task record, then the
- * push outbox rows. After its commit: the tasks/get cache drops the task (before anyone is woken
- * who could read the old one), the metrics count it, the bus wakes followers and workers, and the
- * push worker is woken when deliveries were enqueued.
+ * push outbox rows, then the cancel of the unfinished children of a run that ended (each child's
+ * change runs these steps in turn). After its commit: the tasks/get cache drops the task (before
+ * anyone is woken who could read the old one), the metrics count it, the bus wakes followers and
+ * workers, the push worker is woken when deliveries were enqueued, and a child that ended wakes
+ * its parent.
  */
 export function pipeline(parts: {
   bus: ChangeBus;
@@ -287,17 +301,19 @@ export function pipeline(parts: {
   wakePushWorker: () => void;
   /** A branch was withdrawn: the peer task it waited on (marked in its transaction) wants a cancel. */
   wakePeerCancels?: () => void;
+  children: { step: TransitionStep; listener: CommitListener };
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
   const wake = parts.wakePeerCancels;
   return {
-    steps: [taskRecordStep, push.step],
+    steps: [taskRecordStep, push.step, parts.children.step],
     listeners: [
       ...(parts.taskCache ? [parts.taskCache.listener] : []),
       parts.metrics.runListener,
       busPublisher(parts.bus),
       push.listener,
       ...(wake ? [withdrawalListener(wake)] : []),
+      parts.children.listener,
     ],
   };
 }

@@ -33,3 +33,21 @@ export async function cancelNow(
   };
   return tx.commitRun(run, patch, events, fence);
 }
+
+/**
+ * Cancel `run` (not terminal) as a caller asks it: a run a worker holds a live lease on is marked
+ * `cancelling` and its worker ends it at its next step; any other run is cancelled now.
+ */
+export async function requestCancel(
+  tx: StoreTx,
+  run: RunRecord,
+  payload: Record<string, unknown>,
+  now: number,
+): Promise<RunRecord> {
+  const leased = run.leaseExpiresAt !== undefined && run.leaseExpiresAt > now;
+  if (leased && (run.status === 'running' || run.status === 'pending' || run.status === 'cancelling')) {
+    if (run.status === 'cancelling') return run;
+    return (await tx.commitRun(run, { status: 'cancelling' }, [{ type: 'run.cancelling', payload }])).run;
+  }
+  return (await cancelNow(tx, run, payload, new Date(now).toISOString())).run;
+}

@@ -7,8 +7,11 @@ import { isTerminal, isWaiting } from '../store/model.js';
 import type { NewRun, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
+import { startsChildren } from './nodes/child-runs/index.js';
+import type { ChildRunSpec } from './nodes/child-runs/service.js';
+import type { ChildSummary } from '../store/repos/runs.js';
 import { decide, type Decision } from './interrupts.js';
-import { cancelNow } from './cancel.js';
+import { requestCancel } from './cancel.js';
 import { type Clock, iso, systemClock } from './clock.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
 import { driveInline, type StepContext } from './step.js';
@@ -61,6 +64,15 @@ export interface ReadDecision {
 
 const RETRIES = 5;
 
+/** What a new run is made of besides its workflow and inputs. */
+interface RunInit {
+  runId: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  events: NewEvent[];
+  parent?: { runId: string; nodeId: string };
+}
+
 /** A worker in this process that can take a run the moment it is created (no claim round trip). */
 export interface LocalWorker {
   /** A lease to write with the new run, or undefined when the worker has no room. */
@@ -75,12 +87,15 @@ export interface EngineOptions {
   clock?: Clock;
   /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES). */
   maxBranches?: number;
+  /** How many levels of child runs may stand below a run started by a caller (HANDOFF_MAX_CHILD_DEPTH). */
+  maxChildDepth?: number;
 }
 
 export class Engine {
   private readonly worker: LocalWorker | undefined;
   private readonly clock: Clock;
   private readonly inline: StepContext;
+  private readonly maxChildDepth: number;
 
   constructor(
     readonly store: Store,
@@ -90,6 +105,7 @@ export class Engine {
     this.worker = opts.worker;
     this.clock = opts.clock ?? systemClock;
     this.inline = { clock: this.clock, ...(opts.maxBranches !== undefined ? { maxBranches: opts.maxBranches } : {}) };
+    this.maxChildDepth = opts.maxChildDepth ?? 5;
   }
 
   /** Read a run as the caller may see it: another tenant's run is indistinguishable from none. */
@@ -100,17 +116,7 @@ export class Engine {
   }
 
   async startRun(caller: Caller, req: StartRunRequest): Promise<StartRunResult> {
-    const def = this.workflows.get(req.workflowId);
-    if (!def) {
-      throw new EngineError('validation_error', `unknown workflow '${req.workflowId}'`, {
-        available: this.workflows.ids(),
-      });
-    }
-    // Validation may fill in defaults: the caller's object is never changed.
-    const inputs = copyInputs(req.inputs);
-    const errors = this.workflows.validateInputs(def.id, inputs);
-    if (errors.length > 0)
-      throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
+    const { def, inputs } = this.checkedStart(req.workflowId, req.inputs);
     const result = await this.withRetry(() => this.insertRun(caller, def, inputs, req));
     if (!result.replayed && result.run.leaseOwner) this.worker?.adopt(result.run);
     return result;
@@ -129,36 +135,8 @@ export class Engine {
         const prior = await tx.idempotency.get(caller.tenantId, scope, req.idempotency.key);
         if (prior) return this.replay(prior.bodyHash, bodyHash, (prior.response as { runId: string }).runId, tx);
       }
-      const now = this.isoNow();
-      const lease = this.worker?.reserve();
-      const fresh: NewRun = {
-        runId: newRunId(),
-        tenantId: caller.tenantId,
-        principalId: caller.principalId,
-        workflowId: def.id,
-        status: 'pending',
-        inputs,
-        state: { outputs: {}, vars: initialVars(def) },
-        cursor: { nodeId: this.workflows.startNode(def).id, ordinals: {} },
-        tags: req.tags ?? [],
-        metadata: req.metadata ?? {},
-        createdAt: now,
-      };
-      // Assigned, not spread in: an object spread takes V8's slow path on this per-request record.
-      if (lease) {
-        fresh.leaseOwner = lease.owner;
-        fresh.leaseExpiresAt = this.clock.now() + lease.leaseMs;
-      }
-      const { run } = await tx.insertRun(
-        fresh,
-        req.events ?? [],
-        // Run inline below: write the row once, in the state the inline steps leave it in.
-        { defer: lease !== undefined },
-      );
-      await req.onCreated?.(tx, run);
-      // With a local worker, the run's instantaneous prefix executes in this same transaction:
-      // a request that needs no waiting commits exactly once.
-      const settled = lease ? await driveInline(tx, def, run, this.inline) : run;
+      const init = { runId: newRunId(), tags: req.tags ?? [], metadata: req.metadata ?? {}, events: req.events ?? [] };
+      const { run, settled } = await this.createRun(tx, caller, def, inputs, init, req.onCreated);
       if (req.idempotency) {
         await tx.idempotency.put({
           tenantId: caller.tenantId,
@@ -179,6 +157,137 @@ export class Engine {
     });
   }
 
+  /**
+   * Insert a new run in `tx` and, with a local worker, run its instantaneous prefix in the same
+   * transaction: `run` as inserted, `settled` as the inline steps leave it.
+   */
+  private async createRun(
+    tx: StoreTx,
+    caller: Caller,
+    def: WorkflowDefinition,
+    inputs: Record<string, unknown>,
+    init: RunInit,
+    onCreated?: StartRunRequest['onCreated'],
+  ): Promise<{ run: RunRecord; settled: RunRecord }> {
+    const now = this.isoNow();
+    const lease = this.worker?.reserve();
+    const fresh: NewRun = {
+      runId: init.runId,
+      tenantId: caller.tenantId,
+      principalId: caller.principalId,
+      workflowId: def.id,
+      status: 'pending',
+      inputs,
+      state: { outputs: {}, vars: initialVars(def) },
+      cursor: { nodeId: this.workflows.startNode(def).id, ordinals: {} },
+      tags: init.tags,
+      metadata: init.metadata,
+      createdAt: now,
+    };
+    // Assigned, not spread in: an object spread takes V8's slow path on this per-request record.
+    if (lease) {
+      fresh.leaseOwner = lease.owner;
+      fresh.leaseExpiresAt = this.clock.now() + lease.leaseMs;
+    }
+    if (init.parent) {
+      fresh.parentRunId = init.parent.runId;
+      fresh.parentNodeId = init.parent.nodeId;
+    }
+    const { run } = await tx.insertRun(
+      fresh,
+      init.events,
+      // Run inline below: write the row once, in the state the inline steps leave it in.
+      { defer: lease !== undefined },
+    );
+    await onCreated?.(tx, run);
+    // With a local worker, the run's instantaneous prefix executes in this same transaction:
+    // a request that needs no waiting commits exactly once.
+    const settled = lease ? await driveInline(tx, def, run, this.inline) : run;
+    return { run, settled };
+  }
+
+  /**
+   * Start the child runs of node `nodeId` of run `parentRunId` (core.forEach, core.subWorkflow) that
+   * do not exist yet, in one transaction, as the parent's tenant and principal; a child that exists
+   * (its id is derived from where it is started) is returned as it is. Refused (EngineError) when a
+   * workflow or its inputs are not valid, when the parent has ended or is being cancelled (its
+   * cascade would miss the child: the parent's row is locked meanwhile), or when a child would stand
+   * more than `maxChildDepth` levels below its top run.
+   */
+  async startChildren(parentRunId: string, nodeId: string, specs: ChildRunSpec[]): Promise<RunRecord[]> {
+    const prepared = specs.map((spec) => ({ spec, ...this.checkedStart(spec.workflowId, spec.inputs) }));
+    const { runs, created } = await this.withRetry(() =>
+      this.store.transaction(async (tx) => {
+        const parent = await tx.getRun(parentRunId, { forUpdate: true });
+        if (!parent) throw notFound(parentRunId);
+        if (isTerminal(parent.status) || parent.status === 'cancelling') {
+          throw new EngineError('parent_ended', `run ${parentRunId} is ${parent.status}: it starts no more child runs`);
+        }
+        const caller = { tenantId: parent.tenantId, principalId: parent.principalId };
+        const out: RunRecord[] = [];
+        const made: RunRecord[] = [];
+        let depth: number | undefined;
+        for (const { spec, def, inputs } of prepared) {
+          const existing = await tx.getRun(spec.runId);
+          if (existing) {
+            if (existing.parentRunId !== parent.runId || existing.parentNodeId !== nodeId) {
+              throw new EngineError('conflict', `run id ${spec.runId} belongs to another run`);
+            }
+            out.push(existing);
+            continue;
+          }
+          depth ??= (await this.depthOf(tx, parent)) + 1;
+          if (depth > this.maxChildDepth) {
+            throw new EngineError(
+              'child_depth_exceeded',
+              `a child of run ${parentRunId} would stand ${depth} levels below its top run; ` +
+                `HANDOFF_MAX_CHILD_DEPTH is ${this.maxChildDepth}`,
+              { depth, maxDepth: this.maxChildDepth },
+            );
+          }
+          const init = {
+            runId: spec.runId,
+            tags: [],
+            metadata: {},
+            events: [],
+            parent: { runId: parent.runId, nodeId },
+          };
+          const { settled } = await this.createRun(tx, caller, def, inputs, init);
+          out.push(settled);
+          made.push(settled);
+        }
+        return { runs: out, created: made };
+      }),
+    );
+    for (const run of created) if (run.leaseOwner) this.worker?.adopt(run);
+    return runs;
+  }
+
+  /** A workflow by id and a copy of `inputs` it accepts (its defaults filled in), or an EngineError. */
+  private checkedStart(workflowId: string, given: Record<string, unknown>) {
+    const def = this.workflows.get(workflowId);
+    if (!def) {
+      throw new EngineError('validation_error', `unknown workflow '${workflowId}'`, {
+        available: this.workflows.ids(),
+      });
+    }
+    // Validation may fill in defaults: the caller's object is never changed.
+    const inputs = copyInputs(given);
+    const errors = this.workflows.validateInputs(def.id, inputs);
+    if (errors.length > 0)
+      throw new EngineError('validation_error', `invalid inputs: ${errors.join('; ')}`, { errors });
+    return { def, inputs };
+  }
+
+  /** How many runs stand above `run` (0 for a run a caller started). */
+  private async depthOf(tx: StoreTx, run: RunRecord): Promise<number> {
+    let depth = 0;
+    for (let up = run.parentRunId; up !== undefined && depth <= this.maxChildDepth; depth++) {
+      up = (await tx.getRun(up))?.parentRunId;
+    }
+    return depth;
+  }
+
   private async replay(priorHash: string, hash: string, runId: string, tx: StoreTx): Promise<StartRunResult> {
     if (priorHash !== hash) {
       throw new EngineError('idempotency_key_mismatch', 'this Idempotency-Key was used with a different request body');
@@ -186,6 +295,12 @@ export class Engine {
     const run = await tx.getRun(runId);
     if (!run) throw notFound(runId); // purged by retention
     return { run, replayed: true };
+  }
+
+  /** The unfinished children of `run`, oldest first (none once it ended, or if its workflow starts none). */
+  async childrenOf(run: RunRecord): Promise<ChildSummary[]> {
+    if (isTerminal(run.status) || !startsChildren(this.workflows.get(run.workflowId))) return [];
+    return this.store.runs.children(run.runId);
   }
 
   /** Cancel a run in any non-terminal state. A run a worker is executing goes through `cancelling`. */
@@ -196,13 +311,7 @@ export class Engine {
         if (isTerminal(run.status)) {
           throw new EngineError('run_terminal', `run ${runId} is already ${run.status}`, { status: run.status });
         }
-        const payload = reason ? { reason } : {};
-        const leased = run.leaseExpiresAt !== undefined && run.leaseExpiresAt > this.clock.now();
-        if (leased && (run.status === 'running' || run.status === 'pending' || run.status === 'cancelling')) {
-          if (run.status === 'cancelling') return run;
-          return (await tx.commitRun(run, { status: 'cancelling' }, [{ type: 'run.cancelling', payload }])).run;
-        }
-        return (await cancelNow(tx, run, payload, this.isoNow())).run;
+        return requestCancel(tx, run, reason ? { reason } : {}, this.clock.now());
       }),
     );
   }

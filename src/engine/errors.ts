@@ -10,7 +10,11 @@ export type EngineErrorCode =
   | 'interrupt_cancelled'
   | 'interrupt_withdrawn'
   | 'idempotency_key_mismatch'
-  | 'conflict';
+  | 'conflict'
+  /** A child run would stand deeper below its top run than HANDOFF_MAX_CHILD_DEPTH allows. */
+  | 'child_depth_exceeded'
+  /** A run that has ended, or is being cancelled, starts no more child runs. */
+  | 'parent_ended';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -48,7 +48,7 @@ export async function commitResolution(
     const failed = failAt(run, line, error, now, [...events, ...stamped([rejected], line)]);
     // The gate completed (rejected); it did not fail: its line ends with the run.
     const kept = failed.events.filter((e) => !(e.type === 'node.failed' && e.nodeId === gate.id));
-    return commitTransition(tx, run, { ...failed, events: kept }, fence);
+    return commitTransition(tx, run, { ...failed, events: kept }, fence, Date.parse(now));
   }
   if (d.action === 'refine') {
     const producer = String(d.interrupt.data.artifactFrom ?? gate.id);
@@ -65,7 +65,7 @@ export async function commitResolution(
     now,
     line,
   );
-  return commitTransition(tx, run, { ...next, events: [...events, ...next.events] }, fence);
+  return commitTransition(tx, run, { ...next, events: [...events, ...next.events] }, fence, Date.parse(now));
 }
 
 /** The patch of a line that goes on now: an unforked run runs; a forked one's status follows its branches. */

@@ -274,7 +274,7 @@ async function apply(
   const started = line.started === true;
   const ordinal = run.cursor.ordinals[nodeId] ?? 0;
   const startEvent: NewEvent[] = started ? [] : [{ type: 'node.started', nodeId, payload: { ordinal } }];
-  const commit = async (t: Transition) => (await commitTransition(tx, run, t, ctx.fence ?? {})).run;
+  const commit = async (t: Transition) => (await commitTransition(tx, run, t, ctx.fence ?? {}, ctx.clock.now())).run;
   const own = (events: NewEvent[]) => stamped(events, line);
   switch (result.kind) {
     case 'completed': {

@@ -2,6 +2,7 @@
 // worker (nodes that finish on their own) and by interrupt resolution (gates a human finished).
 import type { BranchCursor, NewEvent, RunError, RunRecord, RunState } from '../store/model.js';
 import type { RunChange, RunPatch, StoreTx } from '../store/store.js';
+import { requestCancel } from './cancel.js';
 import {
   allNext,
   ConditionError,
@@ -27,14 +28,17 @@ export interface Transition {
   withdrawn?: BranchCursor[];
 }
 
-/** Commit `t` to `run`: close what it withdrew, then the run's one commit. */
+/** Commit `t` to `run` at `now` (epoch ms): close what it withdrew, then the run's one commit. */
 export async function commitTransition(
   tx: StoreTx,
   run: RunRecord,
   t: Transition,
   fence: { owner?: string },
+  now: number,
 ): Promise<RunChange> {
-  for (const b of t.withdrawn ?? []) await closeBranch(tx, run.runId, b.nodeId);
+  const withdrawn = new Set((t.withdrawn ?? []).map((b) => b.nodeId));
+  for (const nodeId of withdrawn) await closeBranch(tx, run.runId, nodeId);
+  if (withdrawn.size > 0) await cancelChildrenAt(tx, run, withdrawn, now);
   return tx.commitRun(run, t.patch, t.events, fence);
 }
 
@@ -42,6 +46,16 @@ export async function commitTransition(
 async function closeBranch(tx: StoreTx, runId: string, nodeId: string): Promise<void> {
   await tx.interrupts.cancelOpen(runId, nodeId);
   await tx.peerWaits.requestCancel(runId, nodeId);
+}
+
+/** The child runs a withdrawn branch's core.forEach / core.subWorkflow started are cancelled too. */
+async function cancelChildrenAt(tx: StoreTx, run: RunRecord, nodeIds: Set<string>, now: number): Promise<void> {
+  const payload = { reason: 'its branch was withdrawn', parentRunId: run.runId };
+  for (const child of await tx.childRuns(run.runId)) {
+    if (child.parentNodeId !== undefined && nodeIds.has(child.parentNodeId)) {
+      await requestCancel(tx, child, payload, now);
+    }
+  }
 }
 
 const isJoinNode = (def: WorkflowDefinition, nodeId: string) => findNode(def, nodeId).typeId === JOIN;

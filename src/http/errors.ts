@@ -25,6 +25,9 @@ const ENGINE_STATUS: Record<EngineErrorCode, number> = {
   interrupt_withdrawn: 409,
   idempotency_key_mismatch: 409,
   conflict: 409,
+  // Raised only to the node that starts child runs; mapped for completeness.
+  child_depth_exceeded: 422,
+  parent_ended: 409,
 };
 
 export function envelope(code: string, message: string, details?: Record<string, unknown>) {

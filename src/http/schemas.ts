@@ -175,6 +175,19 @@ export const RunSnapshot = Type.Object(
         },
       ),
     ),
+    parentRunId: Type.Optional(
+      Type.String({ description: 'A child run (core.forEach, core.subWorkflow): the run that started it.' }),
+    ),
+    parentNodeId: Type.Optional(Type.String({ description: 'A child run: the node of its parent that started it.' })),
+    children: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { nodeId: Type.String(), runId: Type.String(), status: ref(RunStatus) },
+          { additionalProperties: true },
+        ),
+        { description: 'The child runs of this run that have not ended yet, oldest first (absent: none).' },
+      ),
+    ),
     tags: Type.Array(Type.String()),
     metadata: OpenObject(),
     createdAt: DateTime(),
@@ -215,6 +228,7 @@ export const RunSummary = Type.Object(
       Type.Unknown({ description: 'What else the run waits on (e.g. another A2A agent’s task).' }),
     ),
     error: Type.Optional(ref(RunError)),
+    parentRunId: Type.Optional(Type.String({ description: 'A child run: the run that started it.' })),
   },
   {
     $id: 'RunSummary',

@@ -1,10 +1,18 @@
 // Wire views of stored records for the REST surface, typed by the response schemas (schemas.ts).
 import type { Static } from '@sinclair/typebox';
 import { type InterruptRecord, isWaiting, type RunEvent as RunEventRecord, type RunRecord } from '../store/model.js';
+import type { ChildSummary } from '../store/repos/runs.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
-/** The snapshot of `run`; `opens` are its open interrupts, oldest first (several in a forked run). */
-export function runSnapshot(run: RunRecord, opens: InterruptRecord[] = []): Static<typeof RunSnapshot> {
+/**
+ * The snapshot of `run`; `opens` are its open interrupts, oldest first (several in a forked run);
+ * `children`: the run's unfinished child runs (listed only when there are any).
+ */
+export function runSnapshot(
+  run: RunRecord,
+  opens: InterruptRecord[] = [],
+  children: ChildSummary[] = [],
+): Static<typeof RunSnapshot> {
   const waiting = isWaiting(run.status);
   const open = opens[0];
   return {
@@ -29,6 +37,8 @@ export function runSnapshot(run: RunRecord, opens: InterruptRecord[] = []): Stat
       : {}),
     ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
     ...(run.error ? { error: run.error } : {}),
+    ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId ?? '' } : {}),
+    ...(children.length > 0 ? { children } : {}),
     tags: run.tags,
     metadata: run.metadata,
     createdAt: run.createdAt,

@@ -20,6 +20,9 @@ export interface RunsTable {
   created_at: string;
   updated_at: string;
   completed_at: string | null;
+  /** A child run's parent (migration 0012); null for a run started by a caller. */
+  parent_run_id: string | null;
+  parent_node_id: string | null;
 }
 
 /** The run event log, one row per commit of a run: its events as one JSON array (repos/events.ts). */

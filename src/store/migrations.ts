@@ -367,6 +367,23 @@ function eventBatches(d: Dialect): Migration {
   };
 }
 
+/**
+ * Child runs (core.forEach, core.subWorkflow): the run and node that started a run, and an index of
+ * the children that have not ended, by parent — what a cancel cascades to and the parent's snapshot
+ * lists. Partial like runs_runnable (0010): a child leaves it when it ends, a run started by a
+ * caller never enters it; readers repeat its predicate (runs.ts) so SQLite uses it.
+ */
+function childRuns(): Migration {
+  const active = sql<SqlBool>`"parent_run_id" is not null and "status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('runs').addColumn('parent_run_id', 'text').execute();
+      await db.schema.alterTable('runs').addColumn('parent_node_id', 'text').execute();
+      await db.schema.createIndex('runs_parent_active').on('runs').column('parent_run_id').where(active).execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -380,6 +397,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0009_peer_waits': peerWaits(dialect),
     '0010_partial_run_indexes': partialRunIndexes(),
     '0011_event_batches': eventBatches(dialect),
+    '0012_child_runs': childRuns(),
   };
   return { getMigrations: async () => migrations };
 }

@@ -107,6 +107,9 @@ export interface RunRecord {
   createdAt: string;
   updatedAt: string;
   completedAt?: string;
+  /** A child run (core.forEach, core.subWorkflow): the run and node that started it. Never changes. */
+  parentRunId?: string;
+  parentNodeId?: string;
 }
 
 export interface RunState {
@@ -126,6 +129,8 @@ export const RUN_EVENT_TYPES = [
   ...(['a2a.task.linked', 'a2a.task.updated'] as const),
   // A branch of a forked run ended before finishing, because its join was satisfied without it.
   'branch.withdrawn',
+  // A run's child runs (core.forEach, core.subWorkflow): started, and seen ended by the parent.
+  ...(['child.started', 'child.ended'] as const),
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 

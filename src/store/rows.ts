@@ -118,7 +118,7 @@ function compileColumn(table: string, { column, field, kind }: Column): Mapping 
 export const runRows = mapper<RunsTable, RunRecord>('runs', {
   columns:
     'run_id tenant_id principal_id workflow_id status inputs state cursor error tags metadata next_seq version' +
-    ' lease_owner lease_expires_at wake_at created_at updated_at completed_at',
+    ' lease_owner lease_expires_at wake_at created_at updated_at completed_at parent_run_id parent_node_id',
   json: 'inputs state cursor error tags metadata',
   numbers: 'next_seq version lease_expires_at wake_at',
 });

@@ -322,7 +322,8 @@ export class Store extends Tables {
 
   /**
    * Delete terminal runs completed before `cutoff`, with everything of theirs (events,
-   * interrupts, task records, replies, push configs and their secrets, deliveries), in batches.
+   * interrupts, task records, replies, push configs and their secrets, deliveries), in batches;
+   * not a child run whose parent has not ended.
    */
   async purgeTerminalBefore(cutoff: Date, batch = 500): Promise<number> {
     const iso = cutoff.toISOString();
@@ -335,6 +336,18 @@ export class Store extends Tables {
           .where('status', 'in', TERMINAL)
           .where('completed_at', 'is not', null)
           .where('completed_at', '<', iso)
+          // A child whose parent has not ended is kept: the parent still reads its outcome.
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('runs as parent')
+                  .select('parent.run_id')
+                  .whereRef('parent.run_id', '=', 'runs.parent_run_id')
+                  .where('parent.status', 'not in', TERMINAL),
+              ),
+            ),
+          )
           .limit(batch)
           .execute()
       ).map((r) => r.run_id);

@@ -9,7 +9,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, RunsTable } from './db.js';
 import { ConflictError } from './errors.js';
-import type { NewEvent, RunEvent, RunRecord } from './model.js';
+import { isTerminal, type NewEvent, type RunEvent, type RunRecord } from './model.js';
 import { runRows } from './rows.js';
 import { sentAhead } from './pg-driver.js';
 import { Events } from './repos/events.js';
@@ -17,7 +17,7 @@ import { TxInterrupts } from './repos/interrupts.js';
 import { TxPushConfigs } from './repos/push-configs.js';
 import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
-import { GET_RUN } from './repos/runs.js';
+import { ACTIVE_CHILDREN, GET_RUN } from './repos/runs.js';
 import { normalized } from './json-value.js';
 import { Tables } from './repos/tables.js';
 import { type SqliteDirect, type Statement, type StatementResult, statement } from './statements.js';
@@ -51,6 +51,8 @@ export type NewRun = Omit<RunRecord, 'nextSeq' | 'version' | 'updatedAt' | 'leas
 // The statements of every state change, as fixed SQL (see statements.ts).
 const RUN_COLUMNS = runRows.columns;
 const GET_RUN_FOR_UPDATE = statement('select * from "runs" where "run_id" = ? for update');
+const LOCK_RUN = statement('select "run_id" from "runs" where "run_id" = ? for update');
+const ACTIVE_CHILD_RUNS = statement(`select * from "runs" where ${ACTIVE_CHILDREN} order by "created_at", "run_id"`);
 const INSERT_RUN = statement(
   `insert into "runs" (${RUN_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${RUN_COLUMNS.map(() => '?').join(', ')})`,
 );
@@ -238,6 +240,25 @@ export class StoreTx extends Tables {
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
     const { rows } = await this.exec<RunsTable>(query, [runId]);
     return rows[0] && runRows.fromRow(rows[0]);
+  }
+
+  /**
+   * The children of `parentRunId` that have not ended, oldest first, as this transaction sees them
+   * (its own commits to them included). On PostgreSQL the parent's row is locked first: a child is
+   * started under that lock (Engine.startChildren), so one being started now is committed before
+   * this reads, and seen. The children are not locked: a commit to one is version-checked like any.
+   */
+  async childRuns(parentRunId: string): Promise<RunRecord[]> {
+    if (this.dialect === 'postgres') await this.exec(LOCK_RUN, [parentRunId]);
+    const { rows } = await this.exec<RunsTable>(ACTIVE_CHILD_RUNS, [parentRunId]);
+    const listed = new Set(rows.map((r) => r.run_id));
+    const runs = rows.map(
+      (row) => (this.deferred.get(row.run_id) ?? this.held.get(row.run_id))?.run ?? runRows.fromRow(row),
+    );
+    // Inserted by this transaction and not written yet: not in the table.
+    for (const { run } of this.deferred.values())
+      if (run.parentRunId === parentRunId && !listed.has(run.runId)) runs.push(run);
+    return runs.filter((r) => !isTerminal(r.status));
   }
 
   /**

@@ -26,13 +26,14 @@ for (const dialect of DIALECTS) {
 
     it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
-        steps: ['a2a-task-record', 'push-outbox'],
+        steps: ['a2a-task-record', 'push-outbox', 'child-cascade'],
         listeners: [
           ...(dialect === 'sqlite' ? ['task-cache'] : []),
           'metrics',
           'bus',
           'push-worker-wake',
           'peer-cancel-wake',
+          'child-wake',
         ],
       });
     });

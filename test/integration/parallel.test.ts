@@ -110,6 +110,47 @@ const nested = workflow(
   ],
 );
 
+/** A gate beside a forEach of echo children, joined (all): the children finish while the gate waits. */
+const gateAndChildren = workflow(
+  'gate-and-children',
+  [
+    node('fork', 'core.parallel', {}),
+    gate('sign'),
+    node('each', 'core.forEach', {
+      items: '{{ [1, 2, 3] }}',
+      workflowId: 'echo',
+      inputs: { prompt: 'item {{ item }}' },
+      concurrency: 2,
+    }),
+    node('all', 'core.join', { mode: 'all' }),
+    say('done', '{{ $count(nodes.each.results) }}', { outputRole: 'artifact' }),
+  ],
+  [
+    ['fork', 'sign'],
+    ['fork', 'each'],
+    ['sign', 'all'],
+    ['each', 'all'],
+    ['all', 'done'],
+  ],
+);
+
+/** A gate racing a child run waiting at its own gate (join any): deciding the first withdraws the child. */
+const gateOrChild = workflow(
+  'gate-or-child',
+  [
+    node('fork', 'core.parallel', {}),
+    gate('quick'),
+    node('sub', 'core.subWorkflow', { workflowId: 'approval', inputs: { prompt: 'slow' } }),
+    node('first', 'core.join', { mode: 'any' }),
+  ],
+  [
+    ['fork', 'quick'],
+    ['fork', 'sub'],
+    ['quick', 'first'],
+    ['sub', 'first'],
+  ],
+);
+
 const failing = workflow(
   'branch-fails',
   [
@@ -180,7 +221,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'handoff-parallel-'));
-      for (const wf of [firstTwo, bothCalls, nested, failing]) {
+      for (const wf of [firstTwo, bothCalls, nested, failing, gateAndChildren, gateOrChild]) {
         writeFileSync(join(dir, `${wf.id}.json`), JSON.stringify(wf));
       }
       barrier = await barrierServer(2);
@@ -405,6 +446,37 @@ for (const dialect of DIALECTS) {
       const events = await checkLog(runId);
       assert.equal(events.filter((e) => e.type === 'node.completed' && ['left', 'right'].includes(e.nodeId)).length, 0);
       assert.equal(events.at(-1).type, 'run.cancelled');
+    });
+
+    it('a forEach branch finishes its children while a sibling gate waits; the gate completes the run', async () => {
+      const runId = await t.createRun('gate-and-children', {});
+      const waiting = await until('the forEach finished beside the open gate', async () => {
+        const snap = await snapshot(runId);
+        return snap.nodeStates.each && snap.status === 'waiting-approval' ? snap : undefined;
+      });
+      assert.deepEqual(
+        waiting.nodeStates.each.results.map((r: Json) => [r.status, r.output]),
+        [1, 2, 3].map((i) => ['completed', { echo: `item ${i}` }]),
+      );
+      assert.equal((await decide(runId, 'sign')).status, 200);
+      const done = await t.waitForStatus(runId, TERMINAL);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.nodeStates.done.text, 3);
+      await checkLog(runId);
+    });
+
+    it('a withdrawn branch cancels the child run it started', async () => {
+      const runId = await t.createRun('gate-or-child', {});
+      const child = await until('the child waits at its gate', async () => {
+        const snap = await snapshot(runId);
+        const c = snap.children?.find((x: Json) => x.nodeId === 'sub');
+        return c && (await snapshot(c.runId)).status === 'waiting-approval' ? c.runId : undefined;
+      });
+      assert.equal((await decide(runId, 'quick')).status, 200);
+      assert.equal((await t.waitForStatus(runId, TERMINAL)).status, 'completed');
+      const ended = await t.waitForStatus(child, TERMINAL);
+      assert.equal(ended.status, 'cancelled');
+      assert.equal(ended.parentRunId, runId);
     });
 
     it('cancelling a forked run closes every open interrupt', async () => {

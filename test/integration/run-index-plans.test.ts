@@ -1,17 +1,19 @@
 // Migration 0010 made three secondary indexes of `runs` partial: runs_runnable and
 // runs_tenant_status hold only runs that are not terminal, runs_completed only runs that
-// completed. A partial index serves a query only when the query implies its predicate (on SQLite:
-// repeats each of its terms), so an edit of a query could silently turn it into a scan of every
-// run ever kept. Here, on SQLite and PostgreSQL:
+// completed; 0012 added runs_parent_active, of the child runs that have not ended. A partial
+// index serves a query only when the query implies its predicate (on SQLite: repeats each of its
+// terms), so an edit of a query could silently turn it into a scan of every run ever kept. Here,
+// on SQLite and PostgreSQL:
 // - each reader's statement, as the store runs it, is planned on its index;
-// - a database populated before 0010 migrates forward, and every reader still answers right.
+// - a database populated before 0010 migrates forward, and every reader still answers right;
+// - the purge keeps a finished child whose parent has not ended.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
 import { TERMINAL_STATUSES, type RunStatus } from '../../src/store/model.js';
 import { COUNT_ACTIVE } from '../../src/store/repos/quotas.js';
-import { CLAIM, NEXT_WAKE } from '../../src/store/repos/runs.js';
+import { ACTIVE_CHILDREN, CLAIM, NEXT_WAKE } from '../../src/store/repos/runs.js';
 import type { NewRun, Store } from '../../src/store/store.js';
 import { databasePlaces, inline } from '../support/databases.js';
 import { undoEventBatches } from '../support/migrations.js';
@@ -45,6 +47,17 @@ function purgeQuery(store: Store): string {
     .where('status', 'in', [...TERMINAL_STATUSES])
     .where('completed_at', 'is not', null)
     .where('completed_at', '<', '2030-01-01T00:00:00.000Z')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('runs as parent')
+            .select('parent.run_id')
+            .whereRef('parent.run_id', '=', 'runs.parent_run_id')
+            .where('parent.status', 'not in', [...TERMINAL_STATUSES]),
+        ),
+      ),
+    )
     .limit(500)
     .compile();
   return inline(q.sql.replace(/\$\d+/g, '?'), q.parameters);
@@ -74,7 +87,14 @@ function readers(store: Store): Reader[] {
     },
     { name: 'next wake', query: NEXT_WAKE[store.dialect].text, index: 'runs_runnable', pg: ACTIVE_ONLY },
     { name: 'open-run quota', query: inline(COUNT_ACTIVE.text, ['t1']), index: 'runs_tenant_status', pg: ACTIVE_ONLY },
-    { name: 'retention purge', query: purgeQuery(store), index: 'runs_completed', pg: ['runs_completed'] },
+    // The primary key only to read a child's parent.
+    { name: 'retention purge', query: purgeQuery(store), index: 'runs_completed', pg: ['runs_completed', 'runs_pkey'] },
+    {
+      name: 'unfinished children',
+      query: inline(`select * from "runs" where ${ACTIVE_CHILDREN}`, ['r_pending']),
+      index: 'runs_parent_active',
+      pg: ['runs_parent_active'],
+    },
   ];
 }
 
@@ -193,6 +213,24 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           'r_pending',
           'r_sleeping',
         ]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('the purge keeps a finished child whose parent has not ended, and the children of one that has', async () => {
+      const store = await openStore({ ...(await place(dialect)), now });
+      try {
+        const runs = [
+          run('p_open', 't1', 'running', { wakeAt: NOW + HOUR }),
+          run('k_of_open', 't1', 'completed', { parentRunId: 'p_open', parentNodeId: 'each' }),
+          run('p_done', 't1', 'completed'),
+          run('k_of_done', 't1', 'completed', { parentRunId: 'p_done', parentNodeId: 'each' }),
+        ];
+        for (const r of runs) await store.transaction((tx) => tx.insertRun(r, []));
+        assert.equal(await store.purgeTerminalBefore(new Date(NOW - HOUR)), 2);
+        const left = await Promise.all(runs.map(async (r) => ((await store.runs.get(r.runId)) ? r.runId : '')));
+        assert.deepEqual(left.filter(Boolean).sort(), ['k_of_open', 'p_open']);
       } finally {
         await store.close();
       }

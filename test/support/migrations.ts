@@ -2,8 +2,17 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/store.js';
 
-/** Undo migration 0011: the log back as migration 0001 made it (one row per event), empty. */
+/** Undo migration 0012: runs without their parent columns and the index of them. */
+async function undoChildRuns(store: Store): Promise<void> {
+  await sql`drop index "runs_parent_active"`.execute(store.db);
+  await sql`alter table "runs" drop column "parent_node_id"`.execute(store.db);
+  await sql`alter table "runs" drop column "parent_run_id"`.execute(store.db);
+  await sql`delete from "kysely_migration" where "name" = '0012_child_runs'`.execute(store.db);
+}
+
+/** Undo migration 0011 (and the later ones): the log back as migration 0001 made it (one row per event), empty. */
 export async function undoEventBatches(store: Store): Promise<void> {
+  await undoChildRuns(store);
   await sql`drop table "event_batches"`.execute(store.db);
   await sql`create table "events" ("run_id" text not null, "seq" integer not null, "type" text not null,
     "node_id" text, "payload" text not null, "created_at" text not null,

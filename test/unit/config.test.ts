@@ -44,6 +44,14 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({}, { HANDOFF_INSTANCE_ID: 'pod-7.zone_a:1' }).instanceId, 'pod-7.zone_a:1');
   });
 
+  it('bounds child runs at 5 levels and polls their parents every minute, unless told otherwise', () => {
+    assert.deepEqual(loadConfig({}, {}).children, { maxDepth: 5, pollMs: 60_000 });
+    const set = loadConfig({}, { HANDOFF_MAX_CHILD_DEPTH: '2', HANDOFF_CHILD_POLL_MS: '500' }).children;
+    assert.deepEqual(set, { maxDepth: 2, pollMs: 500 });
+    for (const bad of ['0', '65', '1.5', 'deep']) refuses({ HANDOFF_MAX_CHILD_DEPTH: bad }, 'HANDOFF_MAX_CHILD_DEPTH');
+    for (const bad of ['0', '9', 'soon']) refuses({ HANDOFF_CHILD_POLL_MS: bad }, 'HANDOFF_CHILD_POLL_MS');
+  });
+
   it('leases push deliveries for 60 s unless HANDOFF_PUSH_LEASE_MS says otherwise', () => {
     assert.equal(loadConfig({}, {}).push.leaseMs, 60_000);
     assert.equal(loadConfig({}, { HANDOFF_PUSH_LEASE_MS: '15000' }).push.leaseMs, 15_000);

@@ -60,7 +60,17 @@ describe('demo workflows', () => {
       registry.ids().sort(),
       DEMOS.map((d) => d.id),
     );
-    for (const id of ['approval', 'clarify', 'delegate', 'echo', 'fail', 'launch-note', 'steps', 'two-reviewers']) {
+    for (const id of [
+      'approval',
+      'clarify',
+      'delegate',
+      'echo',
+      'fail',
+      'launch-note',
+      'steps',
+      'two-reviewers',
+      'survey',
+    ]) {
       assert.ok(registry.get(id), id);
     }
     for (const def of registry.list()) {

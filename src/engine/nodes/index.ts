@@ -1,5 +1,6 @@
 // The node types this host executes, by typeId. Adding a node type: its file, and a line here.
 import { a2aInvoke } from './a2a-invoke/index.js';
+import { forEach, subWorkflow } from './child-runs/index.js';
 import { delay } from './delay.js';
 import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
@@ -21,6 +22,8 @@ const ALL: NodeType<any>[] = [
   a2aInvoke,
   parallel,
   join,
+  forEach,
+  subWorkflow,
 ];
 
 export const NODE_TYPES: ReadonlyMap<string, NodeType<any>> = new Map(ALL.map((t) => [t.typeId, t]));

@@ -8,6 +8,7 @@ import type { EgressPolicy } from '../../egress/address.js';
 import type { Redactor } from '../../secrets/redact.js';
 import type { SecretStore } from '../../secrets/store.js';
 import type { PeerService } from './a2a-invoke/service.js';
+import type { ChildRunService } from './child-runs/service.js';
 
 /** Outbound calls (http.request, llm.chat): the egress guard, secrets and model endpoints. */
 export interface CallServices {
@@ -30,4 +31,6 @@ export interface NodeServices {
    * scrubs with it what each node that reaches outside records (src/engine/scrub.ts).
    */
   redactor?: Redactor;
+  /** Child runs (core.forEach, core.subWorkflow). */
+  children?: ChildRunService;
 }

@@ -17,6 +17,7 @@ import { duplicates } from '../nodes/types.js';
 import type { EdgeCondition, PortValue, WorkflowDefinition, WorkflowNode } from './definition.js';
 import { EvaluationError, checkExpressionSyntax, compileConditionRegex, findTemplateProblems } from './evaluate.js';
 import { graphOf } from './graph.js';
+import { childWorkflowProblems } from './child-refs.js';
 import { secretProblems } from './secret-refs.js';
 
 /** What loading consults besides the files. */
@@ -280,6 +281,10 @@ export async function loadWorkflows(dirs: string[], opts: LoadOptions = {}): Pro
       sources.set(def.id, file);
       registry.add(def);
     }
+  }
+  // What spans workflows is checked once all are loaded: a node may name one from a later file.
+  for (const [id, problems] of childWorkflowProblems(registry.list())) {
+    throw new WorkflowValidationError(sources.get(id) ?? id, problems.slice(0, MAX_REPORTED));
   }
   return registry;
 }

@@ -155,5 +155,6 @@ function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Sta
       : {}),
     ...(snapshot.waitingOn !== undefined ? { waitingOn: snapshot.waitingOn } : {}),
     ...(run.error ? { error: run.error } : {}),
+    ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId } : {}),
   };
 }

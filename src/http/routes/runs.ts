@@ -159,7 +159,8 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
         operationId: 'getRun',
         tags: ['runs'],
         summary: 'Run snapshot',
-        description: 'The run, with its open interrupt while it waits for approval or input.',
+        description:
+          'The run, with its open interrupt while it waits for approval or input, and its unfinished child runs.',
         params: RunId,
         response: {
           200: ref(RunSnapshot, 'The run snapshot.'),
@@ -172,7 +173,11 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     async (req) => {
       const run = await engine.getRun(req.caller, req.params.id);
       const waiting = isWaiting(run.status);
-      return runSnapshot(run, waiting ? await engine.store.interrupts.listOpen(run.runId) : []);
+      return runSnapshot(
+        run,
+        waiting ? await engine.store.interrupts.listOpen(run.runId) : [],
+        await engine.childrenOf(run),
+      );
     },
   );
 

@@ -61,6 +61,34 @@ const WAKE = statement(
     ' and ("lease_expires_at" is null or "lease_expires_at" < ?)',
 );
 
+/**
+ * A run's children that have not ended, exactly as the predicate of the partial index
+ * runs_parent_active (migration 0012), so SQLite uses it. Parameter: the parent's run id.
+ */
+export const ACTIVE_CHILDREN = `"parent_run_id" = ? and "parent_run_id" is not null and ${ACTIVE_TERMS}`;
+const CHILDREN = statement(
+  `select "run_id", "parent_node_id", "status" from "runs" where ${ACTIVE_CHILDREN} order by "created_at", "run_id"`,
+);
+
+// A child's end wakes its parent: the timer is brought forward AND the version moves, so a parent
+// a worker is executing right now (it may have read the child still running) fails its commit
+// and reads its children again, instead of sleeping past the end it did not see. A waiting parent
+// is woken too: a forked run waits at a gate in one branch while a forEach sleeps in another.
+const WAKE_PARENT = statement(
+  `update "runs" set "wake_at" = ?, "version" = "version" + 1 where "run_id" = ?` +
+    ` and "status" in ('running', 'waiting-approval', 'waiting-input')`,
+);
+
+/** Ids per `in (…)` list: well under SQLite's and PostgreSQL's parameter limits. */
+const IDS_PER_QUERY = 500;
+
+/** A child run that has not ended, as its parent's snapshot lists it. */
+export interface ChildSummary {
+  runId: string;
+  nodeId: string;
+  status: RunStatus;
+}
+
 export interface RunListFilter {
   /** Any of these statuses (all when absent). */
   statuses?: RunStatus[];
@@ -117,6 +145,31 @@ export class Runs extends Repo {
     const runs = page.rows.map(runRows.fromRow);
     const last = runs.at(-1);
     return page.more && last ? { runs, nextCursor: encodeCursor([last.createdAt, last.runId]) } : { runs };
+  }
+
+  /** The runs with these ids that exist, in no particular order. */
+  async getMany(runIds: readonly string[]): Promise<RunRecord[]> {
+    const out: RunRecord[] = [];
+    for (let i = 0; i < runIds.length; i += IDS_PER_QUERY) {
+      const ids = runIds.slice(i, i + IDS_PER_QUERY);
+      const rows = await this.db.selectFrom('runs').selectAll().where('run_id', 'in', ids).execute();
+      out.push(...rows.map(runRows.fromRow));
+    }
+    return out;
+  }
+
+  /** A run's children that have not ended, oldest first (runs_parent_active). */
+  async children(parentRunId: string): Promise<ChildSummary[]> {
+    const rows = await this.all<Pick<RunsTable, 'run_id' | 'parent_node_id' | 'status'>>(CHILDREN, [parentRunId]);
+    return rows.map((r) => ({ runId: r.run_id, nodeId: r.parent_node_id ?? '', status: r.status as RunStatus }));
+  }
+
+  /**
+   * A child of `parentRunId` ended: bring the parent's timer forward and move its version (see
+   * WAKE_PARENT). A single statement, outside any transaction; true if the parent was running or waiting.
+   */
+  async wakeParent(parentRunId: string): Promise<boolean> {
+    return (await this.write(WAKE_PARENT, [this.now().getTime(), parentRunId])) === 1;
   }
 
   async count(): Promise<number> {
