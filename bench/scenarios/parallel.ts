@@ -9,7 +9,8 @@
 //   2. parallel I/O: two `http.request` nodes in sibling branches, against a loopback server that
 //      answers one after 200 ms and the other after 300 ms, against the same two calls in a line.
 //      The fork should take about max() = 300 ms, the line the sum = 500 ms.
-//   (3. forEach: see FOR_EACH_HOOK below; not measured here yet.)
+//   3. forEach: a 1,000-item `core.forEach` of the `echo` child at concurrency 16 against the same
+//      1,000 children one after another (concurrency 1), wall and server CPU per run.
 //
 // A run's end is seen by a long-poll of its event log parked after its next-to-last event (a
 // warm-up run counts a workflow's events), so watching a run costs the server a request or two.
@@ -36,11 +37,9 @@ const DELAYS_MS = [200, 300] as const;
 const FAN = { full: { window: 10, windows: 10, warmup: 10 }, quick: { window: 3, windows: 2, warmup: 2 } };
 const IO = { full: { runs: 10, warmup: 2 }, quick: { runs: 3, warmup: 1 } };
 
-// ─── FOR_EACH_HOOK (TODO, issue 32): the third figure, a 1,000-item `core.forEach`
-// (concurrency 16) of the `echo` child against the same 1,000 children run one after another, as
-// a ratio in this same run. `core.forEach` is being built on another branch; when it lands, add a
-// `measureForEach(base)` beside measureFanOut/measureIo, call it from run(), and give it a row in
-// parallelSection(). No figure is reported for it until then. ───
+/** forEach runs per side (alternating) and items per run. */
+const EACH = { full: { runs: 3, items: 1_000 }, quick: { runs: 1, items: 100 } };
+const EACH_CONCURRENCY = 16;
 
 const position = { x: 0, y: 0 };
 const node = (id: string, typeId: string, config: Record<string, unknown>) => ({
@@ -104,6 +103,23 @@ const ioFork = workflow(
   ],
 );
 
+/** One `core.forEach` of `echo` over `inputs.n` items, `concurrency` children unfinished at once. */
+const forEachOf = (id: string, concurrency: number) =>
+  workflow(
+    id,
+    [
+      node('each', 'core.forEach', {
+        items: '{{ [1..inputs.n] }}',
+        workflowId: 'echo',
+        inputs: { prompt: 'item {{ item }}' },
+        concurrency,
+      }),
+    ],
+    [],
+  );
+const eachParallel = forEachOf('bench-each-parallel', EACH_CONCURRENCY);
+const eachSequential = forEachOf('bench-each-sequential', 1);
+
 /** wait200 → wait300. */
 const ioLine = workflow('bench-io-line', DELAYS_MS.map(call), [[`wait${DELAYS_MS[0]}`, `wait${DELAYS_MS[1]}`]]);
 
@@ -143,6 +159,8 @@ async function runOnce(
   workflowId: string,
   inputs: Record<string, unknown>,
   events?: number,
+  /** How long the run may take. */
+  limitMs = 30_000,
 ): Promise<{ ms: number; events: number; inPost: boolean }> {
   const t0 = nowMs();
   const created = await http('POST', `${base}/v1/runs`, { body: { workflowId, inputs } });
@@ -152,7 +170,7 @@ async function runOnce(
     throw new Error(`POST /v1/runs ${workflowId}: ${created.status} ${created.text}`);
   let last = events === undefined ? -1 : events - 2;
   // A long-poll also answers, with no event, when the run changes without one (a lease taken).
-  for (const deadline = t0 + 30_000; nowMs() < deadline; ) {
+  for (const deadline = t0 + limitMs; nowMs() < deadline; ) {
     const url = `${base}/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=30&limit=1000`;
     const page = jsonOf<PollAnswer>((await http('GET', url, { timeoutMs: 40_000 })).text)?.events ?? [];
     const end = page.find((e) => e.type.startsWith('run.') && e.type !== 'run.started');
@@ -162,7 +180,7 @@ async function runOnce(
     }
     last = page.at(-1)?.sequence ?? last;
   }
-  throw new Error(`${workflowId} run ${runId} did not end within 30 s`);
+  throw new Error(`${workflowId} run ${runId} did not end within ${limitMs / 1000} s`);
 }
 
 /** A workflow's event count, from `n` warm-up runs (which must all agree). */
@@ -224,9 +242,34 @@ async function measureIo(ctx: ScenarioContext, server: HandoffServer, url: strin
   return f;
 }
 
+async function measureForEach(ctx: ScenarioContext, server: HandoffServer): Promise<Figures> {
+  const plan = ctx.mode.quick ? EACH.quick : EACH.full;
+  const inputs = { n: plan.items };
+  const side = (id: string) => ({ id, walls: [] as number[], cpuUs: 0, events: 0 });
+  const sides = [side('bench-each-parallel'), side('bench-each-sequential')];
+  for (const s of sides) s.events = (await runOnce(server.base, s.id, inputs, undefined, 600_000)).events;
+  for (let r = 0; r < plan.runs * 2; r++) {
+    const s = sides[(r + (r >> 1)) % 2] as ReturnType<typeof side>;
+    const cpu0 = readCpuUs(server.pid);
+    s.walls.push((await runOnce(server.base, s.id, inputs, s.events, 600_000)).ms);
+    s.cpuUs += readCpuUs(server.pid) - cpu0;
+  }
+  const [par, seq] = sides as [ReturnType<typeof side>, ReturnType<typeof side>];
+  const f: Figures = {
+    'each.items': plan.items,
+    'each.runs': plan.runs,
+    'each.parWallMs': median(par.walls),
+    'each.seqWallMs': median(seq.walls),
+    'each.parCpuMs': par.cpuUs / plan.runs / 1000,
+    'each.seqCpuMs': seq.cpuUs / plan.runs / 1000,
+  };
+  ctx.log(`${NAME} forEach: ${JSON.stringify(f)}`);
+  return f;
+}
+
 async function run(ctx: ScenarioContext): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'handoff-bench-parallel-'));
-  for (const wf of [fanOut, fanLine, ioFork, ioLine]) {
+  for (const wf of [fanOut, fanLine, ioFork, ioLine, eachParallel, eachSequential]) {
     writeFileSync(join(dir, `${(wf as { id: string }).id}.json`), JSON.stringify(wf));
   }
   const delays = await startDelayServer();
@@ -235,8 +278,8 @@ async function run(ctx: ScenarioContext): Promise<Figures> {
     server = await startHandoffSqlite({ env: { HANDOFF_WORKFLOWS: dir, HANDOFF_EGRESS_ALLOW_HOSTS: '127.0.0.1' } });
     const fan = await measureFanOut(ctx, server);
     const io = await measureIo(ctx, server, delays.url);
-    // FOR_EACH_HOOK: the forEach figure goes here.
-    return { ...fan, ...io, 'io.maxInFlight': delays.maxInFlight() };
+    const each = await measureForEach(ctx, server);
+    return { ...fan, ...io, ...each, 'io.maxInFlight': delays.maxInFlight() };
   } finally {
     await server?.stop();
     delays.server.closeAllConnections();
@@ -289,12 +332,25 @@ function parallelSection(result: ScenarioResult): Section {
         `max() = ${slow}, sum = ${sum} (${fmtTimes(slow / sum)}); fork ÷ sum ${fmtTimes((m['io.forkWallMs'] ?? NaN) / sum)}; ` +
           `at most ${fmtFixed(m['io.maxInFlight'], 0)} calls in flight at once`,
       ],
+      [
+        `forEach of ${fmtFixed(m['each.items'], 0)} \`echo\` children: wall per run (ms)`,
+        fmtMs(m['each.parWallMs']),
+        fmtMs(m['each.seqWallMs']),
+        `**${fmtTimes((m['each.parWallMs'] ?? NaN) / (m['each.seqWallMs'] ?? NaN))}**`,
+        `concurrency ${EACH_CONCURRENCY} against 1; median of ${fmtFixed(m['each.runs'], 0)} runs each`,
+      ],
+      [
+        `forEach of ${fmtFixed(m['each.items'], 0)} \`echo\` children: server CPU per run (ms)`,
+        fmtMs(m['each.parCpuMs']),
+        fmtMs(m['each.seqCpuMs']),
+        `**${fmtTimes((m['each.parCpuMs'] ?? NaN) / (m['each.seqCpuMs'] ?? NaN))}**`,
+        'every child is a run and an A2A task of its own',
+      ],
     ],
     after:
       '"Completed within their POST": runs whose `POST /v1/runs` answered `completed`, executed whole inside ' +
-      "the request's own transaction (inline nodes, at most 64 steps); the others were finished by the worker. " +
-      'A 1,000-item `core.forEach` (concurrency 16) against the same children in a row is the third figure ' +
-      'issue 32 asks for; it is not measured yet (`core.forEach` is not built).',
+      "the request's own transaction (inline steps); the others were finished by the worker. In the forEach " +
+      'rows, "line" is the same forEach at concurrency 1: the children one after another.',
   };
 }
 
@@ -303,12 +359,13 @@ registerScenario({
   description:
     `A fork of ${BRANCHES} \`core.transform\` branches joined by one \`core.join\` (all) against the same ${BRANCHES} ` +
     `transforms in one line; two \`http.request\` branches against a loopback server answering after ` +
-    `${DELAYS_MS.join(' and ')} ms, against the same two calls in a line.`,
+    `${DELAYS_MS.join(' and ')} ms, against the same two calls in a line; a \`core.forEach\` of 1,000 \`echo\` ` +
+    `children at concurrency ${EACH_CONCURRENCY} against the same at concurrency 1.`,
   order: 77,
   appliesTo: (target) => target.name === TARGET,
   run,
   // It alternates its own windows: one run measures enough.
   oneRound: true,
-  runLimitS: (mode) => (mode.quick ? 60 : 240),
+  runLimitS: (mode) => (mode.quick ? 120 : 600),
   section: parallelSection,
 });
