@@ -1,7 +1,8 @@
-// The A2A stream of a run that waits at two gates in parallel branches: while one gate is still
-// open, the other branch resuming (its decision, its next node starting) does not take the task
-// out of input-required; it was `working` on the stream while tasks/get said input-required.
-// Real host over HTTP, SQLite and PostgreSQL (HANDOFF_TEST_PG_URL).
+// What people see of a run waiting at two gates in parallel branches. The A2A stream: while one
+// gate is still open, the other branch resuming (its decision, its next node starting) does not
+// take the task out of input-required (it was `working` while tasks/get said input-required). The
+// event log: a question asked at a branch's gate names the branch like the gate's other events
+// (the console's timeline groups by it). Real host over HTTP, SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +39,7 @@ const gateThenArtifact = {
 };
 
 for (const dialect of DIALECTS) {
-  describe(`the A2A stream of a run waiting in parallel branches (${dialect})`, () => {
+  describe(`a run waiting in parallel branches, as people see it (${dialect})`, () => {
     let t: TestHost;
     let url: string;
     let dir: string;
@@ -56,8 +57,8 @@ for (const dialect of DIALECTS) {
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    const decide = async (runId: string, nodeId: string) => {
-      const res = await t.post(`/v1/runs/${runId}/interrupts/${nodeId}`, { resumeValue: { action: 'accept' } });
+    const decide = async (runId: string, nodeId: string, resumeValue: object = { action: 'accept' }) => {
+      const res = await t.post(`/v1/runs/${runId}/interrupts/${nodeId}`, { resumeValue });
       assert.equal(res.status, 200, res.text);
     };
 
@@ -84,6 +85,21 @@ for (const dialect of DIALECTS) {
       const words = results(stream).map(resultWord);
       assert.equal(words.at(-1), 'completed!');
       assert.equal(words[2], 'working', 'a resuming ends the wait');
+    });
+
+    it("a question asked at a branch's gate names the branch, like the gate's other events", async () => {
+      const runId = await t.createRun('two-reviewers', { prompt: 'asked' });
+      await t.waitForStatus(runId, ['waiting-approval']);
+      await decide(runId, 'finance', { action: 'ask', question: 'Which currency?' });
+      await decide(runId, 'finance');
+      const events = await t.events(runId);
+      const atFinance = events.filter((e) => e.nodeId === 'finance');
+      assert.deepEqual(
+        atFinance.filter((e) => e.payload.branch !== 'fork#0/finance').map((e) => e.type),
+        [],
+        'every event at finance names its branch',
+      );
+      assert.ok(atFinance.some((e) => e.type === 'approval.ask'));
     });
   });
 }
