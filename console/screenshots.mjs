@@ -58,6 +58,7 @@ try {
   await start('echo', 'Welcome note');
   await start('approval', 'Press release for the 2.0 launch', ['marketing']);
   await start('clarify');
+  await start('two-reviewers', 'Pricing page copy', ['pricing']); // two inbox rows: legal and finance
   const shown = await start('approval', 'Launch plan for the Q3 release', ['launch', 'q3']);
   await call('POST', `/v1/runs/${shown}/interrupts/review`, {
     resumeValue: { action: 'refine', refineFeedback: { scope: 'whole', text: 'name the owners' } },

@@ -1,5 +1,7 @@
 // The forms that answer an open interrupt: the five approval actions and a clarification's questions.
-// Each form builds the `resumeValue` of POST /v1/runs/{id}/interrupts/{nodeId}; the page sends it.
+// Each form builds the `resumeValue` of POST /v1/runs/{id}/interrupts/{nodeId}; the page sends it to
+// the panel's own node. A run forked by core.parallel may show several panels at once, so every
+// element id of a panel starts with its node id.
 import { useState } from 'preact/hooks';
 import { Ago } from './time.js';
 import type { OpenInterrupt } from './types.js';
@@ -13,16 +15,32 @@ interface PanelProps {
   onDecide: Decide;
 }
 
+/** The id of a panel (the inbox links to it as `#decide-<nodeId>`). */
+export const panelId = (nodeId: string): string => `decide-${nodeId}`;
+
+/** The node, named in every panel: where the decision goes. */
+function StepFact({ nodeId }: { nodeId: string }) {
+  return (
+    <Fact term="Step">
+      <code>{nodeId}</code>
+    </Fact>
+  );
+}
+
 export function ApprovalPanel({ interrupt, pending, onDecide }: PanelProps) {
   const p = interrupt.payload;
   const actions = new Set(p.actions ?? []);
   const required = p.requiredApprovals ?? 1;
   const deadline = interrupt.expiresAt ?? p.expiresAt;
+  const id = interrupt.nodeId;
   return (
-    <section class="panel" aria-labelledby="decide-title">
-      <h2 id="decide-title">Your decision{p.title ? `: ${p.title}` : ''}</h2>
+    <section class="panel" id={panelId(id)} data-node-id={id} aria-labelledby={`${id}-decide-title`}>
+      <h2 id={`${id}-decide-title`} tabIndex={-1}>
+        Your decision{p.title ? `: ${p.title}` : ''}
+      </h2>
       {p.description && <p>{p.description}</p>}
       <dl class="facts">
+        <StepFact nodeId={id} />
         <Fact term="Who may decide">
           {p.approversList?.length ? p.approversList.join(', ') : 'Anyone in your tenant'}
         </Fact>
@@ -59,35 +77,41 @@ export function ApprovalPanel({ interrupt, pending, onDecide }: PanelProps) {
         {actions.has('edit-accept') && (
           <details>
             <summary>Edit, then accept</summary>
-            <EditForm artifact={p.artifact} onDecide={onDecide} />
+            <EditForm id={id} artifact={p.artifact} onDecide={onDecide} />
           </details>
         )}
         {actions.has('refine') && (
           <details>
             <summary>Ask for a revision</summary>
-            <RefineForm onDecide={onDecide} />
+            <RefineForm id={id} onDecide={onDecide} />
           </details>
         )}
         {actions.has('reject') && (
           <details>
             <summary>Reject</summary>
-            <RejectForm onDecide={onDecide} />
+            <RejectForm id={id} onDecide={onDecide} />
           </details>
         )}
         {actions.has('ask') && (
           <details>
             <summary>Ask a question</summary>
-            <AskForm onDecide={onDecide} />
+            <AskForm id={id} onDecide={onDecide} />
           </details>
         )}
       </fieldset>
-      <Thread exchanges={interrupt.exchanges} />
+      <Thread id={id} exchanges={interrupt.exchanges} />
     </section>
   );
 }
 
 /** The draft in an editor: field by field when it is a record of texts, else its text or JSON. */
-function EditForm({ artifact, onDecide }: { artifact: unknown; onDecide: Decide }) {
+/** What every sub-form gets: its panel's node id (the prefix of its element ids) and the sender. */
+interface FormProps {
+  id: string;
+  onDecide: Decide;
+}
+
+function EditForm({ id, artifact, onDecide }: FormProps & { artifact: unknown }) {
   const byField = isTextRecord(artifact);
   const [fields, setFields] = useState<Record<string, string>>(byField ? { ...artifact } : {});
   const [raw, setRaw] = useState(typeof artifact === 'string' ? artifact : JSON.stringify(artifact ?? null, null, 2));
@@ -114,9 +138,9 @@ function EditForm({ artifact, onDecide }: { artifact: unknown; onDecide: Decide 
       {byField ? (
         Object.keys(artifact).map((name) => (
           <div class="field" key={name}>
-            <label for={`edit-${name}`}>Edited {name}</label>
+            <label for={`${id}-edit-${name}`}>Edited {name}</label>
             <textarea
-              id={`edit-${name}`}
+              id={`${id}-edit-${name}`}
               rows={5}
               value={fields[name]}
               onInput={(e) => setFields({ ...fields, [name]: e.currentTarget.value })}
@@ -125,9 +149,9 @@ function EditForm({ artifact, onDecide }: { artifact: unknown; onDecide: Decide 
         ))
       ) : (
         <div class="field">
-          <label for="edit-raw">{typeof artifact === 'string' ? 'Edited draft' : 'Edited draft (JSON)'}</label>
+          <label for={`${id}-edit-raw`}>{typeof artifact === 'string' ? 'Edited draft' : 'Edited draft (JSON)'}</label>
           <textarea
-            id="edit-raw"
+            id={`${id}-edit-raw`}
             rows={10}
             class="mono"
             value={raw}
@@ -148,7 +172,7 @@ const SCOPES = [
   ['items', 'Some items'],
 ] as const;
 
-function RefineForm({ onDecide }: { onDecide: Decide }) {
+function RefineForm({ id, onDecide }: FormProps) {
   const [scope, setScope] = useState('whole');
   const [text, setText] = useState('');
   const [error, setError] = useState<string | undefined>();
@@ -157,10 +181,16 @@ function RefineForm({ onDecide }: { onDecide: Decide }) {
   );
   return (
     <form onSubmit={submit} noValidate>
-      <SelectField id="refine-scope" label="What to revise" value={scope} options={SCOPES} onChange={setScope} />
+      <SelectField
+        id={`${id}-refine-scope`}
+        label="What to revise"
+        value={scope}
+        options={SCOPES}
+        onChange={setScope}
+      />
       <div class="field">
-        <label for="refine-text">What should change</label>
-        <textarea id="refine-text" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <label for={`${id}-refine-text`}>What should change</label>
+        <textarea id={`${id}-refine-text`} rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
       </div>
       {error && <ErrorNote>{error}</ErrorNote>}
       <button type="submit">Request the revision</button>
@@ -168,7 +198,7 @@ function RefineForm({ onDecide }: { onDecide: Decide }) {
   );
 }
 
-function RejectForm({ onDecide }: { onDecide: Decide }) {
+function RejectForm({ id, onDecide }: FormProps) {
   const [feedback, setFeedback] = useState('');
   const submit = (e: Event) => {
     e.preventDefault();
@@ -178,8 +208,13 @@ function RejectForm({ onDecide }: { onDecide: Decide }) {
   return (
     <form onSubmit={submit}>
       <div class="field">
-        <label for="reject-feedback">Why (optional)</label>
-        <textarea id="reject-feedback" rows={3} value={feedback} onInput={(e) => setFeedback(e.currentTarget.value)} />
+        <label for={`${id}-reject-feedback`}>Why (optional)</label>
+        <textarea
+          id={`${id}-reject-feedback`}
+          rows={3}
+          value={feedback}
+          onInput={(e) => setFeedback(e.currentTarget.value)}
+        />
       </div>
       <p class="hint">Rejecting ends the run as failed.</p>
       <button type="submit" class="danger">
@@ -189,7 +224,7 @@ function RejectForm({ onDecide }: { onDecide: Decide }) {
   );
 }
 
-function AskForm({ onDecide }: { onDecide: Decide }) {
+function AskForm({ id, onDecide }: FormProps) {
   const [question, setQuestion] = useState('');
   const [error, setError] = useState<string | undefined>();
   const submit = whenFilled(question, 'Write the question first.', setError, () =>
@@ -198,8 +233,13 @@ function AskForm({ onDecide }: { onDecide: Decide }) {
   return (
     <form onSubmit={submit} noValidate>
       <div class="field">
-        <label for="ask-question">Your question</label>
-        <textarea id="ask-question" rows={3} value={question} onInput={(e) => setQuestion(e.currentTarget.value)} />
+        <label for={`${id}-ask-question`}>Your question</label>
+        <textarea
+          id={`${id}-ask-question`}
+          rows={3}
+          value={question}
+          onInput={(e) => setQuestion(e.currentTarget.value)}
+        />
       </div>
       {error && <ErrorNote>{error}</ErrorNote>}
       <button type="submit">Send the question</button>
@@ -225,11 +265,11 @@ function whenFilled(
   };
 }
 
-function Thread({ exchanges }: { exchanges: OpenInterrupt['exchanges'] }) {
+function Thread({ id, exchanges }: { id: string; exchanges: OpenInterrupt['exchanges'] }) {
   if (exchanges.length === 0) return null;
   return (
-    <section aria-labelledby="thread-title">
-      <h3 id="thread-title">Questions asked</h3>
+    <section aria-labelledby={`${id}-thread-title`}>
+      <h3 id={`${id}-thread-title`}>Questions asked</h3>
       <ol class="thread">
         {exchanges.map((x) => (
           <li key={`${x.at}-${x.principalId}`}>
@@ -259,17 +299,23 @@ export function ClarificationPanel({ interrupt, pending, onDecide }: PanelProps)
     const given = Object.fromEntries(questions.map((q) => [q.id, answers[q.id]?.trim() ?? '']));
     void onDecide({ answers: given }, 'Answers sent');
   };
+  const id = interrupt.nodeId;
   return (
-    <section class="panel" aria-labelledby="answer-title">
-      <h2 id="answer-title">{interrupt.payload.title ?? 'Questions for you'}</h2>
+    <section class="panel" id={panelId(id)} data-node-id={id} aria-labelledby={`${id}-answer-title`}>
+      <h2 id={`${id}-answer-title`} tabIndex={-1}>
+        {interrupt.payload.title ?? 'Questions for you'}
+      </h2>
+      <dl class="facts">
+        <StepFact nodeId={id} />
+      </dl>
       <form onSubmit={submit} noValidate>
         <fieldset disabled={pending}>
           <legend class="visually-hidden">Answers</legend>
           {questions.map((q) => (
             <div class="field" key={q.id}>
-              <label for={`answer-${q.id}`}>{q.question}</label>
+              <label for={`${id}-answer-${q.id}`}>{q.question}</label>
               <textarea
-                id={`answer-${q.id}`}
+                id={`${id}-answer-${q.id}`}
                 rows={2}
                 value={answers[q.id] ?? ''}
                 onInput={(e) => setAnswers({ ...answers, [q.id]: e.currentTarget.value })}

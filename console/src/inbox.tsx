@@ -1,10 +1,11 @@
-// The inbox: runs waiting on a person (approval or input), newest first, kept live.
+// The inbox: what waits on a person, newest run first, kept live: one row per open interrupt (a run
+// waiting at two gates at once, in parallel branches, is two rows).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { coalesce, useRunChanges } from './live.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
-import { type RunList, type RunSummary, WAITING } from './types.js';
+import { type OpenInterruptSummary, openInterrupts, type RunList, type RunSummary, WAITING } from './types.js';
 import { ErrorNote, Fact, StreamBadge } from './ui.js';
 
 const INBOX = '/v1/runs?status=waiting-approval,waiting-input&limit=100';
@@ -56,9 +57,7 @@ export function Inbox() {
       )}
       {page && page.runs.length > 0 && (
         <ul class="cards" aria-label="Waiting runs">
-          {page.runs.map((run) => (
-            <InboxItem key={run.runId} run={run} />
-          ))}
+          {page.runs.flatMap((run) => rowsOf(run).map((i) => <InboxItem key={rowKey(run, i)} run={run} i={i} />))}
         </ul>
       )}
       {page?.nextCursor && (
@@ -71,13 +70,22 @@ export function Inbox() {
   );
 }
 
-function InboxItem({ run }: { run: RunSummary }) {
-  const i = run.interrupt;
-  const asks = i?.kind === 'clarification' || run.status === 'waiting-input' ? 'An answer' : 'A decision';
+/** A row per open interrupt; a waiting run with none listed (yet) is one row of its own. */
+const rowsOf = (run: RunSummary): Array<OpenInterruptSummary | undefined> => {
+  const open = openInterrupts(run);
+  return open.length > 0 ? open : [undefined];
+};
+const rowKey = (run: RunSummary, i: OpenInterruptSummary | undefined) => `${run.runId}/${i?.nodeId ?? ''}`;
+
+function InboxItem({ run, i }: { run: RunSummary; i: OpenInterruptSummary | undefined }) {
+  const asks = i?.kind === 'clarification' || (!i && run.status === 'waiting-input') ? 'An answer' : 'A decision';
+  // Several rows of one run: each says where it waits, and its link leads to its own form.
+  const several = openInterrupts(run).length > 1;
+  const href = several && i ? `${runPath(run.runId)}#decide-${encodeURIComponent(i.nodeId)}` : runPath(run.runId);
   return (
-    <li class="card" data-run-id={run.runId}>
+    <li class="card" data-run-id={run.runId} data-node-id={i?.nodeId}>
       <h2>
-        <Link href={runPath(run.runId)}>{i?.title ?? run.workflowId}</Link>
+        <Link href={href}>{i?.title ?? run.workflowId}</Link>
       </h2>
       <p class="meta">
         <code>{run.runId}</code>
@@ -85,6 +93,11 @@ function InboxItem({ run }: { run: RunSummary }) {
       </p>
       <dl class="facts">
         <Fact term="Workflow">{run.workflowId}</Fact>
+        {several && i && (
+          <Fact term="Step">
+            <code>{i.nodeId}</code>
+          </Fact>
+        )}
         <Fact term="Needs">{asks}</Fact>
         <Fact term="Started">
           <Ago iso={run.createdAt} />

@@ -1,18 +1,29 @@
-// One run (an A2A task): status, what it waits on, the decision forms, artifacts, the live
-// timeline of its events, and its push notification configs.
+// One run (an A2A task): status, what it waits on, the decision forms (one per open interrupt: a
+// run forked by core.parallel may wait at several nodes at once), artifacts, the live timeline of
+// its events (grouped by branch), and its push notification configs.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api, errorText, rpc } from './api.js';
-import { ApprovalPanel, ClarificationPanel } from './decide.js';
+import { ApprovalPanel, ClarificationPanel, type Decide, panelId } from './decide.js';
 import { coalesce, useLoaded } from './live.js';
 import { Link } from './router.js';
 import { follow, type StreamState } from './stream.js';
 import { Ago } from './time.js';
-import type { PushConfig, ResolveAnswer, RunEvent, RunSnapshot, WaitingOn } from './types.js';
+import {
+  type OpenInterrupt,
+  openInterrupts,
+  type PushConfig,
+  type ResolveAnswer,
+  type RunEvent,
+  type RunSnapshot,
+  type WaitingOn,
+} from './types.js';
 import { Artifact, ErrorNote, Fact, Json, Notice, Status, StreamBadge, Table } from './ui.js';
 
 const FINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 /** Answers that mean someone else got there first: the page was stale. */
 const STALE = new Set(['interrupt_already_resolved', 'interrupt_cancelled', 'interrupt_not_found', 'run_terminal']);
+/** The answer when the step's branch was withdrawn (a join went on without it). */
+const WITHDRAWN = 'interrupt_withdrawn';
 
 type Note = { tone: 'ok' | 'warn' | 'info'; text: string };
 
@@ -23,7 +34,8 @@ export function TaskPage({ runId }: { runId: string }) {
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [stream, setStream] = useState<StreamState>('connecting');
   const [note, setNote] = useState<Note | undefined>();
-  const [pending, setPending] = useState(false);
+  /** The node whose decision is being sent (its form is disabled meanwhile). */
+  const [pendingAt, setPendingAt] = useState<string | undefined>();
   const eventsRef = useRef<RunEvent[]>([]);
   const path = `/v1/runs/${encodeURIComponent(runId)}`;
 
@@ -58,38 +70,37 @@ export function TaskPage({ runId }: { runId: string }) {
     });
   }, [runId]);
 
+  const opens = run ? openInterrupts(run) : [];
+  const title = (opens.length === 1 ? opens[0]?.payload.title : undefined) ?? run?.workflowId ?? 'Run';
   useEffect(() => {
-    document.title = `${run?.interrupt?.payload.title ?? run?.workflowId ?? 'Run'} · ${runId} · Handoff`;
-  }, [run, runId]);
+    document.title = `${title} · ${runId} · Handoff`;
+  }, [title, runId]);
 
-  useDecidedElsewhere(run, events, pending, setNote);
+  useDecidedElsewhere(run, events, pendingAt !== undefined, setNote);
+  useFocusPanelInHash(run);
 
-  const decide = async (resumeValue: Record<string, unknown>, what: string) => {
-    const open = run?.interrupt;
-    if (!open) return;
-    setPending(true);
-    setNote(undefined);
-    try {
-      const answer = await api<ResolveAnswer>(`${path}/interrupts/${encodeURIComponent(open.nodeId)}`, {
-        method: 'POST',
-        body: { resumeValue },
-      });
-      setNote({ tone: 'ok', text: outcomeText(what, answer) });
-    } catch (err) {
-      const stale = err instanceof ApiError && STALE.has(err.code);
-      setNote({
-        tone: 'warn',
-        text: stale
-          ? `Not applied: ${errorText(err)} Someone else decided first; the page now shows the run as it is.`
-          : `Not applied: ${errorText(err)}`,
-      });
-    } finally {
-      // Whatever happened, this page has spoken for the interrupt it showed.
-      explained.add(open.interruptId);
-      await refresh();
-      setPending(false);
-    }
-  };
+  /** The sender of the form at `open`: it posts to that interrupt's own node. */
+  const decideAt =
+    (open: OpenInterrupt): Decide =>
+    async (resumeValue, what) => {
+      const several = opens.length > 1;
+      setPendingAt(open.nodeId);
+      setNote(undefined);
+      try {
+        const answer = await api<ResolveAnswer>(`${path}/interrupts/${encodeURIComponent(open.nodeId)}`, {
+          method: 'POST',
+          body: { resumeValue },
+        });
+        setNote({ tone: 'ok', text: outcomeText(several ? `${what} at ${open.nodeId}` : what, answer) });
+      } catch (err) {
+        setNote({ tone: 'warn', text: refusedText(err) });
+      } finally {
+        // Whatever happened, this page has spoken for the interrupt it showed.
+        explained.add(open.interruptId);
+        await refresh();
+        setPendingAt(undefined);
+      }
+    };
 
   if (missing) {
     return (
@@ -102,7 +113,6 @@ export function TaskPage({ runId }: { runId: string }) {
       </section>
     );
   }
-  const open = run?.interrupt;
   return (
     <section aria-labelledby="run-title" data-run-id={runId}>
       <nav aria-label="Breadcrumb" class="crumbs">
@@ -110,7 +120,7 @@ export function TaskPage({ runId }: { runId: string }) {
       </nav>
       <div class="page-head">
         <h1 id="run-title" tabIndex={-1}>
-          {open?.payload.title ?? run?.workflowId ?? 'Run'}
+          {title}
         </h1>
         {run && <Status status={run.status} />}
         <StreamBadge state={stream} />
@@ -125,11 +135,28 @@ export function TaskPage({ runId }: { runId: string }) {
         </ErrorNote>
       )}
       {run?.waitingOn && <WaitingOnAgent on={run.waitingOn} />}
-      {open?.kind === 'approval' && (
-        <ApprovalPanel key={open.interruptId} interrupt={open} pending={pending} onDecide={decide} />
+      {opens.length > 1 && (
+        <p class="lead">
+          This run waits at {opens.length} steps at once ({opens.map((o) => o.nodeId).join(', ')}); each is decided on
+          its own.
+        </p>
       )}
-      {open?.kind === 'clarification' && (
-        <ClarificationPanel key={open.interruptId} interrupt={open} pending={pending} onDecide={decide} />
+      {opens.map((open) =>
+        open.kind === 'approval' ? (
+          <ApprovalPanel
+            key={open.interruptId}
+            interrupt={open}
+            pending={pendingAt === open.nodeId}
+            onDecide={decideAt(open)}
+          />
+        ) : (
+          <ClarificationPanel
+            key={open.interruptId}
+            interrupt={open}
+            pending={pendingAt === open.nodeId}
+            onDecide={decideAt(open)}
+          />
+        ),
       )}
       <Artifacts events={events} />
       <Timeline events={events} />
@@ -142,8 +169,8 @@ export function TaskPage({ runId }: { runId: string }) {
 const explained = new Set<string>();
 
 /**
- * When the interrupt the page showed closes without this page deciding it, say who decided what:
- * the forms vanish, but the person who was about to decide learns why.
+ * When an interrupt the page showed closes without this page deciding it, say who decided what:
+ * its form vanishes, but the person who was about to decide learns why.
  */
 function useDecidedElsewhere(
   run: RunSnapshot | undefined,
@@ -151,32 +178,69 @@ function useDecidedElsewhere(
   pending: boolean,
   setNote: (n: Note) => void,
 ) {
-  const shown = useRef<string | undefined>(undefined);
+  /** The interrupts shown, by id: their node. */
+  const shown = useRef(new Map<string, string>());
   useEffect(() => {
     if (pending || !run) return;
-    const now = run.interrupt?.interruptId;
-    const was = shown.current;
-    if (was && was !== now && !explained.has(was)) {
-      explained.add(was);
-      setNote({ tone: 'info', text: decidedText(was, events, run) });
+    const now = new Map(openInterrupts(run).map((i) => [i.interruptId, i.nodeId]));
+    const gone = [...shown.current].filter(([id]) => !now.has(id) && !explained.has(id));
+    for (const [id] of gone) explained.add(id);
+    if (gone.length > 0) {
+      const several = shown.current.size > 1;
+      setNote({ tone: 'info', text: gone.map(([id, node]) => decidedText(id, node, several, events, run)).join(' ') });
     }
     shown.current = now;
   }, [run, pending]);
 }
 
-function decidedText(interruptId: string, events: RunEvent[], run: RunSnapshot): string {
-  const decision = [...events]
-    .reverse()
-    .find(
-      (e) =>
-        e.payload.interruptId === interruptId &&
-        (e.type === 'approval.received' || e.type === 'clarification.resolved'),
-    );
+function decidedText(
+  interruptId: string,
+  nodeId: string,
+  several: boolean,
+  events: RunEvent[],
+  run: RunSnapshot,
+): string {
+  const latest = [...events].reverse();
+  const decision = latest.find(
+    (e) =>
+      e.payload.interruptId === interruptId && (e.type === 'approval.received' || e.type === 'clarification.resolved'),
+  );
   if (run.status === 'cancelled' || run.status === 'cancelling') return 'The run was cancelled while you had it open.';
-  if (!decision) return 'This step was decided elsewhere while you had the page open.';
+  const withdrawn = latest.find((e) => e.type === 'branch.withdrawn' && e.nodeId === nodeId);
+  if (!decision && withdrawn) {
+    return `The step ${nodeId} was withdrawn while you had the page open (${String(withdrawn.payload.reason ?? 'its branch ended')}). Nothing you entered was sent.`;
+  }
+  const where = several ? ` at ${nodeId}` : '';
+  if (!decision) return `This step${where} was decided elsewhere while you had the page open.`;
   const who = String(decision.payload.decidedBy ?? 'someone');
   const action = decision.type === 'clarification.resolved' ? 'answered' : `chose ${String(decision.payload.action)}`;
-  return `Decided elsewhere while you had the page open: ${who} ${action}. Nothing you entered was sent.`;
+  return `Decided elsewhere${where} while you had the page open: ${who} ${action}. Nothing you entered was sent.`;
+}
+
+/** Why a decision was not applied, and what the page does about it. */
+function refusedText(err: unknown): string {
+  const code = err instanceof ApiError ? err.code : undefined;
+  if (code === WITHDRAWN)
+    return `Not applied: ${errorText(err)} The run went on without this step; the page now shows the run as it is.`;
+  if (code !== undefined && STALE.has(code))
+    return `Not applied: ${errorText(err)} Someone else decided first; the page now shows the run as it is.`;
+  return `Not applied: ${errorText(err)}`;
+}
+
+/**
+ * The inbox links each of a run's several interrupts as `#decide-<nodeId>`: once that form is on
+ * the page, bring it into view and move focus to its heading (once per visit).
+ */
+function useFocusPanelInHash(run: RunSnapshot | undefined) {
+  const done = useRef(false);
+  useEffect(() => {
+    if (done.current || !run || !location.hash.startsWith('#decide-')) return;
+    const panel = document.getElementById(panelId(decodeURIComponent(location.hash.slice('#decide-'.length))));
+    if (!panel) return;
+    done.current = true;
+    panel.scrollIntoView();
+    panel.querySelector<HTMLElement>('h2')?.focus();
+  }, [run]);
 }
 
 function outcomeText(what: string, answer: ResolveAnswer): string {
@@ -291,9 +355,63 @@ function eventText(e: RunEvent): string {
       return `${String(p.decidedBy)} asked a question`;
     case 'clarification.resolved':
       return `${String(p.decidedBy)} answered`;
+    case 'node.cancelled':
+      return `Step${node} cancelled`;
+    case 'branch.withdrawn':
+      return `Branch at${node} withdrawn: ${String(p.reason ?? 'its join went on without it')}`;
     default:
       return `${e.type}${node}`;
   }
+}
+
+/** A line of the timeline: one event, or every event of one branch (where its first one fell). */
+type TimelineItem = { event: RunEvent } | { branch: string; events: RunEvent[] };
+
+/**
+ * The events in log order, with the events of each branch of a fork (`payload.branch`, e.g.
+ * `fork#0/legal`) gathered in one group; events before the fork and after its join stay on the
+ * top level.
+ */
+function timelineItems(events: RunEvent[]): TimelineItem[] {
+  const items: TimelineItem[] = [];
+  const groups = new Map<string, RunEvent[]>();
+  for (const e of events) {
+    const branch = e.payload.branch;
+    if (typeof branch !== 'string') {
+      items.push({ event: e });
+      continue;
+    }
+    const group = groups.get(branch);
+    if (group) group.push(e);
+    else {
+      const fresh = [e];
+      groups.set(branch, fresh);
+      items.push({ branch, events: fresh });
+    }
+  }
+  return items;
+}
+
+/** `fork#0/legal` → `legal`; `inner#0>innerJoin` (what follows a nested join) → `innerJoin`. */
+const branchName = (id: string): string => id.split(/[/>]/).at(-1) ?? id;
+
+function EventLine({ e }: { e: RunEvent }) {
+  return (
+    <li data-event-type={e.type}>
+      {Object.keys(e.payload).length > 0 ? (
+        <details>
+          <summary>
+            <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+          </summary>
+          <Json value={e.payload} />
+        </details>
+      ) : (
+        <>
+          <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+        </>
+      )}
+    </li>
+  );
 }
 
 function Timeline({ events }: { events: RunEvent[] }) {
@@ -304,22 +422,22 @@ function Timeline({ events }: { events: RunEvent[] }) {
         <p>No events yet.</p>
       ) : (
         <ol class="timeline">
-          {events.map((e) => (
-            <li key={e.sequence} data-event-type={e.type}>
-              {Object.keys(e.payload).length > 0 ? (
-                <details>
-                  <summary>
-                    <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
-                  </summary>
-                  <Json value={e.payload} />
-                </details>
-              ) : (
-                <>
-                  <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
-                </>
-              )}
-            </li>
-          ))}
+          {timelineItems(events).map((item) =>
+            'event' in item ? (
+              <EventLine key={item.event.sequence} e={item.event} />
+            ) : (
+              <li key={item.branch} class="branch" data-branch={item.branch}>
+                <span class="what">
+                  Branch <strong>{branchName(item.branch)}</strong> <code>{item.branch}</code>
+                </span>
+                <ol class="timeline" aria-label={`Branch ${branchName(item.branch)}`}>
+                  {item.events.map((e) => (
+                    <EventLine key={e.sequence} e={e} />
+                  ))}
+                </ol>
+              </li>
+            ),
+          )}
         </ol>
       )}
     </section>

@@ -34,7 +34,10 @@ export interface RunSummary {
   createdAt: string;
   updatedAt: string;
   completedAt?: string;
+  /** The oldest open interrupt. */
   interrupt?: OpenInterruptSummary;
+  /** Every open interrupt, oldest first (a run forked by core.parallel may wait at several). */
+  interrupts?: OpenInterruptSummary[];
   waitingOn?: WaitingOn;
   error?: RunError;
 }
@@ -74,7 +77,10 @@ export interface RunSnapshot {
   status: string;
   owner: { tenant: string; principal: string };
   currentNodeId?: string;
+  /** The oldest open interrupt. */
   interrupt?: OpenInterrupt;
+  /** Every open interrupt, oldest first: each is decided at its own node. */
+  interrupts?: OpenInterrupt[];
   waitingOn?: WaitingOn;
   error?: RunError;
   tags: string[];
@@ -134,6 +140,11 @@ export interface AgentCard {
 export interface WorkflowSummary {
   id: string;
   name: string;
+}
+
+/** Every open interrupt of a run, whether its host lists them all (`interrupts`) or only one. */
+export function openInterrupts<T>(run: { interrupt?: T; interrupts?: T[] }): T[] {
+  return run.interrupts ?? (run.interrupt ? [run.interrupt] : []);
 }
 
 export const WAITING = new Set(['waiting-approval', 'waiting-input']);

@@ -6,7 +6,7 @@
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
 import { followRun } from '../engine/follow.js';
-import { isTerminal } from '../store/model.js';
+import { isTerminal, isWaiting, type RunEvent } from '../store/model.js';
 import type { WorkflowDefinition } from '../engine/workflow/definition.js';
 import {
   artifactFromEvent,
@@ -138,6 +138,18 @@ export class A2AStreams {
     return opened;
   }
 
+  /**
+   * A branch of a forked run resuming or starting a node (`payload.branch`) while the task shows
+   * input-required: the task stays input-required if the run still waits on a person at another
+   * branch (what tasks/get says). The run as it is now decides: later than `e` at worst, which
+   * only ever skips a `working` that had already ended.
+   */
+  private async stillWaiting(taskId: string, state: StoredTaskState | undefined, e: RunEvent): Promise<boolean> {
+    if (state !== 'input-required' || typeof e.payload.branch !== 'string') return false;
+    const run = await this.engine.store.runs.get(taskId);
+    return run !== undefined && isWaiting(run.status);
+  }
+
   private progressOf(workflowId: string): Pick<OpenedStream, 'progress'> {
     const progress = progressLabels(this.engine.workflows.get(workflowId));
     return progress ? { progress } : {};
@@ -154,13 +166,17 @@ export class A2AStreams {
         continue;
       }
       const label = e.type === 'node.started' && e.nodeId !== undefined ? opened.progress?.get(e.nodeId) : undefined;
+      const next = label === undefined ? stateAfterEvent(e) : undefined;
+      if ((label !== undefined || next?.state === 'working') && (await this.stillWaiting(opened.taskId, state, e))) {
+        continue;
+      }
       if (label !== undefined) {
-        // A node starts only in a running run: the task is working, whatever it showed before.
+        // A node starts in a running run (or in a branch of one no branch of which waits on a
+        // person, above): the task is working, whatever it showed before.
         state = 'working';
         yield { id: e.sequence, result: toProgressUpdate(opened.taskId, opened.contextId, e, label) };
         continue;
       }
-      const next = stateAfterEvent(e);
       if (!next || next.state === state) continue;
       state = next.state;
       const final = isTerminalState(next.state) || (opened.mode === 'message' && next.state === 'input-required');

@@ -1,7 +1,9 @@
 // `handoff approve <url> <taskId> --action …`: decide an approval gate. message/send into the task
 // with a data part {action, …} (README "A2A"): accept | reject [feedback]; refine with
 // refineFeedback (--data, or {scope:'whole', text: --feedback}); edit-accept with
-// editedArtifactData (--data); ask with the question (--feedback) as a text part.
+// editedArtifactData (--data); ask with the question (--feedback) as a text part. A task waiting at
+// several nodes at once (parallel branches) is decided one node at a time: --node names it, sent as
+// the data part's `nodeId`.
 import { APPROVAL_ACTIONS, type ApprovalAction } from '../engine/vocabulary.js';
 import { type Command, Option } from 'commander';
 import type { Part } from '../a2a/types.js';
@@ -12,12 +14,18 @@ interface ApproveOptions extends cmd.ClientOptions {
   action: ApprovalAction;
   feedback?: string;
   data?: string;
+  node?: string;
   wait?: boolean;
 }
 
-/** The parts of an approval reply. */
-export function approvalParts(action: ApprovalAction, feedback: string | undefined, data: string | undefined): Part[] {
-  const decision: Record<string, unknown> = { action };
+/** The parts of an approval reply; `node`, when given, names the interrupt it decides. */
+export function approvalParts(
+  action: ApprovalAction,
+  feedback: string | undefined,
+  data: string | undefined,
+  node?: string,
+): Part[] {
+  const decision: Record<string, unknown> = node === undefined ? { action } : { action, nodeId: cmd.nodeOption(node) };
   switch (action) {
     case 'accept':
     case 'reject':
@@ -51,10 +59,12 @@ export function approveCommand(): Command {
     .addOption(new Option('--action <action>', 'the decision').choices([...APPROVAL_ACTIONS]).makeOptionMandatory())
     .option('--feedback <text>', 'feedback (refine: the revision request; ask: the question)')
     .option('--data <json>', 'refine: refineFeedback object; edit-accept: the edited artifact data')
+    .option('--node <id>', 'the node to decide at, when the task waits at several (parallel branches)')
     .option('--no-wait', 'return at once instead of waiting for the task to settle')
     .action(
       cmd.run(async (url: string, taskId: string, opts: ApproveOptions) => {
-        return cmd.sendAndPrint(url, opts, approvalParts(opts.action, opts.feedback, opts.data), { taskId });
+        const parts = approvalParts(opts.action, opts.feedback, opts.data, opts.node);
+        return cmd.sendAndPrint(url, opts, parts, { taskId });
       }),
     );
 }

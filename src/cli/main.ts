@@ -12,6 +12,7 @@ import { answerCommand } from './answer.js';
 import { cancelCommand } from './cancel.js';
 import { pushCommand } from './push.js';
 import { tasksCommand } from './tasks.js';
+import { validateCommand } from './validate.js';
 
 const program = new Command('handoff')
   .description('Durable A2A tasks for human-in-the-loop workflow runs')
@@ -26,4 +27,5 @@ program.addCommand(answerCommand());
 program.addCommand(cancelCommand());
 program.addCommand(pushCommand());
 program.addCommand(tasksCommand());
+program.addCommand(validateCommand());
 await program.parseAsync(process.argv);

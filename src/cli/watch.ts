@@ -13,14 +13,17 @@
 //
 // Output: human lines (state changes, artifacts; a spinner while waiting, on a TTY only), or with
 // --json one JSON object per line: {"id": <SSE id or null>, "result": <Task | status-update |
-// artifact-update>, or over 1.0 the StreamResponse or Task as sent>}. Reconnection notes go to stderr. Exit code from the final state: 0 completed,
+// artifact-update>, or over 1.0 the StreamResponse or Task as sent>}. A status update into
+// input-required names only the interrupt's kind: humans then see the Task read once (tasks/get),
+// with every open interrupt (node, kind, title; several while parallel branches wait) and the
+// command to answer each. Reconnection notes go to stderr. Exit code from the final state: 0 completed,
 // 1 failed/canceled/rejected or an error, 3 when the agent ends the stream at input-required.
 import type { Command } from 'commander';
 import type { Artifact, Task } from '../a2a/types.js';
 import { UsageError } from './client/card.js';
 import { clientCommand, type ClientOptions, connect, type Connected, run } from './client/command.js';
 import { HttpStatusError, NetworkError } from './client/http.js';
-import { exitCodeForState, formatEventLine, isTerminal, Paint } from './client/output.js';
+import { exitCodeForState, formatEventLine, isTerminal, openwopOf, Paint, waitingLines } from './client/output.js';
 import { RpcError, type StreamItem } from './client/rpc.js';
 
 interface WatchOptions extends ClientOptions {
@@ -106,7 +109,7 @@ class WatchOutput {
   private readonly artifacts = new Map<string, string>();
 
   constructor(
-    private readonly json: boolean,
+    readonly json: boolean,
     private readonly agentUrl: string,
   ) {
     this.spinner = new Spinner(!json && process.stdout.isTTY === true, this.paint);
@@ -131,6 +134,14 @@ class WatchOutput {
     }
     const line = this.humanLine(item.result);
     if (line) process.stdout.write(`${line}\n`);
+  }
+
+  /** Humans: what the task, read whole, waits for (every open interrupt) and how to answer. */
+  waitingFor(task: Task): void {
+    const lines = waitingLines(task, this.paint, this.agentUrl);
+    if (lines.length === 0) return;
+    this.spinner.clear();
+    process.stdout.write(`${lines.join('\n')}\n`);
   }
 
   waiting(state: string | undefined): void {
@@ -249,6 +260,7 @@ class Watcher {
           this.out.event(item);
           const state = stateOf(item.result);
           if (state !== undefined) this.lastState = state;
+          if (state === 'input-required') await this.showWaiting(item.result);
           if (isTerminal(state)) return exitCodeForState(state);
           // The agent says this stream is over (v0.3 agents end it at input-required).
           if (isObject(item.result) && item.result.kind === 'status-update' && item.result.final === true)
@@ -281,6 +293,20 @@ class Watcher {
         reason = `connection lost (${why(err)})`;
       }
       await this.backoff(reason);
+    }
+  }
+
+  /**
+   * A Handoff status update into input-required names only the interrupt's kind: read the Task
+   * once to show every open interrupt. Best effort: the watch goes on without it if the read fails.
+   */
+  private async showWaiting(result: unknown): Promise<void> {
+    if (this.out.json || !isObject(result) || result.kind !== 'status-update') return;
+    if (!openwopOf(result as { metadata?: Rec })) return;
+    try {
+      this.out.waitingFor((await this.c.a2a.getTask(this.taskId)).view);
+    } catch (err) {
+      this.out.note(`could not read the task's open interrupts: ${why(err)}`);
     }
   }
 

@@ -16,6 +16,7 @@ import { type Clock, iso, systemClock } from './clock.js';
 import { definitionOf, type WorkflowSource } from './workflow/source.js';
 import { driveInline, type StepContext } from './step.js';
 import { commitResolution } from './resolution.js';
+import { lineAt, stamped } from './branches.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 import { spread } from './spread.js';
 
@@ -401,7 +402,9 @@ export class Engine {
       );
     }
     if (d.kind !== 'resolve') {
-      const { run: after } = await tx.commitRun(run, {}, d.events);
+      // A question or a vote at a branch's gate names the branch, as the gate's other events do.
+      const line = lineAt(run.cursor, d.interrupt.nodeId);
+      const { run: after } = await tx.commitRun(run, {}, line ? stamped(d.events, line) : d.events);
       return { run: after, interrupt: d.interrupt, outcome: d.kind === 'vote' ? 'vote-recorded' : 'ask-recorded' };
     }
     const def = definitionOf(this.workflows, run);

@@ -201,6 +201,22 @@ export const RunSnapshot = Type.Object(
   },
 );
 
+/** An open interrupt as the run list shows it. */
+const interruptSummary = (description: string) =>
+  Type.Object(
+    {
+      kind: InterruptKind,
+      nodeId: Type.String(),
+      title: Type.Optional(Type.String()),
+      approversList: Type.Optional(
+        Type.Array(Type.String(), { description: 'Who may decide; absent: any principal of the tenant.' }),
+      ),
+      expiresAt: Type.Optional(DateTime('The gate’s deadline, if it has one.')),
+    },
+    { additionalProperties: true, description },
+  );
+export type InterruptSummary = Static<ReturnType<typeof interruptSummary>>;
+
 export const RunSummary = Type.Object(
   {
     runId: Type.String(),
@@ -210,19 +226,11 @@ export const RunSummary = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
     completedAt: Type.Optional(DateTime()),
-    interrupt: Type.Optional(
-      Type.Object(
-        {
-          kind: InterruptKind,
-          nodeId: Type.String(),
-          title: Type.Optional(Type.String()),
-          approversList: Type.Optional(
-            Type.Array(Type.String(), { description: 'Who may decide; absent: any principal of the tenant.' }),
-          ),
-          expiresAt: Type.Optional(DateTime('The gate’s deadline, if it has one.')),
-        },
-        { additionalProperties: true, description: 'The open interrupt of a run waiting for approval or input.' },
-      ),
+    interrupt: Type.Optional(interruptSummary('The oldest open interrupt of a run waiting for approval or input.')),
+    interrupts: Type.Optional(
+      Type.Array(interruptSummary('An open interrupt.'), {
+        description: 'Every open interrupt, oldest first (a forked run may wait at several nodes at once).',
+      }),
     ),
     waitingOn: Type.Optional(
       Type.Unknown({ description: 'What else the run waits on (e.g. another A2A agent’s task).' }),

@@ -1,6 +1,7 @@
 // `handoff` client commands in both A2A versions: the COMPILED CLI (dist/src/cli/main.js) in child
 // processes against a real Handoff server process, whose card offers 1.0 and 0.3. Each version runs
-// send → push set/list → approve → get; without --a2a-version the CLI speaks 1.0 (and `tasks` uses
+// send → push set/list → approve → get, and a task waiting at two nodes at once (two-reviewers)
+// decided one --node at a time; without --a2a-version the CLI speaks 1.0 (and `tasks` uses
 // ListTasks); an unknown --a2a-version is a usage error before any request. The 0.3-only agent case
 // (a card without supportedInterfaces) is in test/e2e/cli.test.ts beside the other SDK-agent tests.
 // A file of its own so that neither file's CLI processes crowd the other's on a 2-core machine.
@@ -138,6 +139,47 @@ describe('handoff CLI in A2A 0.3 and 1.0 against a real Handoff server', { timeo
         human.stdout,
         new RegExp(`\\{"text":"Draft: plan ${version.replace('.', '\\.')}","approvedBy":"alice"\\}`),
       );
+    });
+  }
+
+  for (const [version, shape] of [
+    ['0.3', v03],
+    ['1.0', v10],
+  ] as const) {
+    it(`--a2a-version ${version}: a task waiting at two nodes is decided one --node at a time`, {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const v = ['--a2a-version', version];
+      const sent = await cli(['send', url, `both ${version}`, '--skill', 'two-reviewers', '--json', ...v]);
+      expectExit(sent, 3);
+      const id = shape.task(sent).id as string;
+      const got = await cli(['get', url, id, ...v]);
+      expectExit(got, 3);
+      assert.match(got.stdout, /state\s+input-required \(2 open\)/);
+      assert.match(
+        got.stdout,
+        /open\s+legal\s+approval\s+Legal: review the draft\n\s+finance\s+approval\s+Finance: review the draft/,
+      );
+      assert.match(got.stdout, new RegExp(`handoff approve \\S+ ${id} --node legal\\|finance --action`));
+
+      // No --node: the host's refusal, naming the open nodes; nothing is decided.
+      const unnamed = await cli(['approve', url, id, '--action', 'accept', ...v]);
+      expectExit(unnamed, 1);
+      assert.match(unnamed.stderr, /JSON-RPC error -32602: .*several nodes \((legal, finance|finance, legal)\)/);
+      assert.equal(unnamed.stdout, '');
+
+      const finance = await cli(['approve', url, id, '--action', 'accept', '--node', 'finance', '--json', ...v]);
+      expectExit(finance, 3);
+      const waiting = shape.task(finance);
+      assert.deepEqual(
+        waiting.metadata.openwop.interrupts.map((i: Rec) => i.nodeId),
+        ['legal'],
+      );
+      const legal = await cli(['approve', url, id, '--action', 'accept', '--node', 'legal', '--json', ...v]);
+      expectExit(legal, 0);
+      const done = shape.task(legal);
+      assert.equal(shape.state(done), 'completed', show(legal));
+      assert.deepEqual(shape.data(done).approvedBy, { legal: 'alice', finance: 'alice' });
     });
   }
 

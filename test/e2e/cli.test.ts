@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -30,6 +30,8 @@ const ENV = { HANDOFF_API_KEYS: `${KEY}=acme:alice` };
 /** One CLI invocation (the machine may be loaded: node start-up alone can take seconds). */
 const CLI_TIMEOUT_MS = 60_000;
 const TEST_TIMEOUT_MS = 170_000;
+/** A watch outlives the CLI calls made while it runs (each may take CLI_TIMEOUT_MS on a loaded machine). */
+const WATCH_TIMEOUT_MS = 150_000;
 /** A server start on a busy machine (the default 20 s is not always enough). */
 const READY_TIMEOUT_MS = 60_000;
 
@@ -343,6 +345,75 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(human.stdout, new RegExp(`^${task.id}\\s+completed`, 'm'));
     });
 
+    it('watch shows every open interrupt of a task waiting at two nodes; approve --node decides each', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const task = await startTask('two-reviewers', [{ kind: 'text', text: 'watched' }]);
+      assert.equal(task.status.state, 'input-required');
+      const w = spawnCli(['watch', url, task.id, '--a2a-version', '0.3'], { timeoutMs: WATCH_TIMEOUT_MS });
+      await waitUntil(
+        'the watch shows the open interrupts',
+        () => w.stdout().includes('Finance: review the draft') || w.child.exitCode !== null,
+        60_000,
+      );
+      expectExit(await cli03(['approve', url, task.id, '--action', 'accept', '--node', 'finance']), 3);
+      expectExit(await cli03(['approve', url, task.id, '--action', 'accept', '--node', 'legal']), 0);
+      const watched = await w.done;
+      expectExit(watched, 0);
+      assert.match(watched.stdout, /input-required \(2 open\)/);
+      assert.match(
+        watched.stdout,
+        /open\s+legal\s+approval\s+Legal: review the draft\n\s+finance\s+approval\s+Finance/,
+      );
+      assert.match(watched.stdout, new RegExp(`next: handoff approve \\S+ ${task.id} --node legal\\|finance --action`));
+      assert.match(watched.stdout, /completed\s*$/);
+    });
+
+    it('watch: an interrupt reopened after a refine is shown whole (the Task read once)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const task = await startTask('approval', [{ kind: 'text', text: 'reopened' }]);
+      const w = spawnCli(['watch', url, task.id, '--a2a-version', '0.3'], { timeoutMs: WATCH_TIMEOUT_MS });
+      await waitUntil(
+        'the watch shows the gate',
+        () => w.stdout().includes('asks') || w.child.exitCode !== null,
+        60_000,
+      );
+      const refined = await cli03(['approve', url, task.id, '--action', 'refine', '--feedback', 'shorter']);
+      expectExit(refined, 3);
+      await waitUntil(
+        'the watch shows the revised draft',
+        () => w.stdout().includes('[revised: shorter]') || w.child.exitCode !== null,
+        60_000,
+      );
+      expectExit(await cli03(['approve', url, task.id, '--action', 'accept']), 0);
+      const watched = await w.done;
+      expectExit(watched, 0);
+      // The status update into input-required names only the kind; the draft comes from the Task.
+      assert.match(
+        watched.stdout,
+        /input-required \(approval\)\n\s+asks\s+Review the draft\n\s+draft\s+\{"text":"Draft: reopened \[revised: shorter\]"\}/,
+      );
+    });
+
+    it('answer --node names the node answered (message metadata); an unknown node is refused (exit 1)', {
+      timeout: TEST_TIMEOUT_MS,
+    }, async () => {
+      const task = await startTask('clarify', [{ kind: 'text', text: 'hi' }]);
+      assert.equal(task.status.state, 'input-required');
+      const [wrong, blank] = await Promise.all([
+        cli03(['answer', url, task.id, 'Ada', '--node', 'nope']),
+        cli03(['answer', url, task.id, 'Ada', '--node', ' ']),
+      ]);
+      expectExit(wrong, 1);
+      assert.match(wrong.stderr, /JSON-RPC error -32602: .*no open interrupt at node 'nope'; open: ask/);
+      expectExit(blank, 1);
+      assert.match(blank.stderr, /--node needs a node id/);
+      const answered = await cli03(['answer', url, task.id, 'Ada', '--node', 'ask', '--json']);
+      expectExit(answered, 0);
+      assert.deepEqual(dataOf(json(answered)), { answer: 'Ada' });
+    });
+
     it('errors: unknown task (-32001), no API key (401), unreachable host, bad URL — all exit 1 on stderr', {
       timeout: TEST_TIMEOUT_MS,
     }, async () => {
@@ -361,6 +432,109 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(unreachable.stderr, /cannot reach http:\/\/127\.0\.0\.1:9/);
       expectExit(badUrl, 1);
       assert.match(badUrl.stderr, /must be an http:\/\/ or https:\/\/ URL/);
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------
+
+  describe('handoff validate', { timeout: TEST_TIMEOUT_MS, concurrency: true }, () => {
+    const demo = (id: string): Rec => JSON.parse(readFileSync(join(repoRoot(), 'workflows', `${id}.json`), 'utf8'));
+    /** A directory holding `files` (name → JSON value, or raw text). */
+    const dirOf = (files: Record<string, unknown>): string => {
+      const dir = freshDir();
+      for (const [name, body] of Object.entries(files))
+        writeFileSync(join(dir, name), typeof body === 'string' ? body : JSON.stringify(body, null, 2));
+      return dir;
+    };
+    /** echo with a join that no core.parallel feeds. */
+    const strayJoin = (): Rec => {
+      const wf = demo('echo');
+      wf.id = 'stray-join';
+      wf.nodes.push({ ...wf.nodes[0], id: 'merge', typeId: 'core.join', config: { mode: 'all' } });
+      wf.edges.push({ id: 'echo-merge', sourceNodeId: 'echo', targetNodeId: 'merge' });
+      return wf;
+    };
+
+    it('a clean directory: one line naming the workflows, exit 0; the demo workflows are clean', async () => {
+      const dir = dirOf({ 'a.json': demo('echo'), 'b.json': demo('two-reviewers'), 'notes.txt': 'not a workflow' });
+      const [clean, demos, one] = await Promise.all([
+        cli(['validate', dir]),
+        cli(['validate', join(repoRoot(), 'workflows')]),
+        cli(['validate', join(dir, 'b.json')]),
+      ]);
+      expectExit(clean, 0);
+      assert.equal(clean.stdout, '2 workflows valid: echo, two-reviewers\n');
+      assert.equal(clean.stderr, '');
+      expectExit(demos, 0);
+      assert.match(demos.stdout, /^\d+ workflows valid: .*\btwo-reviewers\b/);
+      expectExit(one, 0);
+      assert.equal(one.stdout, '1 workflow valid: two-reviewers\n');
+    });
+
+    it('a join no core.parallel feeds: the file, the node and the problem, exit 1', async () => {
+      const dir = dirOf({ 'stray.json': strayJoin() });
+      const file = join(dir, 'stray.json');
+      const [single, inDir] = await Promise.all([cli(['validate', file]), cli(['validate', dir])]);
+      for (const r of [single, inDir]) {
+        expectExit(r, 1);
+        assert.equal(
+          r.stdout,
+          `${file}: node "merge": no core.parallel leads into this join\n1 problem in 1 of 1 file\n`,
+        );
+      }
+    });
+
+    it('every problem of every file: malformed JSON, a bad node, a duplicate id; secrets count as defined', async () => {
+      const secretCall = demo('echo');
+      secretCall.id = 'secret-call';
+      secretCall.nodes[0] = {
+        ...secretCall.nodes[0],
+        typeId: 'http.request',
+        config: {
+          method: 'GET',
+          url: 'https://example.com/x',
+          headers: { authorization: 'Bearer {{ secrets.TOKEN }}' },
+        },
+      };
+      const badNode = demo('echo');
+      badNode.id = 'bad-node';
+      badNode.nodes[0].typeId = 'core.nothing';
+      badNode.edges.push({ id: 'to-nowhere', sourceNodeId: 'echo', targetNodeId: 'nowhere' });
+      const dir = dirOf({
+        '1-broken.json': '{ "id": "broken", ',
+        '2-bad-node.json': badNode,
+        '3-echo.json': demo('echo'),
+        '4-echo-again.json': demo('echo'),
+        '5-secret-call.json': secretCall,
+      });
+      const r = await cli(['validate', dir]);
+      expectExit(r, 1);
+      const lines = r.stdout.trimEnd().split('\n');
+      assert.match(lines[0]!, new RegExp(`^${join(dir, '1-broken.json')}: invalid JSON: `));
+      assert.match(r.stdout, new RegExp(`${join(dir, '2-bad-node.json')}: node "echo": unknown typeId "core.nothing"`));
+      assert.match(
+        r.stdout,
+        new RegExp(`${join(dir, '2-bad-node.json')}: edge "to-nowhere": targetNodeId "nowhere" is not a node`),
+      );
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `${join(dir, '4-echo-again.json')}: workflow id "echo" is already defined in ${join(dir, '3-echo.json')}`,
+        ),
+      );
+      assert.doesNotMatch(r.stdout, /secret-call|TOKEN/, 'a secret the host would hold is not a problem here');
+      assert.equal(lines.at(-1), '4 problems in 3 of 5 files');
+    });
+
+    it('nothing to check is an error (exit 1), not a clean set', async () => {
+      const [missing, empty] = await Promise.all([
+        cli(['validate', join(freshDir(), 'no-such.json')]),
+        cli(['validate', dirOf({ 'readme.txt': 'no workflows here' })]),
+      ]);
+      expectExit(missing, 1);
+      assert.match(missing.stderr, /handoff: cannot read .*no-such\.json: ENOENT/);
+      expectExit(empty, 1);
+      assert.match(empty.stderr, /holds no workflow files \(\*\.json\)/);
     });
   });
 

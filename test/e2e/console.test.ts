@@ -1,5 +1,6 @@
 // The web console driven in a real headless Chromium (Debian's `chromium`, driven by playwright-core)
-// against a real `handoff serve`: sign in, the live inbox, every kind of decision, a dead letter
+// against a real `handoff serve`: sign in, the live inbox, every kind of decision, a run waiting at
+// two gates at once (two inbox rows, two forms, a timeline grouped by branch), a dead letter
 // retried, tenants kept apart, and a decision made elsewhere shown instead of overwritten.
 // Every wait is on a condition on the page or the API; nothing sleeps.
 import assert from 'node:assert/strict';
@@ -188,6 +189,75 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     await runStatus(page, 'Completed');
     await page.locator('[data-testid=artifact]', { hasText: 'Hello from the console' }).waitFor();
     assert.equal((await getRun(runId)).nodeStates.ask.answers.name, 'Hello from the console');
+    await page.context().close();
+  });
+
+  it('a run waiting at two gates at once: two inbox rows, two forms, each decided at its own node', async () => {
+    const inbox = await signIn(ALICE);
+    await inboxReady(inbox);
+    const runId = await startRun('two-reviewers', ALICE, { prompt: 'two reviewers' });
+    const rows = inbox.locator(`.card[data-run-id="${runId}"]`);
+    const row = (nodeId: string) => inbox.locator(`.card[data-run-id="${runId}"][data-node-id="${nodeId}"]`);
+    await row('legal').waitFor();
+    await row('finance').waitFor();
+    assert.equal(await rows.count(), 2, 'one row per open interrupt');
+    assert.match(String(await row('finance').textContent()), /Finance: review the draft[\s\S]*Step\s*finance/);
+    const href = await row('legal').getByRole('link', { name: 'Legal: review the draft' }).getAttribute('href');
+    assert.equal(href, `/console/runs/${runId}#decide-legal`, "the row leads to its own node's form");
+
+    // The task page opened from the legal row: two forms, each naming its node; legal's has focus.
+    const page = await signIn(ALICE);
+    await page.goto(`${srv.url}${href}`);
+    const form = (nodeId: string) => page.locator(`section.panel[data-node-id="${nodeId}"]`);
+    await form('legal').waitFor();
+    await form('finance').waitFor();
+    assert.equal(await page.locator('section.panel').count(), 2);
+    assert.match(String(await form('finance').textContent()), /Finance: review the draft[\s\S]*Step\s*finance/);
+    await until(
+      "legal's form has the focus",
+      async () => (await page.evaluate('document.activeElement?.closest("section.panel")?.dataset.nodeId')) === 'legal',
+      WAIT_MS,
+    );
+
+    // Deciding finance leaves legal's form, and legal's inbox row, as they were.
+    await form('finance').getByRole('button', { name: 'Accept', exact: true }).click();
+    await note(page, 'Accepted at finance');
+    await form('finance').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('section.panel').count(), 1);
+    await form('legal').getByRole('button', { name: 'Accept', exact: true }).waitFor();
+    await runStatus(page, 'Waiting for approval');
+    await until('the finance row leaves the inbox', async () => (await rows.count()) === 1, WAIT_MS);
+    assert.equal(await row('legal').count(), 1);
+    assert.deepEqual(
+      (await getRun(runId)).interrupts.map((i: Json) => i.nodeId),
+      ['legal'],
+    );
+
+    // Deciding legal completes the run.
+    await form('legal').getByRole('button', { name: 'Accept', exact: true }).click();
+    await note(page, 'Accepted. The run is now completed');
+    await runStatus(page, 'Completed');
+    assert.equal(await page.locator('section.panel').count(), 0);
+    const run = await getRun(runId);
+    assert.equal(run.status, 'completed');
+    assert.deepEqual(run.nodeStates.publish.approvedBy, { legal: 'alice', finance: 'alice' });
+    await until('the run leaves the inbox', async () => (await rows.count()) === 0, WAIT_MS);
+
+    // The timeline: each branch's events in a group of their own, what precedes the fork and what
+    // follows the join on the run's own line.
+    const top = (type: string) => page.locator(`#timeline-title + ol.timeline > li[data-event-type="${type}"]`);
+    const branch = (id: string) => page.locator(`#timeline-title + ol.timeline > li.branch[data-branch="${id}"]`);
+    await top('run.completed').waitFor();
+    assert.equal(await top('run.started').count(), 1);
+    for (const nodeId of ['legal', 'finance']) {
+      const events = branch(`fork#0/${nodeId}`).locator('li[data-event-type]');
+      const types = await events.evaluateAll((lis) => lis.map((li) => li.getAttribute('data-event-type')));
+      assert.ok(types.includes('approval.requested') && types.includes('approval.received'), types.join());
+      assert.match(String(await branch(`fork#0/${nodeId}`).textContent()), new RegExp(`^Branch ${nodeId}`));
+    }
+    assert.equal(await page.locator('li.branch').count(), 2, 'two branches, no more');
+    assert.equal(await top('artifact.created').count(), 1, 'the publish step after the join is on the top level');
+    await inbox.context().close();
     await page.context().close();
   });
 

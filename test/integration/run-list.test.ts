@@ -15,7 +15,8 @@ import { openSse, type SseConnection } from '../support/sse-client.js';
 const KEY_A = 'key-list-alice-01';
 const KEY_A2 = 'key-list-amy-0001';
 const KEY_B = 'key-list-bob-0001';
-const KEYS = `${KEY_A}=ta:alice,${KEY_A2}=ta:amy,${KEY_B}=tb:bob`;
+const KEY_C = 'key-list-carl-001';
+const KEYS = `${KEY_A}=ta:alice,${KEY_A2}=ta:amy,${KEY_B}=tb:bob,${KEY_C}=tc:carl`;
 const A = bearer(KEY_A);
 const B = bearer(KEY_B);
 
@@ -144,6 +145,33 @@ for (const dialect of DIALECTS) {
       assert.ok(!a.runs.some((r) => r.runId === mine[0].runId));
       // Another principal of tenant A sees the same runs as alice.
       assert.deepEqual((await list('?limit=100', bearer(KEY_A2))).runs, a.runs);
+    });
+
+    it('a run waiting at several nodes lists every open interrupt, oldest first', async () => {
+      // Tenant C alone: the other tests count tenant A's and B's runs.
+      const C = bearer(KEY_C);
+      const runId = await start('two-reviewers', { inputs: { prompt: 'both' } }, C);
+      await t.waitForStatus(runId, ['waiting-approval'], C);
+      const [listed] = (await list('?status=waiting-approval', C)).runs;
+      assert.equal(listed.runId, runId);
+      assert.deepEqual(listed.interrupts.map((i: Json) => [i.nodeId, i.title]).sort(), [
+        ['finance', 'Finance: review the draft'],
+        ['legal', 'Legal: review the draft'],
+      ]);
+      assert.deepEqual(listed.interrupt, listed.interrupts[0], 'interrupt stays the oldest');
+      const snapshot = (await t.get(`/v1/runs/${runId}`, C)).body;
+      assert.deepEqual(
+        listed.interrupts.map((i: Json) => i.nodeId),
+        snapshot.interrupts.map((i: Json) => i.nodeId),
+        'the same order as the snapshot',
+      );
+
+      const decided = await t.post(`/v1/runs/${runId}/interrupts/legal`, { resumeValue: { action: 'accept' } }, C);
+      assert.equal(decided.status, 200, decided.text);
+      const [remaining] = (await list('?status=waiting-approval', C)).runs;
+      assert.deepEqual(remaining.interrupts, [
+        { kind: 'approval', nodeId: 'finance', title: 'Finance: review the draft' },
+      ]);
     });
 
     it('refuses bad input with a clear error and changes nothing', async () => {

@@ -109,6 +109,12 @@ export function parseJsonValue(text: string, flag = '--data'): unknown {
   }
 }
 
+/** `--node`: a node id (the host names the open ones when a task waits at several). */
+export function nodeOption(node: string): string {
+  if (node.trim() === '') throw new UsageError('--node needs a node id (the task lists its open ones: handoff get)');
+  return node;
+}
+
 export const textPart = (text: string): Part => ({ kind: 'text', text });
 export const dataPart = (data: Record<string, unknown>): Part => ({ kind: 'data', data });
 

@@ -95,13 +95,54 @@ function row(p: Paint, label: string, value: string): string {
 
 // ---------------------------------------------------------------- Task
 
-/** The "what to do next" line for a task waiting on its caller (Handoff's interrupt metadata). */
-function nextStep(task: Task, agentUrl: string | undefined): string | undefined {
-  if (task.status.state !== 'input-required' || agentUrl === undefined) return undefined;
-  const kind = (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
-  if (kind === 'approval')
-    return `handoff approve ${agentUrl} ${task.id} --action accept|reject|refine|edit-accept|ask`;
-  return `handoff answer ${agentUrl} ${task.id} "<reply>"`;
+/** One open interrupt as `metadata.openwop.interrupts` lists it. */
+export interface OpenInterrupt {
+  nodeId: string;
+  kind: string;
+  title?: string;
+}
+
+/** Every open interrupt of a Handoff task, oldest first (several while parallel branches wait). */
+export function openInterruptsOf(v: { metadata?: Rec | undefined }): OpenInterrupt[] {
+  const list = openwopOf(v)?.interrupts;
+  if (!Array.isArray(list)) return [];
+  return list.filter(isObject).map((i) => ({
+    nodeId: String(i.nodeId),
+    kind: String(i.kind),
+    ...(typeof i.title === 'string' ? { title: i.title } : {}),
+  }));
+}
+
+/**
+ * The "what to do next" lines for a task waiting on its caller (Handoff's interrupt metadata):
+ * one command per kind of interrupt open, naming the nodes with --node when there are several.
+ */
+function nextSteps(task: Task, agentUrl: string | undefined): string[] {
+  if (task.status.state !== 'input-required' || agentUrl === undefined) return [];
+  const open = openInterruptsOf(task);
+  const approve = `handoff approve ${agentUrl} ${task.id}`;
+  const answer = `handoff answer ${agentUrl} ${task.id}`;
+  if (open.length <= 1) {
+    const kind = open[0]?.kind ?? (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
+    return [kind === 'approval' ? `${approve} --action accept|reject|refine|edit-accept|ask` : `${answer} "<reply>"`];
+  }
+  const nodes = (kind: string) =>
+    open
+      .filter((i) => i.kind === kind)
+      .map((i) => i.nodeId)
+      .join('|');
+  const steps: string[] = [];
+  if (nodes('approval'))
+    steps.push(`${approve} --node ${nodes('approval')} --action accept|reject|refine|edit-accept|ask`);
+  if (nodes('clarification')) steps.push(`${answer} --node ${nodes('clarification')} "<reply>"`);
+  return steps;
+}
+
+/** The open interrupts, a line each: node, kind, title. */
+export function openRows(p: Paint, open: OpenInterrupt[]): string[] {
+  const width = Math.max(...open.map((i) => i.nodeId.length));
+  const lines = open.map((i) => `${i.nodeId.padEnd(width)}  ${i.kind.padEnd(13)}  ${i.title ?? ''}`.trimEnd());
+  return [row(p, 'open', lines.join('\n'))];
 }
 
 /** Interrupt details (Handoff): kind and node, title, the artifact under review, actions, questions. */
@@ -119,7 +160,8 @@ function interruptRows(p: Paint, interrupt: Rec): string[] {
   return out;
 }
 
-function stateLabel(p: Paint, state: string, interrupt: Rec | undefined): string {
+function stateLabel(p: Paint, state: string, interrupt: Rec | undefined, open: OpenInterrupt[] = []): string {
+  if (state === 'input-required' && open.length > 1) return `${p.state(state)}${p.dim(` (${open.length} open)`)}`;
   if (!interrupt || state !== 'input-required') return p.state(state);
   const where = [interrupt.kind, interrupt.nodeId ? `at ${String(interrupt.nodeId)}` : undefined]
     .filter(Boolean)
@@ -127,22 +169,32 @@ function stateLabel(p: Paint, state: string, interrupt: Rec | undefined): string
   return `${p.state(state)}${where ? p.dim(` (${where})`) : ''}`;
 }
 
+/**
+ * What a waiting task asks: the one open interrupt in detail, or, when parallel branches wait at
+ * several nodes, each of them (node, kind, title; the details of each are in the console or REST).
+ */
+function waitingRows(p: Paint, interrupt: Rec | undefined, open: OpenInterrupt[]): string[] {
+  if (open.length > 1) return openRows(p, open);
+  return interrupt ? interruptRows(p, interrupt) : [];
+}
+
 /** A Task for humans; `agentUrl` lets it suggest the next command. */
 export function formatTask(task: Task, p: Paint, agentUrl?: string): string {
   const ow = openwopOf(task);
   const interrupt = isObject(ow?.interrupt) ? ow.interrupt : undefined;
+  const open = openInterruptsOf(task);
   const lines = [row(p, 'task', p.bold(task.id))];
   if (task.contextId) lines.push(row(p, 'context', p.dim(task.contextId)));
   const skill = ow?.workflowId ?? task.metadata?.skillId;
   if (typeof skill === 'string') lines.push(row(p, 'skill', skill));
-  lines.push(row(p, 'state', stateLabel(p, task.status.state, interrupt)));
+  lines.push(row(p, 'state', stateLabel(p, task.status.state, interrupt, open)));
   const status = messageText(task.status.message);
   if (status) lines.push(row(p, 'message', status));
-  if (interrupt) lines.push(...interruptRows(p, interrupt));
+  lines.push(...waitingRows(p, interrupt, open));
   for (const a of task.artifacts ?? [])
     lines.push(row(p, 'artifact', `${artifactTitle(a)}\n${a.parts.map(partText).join('\n')}`));
-  const next = nextStep(task, agentUrl);
-  if (next) lines.push(row(p, 'next', p.dim(next)));
+  const next = nextSteps(task, agentUrl);
+  if (next.length > 0) lines.push(row(p, 'next', p.dim(next.join('\n'))));
   return lines.join('\n');
 }
 
@@ -161,6 +213,23 @@ const clock = (iso: string | undefined): string => {
   return t.toTimeString().slice(0, 8);
 };
 
+/** A line under an event's first line (and its own continuation lines under it). */
+const under = (line: string): string => indent(`          ${line}`, '          ');
+
+/**
+ * What a task waiting on its caller asks and how to answer, as lines under a stream event (a
+ * status-update names only the kind: `watch` reads the Task to show every open interrupt).
+ */
+export function waitingLines(task: Task, p: Paint, agentUrl?: string): string[] {
+  if (task.status.state !== 'input-required') return [];
+  const ow = openwopOf(task);
+  const interrupt = isObject(ow?.interrupt) ? ow.interrupt : undefined;
+  return [
+    ...waitingRows(p, interrupt, openInterruptsOf(task)).map(under),
+    ...nextSteps(task, agentUrl).map((next) => under(p.dim(`next: ${next}`))),
+  ];
+}
+
 /** One line (or a few) per stream event. */
 export function formatEventLine(result: unknown, p: Paint, agentUrl?: string): string {
   if (!isObject(result)) return compact(result);
@@ -169,16 +238,16 @@ export function formatEventLine(result: unknown, p: Paint, agentUrl?: string): s
       const task = result as unknown as Task;
       const ow = openwopOf(task);
       const interrupt = isObject(ow?.interrupt) ? ow.interrupt : undefined;
-      const lines = [`${p.dim(clock(task.status.timestamp))}  ${stateLabel(p, task.status.state, interrupt)}`];
+      const open = openInterruptsOf(task);
+      const lines = [`${p.dim(clock(task.status.timestamp))}  ${stateLabel(p, task.status.state, interrupt, open)}`];
       const status = messageText(task.status.message);
       if (status) lines.push(`          ${status}`);
-      if (interrupt) lines.push(...interruptRows(p, interrupt).map((l) => `          ${l}`));
+      lines.push(...waitingRows(p, interrupt, open).map(under));
       const on = isObject(ow?.waitingOn) ? ow.waitingOn : undefined;
       if (on) lines.push(`          ${p.dim('waiting on')} agent ${on.agent}, task ${on.peerTaskId} (${on.state})`);
       for (const a of task.artifacts ?? [])
         lines.push(`          ${p.dim('artifact')} ${artifactTitle(a)}  ${a.parts.map(partText).join(' ')}`);
-      const next = nextStep(task, agentUrl);
-      if (next) lines.push(`          ${p.dim(`next: ${next}`)}`);
+      lines.push(...nextSteps(task, agentUrl).map((next) => under(p.dim(`next: ${next}`))));
       return lines.join('\n');
     }
     case 'status-update': {

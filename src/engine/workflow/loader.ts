@@ -289,7 +289,8 @@ export async function loadWorkflows(dirs: string[], opts: LoadOptions = {}): Pro
   return registry;
 }
 
-async function jsonFiles(dir: string): Promise<string[]> {
+/** The `*.json` files of `dir`, sorted by name (what the host loads, what `handoff validate` checks). */
+export async function jsonFiles(dir: string): Promise<string[]> {
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -302,7 +303,8 @@ async function jsonFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-async function readJson(file: string): Promise<unknown> {
+/** A workflow file's JSON; text that does not parse is a WorkflowValidationError naming the file. */
+export async function readJson(file: string): Promise<unknown> {
   const text = await readFile(file, 'utf8');
   try {
     return JSON.parse(text);

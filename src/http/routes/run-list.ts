@@ -7,9 +7,19 @@ import { isWaiting, RUN_STATUSES, type RunStatus } from '../../store/model.js';
 import type { InterruptRecord, RunRecord } from '../../store/model.js';
 import type { Store } from '../../store/store.js';
 import { HttpError } from '../errors.js';
-import { failure, RunList, type RunSummary, raw, ref, TOO_MANY_STREAMS, typed, UNAUTHORIZED } from '../schemas.js';
+import {
+  failure,
+  type InterruptSummary,
+  RunList,
+  type RunSummary,
+  raw,
+  ref,
+  TOO_MANY_STREAMS,
+  typed,
+  UNAUTHORIZED,
+} from '../schemas.js';
 import { openOrRefuse, type SseHub } from '../sse.js';
-import { runSnapshot } from '../views.js';
+import { waitingOn } from '../views.js';
 
 const STATUS_LIST = `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`;
 
@@ -76,7 +86,7 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
         });
         const waiting = page.runs.filter((r) => isWaiting(r.status));
         const open = await store.interrupts.openOf(waiting.map((r) => r.runId));
-        const runs = page.runs.map((run) => runSummary(run, open.get(run.runId)));
+        const runs = page.runs.map((run) => runSummary(run, open.get(run.runId) ?? []));
         return { runs, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       } catch (err) {
         if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
@@ -126,14 +136,9 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
 }
 
 /** A run as the list shows it: the snapshot's identity, times and what it waits on. */
-function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Static<typeof RunSummary> {
-  const snapshot = runSnapshot(run, interrupt ? [interrupt] : []) as ReturnType<typeof runSnapshot> & {
-    interrupt?: { expiresAt?: string; payload: Record<string, unknown> };
-    waitingOn?: unknown;
-  };
-  const open = snapshot.interrupt;
-  const payload = open?.payload ?? {};
-  const expiresAt = open?.expiresAt ?? payload.expiresAt;
+function runSummary(run: RunRecord, opens: InterruptRecord[]): Static<typeof RunSummary> {
+  const summaries = opens.map(interruptSummary);
+  const on = waitingOn(run);
   return {
     runId: run.runId,
     workflowId: run.workflowId,
@@ -142,19 +147,22 @@ function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Sta
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     ...(run.completedAt ? { completedAt: run.completedAt } : {}),
-    ...(open
-      ? {
-          interrupt: {
-            kind: open.kind,
-            nodeId: open.nodeId,
-            ...(typeof payload.title === 'string' ? { title: payload.title } : {}),
-            ...(Array.isArray(payload.approversList) ? { approversList: payload.approversList } : {}),
-            ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
-          },
-        }
-      : {}),
-    ...(snapshot.waitingOn !== undefined ? { waitingOn: snapshot.waitingOn } : {}),
+    ...(summaries[0] ? { interrupt: summaries[0], interrupts: summaries } : {}),
+    ...(on !== undefined ? { waitingOn: on } : {}),
     ...(run.error ? { error: run.error } : {}),
     ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId } : {}),
+  };
+}
+
+/** An open interrupt as a list shows it: where, what it asks, who may decide, by when. */
+function interruptSummary(open: InterruptRecord): InterruptSummary {
+  const payload = open.data;
+  const { expiresAt } = payload;
+  return {
+    kind: open.kind,
+    nodeId: open.nodeId,
+    ...(typeof payload.title === 'string' ? { title: payload.title } : {}),
+    ...(Array.isArray(payload.approversList) ? { approversList: payload.approversList } : {}),
+    ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
   };
 }

@@ -20,10 +20,10 @@ const LATEST = statement(
     ' order by "created_at" desc, "interrupt_id" desc limit 1',
 );
 const OPEN_OF = statementPerCount(
-  // Newest first, so that the Map built from the rows keeps each run's oldest.
+  // Oldest first, as OPEN: a run's list starts with "the" open one.
   (n) =>
     `select * from "interrupts" where "run_id" in (${Array(n).fill('?').join(', ')}) and "status" = 'open'` +
-    ' order by "created_at" desc, "interrupt_id" desc',
+    ' order by "created_at", "interrupt_id"',
 );
 const BY_RUN = statement('select * from "interrupts" where "run_id" = ? order by "created_at"');
 /** The columns a decision changes; the record's identity never changes, and what it asks (`data`)
@@ -95,11 +95,17 @@ export class Interrupts extends Repo {
     return (await this.all<InterruptsTable>(OPEN, [runId])).map(interruptRows.fromRow);
   }
 
-  /** The open interrupt of each of these runs (its oldest), by run id (one query). */
-  async openOf(runIds: readonly string[]): Promise<Map<string, InterruptRecord>> {
-    if (runIds.length === 0) return new Map();
-    const rows = await this.all<InterruptsTable>(OPEN_OF(runIds.length), runIds);
-    return new Map(rows.map((r) => [r.run_id, interruptRows.fromRow(r)]));
+  /** The open interrupts of each of these runs, oldest first, by run id (one query). */
+  async openOf(runIds: readonly string[]): Promise<Map<string, InterruptRecord[]>> {
+    const byRun = new Map<string, InterruptRecord[]>();
+    if (runIds.length === 0) return byRun;
+    for (const row of await this.all<InterruptsTable>(OPEN_OF(runIds.length), runIds)) {
+      const rec = interruptRows.fromRow(row);
+      const list = byRun.get(rec.runId);
+      if (list) list.push(rec);
+      else byRun.set(rec.runId, [rec]);
+    }
+    return byRun;
   }
 
   async listByRun(runId: string): Promise<InterruptRecord[]> {
