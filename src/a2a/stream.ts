@@ -5,12 +5,14 @@
 // workflow sets `settings.a2aProgress: false`; pushes never carry it (they follow the task record).
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
+import { isForked } from '../engine/branches.js';
 import { followRun } from '../engine/follow.js';
 import { isTerminal, isWaiting, type RunEvent } from '../store/model.js';
 import type { WorkflowDefinition } from '../engine/workflow/definition.js';
 import {
   artifactFromEvent,
   isTerminalState,
+  projectState,
   stateAfterEvent,
   toArtifactUpdate,
   toProgressUpdate,
@@ -46,6 +48,12 @@ export interface OpenedStream {
   state?: StoredTaskState;
   /** Node id → what a progress update says when it starts; absent when the workflow turns it off. */
   progress?: ReadonlyMap<string, string>;
+  /**
+   * A reply's message/stream into a forked run that still waits on a person elsewhere: the last
+   * sequence of the reply's own commit. Past it, the turn is over although the state did not
+   * change (input-required before and after): the stream ends there with a final update.
+   */
+  turnEndsAt?: number;
 }
 
 const labelsByDef = new WeakMap<WorkflowDefinition, ReadonlyMap<string, string> | undefined>();
@@ -84,7 +92,7 @@ export class A2AStreams {
       status: { state, timestamp: before === -1 ? run.createdAt : task.status.timestamp },
     };
     if (before === -1) delete first.artifacts;
-    return {
+    const opened: OpenedStream = {
       taskId: run.runId,
       contextId: task.contextId,
       first: { result: first },
@@ -93,6 +101,8 @@ export class A2AStreams {
       state,
       ...this.progressOf(run.workflowId),
     };
+    if (before !== -1 && isForked(run.cursor) && isWaiting(run.status)) opened.turnEndsAt = run.nextSeq - 1;
+    return opened;
   }
 
   /**
@@ -150,6 +160,16 @@ export class A2AStreams {
     return run !== undefined && isWaiting(run.status);
   }
 
+  /** The final input-required update of a reply's turn, with the kind the run now waits on. */
+  private async turnOver(opened: OpenedStream, e: RunEvent): Promise<TaskStatusUpdateEvent> {
+    const run = await this.engine.store.runs.get(opened.taskId);
+    const kind = run ? projectState(run.status).interruptKind : undefined;
+    return toStatusUpdate(opened.taskId, opened.contextId, 'input-required', e.timestamp, {
+      final: true,
+      ...(kind ? { interruptKind: kind } : {}),
+    });
+  }
+
   private progressOf(workflowId: string): Pick<OpenedStream, 'progress'> {
     const progress = progressLabels(this.engine.workflows.get(workflowId));
     return progress ? { progress } : {};
@@ -176,6 +196,11 @@ export class A2AStreams {
         state = 'working';
         yield { id: e.sequence, result: toProgressUpdate(opened.taskId, opened.contextId, e, label) };
         continue;
+      }
+      if (opened.turnEndsAt !== undefined && e.sequence >= opened.turnEndsAt && state === 'input-required') {
+        // A reply to one of several open interrupts: the others still wait, so does the task.
+        yield { id: e.sequence, result: await this.turnOver(opened, e) };
+        return;
       }
       if (!next || next.state === state) continue;
       state = next.state;

@@ -87,6 +87,32 @@ for (const dialect of DIALECTS) {
       assert.equal(words[2], 'working', 'a resuming ends the wait');
     });
 
+    it('a message/stream reply to one of two gates ends its turn: a final input-required, the other still open', async () => {
+      const runId = await t.createRun('two-reviewers', { prompt: 'streamed reply' });
+      await t.waitForStatus(runId, ['waiting-approval']);
+      const reply = {
+        message: {
+          kind: 'message',
+          role: 'user',
+          messageId: `reply-${runId}`,
+          taskId: runId,
+          parts: [{ kind: 'data', data: { action: 'accept', nodeId: 'legal' } }],
+        },
+      };
+      const stream = await openA2AStream(url, 'message/stream', reply);
+      streams.push(stream);
+      await stream.waitForEnd();
+      const last = results(stream).at(-1);
+      assert.equal(last.kind, 'status-update');
+      assert.equal(last.status.state, 'input-required');
+      assert.equal(last.final, true);
+      const got = await rpc(t, 'tasks/get', { id: runId });
+      assert.deepEqual(
+        got.body.result.metadata.openwop.interrupts.map((i: { nodeId: string }) => i.nodeId),
+        ['finance'],
+      );
+    });
+
     it("a question asked at a branch's gate names the branch, like the gate's other events", async () => {
       const runId = await t.createRun('two-reviewers', { prompt: 'asked' });
       await t.waitForStatus(runId, ['waiting-approval']);
