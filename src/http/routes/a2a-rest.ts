@@ -162,7 +162,8 @@ const GRPC_STATUS: Readonly<Record<number, string>> = {
 function hostFailure(req: FastifyRequest, err: FastifyError | Error): { status: number; body: RestErrorBody } {
   if (!(err instanceof HttpError) && !(err as FastifyError).statusCode) return a2aFailure(req, wireError(req, err));
   const { status, body } = toResponse(err);
-  if (status >= 500) return a2aFailure(req, wireError(req, err));
+  // A 5xx the host answers on purpose (503 at the stream cap) keeps its status; any other is internal.
+  if (status >= 500 && GRPC_STATUS[status] === undefined) return a2aFailure(req, wireError(req, err));
   return {
     status,
     body: {
