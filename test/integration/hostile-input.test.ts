@@ -2,7 +2,8 @@
 // nested far deeper than HANDOFF_JSON_MAX_DEPTH is a precise refusal naming the limit on both
 // surfaces (it overflowed the stack of the envelope check, structuredClone and the hash before);
 // U+0000 in an id answers like an unknown id, anywhere else in a request a 400 / -32602 (PostgreSQL
-// answered 500 / -32603); and every refusal writes nothing. Also: an internal failure is logged
+// answered 500 / -32603), and so is one inside a base64 page token or cursor; and every refusal
+// writes nothing. Also: an internal failure is logged
 // once with the request id on every surface (it was not logged at all on the JSON-RPC path).
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -132,6 +133,35 @@ for (const dialect of DIALECTS) {
         ]) {
           assertRefused(await t.get(url), 400, 'validation_error', /U\+0000/);
         }
+      });
+
+      it('a NUL inside a base64 page token or cursor → 400 / -32602 on every list (was 500 on PostgreSQL)', async () => {
+        const token = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
+        const at = '2030-01-01T00:00:00.000Z';
+        const forged = [
+          token([at, 'run_\u0000x']),
+          token([`${at}\u0000`, 'run_x']),
+          token(['\u0000', 'run_x']),
+          // Not a NUL, but not what a token holds either: refused alike on both databases.
+          token(['not a time', 'run_x']),
+        ];
+        const v1 = { 'a2a-version': '1.0' };
+        for (const c of forged) {
+          assertRefused(await t.get(`/v1/runs?cursor=${c}`), 400, 'validation_error', /cursor/);
+          assertRefused(await t.get(`/v1/a2a/tasks?cursor=${c}`), 400, 'validation_error', /cursor/);
+          const rest = await t.get(`/v1/a2a/rest/tasks?pageToken=${c}`, v1);
+          assert.equal(rest.status, 400, rest.text);
+          assert.equal(rest.body.error.details[0].reason, 'INVALID_PARAMS');
+          const listed = await t.request('POST', '/v1/a2a', { jsonrpc: '2.0', id: 9, method: 'ListTasks', params: { pageToken: c } }, v1);
+          assert.match(assertRpcError(listed, -32602, 9).message, /pageToken/);
+        }
+        const pushList = await t.request(
+          'POST',
+          '/v1/a2a',
+          { jsonrpc: '2.0', id: 9, method: 'ListTaskPushNotificationConfigs', params: { taskId: waiting, pageToken: token(['c\u0000']) } },
+          v1,
+        );
+        assert.match(assertRpcError(pushList, -32602, 9).message, /pageToken/);
       });
 
       it('a NUL task id in JSON-RPC → -32001 exactly like an unknown task (was -32603 on PostgreSQL)', async () => {

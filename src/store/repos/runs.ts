@@ -2,7 +2,7 @@
 // change a run's content go through StoreTx (tx.ts); leases are single atomic statements.
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { RunsTable } from '../db.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../cursor.js';
+import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
 import { isWaiting, type RunRecord, type RunStatus, WAITING_STATUSES } from '../model.js';
 import { runRows } from '../rows.js';
 import { claimStatements, statement } from '../statements.js';
@@ -105,11 +105,11 @@ export class Runs extends Repo {
     }
     if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
     if (filter.text !== undefined) q = q.where(textMatch(filter.text));
-    const after = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor, 2);
+    const after = filter.cursor === undefined ? undefined : decodeKeysetCursor(filter.cursor);
     if (filter.cursor !== undefined && after === undefined) {
       throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
     }
-    const page = await keysetPage(q, ['created_at', 'run_id'], filter.limit, after as [string, string] | undefined);
+    const page = await keysetPage(q, ['created_at', 'run_id'], filter.limit, after);
     const runs = page.rows.map(runRows.fromRow);
     const last = runs.at(-1);
     return page.more && last ? { runs, nextCursor: encodeCursor([last.createdAt, last.runId]) } : { runs };

@@ -3,7 +3,7 @@
 import type { A2ATasksTable, InterruptsTable, RunsTable } from '../db.js';
 import type { InterruptRecord, RunRecord, TaskRecord } from '../model.js';
 import { interruptRows, runRows, taskRows } from '../rows.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../cursor.js';
+import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
 import { ConflictError } from '../errors.js';
 import { statement } from '../statements.js';
 import { readOpenLocked } from './interrupts.js';
@@ -252,9 +252,9 @@ export interface TaskFilter {
 const KEY = ['updated_at', 'task_id'] as const;
 
 function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
-  const [updatedAt, taskId] = decodeCursor(cursor, 2) ?? [];
-  if (updatedAt === undefined || taskId === undefined) throw new RangeError('invalid cursor');
-  return { updatedAt, taskId };
+  const key = decodeKeysetCursor(cursor);
+  if (!key) throw new RangeError('invalid cursor');
+  return { updatedAt: key[0], taskId: key[1] };
 }
 
 /**
