@@ -93,6 +93,13 @@ export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 /** The last event a run ever appends: a follower ends after it. */
 export const FINAL_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
+/**
+ * The largest event sequence the log can hold: `first_seq` and `last_seq` are `integer` on
+ * PostgreSQL (2³¹−1). Every event cursor a caller sends is checked against it, so both databases
+ * answer a larger one alike (refused), and nothing can follow this one.
+ */
+export const MAX_EVENT_SEQUENCE = 2_147_483_647;
+
 /** One entry of a run's event log. `sequence` is gap-free per run, starting at 0. */
 export interface RunEvent {
   runId: string;

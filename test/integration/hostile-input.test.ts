@@ -4,7 +4,9 @@
 // U+0000 in an id answers like an unknown id, anywhere else in a request a 400 / -32602 (PostgreSQL
 // answered 500 / -32603), and so is one inside a base64 page token or cursor; and every refusal
 // writes nothing. Also: an internal failure is logged
-// once with the request id on every surface (it was not logged at all on the JSON-RPC path).
+// once with the request id on every surface (it was not logged at all on the JSON-RPC path). An
+// event cursor past the log's range (2³¹−1) is refused alike on both databases on all seven entry
+// points, and 2³¹−1 itself is past the end (PostgreSQL answered 500 / -32603 to both).
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +16,7 @@ import {
   assertRpcError,
   assertSseRpcError,
   dataMessage,
+  oneErrorEvent,
   rpc,
   rpcRaw,
   sendOk,
@@ -99,6 +102,63 @@ for (const dialect of DIALECTS) {
         );
         assertRefused(res, 400, 'validation_error', /HANDOFF_JSON_MAX_DEPTH/);
         assert.equal((await t.get(`/v1/runs/${waiting}`)).body.status, 'waiting-approval');
+      });
+    });
+
+    describe('event cursors against the log’s range (sequences are PostgreSQL integers: at most 2³¹−1)', () => {
+      const MAX = 2 ** 31 - 1;
+      const v1 = { 'a2a-version': '1.0' };
+      /** The seven ways to name an event cursor, each on a finished task (a stream then ends by itself). */
+      const entryPoints = (taskId: string, after: number) => {
+        const cursor = { 'last-event-id': String(after) };
+        const jsonRpc = (method: string, params: Json, headers: Record<string, string>) =>
+          t.request('POST', '/v1/a2a', { jsonrpc: '2.0', id: 4, method, params }, headers);
+        return {
+          poll: () => t.get(`/v1/runs/${taskId}/events/poll?lastSequence=${after}&timeout=0`),
+          pollSince: () => t.get(`/v1/runs/${taskId}/events/poll?since=${after}&timeout=0`),
+          sse: () => t.get(`/v1/runs/${taskId}/events`, cursor),
+          resubscribe: () => jsonRpc('tasks/resubscribe', { id: taskId }, cursor),
+          resubscribeMetadata: () => jsonRpc('tasks/resubscribe', { id: taskId, metadata: { lastEventId: after } }, {}),
+          subscribeV1: () => jsonRpc('SubscribeToTask', { id: taskId }, { ...cursor, ...v1 }),
+          subscribeRest: () => t.post(`/v1/a2a/rest/tasks/${taskId}:subscribe`, undefined, { ...cursor, ...v1 }),
+        };
+      };
+
+      it('past 2³¹−1 → 400 / -32602 on all seven entry points, alike on both databases (PostgreSQL answered 500 / -32603)', async () => {
+        const done = (await sendOk(t, skillMessage('echo', 'finished'))).id;
+        for (const after of [MAX + 1, 10 ** 14]) {
+          const e = entryPoints(done, after);
+          assertRefused(await e.poll(), 400, 'validation_error', /lastSequence/);
+          assertRefused(await e.pollSince(), 400, 'validation_error', /since/);
+          assertRefused(await e.sse(), 400, 'validation_error', /Last-Event-ID must be an integer from -1 to 2147483647/);
+          for (const res of [await e.resubscribe(), await e.resubscribeMetadata(), await e.subscribeV1()]) {
+            assert.match(assertSseRpcError(res, -32602, 4).message, /Last-Event-ID/);
+          }
+          const rest = oneErrorEvent(await e.subscribeRest());
+          assert.equal(rest.error.code, 400);
+          assert.equal(rest.error.details[0].reason, 'INVALID_PARAMS');
+        }
+      });
+
+      it('2³¹−1 itself is past the end: nothing after it, 200 on all seven, alike on both databases', async () => {
+        const done = (await sendOk(t, skillMessage('echo', 'finished'))).id;
+        const e = entryPoints(done, MAX);
+        for (const poll of [await e.poll(), await e.pollSince()]) {
+          assert.equal(poll.status, 200, poll.text);
+          assert.deepEqual(poll.body.events, []);
+          assert.equal(poll.body.lastEventSeq, MAX);
+        }
+        for (const stream of [
+          await e.sse(),
+          await e.resubscribe(),
+          await e.resubscribeMetadata(),
+          await e.subscribeV1(),
+          await e.subscribeRest(),
+        ]) {
+          assert.equal(stream.status, 200, stream.text);
+          assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+          assert.doesNotMatch(stream.text, /event: error|"error"/, stream.text);
+        }
       });
     });
 
