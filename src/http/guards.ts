@@ -36,7 +36,8 @@ const malformedHost = () =>
  */
 export function hostHook(config: Config) {
   if (config.allowedHosts.includes('*')) {
-    return (req: FastifyRequest, _reply: FastifyReply, done: Done) => done(isHostHeader(req.host) ? undefined : malformedHost());
+    return (req: FastifyRequest, _reply: FastifyReply, done: Done) =>
+      done(isHostHeader(req.host) ? undefined : malformedHost());
   }
   const names = new Set(['localhost', '[::1]', ...config.allowedHosts]);
   if (config.publicUrl) names.add(new URL(config.publicUrl).hostname.toLowerCase());

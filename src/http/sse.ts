@@ -312,7 +312,9 @@ export function parseLastEventId(raw: unknown): number | undefined {
   if (text === '') return undefined;
   // Decimal digits only: no hex, exponent or sign forms that Number() would accept.
   if (!/^(-1|\d{1,15})$/.test(text) || Number(text) > MAX_EVENT_SEQUENCE)
-    throw new RangeError(`Last-Event-ID must be an integer from -1 to ${MAX_EVENT_SEQUENCE}, got '${raw.slice(0, 40)}'`);
+    throw new RangeError(
+      `Last-Event-ID must be an integer from -1 to ${MAX_EVENT_SEQUENCE}, got '${raw.slice(0, 40)}'`,
+    );
   return Number(text);
 }
 

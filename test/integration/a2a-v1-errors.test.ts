@@ -175,13 +175,23 @@ describe('A2A 1.0 errors (sqlite)', () => {
     const long = 'x'.repeat(300);
     const badEncodings = ['%zz', '%E0%A4%A', '%C3', '%', 'a%2', '%FF%FE'];
     for (const bad of badEncodings) {
-      for (const path of [`/tasks/${bad}`, `/tasks/${bad}:cancel`, `/${bad}/tasks`, `/tasks/run_x/pushNotificationConfigs/${bad}`]) {
+      for (const path of [
+        `/tasks/${bad}`,
+        `/tasks/${bad}:cancel`,
+        `/${bad}/tasks`,
+        `/tasks/run_x/pushNotificationConfigs/${bad}`,
+      ]) {
         const res = await t.get(`${REST}${path}`, alice);
         const err = assertRest(res, 400, 'INVALID_ARGUMENT', 'BAD_URL');
         assert.doesNotMatch(err.message, /%/, 'the path is not echoed');
       }
     }
-    for (const path of [`/tasks/${long}`, `/tasks/${long}:subscribe`, `/${long}/tasks`, `/tasks/run_x/pushNotificationConfigs/${long}`]) {
+    for (const path of [
+      `/tasks/${long}`,
+      `/tasks/${long}:subscribe`,
+      `/${long}/tasks`,
+      `/tasks/run_x/pushNotificationConfigs/${long}`,
+    ]) {
       const res = await t.request(path.endsWith(':subscribe') ? 'POST' : 'GET', `${REST}${path}`, undefined, alice);
       const err = assertRest(res, 414, 'INVALID_ARGUMENT', 'URI_TOO_LONG');
       assert.doesNotMatch(err.message, /xxxx/, 'the path is not echoed');

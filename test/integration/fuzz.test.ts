@@ -391,7 +391,11 @@ function a2aRestAttempt(r: Rng, t: Targets, auth: Record<string, string>): Attem
 
 /** A google.rpc.Status body, as the binding sends every error (also as a stream's `error` event). */
 function assertRpcStatus(body: Json, httpStatus: number | undefined, what: string): void {
-  assert.equal(typeof body?.error, 'object', `not a google.rpc.Status: ${JSON.stringify(body)?.slice(0, 200)} for ${what}`);
+  assert.equal(
+    typeof body?.error,
+    'object',
+    `not a google.rpc.Status: ${JSON.stringify(body)?.slice(0, 200)} for ${what}`,
+  );
   if (httpStatus !== undefined) assert.equal(body.error.code, httpStatus, what);
   assert.equal(typeof body.error.status, 'string', what);
   assert.equal(typeof body.error.message, 'string', what);

@@ -130,7 +130,12 @@ for (const dialect of DIALECTS) {
           const e = entryPoints(done, after);
           assertRefused(await e.poll(), 400, 'validation_error', /lastSequence/);
           assertRefused(await e.pollSince(), 400, 'validation_error', /since/);
-          assertRefused(await e.sse(), 400, 'validation_error', /Last-Event-ID must be an integer from -1 to 2147483647/);
+          assertRefused(
+            await e.sse(),
+            400,
+            'validation_error',
+            /Last-Event-ID must be an integer from -1 to 2147483647/,
+          );
           for (const res of [await e.resubscribe(), await e.resubscribeMetadata(), await e.subscribeV1()]) {
             assert.match(assertSseRpcError(res, -32602, 4).message, /Last-Event-ID/);
           }
@@ -212,13 +217,23 @@ for (const dialect of DIALECTS) {
           const rest = await t.get(`/v1/a2a/rest/tasks?pageToken=${c}`, v1);
           assert.equal(rest.status, 400, rest.text);
           assert.equal(rest.body.error.details[0].reason, 'INVALID_PARAMS');
-          const listed = await t.request('POST', '/v1/a2a', { jsonrpc: '2.0', id: 9, method: 'ListTasks', params: { pageToken: c } }, v1);
+          const listed = await t.request(
+            'POST',
+            '/v1/a2a',
+            { jsonrpc: '2.0', id: 9, method: 'ListTasks', params: { pageToken: c } },
+            v1,
+          );
           assert.match(assertRpcError(listed, -32602, 9).message, /pageToken/);
         }
         const pushList = await t.request(
           'POST',
           '/v1/a2a',
-          { jsonrpc: '2.0', id: 9, method: 'ListTaskPushNotificationConfigs', params: { taskId: waiting, pageToken: token(['c\u0000']) } },
+          {
+            jsonrpc: '2.0',
+            id: 9,
+            method: 'ListTaskPushNotificationConfigs',
+            params: { taskId: waiting, pageToken: token(['c\u0000']) },
+          },
           v1,
         );
         assert.match(assertRpcError(pushList, -32602, 9).message, /pageToken/);

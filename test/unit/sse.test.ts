@@ -406,6 +406,7 @@ describe('parseLastEventId', () => {
     // The log's range (PostgreSQL integer): the largest sequence is a cursor, one more is not.
     assert.equal(parseLastEventId('2147483647'), 2_147_483_647);
     assert.equal(parseLastEventId(2_147_483_647), 2_147_483_647);
-    for (const v of ['2147483648', '9'.repeat(15), 2 ** 31]) assert.throws(() => parseLastEventId(v), RangeError, String(v));
+    for (const v of ['2147483648', '9'.repeat(15), 2 ** 31])
+      assert.throws(() => parseLastEventId(v), RangeError, String(v));
   });
 });
