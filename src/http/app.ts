@@ -98,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
-  runListRoutes(app, deps.engine.store, deps.bus, deps.sse);
+  runListRoutes(app, deps.engine.store, deps.bus, deps.sse, deps.config.listMaxBytes);
   consoleRoutes(app);
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),

@@ -72,6 +72,12 @@ export interface RunRecord {
   completedAt?: string;
 }
 
+/**
+ * A run without its inputs, state and metadata, each of which may be megabytes: what the lists
+ * (GET /v1/runs, ListTasks) are built from, read without those columns.
+ */
+export type RunHead = Omit<RunRecord, 'inputs' | 'state' | 'metadata'>;
+
 export interface RunState {
   outputs: Record<string, unknown>;
   vars: Record<string, unknown>;

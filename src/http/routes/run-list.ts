@@ -3,13 +3,16 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
+import { BytePage } from '../../byte-page.js';
 import { isWaiting, RUN_STATUSES, type RunStatus } from '../../store/model.js';
-import type { InterruptRecord, RunRecord } from '../../store/model.js';
+import type { RunHead } from '../../store/model.js';
+import type { OpenInterruptHead } from '../../store/repos/interrupts.js';
+import { runListCursor } from '../../store/repos/runs.js';
 import type { Store } from '../../store/store.js';
 import { HttpError } from '../errors.js';
 import { failure, RunList, type RunSummary, raw, ref, TOO_MANY_STREAMS, typed, UNAUTHORIZED } from '../schemas.js';
 import { openOrRefuse, type SseHub } from '../sse.js';
-import { runSnapshot } from '../views.js';
+import { waitingOn } from '../views.js';
 
 const STATUS_LIST = `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`;
 
@@ -35,7 +38,13 @@ export const RunListQuery = Type.Object(
       }),
     ),
     limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'Most runs in one page (default 50).' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description:
+          'Most runs in one page (default 50); a page ends early, with its `nextCursor`, before its runs would ' +
+          'pass HANDOFF_LIST_MAX_BYTES of JSON.',
+      }),
     ),
     cursor: Type.Optional(
       Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' }),
@@ -44,7 +53,13 @@ export const RunListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus, sse: SseHub): void {
+export function runListRoutes(
+  app: FastifyInstance,
+  store: Store,
+  bus: ChangeBus,
+  sse: SseHub,
+  listMaxBytes: number,
+): void {
   const api = typed(app);
   api.get(
     '/v1/runs',
@@ -75,9 +90,18 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
           limit: limit ?? 50,
         });
         const waiting = page.runs.filter((r) => isWaiting(r.status));
-        const open = await store.interrupts.openOf(waiting.map((r) => r.runId));
-        const runs = page.runs.map((run) => runSummary(run, open.get(run.runId)));
-        return { runs, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+        const open = await store.interrupts.openHeads(waiting.map((r) => r.runId));
+        // A page ends early, before its summaries would pass listMaxBytes of JSON; the first always fits.
+        const shown = new BytePage(listMaxBytes);
+        const runs: Array<Static<typeof RunSummary>> = [];
+        for (const run of page.runs) {
+          const summary = runSummary(run, open.get(run.runId));
+          if (!shown.add(JSON.stringify(summary))) break;
+          runs.push(summary);
+        }
+        const last = runs.at(-1);
+        const more = page.nextCursor !== undefined || runs.length < page.runs.length;
+        return { runs, ...(more && last ? { nextCursor: runListCursor(last) } : {}) };
       } catch (err) {
         if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
         throw err;
@@ -126,14 +150,8 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
 }
 
 /** A run as the list shows it: the snapshot's identity, times and what it waits on. */
-function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Static<typeof RunSummary> {
-  const snapshot = runSnapshot(run, interrupt) as ReturnType<typeof runSnapshot> & {
-    interrupt?: { expiresAt?: string; payload: Record<string, unknown> };
-    waitingOn?: unknown;
-  };
-  const open = snapshot.interrupt;
-  const payload = open?.payload ?? {};
-  const expiresAt = open?.expiresAt ?? payload.expiresAt;
+function runSummary(run: RunHead, open: OpenInterruptHead | undefined): Static<typeof RunSummary> {
+  const on = waitingOn(run);
   return {
     runId: run.runId,
     workflowId: run.workflowId,
@@ -147,13 +165,13 @@ function runSummary(run: RunRecord, interrupt: InterruptRecord | undefined): Sta
           interrupt: {
             kind: open.kind,
             nodeId: open.nodeId,
-            ...(typeof payload.title === 'string' ? { title: payload.title } : {}),
-            ...(Array.isArray(payload.approversList) ? { approversList: payload.approversList } : {}),
-            ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
+            ...(typeof open.title === 'string' ? { title: open.title } : {}),
+            ...(Array.isArray(open.approversList) ? { approversList: open.approversList } : {}),
+            ...(typeof open.expiresAt === 'string' ? { expiresAt: open.expiresAt } : {}),
           },
         }
       : {}),
-    ...(snapshot.waitingOn !== undefined ? { waitingOn: snapshot.waitingOn } : {}),
+    ...(on !== undefined ? { waitingOn: on } : {}),
     ...(run.error ? { error: run.error } : {}),
   };
 }
