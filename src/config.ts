@@ -71,6 +71,11 @@ export interface Config {
   };
   /** Request bodies (and so run inputs) may nest JSON at most this deep (HANDOFF_JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
+  /**
+   * Bytes of JSON one page of a list may hold (HANDOFF_LIST_MAX_BYTES): a page ends early, with
+   * its next-page token, before an item would pass it; a larger item comes alone on its page.
+   */
+  listMaxBytes: number;
   /** Origins a browser may call from (HANDOFF_CORS_ORIGINS); empty: CORS closed. `*` only with API keys. */
   corsOrigins: string[];
   /** Host names requests may carry besides loopback and the public URL's (HANDOFF_ALLOWED_HOSTS); `*`: any. */
@@ -190,6 +195,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     },
     sse: sseLimits(env),
     jsonMaxDepth: int('HANDOFF_JSON_MAX_DEPTH', env.HANDOFF_JSON_MAX_DEPTH ?? '64', 8, 256),
+    listMaxBytes: int('HANDOFF_LIST_MAX_BYTES', env.HANDOFF_LIST_MAX_BYTES ?? String(4 * 1024 * 1024), 1024, 1024 ** 3),
     corsOrigins: corsOrigins(env.HANDOFF_CORS_ORIGINS ?? ''),
     allowedHosts: allowedHosts(env.HANDOFF_ALLOWED_HOSTS ?? ''),
     quotas: {

@@ -204,6 +204,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const retention = new Retention(store, config.retentionDays, log);
   const operations = new A2AOperations(a2a, store, {
     push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
+    listMaxBytes: config.listMaxBytes,
     ...(taskCache ? { cache: taskCache } : {}),
   });
   const streams = new A2AStreams(engine, bus, a2a);

@@ -10,12 +10,13 @@
 // is where that form meets the neutral one.
 import type { Caller } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
+import { BytePage } from '../byte-page.js';
 import { checkPushUrl } from '../egress/address.js';
 import { deleteConfig, putConfig, view } from '../push/configs.js';
 import { encodeCursor, decodeCursor } from '../store/cursor.js';
-import { isTerminal, type PushConfigRecord, type TaskRecord } from '../store/model.js';
+import { isTerminal, isWaiting, type PushConfigRecord, type TaskRecord } from '../store/model.js';
 import type { Store } from '../store/store.js';
-import { encodeListTasksResponse } from './codec/v1_0.js';
+import { listTasksResponseText, v1_0 } from './codec/v1_0.js';
 import { decodeTask, encodeStoredMessage } from './codec/v0_3.js';
 import type { WireCodec } from './codec/codec.js';
 import {
@@ -37,13 +38,8 @@ import type { A2AService, PushSupport, StoredSendParams } from './service.js';
 import type { TaskCache } from './task-cache.js';
 import type { ProtocolVersion } from './versions.js';
 
-/** A ListTasks page (ListTasksResponse before encoding). */
-export interface TaskListPage {
-  tasks: N.TaskView[];
-  nextPageToken: string;
-  pageSize: number;
-  totalSize: number;
-}
+/** The default of HANDOFF_LIST_MAX_BYTES (config.ts), for an A2AOperations built without it. */
+const LIST_MAX_BYTES = 4 * 1024 * 1024;
 
 /** The default page of ListTaskPushNotificationConfigs (1.0); 0.3 lists all (they are capped). */
 const PUSH_LIST_DEFAULT = 100;
@@ -52,7 +48,7 @@ export class A2AOperations {
   constructor(
     private readonly service: A2AService,
     private readonly store: Store,
-    private readonly opts: { cache?: TaskCache; push?: PushSupport } = {},
+    private readonly opts: { cache?: TaskCache; push?: PushSupport; listMaxBytes?: number } = {},
   ) {}
 
   /** Run a non-streaming operation and encode its result for `codec`'s version. */
@@ -70,7 +66,7 @@ export class A2AOperations {
       case 'get':
         return this.getEncoded(caller, codec, r);
       case 'list':
-        return encodeListTasksResponse(await this.list(caller, r));
+        return this.list(caller, r);
       case 'cancel':
         return codec.encodeTask(await this.cancel(caller, r));
       case 'push.create':
@@ -136,9 +132,12 @@ export class A2AOperations {
   /**
    * ListTasks: the caller's tenant only (the store is asked for nothing else), newest status
    * first, by keyset so a task created meanwhile never shifts a page. `totalSize` counts every
-   * task matching the filters.
+   * task matching the filters. Items are light — history only with `historyLength`, artifacts only
+   * with `includeArtifacts` — and a page ends early, with its token, before its tasks would pass
+   * `listMaxBytes` of JSON (a larger task comes alone). Answered as JSON text: each task is
+   * serialized once, as the page is filled.
    */
-  async list(caller: Caller, req: N.ListTasksRequest): Promise<TaskListPage> {
+  async list(caller: Caller, req: N.ListTasksRequest): Promise<RawJson> {
     const filter = {
       ...(req.contextId !== undefined ? { contextId: req.contextId } : {}),
       ...(req.state !== undefined ? { state: req.state } : {}),
@@ -146,34 +145,31 @@ export class A2AOperations {
     };
     const after = req.after && { updatedAt: req.after.timestamp, taskId: req.after.taskId };
     const [page, totalSize] = await Promise.all([
-      this.store.tasks.page(caller.tenantId, filter, req.pageSize, after),
+      this.store.tasks.pageWithRuns(caller.tenantId, filter, req.pageSize, after),
       this.store.tasks.count(caller.tenantId, filter),
     ]);
-    const tasks: N.TaskView[] = [];
-    for (const rec of page.tasks) {
-      const view = await this.listedTask(caller, rec, req);
-      if (view) tasks.push(view);
-    }
-    const last = page.tasks.at(-1);
-    return {
-      tasks,
-      nextPageToken: page.more && last ? encodePageToken({ timestamp: last.updatedAt, taskId: last.taskId }) : '',
-      pageSize: req.pageSize,
-      totalSize,
-    };
-  }
-
-  /** A listed task as the request shapes it; one purged between the page and this read is left out. */
-  private async listedTask(caller: Caller, rec: TaskRecord, req: N.ListTasksRequest): Promise<N.TaskView | undefined> {
-    try {
-      const view = decodeTask(await this.service.task(caller, rec.taskId, req.historyLength));
+    const ask = { historyLength: req.historyLength ?? 0, artifacts: req.includeArtifacts };
+    const shown = new BytePage(this.opts.listMaxBytes ?? LIST_MAX_BYTES);
+    let last: TaskRecord | undefined;
+    // One task at a time, its open interrupt (the draft to approve: megabytes) read as it comes:
+    // what a page reads is bounded by its bytes too.
+    for (const { rec, run } of page.tasks) {
+      const open = isWaiting(run.status) ? await this.store.interrupts.getOpen(run.runId) : undefined;
+      const view = decodeTask(await this.service.listedTask(rec, run, open, ask));
       if (!req.includeArtifacts) delete view.artifacts;
       else view.artifacts ??= [];
-      return view;
-    } catch (err) {
-      if (err instanceof A2AError && err.code === TASK_NOT_FOUND) return undefined;
-      throw err;
+      if (!shown.add(JSON.stringify(v1_0.encodeTask(view)))) break;
+      last = rec;
     }
+    const more = page.more || shown.items.length < page.tasks.length;
+    return new RawJson(
+      listTasksResponseText({
+        tasks: shown.json(),
+        nextPageToken: more && last ? encodePageToken({ timestamp: last.updatedAt, taskId: last.taskId }) : '',
+        pageSize: req.pageSize,
+        totalSize,
+      }),
+    );
   }
 
   // ------------------------------------------------------------------ push notification configs

@@ -7,10 +7,8 @@
 //
 // The token is a store cursor (src/store/cursor.ts) over that pair.
 import { type A2AError, invalidParams } from './errors.js';
-import { decodeCursor, encodeCursor } from '../store/cursor.js';
+import { decodeKeysetCursor, encodeCursor } from '../store/cursor.js';
 import type { TaskCursor } from './model.js';
-
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 export function encodePageToken(cursor: TaskCursor): string {
   return encodeCursor([cursor.timestamp, cursor.taskId]);
@@ -22,8 +20,7 @@ export function decodePageToken(token: string, field = 'pageToken'): TaskCursor 
     invalidParams(`${field}: is not a page token from this server; pass nextPageToken unchanged`, {
       errors: [{ path: field, message: 'is not a page token from this server' }],
     });
-  const [timestamp, taskId] = decodeCursor(token, 2) ?? [];
-  if (timestamp === undefined || taskId === undefined) throw bad();
-  if (!ISO_TIMESTAMP.test(timestamp) || Number.isNaN(Date.parse(timestamp))) throw bad();
-  return { timestamp, taskId };
+  const key = decodeKeysetCursor(token);
+  if (!key) throw bad();
+  return { timestamp: key[0], taskId: key[1] };
 }

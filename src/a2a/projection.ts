@@ -4,7 +4,7 @@
 // message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
-import type { InterruptKind, RunEvent, RunEventType, RunRecord, RunStatus, TaskRecord } from '../store/model.js';
+import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { isPlainObject, stringArray } from './values.js';
 import type {
@@ -123,7 +123,8 @@ export interface InterruptView {
 export const TASK_EVENT_TYPES: readonly RunEventType[] = ['artifact.created', 'a2a.message'];
 
 export interface ToTaskInput {
-  run: RunRecord;
+  /** The run without its inputs, state and metadata: a Task shows none of them. */
+  run: RunHead;
   contextId: string;
   interruptKind?: InterruptKind;
   /** The oldest open interrupt (`metadata.openwop.interrupt`). */
@@ -169,7 +170,7 @@ function sliceHistory(history: Message[], n: number | undefined): Message[] {
   return n <= 0 ? [] : history.slice(-n);
 }
 
-const runError = (run: RunRecord): { code: string; message: string } => ({
+const runError = (run: RunHead): { code: string; message: string } => ({
   code: run.error?.code ?? 'run_failed',
   message: run.error?.message ?? 'The run failed',
 });

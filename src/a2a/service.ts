@@ -9,6 +9,8 @@ import {
   type InterruptRecord,
   type NewEvent,
   type RunEvent,
+  type RunEventType,
+  type RunHead,
   type RunRecord,
   type TaskRecord,
   isWaiting,
@@ -352,6 +354,24 @@ export class A2AService {
   }
 
   /**
+   * A Task as ListTasks shows it, from its record and run read with the page: the log is read only
+   * for what the request asks for — history (`historyLength` > 0) and artifacts — and never the
+   * run's inputs or state.
+   */
+  async listedTask(
+    rec: TaskRecord,
+    run: RunHead,
+    open: InterruptRecord | undefined,
+    ask: { historyLength: number; artifacts: boolean },
+  ): Promise<Task> {
+    const types: RunEventType[] = [];
+    if (ask.artifacts) types.push('artifact.created');
+    if (ask.historyLength > 0) types.push('a2a.message');
+    const events = await this.engine.store.events.listOfTypes(run.runId, types);
+    return toTask(taskInput(run, rec.contextId, rec.updatedAt, events, open, ask.historyLength));
+  }
+
+  /**
    * The Task of a run created by this request, from the snapshot and log its transaction
    * committed: the same projection as `task()`, without reading back what was just written.
    * Its record's context is the one in the run's metadata and its state time the run's update, and
@@ -406,7 +426,7 @@ interface Started {
  * assigned, not spread in (a conditional spread takes V8's slow path, on every send and get).
  */
 function taskInput(
-  run: RunRecord,
+  run: RunHead,
   contextId: string,
   stateTimestamp: string,
   events: RunEvent[],

@@ -265,7 +265,12 @@ const DOCS: Record<Operation, Doc> = {
   list: {
     id: 'ListTasks',
     summary: 'List the caller’s tasks',
-    ok: a2aJson('One page of tasks.', 'ListTasksResponseV1'),
+    ok: a2aJson(
+      'One page of tasks: at most `pageSize`, and it ends early (with its `nextPageToken`) before its tasks would ' +
+        'pass HANDOFF_LIST_MAX_BYTES of JSON (a larger task comes alone). History only with `historyLength`, ' +
+        'artifacts only with `includeArtifacts`.',
+      'ListTasksResponseV1',
+    ),
   },
   cancel: { id: 'CancelTask', summary: 'Cancel a task', ok: a2aJson('The task, cancelled.', 'TaskV1') },
   subscribe: { id: 'SubscribeToTask', summary: 'Stream a task’s updates (the Task first)', ok: SSE },
@@ -332,16 +337,18 @@ export function restRouteSchema(route: RestRoute) {
     response: {
       [route.status]: doc.ok,
       400: failure(
-        streams
+        (streams
           ? 'Version not served (VERSION_NOT_SUPPORTED); the stream’s other refusals are its SSE error event.'
           : 'Malformed request (INVALID_PARAMS, with BadRequest field violations), version not served ' +
-              '(VERSION_NOT_SUPPORTED), or an operation the task’s state refuses (TASK_NOT_CANCELABLE, ' +
-              'UNSUPPORTED_OPERATION).',
+            '(VERSION_NOT_SUPPORTED), or an operation the task’s state refuses (TASK_NOT_CANCELABLE, ' +
+            'UNSUPPORTED_OPERATION).') +
+          (names.length > 0 ? ' A path that is not valid percent-encoding (BAD_URL).' : ''),
       ),
       401: failure('Missing or unknown API key (UNAUTHENTICATED).', {
         'WWW-Authenticate': '`Bearer realm="handoff"`',
       }),
       403: failure('A browser wrote from an origin that is not allowed (FORBIDDEN; HANDOFF_CORS_ORIGINS).'),
+      ...(names.length > 0 ? { 414: failure('A path segment longer than 256 characters (URI_TOO_LONG).') } : {}),
       // A stream's unknown task is its SSE error event (above), not a 404.
       ...(hasTask && !streams ? { 404: failure('No such task (or config) for this caller (TASK_NOT_FOUND).') } : {}),
       ...(post

@@ -21,7 +21,15 @@ export const A2ATaskList = Type.Object(
 
 export const TaskListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description:
+          'Most tasks in one page (default 50); a page ends early, with its `nextCursor`, before its records would ' +
+          'pass HANDOFF_LIST_MAX_BYTES of JSON.',
+      }),
+    ),
     cursor: Type.Optional(
       Type.String({ minLength: 1, maxLength: 512, description: 'nextCursor of the previous page.' }),
     ),

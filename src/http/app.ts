@@ -1,19 +1,28 @@
 // The Fastify application: one instance per host process, routes per surface.
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
+import { A2A_REST_PATH } from '../a2a/codec/rest.js';
 import type { ChangeBus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
 import type { WorkflowRegistry } from '../engine/workflow/loader.js';
 import type { Metrics } from '../metrics.js';
 import { authHook, publicRoutes } from './auth.js';
-import { errorHandler } from './errors.js';
+import { errorHandler, HttpError } from './errors.js';
 import { hostHook, nulIdHook, originHook } from './guards.js';
 import { jsonBodyParser } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { registerTenantRate } from './quotas.js';
+import { sendError } from './routes/a2a-rest.js';
 import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runListRoutes } from './routes/run-list.js';
@@ -47,6 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     // Run ids are up to 128 characters; the default (100) would answer longer ones with a bare 414.
     routerOptions: { maxParamLength: 256 },
+    // What the router refuses before any route (and any hook) is answered like every other error.
+    frameworkErrors: routerError,
   });
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
   // JSON only, within the depth limit: a text/plain or form body is 415, not a confusing schema error.
@@ -87,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
-  runListRoutes(app, deps.engine.store, deps.bus, deps.sse);
+  runListRoutes(app, deps.engine.store, deps.bus, deps.sse, deps.config.listMaxBytes);
   consoleRoutes(app);
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),
@@ -95,6 +106,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   for (const plugin of deps.plugins ?? []) plugin(app);
   return app;
+}
+
+/**
+ * The router's own refusals — a path that is not valid percent-encoded UTF-8 (400), a path segment
+ * longer than maxParamLength (414) — in the error form of the surface the path belongs to: a
+ * google.rpc.Status under the A2A HTTP+JSON binding, the OpenWOP envelope elsewhere. Fastify's
+ * default body was a shape of its own (and echoed the whole path).
+ */
+function routerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const refusal =
+    err.code === 'FST_ERR_BAD_URL'
+      ? new HttpError(400, 'bad_url', 'the URL path is not valid percent-encoded UTF-8')
+      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new HttpError(414, 'uri_too_long', 'a segment of the URL path is longer than 256 characters')
+        : err;
+  if (req.url.startsWith(`${A2A_REST_PATH}/`)) sendError(req, reply, refusal);
+  else errorHandler(refusal, req, reply);
 }
 
 /** HANDOFF_CORS_ORIGINS set: browsers on those origins may call the API with a bearer key. */

@@ -36,7 +36,8 @@ export function envelope(code: string, message: string, details?: Record<string,
 
 export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
   const { status, body } = toResponse(err);
-  if (status >= 500) req.log.error({ err }, 'request failed');
+  // A 503 the host chose (at HANDOFF_SSE_MAX_STREAMS) is an answer, not a failure to log.
+  if (status >= 500 && !(err instanceof HttpError && status === 503)) req.log.error({ err }, 'request failed');
   void reply.status(status).send(body);
 }
 

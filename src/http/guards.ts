@@ -12,17 +12,41 @@ type Done = (err?: Error) => void;
 const HOST_EXEMPT = /^\/(healthz|metrics)(\?|$)/;
 
 /**
+ * A Host header as RFC 9110 allows it: a name, an IPv4 address or a bracketed IPv6 address, then
+ * an optional port. Fastify's `hostname` is only the text before the first `:` (or up to `]`), so
+ * `127.0.0.1:1@attacker.example` looked like a loopback name while the card echoed all of it.
+ */
+const HOST_HEADER = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?)(?::(\d{1,5}))?$/i;
+
+/** The Host header is one host[:port] and nothing else (no userinfo, path, query or bad port). */
+function isHostHeader(host: string): boolean {
+  const m = HOST_HEADER.exec(host);
+  return m !== null && (m[1] === undefined || Number(m[1]) <= 65_535);
+}
+
+const malformedHost = () =>
+  new HttpError(421, 'misdirected_request', 'the Host header is not a host name or address with an optional port');
+
+/**
  * DNS rebinding: a page on attacker.example whose name is made to resolve to 127.0.0.1 reaches a
  * keyless local host as its own origin. Its requests still say `Host: attacker.example`, so only
  * the names this host is known by are served: loopback names, the public URL's host, the bind
- * address, and HANDOFF_ALLOWED_HOSTS (`*` turns the check off). Any other Host is 421.
+ * address, and HANDOFF_ALLOWED_HOSTS (`*` turns the name check off). Any other Host is 421, and so
+ * is one that is not a valid host[:port] at all, on every route and whatever the list says.
  */
 export function hostHook(config: Config) {
-  if (config.allowedHosts.includes('*')) return (_req: FastifyRequest, _reply: FastifyReply, done: Done) => done();
+  if (config.allowedHosts.includes('*')) {
+    return (req: FastifyRequest, _reply: FastifyReply, done: Done) =>
+      done(isHostHeader(req.host) ? undefined : malformedHost());
+  }
   const names = new Set(['localhost', '[::1]', ...config.allowedHosts]);
   if (config.publicUrl) names.add(new URL(config.publicUrl).hostname.toLowerCase());
   if (config.host !== '0.0.0.0' && config.host !== '::') names.add(bracketed(config.host.toLowerCase()));
   return (req: FastifyRequest, _reply: FastifyReply, done: Done): void => {
+    if (!isHostHeader(req.host)) {
+      done(malformedHost());
+      return;
+    }
     const name = req.hostname.toLowerCase();
     if (names.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name) || HOST_EXEMPT.test(req.url)) {
       done();

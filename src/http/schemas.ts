@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import a2aCapabilitySchema from '../../schemas/capabilities-a2a.schema.json' with { type: 'json' };
 import workflowDefinitionSchema from '../../schemas/workflow-definition.schema.json' with { type: 'json' };
 import type { WorkflowDefinition as WorkflowDefinitionType } from '../engine/workflow/definition.js';
-import { RUN_STATUSES } from '../store/model.js';
+import { MAX_EVENT_SEQUENCE, RUN_STATUSES } from '../store/model.js';
 
 /** A JSON object whose fields are open (run inputs, node outputs, payloads). */
 export const OpenObject = (description?: string) =>
@@ -333,10 +333,17 @@ export const PollQuery = Type.Object(
     lastSequence: Type.Optional(
       Type.Integer({
         minimum: -1,
+        maximum: MAX_EVENT_SEQUENCE,
         description: 'Return events with a sequence greater than this (-1, the default, from the start).',
       }),
     ),
-    since: Type.Optional(Type.Integer({ minimum: -1, description: 'Alias of `lastSequence`; `lastSequence` wins.' })),
+    since: Type.Optional(
+      Type.Integer({
+        minimum: -1,
+        maximum: MAX_EVENT_SEQUENCE,
+        description: 'Alias of `lastSequence`; `lastSequence` wins.',
+      }),
+    ),
     timeout: Type.Optional(
       Type.Integer({
         minimum: 0,

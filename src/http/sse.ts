@@ -10,6 +10,7 @@
 import type { FastifyReply } from 'fastify';
 import { HttpError } from './errors.js';
 import type { Metrics } from '../metrics.js';
+import { MAX_EVENT_SEQUENCE } from '../store/model.js';
 
 export interface SseOptions {
   /** Bytes one stream may have waiting in its buffer before its client is dropped. */
@@ -298,19 +299,22 @@ function frameOf(data: unknown, opts: { id?: number | string; event?: string }):
   return `${frame}data: ${JSON.stringify(data)}\n\n`;
 }
 
-/** `Last-Event-ID`: a run event sequence. Undefined when absent; throws on a malformed value. */
+/** `Last-Event-ID`: a run event sequence. Undefined when absent; throws on a malformed value or
+ * one past the log's range (MAX_EVENT_SEQUENCE), alike on both databases. */
 export function parseLastEventId(raw: unknown): number | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (typeof raw === 'number') {
-    if (Number.isSafeInteger(raw) && raw >= -1) return raw;
-    throw new RangeError(`Last-Event-ID must be an integer >= -1, got ${raw}`);
+    if (Number.isSafeInteger(raw) && raw >= -1 && raw <= MAX_EVENT_SEQUENCE) return raw;
+    throw new RangeError(`Last-Event-ID must be an integer from -1 to ${MAX_EVENT_SEQUENCE}, got ${raw}`);
   }
   if (typeof raw !== 'string') throw new RangeError('Last-Event-ID must be a decimal integer');
   const text = raw.trim();
   if (text === '') return undefined;
   // Decimal digits only: no hex, exponent or sign forms that Number() would accept.
-  if (!/^(-1|\d{1,15})$/.test(text))
-    throw new RangeError(`Last-Event-ID must be an integer >= -1, got '${raw.slice(0, 40)}'`);
+  if (!/^(-1|\d{1,15})$/.test(text) || Number(text) > MAX_EVENT_SEQUENCE)
+    throw new RangeError(
+      `Last-Event-ID must be an integer from -1 to ${MAX_EVENT_SEQUENCE}, got '${raw.slice(0, 40)}'`,
+    );
   return Number(text);
 }
 

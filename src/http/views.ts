@@ -1,6 +1,12 @@
 // Wire views of stored records for the REST surface, typed by the response schemas (schemas.ts).
 import type { Static } from '@sinclair/typebox';
-import { type InterruptRecord, isWaiting, type RunEvent as RunEventRecord, type RunRecord } from '../store/model.js';
+import {
+  type InterruptRecord,
+  isWaiting,
+  type RunEvent as RunEventRecord,
+  type RunHead,
+  type RunRecord,
+} from '../store/model.js';
 import type { ChildSummary } from '../store/repos/runs.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
@@ -63,7 +69,7 @@ function interruptView(open: InterruptRecord) {
  * The peer task a run's a2a.invoke node waits on ({agent, peerTaskId, state}), while the run is
  * not terminal: kept in the node's durable state by each execution.
  */
-export function waitingOn(run: RunRecord): Record<string, unknown> | undefined {
+export function waitingOn(run: RunHead): Record<string, unknown> | undefined {
   if (run.completedAt !== undefined) return undefined;
   const w = run.cursor.nodeState?.waitingOn;
   return w !== null && typeof w === 'object' ? (w as Record<string, unknown>) : undefined;

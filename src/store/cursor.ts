@@ -14,11 +14,31 @@ export function decodeCursor(cursor: string, size: number): string[] | undefined
   if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    const ok = Array.isArray(key) && key.length === size && key.every((k) => typeof k === 'string' && k !== '');
+    const ok = Array.isArray(key) && key.length === size && key.every(isKeyPart);
     return ok ? (key as string[]) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A part of a key this server can have given: a non-empty string without U+0000, which no id or
+ * timestamp holds and PostgreSQL text cannot (a forged one failed the query: a 500).
+ */
+const isKeyPart = (k: unknown): boolean => typeof k === 'string' && k !== '' && !k.includes('\u0000');
+
+/** The sort timestamps of the keyset lists: ISO 8601, as the store writes them. */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+const isTimestamp = (text: string): boolean => ISO_TIMESTAMP.test(text) && !Number.isNaN(Date.parse(text));
+
+/**
+ * The key of a keyset cursor over (timestamp, id) — the run list's and the task lists' — or
+ * undefined when it is not one this server gave: so a forged one is refused before any query.
+ */
+export function decodeKeysetCursor(cursor: string): [string, string] | undefined {
+  const [timestamp, id] = decodeCursor(cursor, 2) ?? [];
+  return timestamp !== undefined && id !== undefined && isTimestamp(timestamp) ? [timestamp, id] : undefined;
 }
 
 /**

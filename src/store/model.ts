@@ -112,6 +112,12 @@ export interface RunRecord {
   parentNodeId?: string;
 }
 
+/**
+ * A run without its inputs, state and metadata, each of which may be megabytes: what the lists
+ * (GET /v1/runs, ListTasks) are built from, read without those columns.
+ */
+export type RunHead = Omit<RunRecord, 'inputs' | 'state' | 'metadata'>;
+
 export interface RunState {
   outputs: Record<string, unknown>;
   vars: Record<string, unknown>;
@@ -136,6 +142,13 @@ export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
 /** The last event a run ever appends: a follower ends after it. */
 export const FINAL_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/**
+ * The largest event sequence the log can hold: `first_seq` and `last_seq` are `integer` on
+ * PostgreSQL (2³¹−1). Every event cursor a caller sends is checked against it, so both databases
+ * answer a larger one alike (refused), and nothing can follow this one.
+ */
+export const MAX_EVENT_SEQUENCE = 2_147_483_647;
 
 /** One entry of a run's event log. `sequence` is gap-free per run, starting at 0. */
 export interface RunEvent {

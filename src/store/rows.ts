@@ -3,7 +3,7 @@
 // parsed, numeric columns are numbers (pg returns some as strings), flag columns are 0/1 ↔ boolean,
 // and NULL is an absent field — so a record read back has exactly the shape it was written with.
 import type { A2ATasksTable, InterruptsTable, PushConfigsTable, PushOutboxTable, RunsTable } from './db.js';
-import type { DeliveryRecord, InterruptRecord, PushConfigRecord, RunRecord, TaskRecord } from './model.js';
+import type { DeliveryRecord, InterruptRecord, PushConfigRecord, RunHead, RunRecord, TaskRecord } from './model.js';
 
 interface RowShape {
   /** Every column of the table, separated by spaces. */
@@ -122,6 +122,13 @@ export const runRows = mapper<RunsTable, RunRecord>('runs', {
   json: 'inputs state cursor error tags metadata',
   numbers: 'next_seq version lease_expires_at wake_at',
 });
+
+/** The columns of a RunHead: a run's but its inputs, state and metadata. */
+export const RUN_HEAD_COLUMNS = runRows.columns.filter((c) => c !== 'inputs' && c !== 'state' && c !== 'metadata');
+
+/** A row of RUN_HEAD_COLUMNS as a RunHead (`fromRow` leaves a column the row lacks out). */
+export const runHeadOf = (row: Omit<RunsTable, 'inputs' | 'state' | 'metadata'>): RunHead =>
+  runRows.fromRow(row as RunsTable);
 
 export const interruptRows = mapper<InterruptsTable, InterruptRecord>('interrupts', {
   columns: 'interrupt_id run_id node_id kind status data votes exchanges resolution resolved_by created_at resolved_at',

@@ -171,6 +171,41 @@ describe('A2A 1.0 errors (sqlite)', () => {
     assertRest(form, 415, 'INVALID_ARGUMENT', 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('REST: what the router refuses is google.rpc.Status too (bad %-encoding 400, a segment over 256 characters 414)', async () => {
+    const long = 'x'.repeat(300);
+    const badEncodings = ['%zz', '%E0%A4%A', '%C3', '%', 'a%2', '%FF%FE'];
+    for (const bad of badEncodings) {
+      for (const path of [
+        `/tasks/${bad}`,
+        `/tasks/${bad}:cancel`,
+        `/${bad}/tasks`,
+        `/tasks/run_x/pushNotificationConfigs/${bad}`,
+      ]) {
+        const res = await t.get(`${REST}${path}`, alice);
+        const err = assertRest(res, 400, 'INVALID_ARGUMENT', 'BAD_URL');
+        assert.doesNotMatch(err.message, /%/, 'the path is not echoed');
+      }
+    }
+    for (const path of [
+      `/tasks/${long}`,
+      `/tasks/${long}:subscribe`,
+      `/${long}/tasks`,
+      `/tasks/run_x/pushNotificationConfigs/${long}`,
+    ]) {
+      const res = await t.request(path.endsWith(':subscribe') ? 'POST' : 'GET', `${REST}${path}`, undefined, alice);
+      const err = assertRest(res, 414, 'INVALID_ARGUMENT', 'URI_TOO_LONG');
+      assert.doesNotMatch(err.message, /xxxx/, 'the path is not echoed');
+    }
+    // Elsewhere the same refusals come in the OpenWOP envelope.
+    const rest = await t.get('/v1/runs/%zz', alice);
+    assert.equal(rest.status, 400, rest.text);
+    assert.deepEqual(Object.keys(rest.body).sort(), ['error', 'message']);
+    assert.equal(rest.body.error, 'bad_url');
+    const long404 = await t.get(`/v1/runs/${long}`, alice);
+    assert.equal(long404.status, 414, long404.text);
+    assert.equal(long404.body.error, 'uri_too_long');
+  });
+
   it('0.3 push get: no id, "default" or the task id find the only config; another id is not found', async () => {
     const v03 = bearer(KEY_ALICE);
     const call = (method: string, params: unknown) =>

@@ -6,7 +6,9 @@
 //   host's own nor listed is 403;
 // - a Host that is not one of this host's names is 421 (DNS rebinding), so the card and the
 //   discovery document never echo a foreign host — before, `Host: attacker.example` came back as
-//   the card's url.
+//   the card's url; and a Host that is not a valid host[:port] is 421 on every route, whatever the
+//   allow list — before, `Host: 127.0.0.1:1@attacker.example` passed as 127.0.0.1 and the card's
+//   url pointed at attacker.example.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertRpcResult, dataMessage, RPC_PATH, sendOk, skillMessage } from '../support/a2a.js';
@@ -170,6 +172,31 @@ describe('cross-site writes and foreign Host names (keyless loopback host)', () 
     }
   });
 
+  it('a Host that is not a valid host[:port] (userinfo, path, bad port) → 421 everywhere, probes too; nothing echoed', async () => {
+    const hosts = [
+      '127.0.0.1:1@attacker.example',
+      'localhost@attacker.example',
+      '[::1]@attacker.example',
+      '[::1]:80@attacker.example',
+      'user:pass@127.0.0.1',
+      '127.0.0.1/attacker.example',
+      '127.0.0.1:8080/x',
+      '127.0.0.1?x=attacker.example',
+      '127.0.0.1#attacker.example',
+      '127.0.0.1:99999',
+      '127.0.0.1:',
+      '127.0.0.1:80:81',
+      'localhost\\attacker.example',
+    ];
+    for (const host of hosts) {
+      for (const url of ['/.well-known/agent-card.json', '/.well-known/openwop', '/healthz']) {
+        const res = await t.get(url, { host });
+        assertEnvelope(res, 421, 'misdirected_request');
+        assert.doesNotMatch(res.text, /attacker\.example/);
+      }
+    }
+  });
+
   it('loopback names with any port are served, and the card is built on them', async () => {
     for (const host of ['localhost', 'localhost:1234', '127.0.0.1:8080', '127.3.4.5', '[::1]:8080', 'LOCALHOST:9']) {
       const res = await t.get('/.well-known/agent-card.json', { host });
@@ -238,6 +265,10 @@ describe('HANDOFF_ALLOWED_HOSTS=*', () => {
     const t = await startTestHost({ env: { HANDOFF_ALLOWED_HOSTS: '*' } });
     try {
       assert.equal((await t.get('/.well-known/openwop', { host: 'anything.example' })).status, 200);
+      // Any name, but still a name: userinfo never reaches the card's URL.
+      const card = await t.get('/.well-known/agent-card.json', { host: '127.0.0.1:1@attacker.example' });
+      assertEnvelope(card, 421, 'misdirected_request');
+      assert.doesNotMatch(card.text, /attacker\.example/);
     } finally {
       await t.close();
     }

@@ -1,11 +1,12 @@
 // Fuzz: thousands of malformed and hostile bodies, seeded and bounded, against the
-// JSON-RPC endpoint and the REST write routes, on SQLite and PostgreSQL. Asserted for every one:
+// JSON-RPC endpoint, the REST write routes and the A2A HTTP+JSON binding, on SQLite and PostgreSQL. Asserted for every one:
 // no 5xx; on /v1/a2a every HTTP 200 answer is a valid JSON-RPC response (a result, or an error
 // with an integer code and a message); every refusal (an HTTP error, or a JSON-RPC error) wrote
 // nothing (row counts of every table and the runs' versions unchanged). Afterwards the host is
 // alive and answers a real request. The generators: malformed JSON, wrong types, huge and deep
 // nesting, U+0000, unknown methods and fields, hostile push URLs, foreign tenants' tasks, body
-// types a browser may send cross-site. HANDOFF_FUZZ_SEED=n replays a run (the seed is printed).
+// types a browser may send cross-site; on the A2A HTTP+JSON binding also hostile paths (broken
+// %-encodings, segments over 256 characters), every error of which is a google.rpc.Status. HANDOFF_FUZZ_SEED=n replays a run (the seed is printed).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { API_KEYS, KEY_ALICE, KEY_EVE, RPC_PATH, sendOk, skillMessage } from '../support/a2a.js';
@@ -169,7 +170,7 @@ const METHODS = [
 ];
 
 interface Attempt {
-  method: 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   body: string;
   headers: Record<string, string>;
@@ -317,6 +318,90 @@ function restAttempt(r: Rng, t: Targets, auth: Record<string, string>): Attempt 
   return { method: 'POST', url: route, body: text, headers };
 }
 
+/** A path segment a router must decode or refuse: %-encodings broken in every way, long ones, verbs. */
+function hostileSegment(r: Rng, t: Targets): string {
+  return r.pick([
+    t.done,
+    t.foreign,
+    'run_unknown',
+    '%00',
+    '%zz',
+    '%',
+    '%2',
+    '%C3',
+    '%E0%A4%A',
+    '%FF%FE',
+    '%C0%AF',
+    '%ED%A0%80',
+    `run_${'%E0'.repeat(r.int(4))}`,
+    '%F0%9F%98%80',
+    'x'.repeat(200 + r.int(120)),
+    '%41'.repeat(80 + r.int(20)),
+    encodeURIComponent(r.text(12)),
+    r.text(6, 'ab%:~-_'),
+    '',
+  ]);
+}
+
+/**
+ * One hostile request to the A2A HTTP+JSON binding: its routes (and unknown ones) with hostile path
+ * segments, queries, methods, versions and bodies. Never a subscription this caller may keep open.
+ */
+function a2aRestAttempt(r: Rng, t: Targets, auth: Record<string, string>): Attempt {
+  const seg = () => hostileSegment(r, t);
+  const prefix = r.chance(0.2) ? `/${r.pick(['t1', 't2', seg()])}` : '';
+  const [method, path] = r.pick<[Attempt['method'], string]>([
+    ['GET', `/tasks/${seg()}`],
+    ['GET', '/tasks'],
+    ['POST', `/tasks/${seg()}:cancel`],
+    ['POST', `/tasks/${r.pick([t.done, t.foreign, 'run_unknown', seg()])}:subscribe`],
+    ['GET', `/tasks/${seg()}/pushNotificationConfigs`],
+    ['GET', `/tasks/${seg()}/pushNotificationConfigs/${seg()}`],
+    ['DELETE', `/tasks/${seg()}/pushNotificationConfigs/${seg()}`],
+    ['POST', `/tasks/${seg()}/pushNotificationConfigs`],
+    ['POST', '/message:send'],
+    ['GET', `/${seg()}/${seg()}`],
+    ['GET', '/extendedAgentCard'],
+  ]);
+  // Never a subscription the caller could keep open: the waiting task is left out above.
+  const query = r.chance(0.4)
+    ? `?${r.pick(['pageSize', 'pageToken', 'historyLength', 'status', 'includeArtifacts', r.text(4)])}=${r.pick([
+        '%zz',
+        '-1',
+        '1e3',
+        'x'.repeat(300),
+        '%00',
+        encodeURIComponent(r.text(8)),
+      ])}`
+    : '';
+  const headers: Record<string, string> = { ...auth, ...JSON_TYPE };
+  if (r.chance(0.85)) headers['a2a-version'] = r.pick(['1.0', '1.0', '1.0', '0.3', '2', '']);
+  const body =
+    method === 'POST'
+      ? r.pick([
+          '',
+          r.text(20),
+          JSON.stringify({ message: { messageId: `fz-${r.int(1e9)}`, role: 'ROLE_USER', parts: anyValue(r) } }),
+          JSON.stringify({ url: r.pick(HOSTILE_URLS) }),
+          JSON.stringify(anyValue(r)),
+        ])
+      : '';
+  return { method, url: `/v1/a2a/rest${prefix}${path}${query}`, body, headers };
+}
+
+/** A google.rpc.Status body, as the binding sends every error (also as a stream's `error` event). */
+function assertRpcStatus(body: Json, httpStatus: number | undefined, what: string): void {
+  assert.equal(
+    typeof body?.error,
+    'object',
+    `not a google.rpc.Status: ${JSON.stringify(body)?.slice(0, 200)} for ${what}`,
+  );
+  if (httpStatus !== undefined) assert.equal(body.error.code, httpStatus, what);
+  assert.equal(typeof body.error.status, 'string', what);
+  assert.equal(typeof body.error.message, 'string', what);
+  assert.equal(body.error.details?.[0]?.['@type'], 'type.googleapis.com/google.rpc.ErrorInfo', what);
+}
+
 /**
  * A JSON-RPC 2.0 answer: a result, or an error with an integer code and a message; for a stream
  * that opened (message/stream starting a task), every `data:` frame is one.
@@ -415,6 +500,27 @@ for (const dialect of DIALECTS) {
             `not an error envelope: ${res.text.slice(0, 200)} for ${what}`,
           );
           assert.equal(typeof res.body.message, 'string', what);
+          return true;
+        },
+      );
+      assert.ok(refused > BODIES_PER_SURFACE / 2, `only ${refused} refused: the generators are too tame`);
+    });
+
+    it(`${BODIES_PER_SURFACE} hostile A2A HTTP+JSON requests: no 5xx, every error a google.rpc.Status, refusals write nothing`, async () => {
+      const refused = await barrage(
+        (r) => a2aRestAttempt(r, targets, alice),
+        SEED + 2,
+        (res, what) => {
+          if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+            const frames = res.text.split('\n').filter((l) => l.startsWith('data: '));
+            const error = frames.map((f) => JSON.parse(f.slice('data: '.length))).find((f) => 'error' in f);
+            if (error) assertRpcStatus(error, undefined, what);
+            return error !== undefined;
+          }
+          if (res.status < 400) return false;
+          // It was Fastify's own shape for a bad %-encoding (400) or a segment over 256 characters (414).
+          assert.match(String(res.headers['content-type']), /^application\/a2a\+json/, what);
+          assertRpcStatus(res.body, res.status, what);
           return true;
         },
       );

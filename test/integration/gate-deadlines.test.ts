@@ -216,6 +216,18 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(snap.interrupt.payload.approversList, ['boss']);
       assert.equal(snap.interrupt.expiresAt, newExpiry);
       assert.equal((await getTask(t, runId, as('carol'))).metadata.openwop.interrupt.expiresAt, newExpiry);
+      // The run list shows the escalated gate too (read from the interrupt's data by the database).
+      const listed = (await t.get('/v1/runs?status=waiting-approval', as('carol'))).body.runs.find(
+        (r: Json) => r.runId === runId,
+      );
+      assert.deepEqual(listed.interrupt, {
+        kind: 'approval',
+        nodeId: 'review',
+        title: listed.interrupt.title,
+        approversList: ['boss'],
+        expiresAt: newExpiry,
+      });
+      assert.equal(typeof listed.interrupt.title, 'string');
       assert.equal(await t.host.store.runs.nextWakeAt(), deadline + 1 + TIMEOUT_MS);
       // The original approver may no longer decide; the one escalated to may.
       const alice = await t.post(

@@ -2,8 +2,11 @@
 // nested far deeper than HANDOFF_JSON_MAX_DEPTH is a precise refusal naming the limit on both
 // surfaces (it overflowed the stack of the envelope check, structuredClone and the hash before);
 // U+0000 in an id answers like an unknown id, anywhere else in a request a 400 / -32602 (PostgreSQL
-// answered 500 / -32603); and every refusal writes nothing. Also: an internal failure is logged
-// once with the request id on every surface (it was not logged at all on the JSON-RPC path).
+// answered 500 / -32603), and so is one inside a base64 page token or cursor; and every refusal
+// writes nothing. Also: an internal failure is logged
+// once with the request id on every surface (it was not logged at all on the JSON-RPC path). An
+// event cursor past the log's range (2³¹−1) is refused alike on both databases on all seven entry
+// points, and 2³¹−1 itself is past the end (PostgreSQL answered 500 / -32603 to both).
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +16,7 @@ import {
   assertRpcError,
   assertSseRpcError,
   dataMessage,
+  oneErrorEvent,
   rpc,
   rpcRaw,
   sendOk,
@@ -101,6 +105,68 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    describe('event cursors against the log’s range (sequences are PostgreSQL integers: at most 2³¹−1)', () => {
+      const MAX = 2 ** 31 - 1;
+      const v1 = { 'a2a-version': '1.0' };
+      /** The seven ways to name an event cursor, each on a finished task (a stream then ends by itself). */
+      const entryPoints = (taskId: string, after: number) => {
+        const cursor = { 'last-event-id': String(after) };
+        const jsonRpc = (method: string, params: Json, headers: Record<string, string>) =>
+          t.request('POST', '/v1/a2a', { jsonrpc: '2.0', id: 4, method, params }, headers);
+        return {
+          poll: () => t.get(`/v1/runs/${taskId}/events/poll?lastSequence=${after}&timeout=0`),
+          pollSince: () => t.get(`/v1/runs/${taskId}/events/poll?since=${after}&timeout=0`),
+          sse: () => t.get(`/v1/runs/${taskId}/events`, cursor),
+          resubscribe: () => jsonRpc('tasks/resubscribe', { id: taskId }, cursor),
+          resubscribeMetadata: () => jsonRpc('tasks/resubscribe', { id: taskId, metadata: { lastEventId: after } }, {}),
+          subscribeV1: () => jsonRpc('SubscribeToTask', { id: taskId }, { ...cursor, ...v1 }),
+          subscribeRest: () => t.post(`/v1/a2a/rest/tasks/${taskId}:subscribe`, undefined, { ...cursor, ...v1 }),
+        };
+      };
+
+      it('past 2³¹−1 → 400 / -32602 on all seven entry points, alike on both databases (PostgreSQL answered 500 / -32603)', async () => {
+        const done = (await sendOk(t, skillMessage('echo', 'finished'))).id;
+        for (const after of [MAX + 1, 10 ** 14]) {
+          const e = entryPoints(done, after);
+          assertRefused(await e.poll(), 400, 'validation_error', /lastSequence/);
+          assertRefused(await e.pollSince(), 400, 'validation_error', /since/);
+          assertRefused(
+            await e.sse(),
+            400,
+            'validation_error',
+            /Last-Event-ID must be an integer from -1 to 2147483647/,
+          );
+          for (const res of [await e.resubscribe(), await e.resubscribeMetadata(), await e.subscribeV1()]) {
+            assert.match(assertSseRpcError(res, -32602, 4).message, /Last-Event-ID/);
+          }
+          const rest = oneErrorEvent(await e.subscribeRest());
+          assert.equal(rest.error.code, 400);
+          assert.equal(rest.error.details[0].reason, 'INVALID_PARAMS');
+        }
+      });
+
+      it('2³¹−1 itself is past the end: nothing after it, 200 on all seven, alike on both databases', async () => {
+        const done = (await sendOk(t, skillMessage('echo', 'finished'))).id;
+        const e = entryPoints(done, MAX);
+        for (const poll of [await e.poll(), await e.pollSince()]) {
+          assert.equal(poll.status, 200, poll.text);
+          assert.deepEqual(poll.body.events, []);
+          assert.equal(poll.body.lastEventSeq, MAX);
+        }
+        for (const stream of [
+          await e.sse(),
+          await e.resubscribe(),
+          await e.resubscribeMetadata(),
+          await e.subscribeV1(),
+          await e.subscribeRest(),
+        ]) {
+          assert.equal(stream.status, 200, stream.text);
+          assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+          assert.doesNotMatch(stream.text, /event: error|"error"/, stream.text);
+        }
+      });
+    });
+
     describe('U+0000 in identifiers and stored text', () => {
       it('a NUL run, task or delivery id in a path → 404 like an unknown id (was 500 on PostgreSQL)', async () => {
         const cases: Array<[string, string]> = [
@@ -132,6 +198,45 @@ for (const dialect of DIALECTS) {
         ]) {
           assertRefused(await t.get(url), 400, 'validation_error', /U\+0000/);
         }
+      });
+
+      it('a NUL inside a base64 page token or cursor → 400 / -32602 on every list (was 500 on PostgreSQL)', async () => {
+        const token = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
+        const at = '2030-01-01T00:00:00.000Z';
+        const forged = [
+          token([at, 'run_\u0000x']),
+          token([`${at}\u0000`, 'run_x']),
+          token(['\u0000', 'run_x']),
+          // Not a NUL, but not what a token holds either: refused alike on both databases.
+          token(['not a time', 'run_x']),
+        ];
+        const v1 = { 'a2a-version': '1.0' };
+        for (const c of forged) {
+          assertRefused(await t.get(`/v1/runs?cursor=${c}`), 400, 'validation_error', /cursor/);
+          assertRefused(await t.get(`/v1/a2a/tasks?cursor=${c}`), 400, 'validation_error', /cursor/);
+          const rest = await t.get(`/v1/a2a/rest/tasks?pageToken=${c}`, v1);
+          assert.equal(rest.status, 400, rest.text);
+          assert.equal(rest.body.error.details[0].reason, 'INVALID_PARAMS');
+          const listed = await t.request(
+            'POST',
+            '/v1/a2a',
+            { jsonrpc: '2.0', id: 9, method: 'ListTasks', params: { pageToken: c } },
+            v1,
+          );
+          assert.match(assertRpcError(listed, -32602, 9).message, /pageToken/);
+        }
+        const pushList = await t.request(
+          'POST',
+          '/v1/a2a',
+          {
+            jsonrpc: '2.0',
+            id: 9,
+            method: 'ListTaskPushNotificationConfigs',
+            params: { taskId: waiting, pageToken: token(['c\u0000']) },
+          },
+          v1,
+        );
+        assert.match(assertRpcError(pushList, -32602, 9).message, /pageToken/);
       });
 
       it('a NUL task id in JSON-RPC → -32001 exactly like an unknown task (was -32603 on PostgreSQL)', async () => {

@@ -1,5 +1,5 @@
-// GET /v1/runs (a tenant's runs, newest first, keyset pages, filters) and GET /v1/runs/changes (the
-// tenant's run changes as SSE, also across instances on PostgreSQL).
+// GET /v1/runs (a tenant's runs, newest first, keyset pages bounded by count and by bytes, filters)
+// and GET /v1/runs/changes (the tenant's run changes as SSE, also across instances on PostgreSQL).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -197,6 +197,59 @@ for (const dialect of DIALECTS) {
       assert.match(cursorError.body.message, /nextCursor/);
       const unauthenticated = await t.get('/v1/runs');
       assert.equal(unauthenticated.status, 401);
+    });
+  });
+
+  // Pages bounded by bytes as well as by count (HANDOFF_LIST_MAX_BYTES, here 4 KiB): summaries of
+  // ~1 KB (tags), and one of ~8 KB that comes alone on its page.
+  describe(`run list pages bounded by HANDOFF_LIST_MAX_BYTES (${dialect})`, () => {
+    const MAX_BYTES = 4096;
+    let t: TestHost;
+    const ids: string[] = [];
+    let huge: string;
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+    before(async () => {
+      t = await startTestHost({
+        apiKeys: KEYS,
+        env: { HANDOFF_LIST_MAX_BYTES: String(MAX_BYTES) },
+        ...(dialect === 'postgres' ? { pg: true } : {}),
+      });
+      const start = async (tags: string[]) => {
+        const res = await t.post('/v1/runs', { workflowId: 'echo', tags }, A);
+        assert.equal(res.status, 201, res.text);
+        ids.push(res.body.runId);
+        return res.body.runId as string;
+      };
+      for (let i = 0; i < 5; i++) await start(Array.from({ length: 4 }, (_, k) => `${i}${k}`.repeat(100)));
+      huge = await start(Array.from({ length: 32 }, (_, k) => `${k}`.padStart(2, '0').repeat(128)));
+      for (let i = 5; i < 10; i++) await start(Array.from({ length: 4 }, (_, k) => `${i}${k}`.repeat(100)));
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('a page ends early with its cursor before passing the bound; a larger summary comes alone; every run once', async () => {
+      const pages: Json[][] = [];
+      let cursor: string | undefined;
+      do {
+        const res = await t.get(`/v1/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`, A);
+        assert.equal(res.status, 200, res.text);
+        assert.ok(res.body.runs.length > 0, 'never an empty page with a cursor');
+        pages.push(res.body.runs);
+        cursor = res.body.nextCursor;
+      } while (cursor && pages.length < 20);
+      assert.equal(cursor, undefined, 'the pages end');
+      assert.ok(pages.length >= 4, `${pages.length} pages`);
+      for (const runs of pages) assert.ok(runs.length === 1 || bytes(runs) <= MAX_BYTES, `${bytes(runs)} bytes`);
+      const alone = pages.find((runs) => runs.some((r) => r.runId === huge));
+      assert.equal(alone?.length, 1);
+      assert.ok(bytes(alone?.[0]) > MAX_BYTES);
+      assert.deepEqual(
+        pages.flat().map((r) => r.runId),
+        [...ids].reverse(),
+        'every run once, newest first',
+      );
     });
   });
 

@@ -3,13 +3,16 @@
 //   HANDOFF_SSE_MAX_BUFFER is sent without history and artifacts, marked truncated, pointing to
 //   tasks/get (it was written whole, whatever its size);
 // - HANDOFF_SSE_MAX_STREAMS bounds open streams host-wide: one more is 503 + Retry-After (a
-//   JSON-RPC error on /v1/a2a), and a refused message/stream starts nothing;
+//   JSON-RPC error on /v1/a2a, 503 UNAVAILABLE on the HTTP+JSON binding — it was 500 INTERNAL),
+//   and a refused message/stream starts nothing;
 // - clients that never read hold at most HANDOFF_SSE_MAX_TOTAL_BUFFER together, and each is
 //   destroyed once its buffer makes no progress for HANDOFF_SSE_STALL_MS — also after its stream
 //   ended (it was kept forever: ending a response nobody reads never completes).
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { request } from 'undici';
 import { sendOk, skillMessage } from '../support/a2a.js';
 import { footprint, startTestHost, type TestHost } from '../support/host.js';
@@ -136,9 +139,19 @@ describe('the first frame fits the per-stream cap (HANDOFF_SSE_MAX_BUFFER 64 KiB
 
 describe('open streams are capped host-wide (HANDOFF_SSE_MAX_STREAMS 4)', () => {
   let t: TestHost;
+  const internalErrors: unknown[] = [];
   let url: string;
   before(async () => {
-    t = await startTestHost({ env: { HANDOFF_SSE_MAX_STREAMS: '4' } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) {
+          const entry = JSON.parse(line);
+          if (entry.level >= 50) internalErrors.push(entry);
+        }
+        done();
+      },
+    });
+    t = await startTestHost({ env: { HANDOFF_SSE_MAX_STREAMS: '4' }, logger: pino({ level: 'error' }, sink) });
     url = await listen(t);
   });
   after(async () => {
@@ -172,6 +185,24 @@ describe('open streams are capped host-wide (HANDOFF_SSE_MAX_STREAMS 4)', () => 
     assert.equal(rest.status, 503);
     assert.equal(rest.headers['retry-after'], '5');
     assert.equal(rest.json.error, 'too_many_streams');
+    // The A2A HTTP+JSON binding: 503 UNAVAILABLE as a google.rpc.Status, not 500 INTERNAL (it was,
+    // and logged two internal errors).
+    const v1 = { headers: { 'a2a-version': '1.0' } };
+    for (const [path, body] of [
+      [`/v1/a2a/rest/tasks/${taskId}:subscribe`, undefined],
+      ['/v1/a2a/rest/message:stream', { message: { messageId: 'm-cap', role: 'ROLE_USER', parts: [{ text: 'x' }] } }],
+    ] as const) {
+      const binding = await openSse(`${url}${path}`, { ...v1, method: 'POST', ...(body ? { body } : {}) });
+      assert.equal(binding.status, 503, path);
+      assert.equal(binding.headers['retry-after'], '5', path);
+      assert.match(binding.contentType, /^application\/a2a\+json/, path);
+      assert.equal(binding.json.error.code, 503, path);
+      assert.equal(binding.json.error.status, 'UNAVAILABLE', path);
+      assert.equal(binding.json.error.details[0].reason, 'TOO_MANY_STREAMS', path);
+      assert.match(binding.json.error.message, /HANDOFF_SSE_MAX_STREAMS/, path);
+    }
+    assert.equal(internalErrors.length, 0, JSON.stringify(internalErrors));
+    assert.deepEqual(await footprint(t), before, 'a refused message:stream started a task');
 
     open.pop()?.abort();
     await until('the aborted stream to free its place', () => t.host.sse.size === 3);

@@ -7,7 +7,7 @@ import * as Sdk from '@a2a-js/sdk';
 import {
   decodeStreamEvent,
   decodeTask,
-  encodeListTasksResponse,
+  listTasksResponseText,
   v1_0,
   type V1StreamResponse,
   type V1Task,
@@ -250,11 +250,12 @@ describe('1.0 encoding read by the official SDK decoders', () => {
   });
 
   test('ListTasksResponse: nextPageToken always present, pageSize and totalSize', () => {
-    const last = encodeListTasksResponse({ tasks: [task], nextPageToken: '', pageSize: 50, totalSize: 1 });
+    const tasks = (n: number) => JSON.stringify(Array.from({ length: n }, () => v1_0.encodeTask(task)));
+    const last = JSON.parse(listTasksResponseText({ tasks: tasks(1), nextPageToken: '', pageSize: 50, totalSize: 1 }));
     assert.equal(last.nextPageToken, '');
     assert.deepEqual(Object.keys(last), ['tasks', 'nextPageToken', 'pageSize', 'totalSize']);
     const parsed = Sdk.ListTasksResponse.fromJSON(
-      encodeListTasksResponse({ tasks: [task, task], nextPageToken: 'abc', pageSize: 2, totalSize: 7 }),
+      JSON.parse(listTasksResponseText({ tasks: tasks(2), nextPageToken: 'abc', pageSize: 2, totalSize: 7 })),
     );
     assert.equal(parsed.tasks.length, 2);
     assert.equal(parsed.tasks[0]?.status?.state, Sdk.TaskState.TASK_STATE_FAILED);

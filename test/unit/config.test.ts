@@ -170,6 +170,8 @@ naming the setting', () => {
   it('hostile-input and quota settings: defaults, and values as written', () => {
     const d = loadConfig({}, {});
     assert.equal(d.jsonMaxDepth, 64);
+    assert.equal(d.listMaxBytes, 4 * 1024 * 1024);
+    assert.equal(loadConfig({}, { HANDOFF_LIST_MAX_BYTES: '65536' }).listMaxBytes, 65_536);
     assert.deepEqual(d.corsOrigins, []);
     assert.deepEqual(d.allowedHosts, []);
     assert.deepEqual(d.sse, {
@@ -210,6 +212,7 @@ naming the setting', () => {
 
   it('refuses malformed hostile-input and quota settings, naming the setting', () => {
     for (const bad of ['0', '7', '257', 'deep']) refuses({ HANDOFF_JSON_MAX_DEPTH: bad }, 'HANDOFF_JSON_MAX_DEPTH');
+    for (const bad of ['0', '1023', '1.5', 'big']) refuses({ HANDOFF_LIST_MAX_BYTES: bad }, 'HANDOFF_LIST_MAX_BYTES');
     for (const bad of ['app.example.com', 'https://app.example.com/', 'https://a.example/x', 'ftp//x']) {
       refuses({ HANDOFF_CORS_ORIGINS: bad }, 'HANDOFF_CORS_ORIGINS');
     }

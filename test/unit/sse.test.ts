@@ -399,10 +399,14 @@ describe('parseLastEventId', () => {
     }
   });
 
-  it('only decimal digits are a sequence (no hex, exponent or sign forms), and only safe integers', () => {
+  it('only decimal digits are a sequence (no hex, exponent or sign forms), and only up to 2³¹−1', () => {
     for (const v of ['0x10', '1e3', '+5', '0b11', '0o7', ' - 1', '1 2', '9'.repeat(16), 2 ** 53, -1.0000001]) {
       assert.throws(() => parseLastEventId(v), RangeError, String(v));
     }
-    assert.equal(parseLastEventId('9'.repeat(15)), 999_999_999_999_999);
+    // The log's range (PostgreSQL integer): the largest sequence is a cursor, one more is not.
+    assert.equal(parseLastEventId('2147483647'), 2_147_483_647);
+    assert.equal(parseLastEventId(2_147_483_647), 2_147_483_647);
+    for (const v of ['2147483648', '9'.repeat(15), 2 ** 31])
+      assert.throws(() => parseLastEventId(v), RangeError, String(v));
   });
 });

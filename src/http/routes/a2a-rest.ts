@@ -134,7 +134,8 @@ async function stream(
   });
 }
 
-function sendError(req: FastifyRequest, reply: FastifyReply, err: FastifyError | Error) {
+/** An error of the binding (or of the router, on the binding's paths) as a google.rpc.Status. */
+export function sendError(req: FastifyRequest, reply: FastifyReply, err: FastifyError | Error) {
   const { status, body } = isA2AError(err) ? a2aFailure(req, err) : hostFailure(req, err);
   return reply.status(status).header('Content-Type', A2A_JSON).send(JSON.stringify(body));
 }
@@ -153,6 +154,7 @@ const GRPC_STATUS: Readonly<Record<number, string>> = {
   404: 'NOT_FOUND',
   409: 'ABORTED',
   413: 'INVALID_ARGUMENT',
+  414: 'INVALID_ARGUMENT',
   415: 'INVALID_ARGUMENT',
   429: 'RESOURCE_EXHAUSTED',
   503: 'UNAVAILABLE',
@@ -162,7 +164,8 @@ const GRPC_STATUS: Readonly<Record<number, string>> = {
 function hostFailure(req: FastifyRequest, err: FastifyError | Error): { status: number; body: RestErrorBody } {
   if (!(err instanceof HttpError) && !(err as FastifyError).statusCode) return a2aFailure(req, wireError(req, err));
   const { status, body } = toResponse(err);
-  if (status >= 500) return a2aFailure(req, wireError(req, err));
+  // A 5xx the host answers on purpose (503 at the stream cap) keeps its status; any other is internal.
+  if (status >= 500 && GRPC_STATUS[status] === undefined) return a2aFailure(req, wireError(req, err));
   return {
     status,
     body: {

@@ -56,7 +56,9 @@ import {
 import { BAD_MEDIA_TYPE, CROSS_SITE, failure, ref, TOO_LARGE, typed, UNAUTHORIZED, withHeaders } from '../schemas.js';
 import type { A2ATaskState as A2ATaskStateRecord } from '../../a2a/types.js';
 import { checkPushUrl, type EgressPolicy } from '../../egress/address.js';
+import { BytePage } from '../../byte-page.js';
 import type { DeliveryRecord } from '../../store/model.js';
+import { taskListCursor } from '../../store/repos/task-records.js';
 import { errorHandler, HttpError } from '../errors.js';
 import { VERSION } from '../../version.js';
 
@@ -455,8 +457,18 @@ function taskListRoute(app: FastifyInstance, deps: A2ARouteDeps): void {
         ...req.query,
         limit: req.query.limit ?? 50,
       });
-      const tasks = page.tasks.map((t) => toTaskState(t));
-      return { tasks, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      // A page ends early, before its records would pass HANDOFF_LIST_MAX_BYTES of JSON (a
+      // caller's contextId may be a megabyte); the first always fits.
+      const shown = new BytePage(deps.config.listMaxBytes);
+      const tasks: A2ATaskStateRecord[] = [];
+      for (const rec of page.tasks) {
+        const state = toTaskState(rec);
+        if (!shown.add(JSON.stringify(state))) break;
+        tasks.push(state);
+      }
+      const last = page.tasks[tasks.length - 1];
+      const more = page.nextCursor !== undefined || tasks.length < page.tasks.length;
+      return { tasks, ...(more && last ? { nextCursor: taskListCursor(last) } : {}) };
     } catch (err) {
       if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
       throw err;

@@ -3,8 +3,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
+import { BytePage } from '../../byte-page.js';
 import { isWaiting, RUN_STATUSES, type RunStatus } from '../../store/model.js';
-import type { InterruptRecord, RunRecord } from '../../store/model.js';
+import type { RunHead } from '../../store/model.js';
+import type { OpenInterruptHead } from '../../store/repos/interrupts.js';
+import { runListCursor } from '../../store/repos/runs.js';
 import type { Store } from '../../store/store.js';
 import { HttpError } from '../errors.js';
 import {
@@ -45,7 +48,13 @@ export const RunListQuery = Type.Object(
       }),
     ),
     limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'Most runs in one page (default 50).' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description:
+          'Most runs in one page (default 50); a page ends early, with its `nextCursor`, before its runs would ' +
+          'pass HANDOFF_LIST_MAX_BYTES of JSON.',
+      }),
     ),
     cursor: Type.Optional(
       Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' }),
@@ -54,7 +63,13 @@ export const RunListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus, sse: SseHub): void {
+export function runListRoutes(
+  app: FastifyInstance,
+  store: Store,
+  bus: ChangeBus,
+  sse: SseHub,
+  listMaxBytes: number,
+): void {
   const api = typed(app);
   api.get(
     '/v1/runs',
@@ -85,9 +100,18 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
           limit: limit ?? 50,
         });
         const waiting = page.runs.filter((r) => isWaiting(r.status));
-        const open = await store.interrupts.openOf(waiting.map((r) => r.runId));
-        const runs = page.runs.map((run) => runSummary(run, open.get(run.runId) ?? []));
-        return { runs, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+        const open = await store.interrupts.openHeads(waiting.map((r) => r.runId));
+        // A page ends early, before its summaries would pass listMaxBytes of JSON; the first always fits.
+        const shown = new BytePage(listMaxBytes);
+        const runs: Array<Static<typeof RunSummary>> = [];
+        for (const run of page.runs) {
+          const summary = runSummary(run, open.get(run.runId) ?? []);
+          if (!shown.add(JSON.stringify(summary))) break;
+          runs.push(summary);
+        }
+        const last = runs.at(-1);
+        const more = page.nextCursor !== undefined || runs.length < page.runs.length;
+        return { runs, ...(more && last ? { nextCursor: runListCursor(last) } : {}) };
       } catch (err) {
         if (err instanceof RangeError) throw new HttpError(400, 'validation_error', err.message);
         throw err;
@@ -136,7 +160,7 @@ export function runListRoutes(app: FastifyInstance, store: Store, bus: ChangeBus
 }
 
 /** A run as the list shows it: the snapshot's identity, times and what it waits on. */
-function runSummary(run: RunRecord, opens: InterruptRecord[]): Static<typeof RunSummary> {
+function runSummary(run: RunHead, opens: OpenInterruptHead[]): Static<typeof RunSummary> {
   const summaries = opens.map(interruptSummary);
   const on = waitingOn(run);
   return {
@@ -155,14 +179,12 @@ function runSummary(run: RunRecord, opens: InterruptRecord[]): Static<typeof Run
 }
 
 /** An open interrupt as a list shows it: where, what it asks, who may decide, by when. */
-function interruptSummary(open: InterruptRecord): InterruptSummary {
-  const payload = open.data;
-  const { expiresAt } = payload;
+function interruptSummary(open: OpenInterruptHead): InterruptSummary {
   return {
     kind: open.kind,
     nodeId: open.nodeId,
-    ...(typeof payload.title === 'string' ? { title: payload.title } : {}),
-    ...(Array.isArray(payload.approversList) ? { approversList: payload.approversList } : {}),
-    ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
+    ...(typeof open.title === 'string' ? { title: open.title } : {}),
+    ...(Array.isArray(open.approversList) ? { approversList: open.approversList } : {}),
+    ...(typeof open.expiresAt === 'string' ? { expiresAt: open.expiresAt } : {}),
   };
 }

@@ -5,7 +5,7 @@
 // and one key, not one of each per event (an approval reply appends nine); readers page by
 // sequence as before, and get each event with its run, sequence and timestamp restored.
 import type { EventBatchesTable } from '../db.js';
-import type { RunEvent, RunEventType } from '../model.js';
+import { MAX_EVENT_SEQUENCE, type RunEvent, type RunEventType } from '../model.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
 
@@ -38,6 +38,8 @@ interface StoredEvent {
 export class Events extends Repo {
   /** Events with sequence > afterSeq, in order, at most `limit`. */
   async list(runId: string, afterSeq = -1, limit = 1000): Promise<RunEvent[]> {
+    // Nothing follows the largest sequence (and `afterSeq + 1` would not fit PostgreSQL's integer).
+    if (afterSeq >= MAX_EVENT_SEQUENCE) return [];
     // Each batch holds at least one event, so `limit` batches hold at least `limit` events.
     const params = [runId, runId, afterSeq + 1, afterSeq, limit];
     const { rows } = await this.exec<EventBatchesTable>(LIST_BATCHES, params);

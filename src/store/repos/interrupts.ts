@@ -1,7 +1,7 @@
 // Interrupts: what an open gate asks, its votes and exchanges, and how it was resolved.
 // The statements of the approval path (open, insert, resolve) are fixed SQL (statements.ts).
 import type { InterruptsTable } from '../db.js';
-import type { InterruptRecord } from '../model.js';
+import type { InterruptKind, InterruptRecord } from '../model.js';
 import { interruptRows } from '../rows.js';
 import { statement, statementPerCount } from '../statements.js';
 import { Repo } from './repo.js';
@@ -19,12 +19,49 @@ const LATEST = statement(
   'select * from "interrupts" where "run_id" = ? and "node_id" = ?' +
     ' order by "created_at" desc, "interrupt_id" desc limit 1',
 );
-const OPEN_OF = statementPerCount(
-  // Oldest first, as OPEN: a run's list starts with "the" open one.
-  (n) =>
-    `select * from "interrupts" where "run_id" in (${Array(n).fill('?').join(', ')}) and "status" = 'open'` +
-    ' order by "created_at", "interrupt_id"',
-);
+/**
+ * What a list shows of the open interrupts of some runs: the fields of `data` a summary names, as
+ * JSON text extracted by the database — `data` holds the whole draft to approve (megabytes), none
+ * of which a list shows. PostgreSQL parses each `data` once (jsonb_to_record), SQLite per field
+ * (its parse is cached within the statement).
+ */
+const openHeadsOf = (fields: string, from: string) =>
+  statementPerCount(
+    (n) =>
+      `select "i"."run_id", "i"."node_id", "i"."kind", ${fields} from ${from}` +
+      ` where "i"."run_id" in (${Array(n).fill('?').join(', ')}) and "i"."status" = 'open'` +
+      // Oldest first, as OPEN: a run's list starts with "the" open one.
+      ' order by "i"."created_at", "i"."interrupt_id"',
+  );
+const OPEN_HEADS = {
+  sqlite: openHeadsOf(
+    `("i"."data" -> '$.title') as "title", ("i"."data" -> '$.approversList') as "approvers",` +
+      ` ("i"."data" -> '$.expiresAt') as "expires_at"`,
+    '"interrupts" as "i"',
+  ),
+  postgres: openHeadsOf(
+    `"d"."title"::text as "title", "d"."approversList"::text as "approvers", "d"."expiresAt"::text as "expires_at"`,
+    `"interrupts" as "i", jsonb_to_record("i"."data"::jsonb) as "d"("title" jsonb, "approversList" jsonb, "expiresAt" jsonb)`,
+  ),
+};
+
+/** An open interrupt as lists show it (GET /v1/runs): what it is, where, and its summary fields. */
+export interface OpenInterruptHead {
+  kind: InterruptKind;
+  nodeId: string;
+  title?: unknown;
+  approversList?: unknown;
+  expiresAt?: unknown;
+}
+
+interface OpenHeadRow {
+  run_id: string;
+  node_id: string;
+  kind: string;
+  title: string | null;
+  approvers: string | null;
+  expires_at: string | null;
+}
 const BY_RUN = statement('select * from "interrupts" where "run_id" = ? order by "created_at"');
 /** The columns a decision changes; the record's identity never changes, and what it asks (`data`)
  * only when a deadline escalates the gate. */
@@ -95,15 +132,26 @@ export class Interrupts extends Repo {
     return (await this.all<InterruptsTable>(OPEN, [runId])).map(interruptRows.fromRow);
   }
 
-  /** The open interrupts of each of these runs, oldest first, by run id (one query). */
-  async openOf(runIds: readonly string[]): Promise<Map<string, InterruptRecord[]>> {
-    const byRun = new Map<string, InterruptRecord[]>();
+  /**
+   * The open interrupts of these runs as lists show them, oldest first, by run id (one query, none
+   * of `data` but its summary).
+   */
+  async openHeads(runIds: readonly string[]): Promise<Map<string, OpenInterruptHead[]>> {
+    const byRun = new Map<string, OpenInterruptHead[]>();
     if (runIds.length === 0) return byRun;
-    for (const row of await this.all<InterruptsTable>(OPEN_OF(runIds.length), runIds)) {
-      const rec = interruptRows.fromRow(row);
-      const list = byRun.get(rec.runId);
-      if (list) list.push(rec);
-      else byRun.set(rec.runId, [rec]);
+    const rows = await this.all<OpenHeadRow>(OPEN_HEADS[this.dialect](runIds.length), runIds);
+    const parsed = (json: string | null): unknown => (json === null ? undefined : JSON.parse(json));
+    for (const r of rows) {
+      const head: OpenInterruptHead = {
+        kind: r.kind as InterruptKind,
+        nodeId: r.node_id,
+        title: parsed(r.title),
+        approversList: parsed(r.approvers),
+        expiresAt: parsed(r.expires_at),
+      };
+      const list = byRun.get(r.run_id);
+      if (list) list.push(head);
+      else byRun.set(r.run_id, [head]);
     }
     return byRun;
   }

@@ -1,9 +1,10 @@
 // The persisted A2ATaskState of each run (a2a_tasks) and the A2A reply messages already applied
 // to a task (a2a_messages). A task of another tenant is simply absent from every read.
 import type { A2ATasksTable, InterruptsTable, RunsTable } from '../db.js';
-import type { InterruptRecord, RunRecord, TaskRecord } from '../model.js';
-import { interruptRows, runRows, taskRows } from '../rows.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../cursor.js';
+import { sql } from 'kysely';
+import type { InterruptRecord, RunHead, RunRecord, TaskRecord } from '../model.js';
+import { interruptRows, RUN_HEAD_COLUMNS, runRows, taskRows } from '../rows.js';
+import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
 import { ConflictError } from '../errors.js';
 import { statement } from '../statements.js';
 import { readOpenLocked } from './interrupts.js';
@@ -76,6 +77,10 @@ interface TaskColumns {
   t_interrupt_kind: string | null;
   t_updated_at: string;
 }
+
+/** The cursor of the task list's page that follows `rec` (GET /v1/a2a/tasks `nextCursor`). */
+export const taskListCursor = (rec: { updatedAt: string; taskId: string }): string =>
+  encodeCursor([rec.updatedAt, rec.taskId]);
 
 export interface TaskPage {
   tasks: TaskRecord[];
@@ -166,7 +171,7 @@ export class TaskRecords extends Repo {
     const after = opts.cursor === undefined ? undefined : cursorKey(opts.cursor);
     const { tasks, more } = await this.page(tenantId, filter, opts.limit, after);
     const last = tasks.at(-1);
-    return more && last ? { tasks, nextCursor: encodeCursor([last.updatedAt, last.taskId]) } : { tasks };
+    return more && last ? { tasks, nextCursor: taskListCursor(last) } : { tasks };
   }
   /**
    * A page of a tenant's tasks by status time, newest first, strictly after `after` (keyset: a
@@ -183,6 +188,27 @@ export class TaskRecords extends Repo {
     return { tasks: rows.map(taskRows.fromRow), more };
   }
 
+  /**
+   * `page`, each task read with its run in the same statement (so the run's state and the
+   * record's status time agree), the run as a RunHead: never its inputs, state or metadata. A
+   * task whose run was purged meanwhile is left out.
+   */
+  async pageWithRuns(
+    tenantId: string,
+    filter: TaskFilter,
+    limit: number,
+    after?: { updatedAt: string; taskId: string },
+  ): Promise<{ tasks: Array<{ rec: TaskRecord; run: RunHead }>; more: boolean }> {
+    const key = after ? ([after.updatedAt, after.taskId] as const) : undefined;
+    const q = this.filtered(tenantId, filter)
+      .innerJoin('runs', 'runs.run_id', 'a2a_tasks.task_id')
+      .selectAll('a2a_tasks')
+      .select(RUN_HEAD_COLUMNS.map((c) => sql.ref(`runs.${c}`).as(`r_${c}`)));
+    const { rows, more } = await keysetPage(q, KEY, limit, key);
+    const tasks = rows.map((row) => ({ rec: taskRows.fromRow(row), run: runHeadOf(row) }));
+    return { tasks, more };
+  }
+
   /** How many of a tenant's tasks match `filter` (ListTasks totalSize). */
   async count(tenantId: string, filter: TaskFilter): Promise<number> {
     const row = await this.filtered(tenantId, filter)
@@ -191,11 +217,12 @@ export class TaskRecords extends Repo {
     return Number(row?.n ?? 0);
   }
 
+  /** Column names qualified: `pageWithRuns` joins runs, which has a tenant_id and an updated_at too. */
   private filtered(tenantId: string, filter: TaskFilter) {
-    let q = this.db.selectFrom('a2a_tasks').where('tenant_id', '=', tenantId);
-    if (filter.state !== undefined) q = q.where('state', '=', filter.state);
-    if (filter.contextId !== undefined) q = q.where('context_id', '=', filter.contextId);
-    if (filter.since !== undefined) q = q.where('updated_at', '>=', filter.since);
+    let q = this.db.selectFrom('a2a_tasks').where('a2a_tasks.tenant_id', '=', tenantId);
+    if (filter.state !== undefined) q = q.where('a2a_tasks.state', '=', filter.state);
+    if (filter.contextId !== undefined) q = q.where('a2a_tasks.context_id', '=', filter.contextId);
+    if (filter.since !== undefined) q = q.where('a2a_tasks.updated_at', '>=', filter.since);
     return q;
   }
 }
@@ -249,12 +276,15 @@ export interface TaskFilter {
 
 /** A malformed cursor is a RangeError (the caller's 400), never a query. */
 /** The list order: most recently changed first. */
-const KEY = ['updated_at', 'task_id'] as const;
+const KEY = ['a2a_tasks.updated_at', 'a2a_tasks.task_id'] as const;
+
+/** The run of a `pageWithRuns` row (its `r_` columns). */
+const runHeadOf = runRows.fromPrefixed('r_') as (row: Record<string, unknown>) => RunHead;
 
 function cursorKey(cursor: string): { updatedAt: string; taskId: string } {
-  const [updatedAt, taskId] = decodeCursor(cursor, 2) ?? [];
-  if (updatedAt === undefined || taskId === undefined) throw new RangeError('invalid cursor');
-  return { updatedAt, taskId };
+  const key = decodeKeysetCursor(cursor);
+  if (!key) throw new RangeError('invalid cursor');
+  return { updatedAt: key[0], taskId: key[1] };
 }
 
 /**
