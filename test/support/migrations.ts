@@ -2,8 +2,15 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/store.js';
 
-/** Undo migration 0011: the log back as migration 0001 made it (one row per event), empty. */
+/** Undo migration 0012: no table of parts stored by reference. */
+export async function undoRunValues(store: Store): Promise<void> {
+  await sql`drop table "run_values"`.execute(store.db);
+  await sql`delete from "kysely_migration" where "name" = '0012_run_values'`.execute(store.db);
+}
+
+/** Undo migrations 0012 and 0011: the log back as migration 0001 made it (one row per event), empty. */
 export async function undoEventBatches(store: Store): Promise<void> {
+  await undoRunValues(store);
   await sql`drop table "event_batches"`.execute(store.db);
   await sql`create table "events" ("run_id" text not null, "seq" integer not null, "type" text not null,
     "node_id" text, "payload" text not null, "created_at" text not null,

@@ -7,6 +7,7 @@ import { isWaiting, type RunRecord, type RunStatus, WAITING_STATUSES } from '../
 import { runRows } from '../rows.js';
 import { claimStatements, statement } from '../statements.js';
 import { Repo } from './repo.js';
+import { holdsRecorded, RunValues } from './run-values.js';
 
 /** Statuses a worker drives; any other status waits for something outside the worker. */
 const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
@@ -81,9 +82,22 @@ const WAITING_TERM: Expression<SqlBool> = sql<SqlBool>`${sql.ref('status')} in (
 )})`;
 
 export class Runs extends Repo {
+  #values?: RunValues;
+
   async get(runId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.exec<RunsTable>(GET_RUN, [runId]);
-    return rows[0] && runRows.fromRow(rows[0]);
+    return rows[0] && this.whole(runRows.fromRow(rows[0]));
+  }
+
+  /** A run as read, with its parts stored by reference read in (only a run that has some waits for them). */
+  private whole(run: RunRecord): RunRecord | Promise<RunRecord> {
+    if (!holdsRecorded(run)) return run;
+    this.#values ??= new RunValues(this.db, this.dialect, this.now, this.direct);
+    return this.#values.read(run);
+  }
+
+  private allWhole(runs: RunRecord[]): RunRecord[] | Promise<RunRecord[]> {
+    return runs.some(holdsRecorded) ? Promise.all(runs.map((r) => this.whole(r))) : runs;
   }
 
   /**
@@ -110,7 +124,7 @@ export class Runs extends Repo {
       throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
     }
     const page = await keysetPage(q, ['created_at', 'run_id'], filter.limit, after as [string, string] | undefined);
-    const runs = page.rows.map(runRows.fromRow);
+    const runs = await this.allWhole(page.rows.map(runRows.fromRow));
     const last = runs.at(-1);
     return page.more && last ? { runs, nextCursor: encodeCursor([last.createdAt, last.runId]) } : { runs };
   }
@@ -130,7 +144,7 @@ export class Runs extends Repo {
   async claim(owner: string, leaseMs: number, limit: number): Promise<RunRecord[]> {
     const now = this.now().getTime();
     const rows = await this.all<RunsTable>(CLAIM[this.dialect], [owner, now + leaseMs, now, now, now, limit]);
-    return rows.map(runRows.fromRow);
+    return this.allWhole(rows.map(runRows.fromRow));
   }
 
   /** Extend a lease this owner still holds; false if it was lost. */
