@@ -233,7 +233,7 @@ async function answer(
   if (!expected) return unexpected(res, report);
   const limit = request.responseLimitBytes ?? DEFAULT_RESPONSE_LIMIT;
   const declared = Number(headerValue(res.headers['content-length']) ?? 0);
-  const read = declared > limit ? undefined : await readUpTo(res.body, limit);
+  const read = declared > limit ? undefined : await readUpTo(res.body, limit, declared);
   if (read === undefined || !read.complete) {
     discard(res.body);
     return report.fail('response_too_large', false, `the answer is larger than ${limit} bytes`, { status });
@@ -297,12 +297,27 @@ function shownUrl(location: string | undefined): string | undefined {
   }
 }
 
-/** At most `limit` bytes of the body; `complete` is false when there was more. */
-async function readUpTo(body: Readable, limit: number): Promise<{ bytes: Buffer; complete: boolean }> {
+/**
+ * At most `limit` bytes of the body; `complete` is false when there was more. With its length
+ * declared (`declared` > 0), the body is copied into one buffer of that length as it comes: a long
+ * answer is not held twice (its chunks, then their concatenation).
+ */
+async function readUpTo(body: Readable, limit: number, declared = 0): Promise<{ bytes: Buffer; complete: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let into = declared > 0 && declared <= limit ? Buffer.allocUnsafe(declared) : undefined;
   for await (const chunk of body) {
     const buf = chunk as Buffer;
+    if (into !== undefined && size + buf.length <= into.length) {
+      buf.copy(into, size);
+      size += buf.length;
+      continue;
+    }
+    if (into !== undefined) {
+      // Longer than declared: go on as without a length.
+      chunks.push(into.subarray(0, size));
+      into = undefined;
+    }
     if (size + buf.length > limit) {
       chunks.push(buf.subarray(0, limit - size));
       return { bytes: Buffer.concat(chunks), complete: false }; // leaving the loop destroys the stream
@@ -310,6 +325,7 @@ async function readUpTo(body: Readable, limit: number): Promise<{ bytes: Buffer;
     chunks.push(buf);
     size += buf.length;
   }
+  if (into !== undefined) return { bytes: into.subarray(0, size), complete: true };
   return { bytes: Buffer.concat(chunks), complete: true };
 }
 

@@ -151,6 +151,18 @@ export interface PeerWaitsTable {
   created_at: string;
 }
 
+/** A large part of a run's JSON, stored once and referred to (src/store/recorded.ts). */
+export interface RunValuesTable {
+  run_id: string;
+  /** sha256 (hex) of the part's JSON text. */
+  hash: string;
+  /** 0, 1, …: the part's text is stored in slices (RECORDED_SLICE_CHARS), in this order. */
+  slice: number;
+  /** One slice of the part's JSON text. */
+  value: string;
+  created_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   event_batches: EventBatchesTable;
@@ -163,4 +175,5 @@ export interface Database {
   push_outbox: PushOutboxTable;
   rate_limits: RateLimitsTable;
   peer_waits: PeerWaitsTable;
+  run_values: RunValuesTable;
 }

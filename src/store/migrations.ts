@@ -384,6 +384,25 @@ function childRuns(): Migration {
   };
 }
 
+/**
+ * Large parts of a run's JSON (a call's answer, a peer's artifact), each stored once and referred
+ * to from the run's snapshot and log (src/store/recorded.ts). Rows written before keep their
+ * values inline and read as before.
+ */
+function runValues(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(
+        db,
+        d,
+        'run_values',
+        { run_id: 'text!', hash: 'text!', slice: 'integer!', value: 'text!', created_at: 'text!' },
+        ['run_id', 'hash', 'slice'],
+      );
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -398,6 +417,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0010_partial_run_indexes': partialRunIndexes(),
     '0011_event_batches': eventBatches(dialect),
     '0012_child_runs': childRuns(),
+    '0013_run_values': runValues(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -172,6 +172,7 @@ export class Store extends Tables {
       tx = this.newTx(trx);
       return this.runIn(tx, fn);
     });
+    tx?.committed();
     if (tx && tx.changes.length > 0) this.emit(tx.changes);
     return result;
   }
@@ -282,6 +283,7 @@ export class Store extends Tables {
     }
     if (done.length > 0) this.counted(done.length);
     for (const { item, tx, result } of done) {
+      tx.committed();
       if (tx.changes.length > 0) this.emit(tx.changes);
       item.resolve(result);
     }
@@ -363,7 +365,7 @@ export class Store extends Tables {
         for (const table of ['push_outbox', 'push_configs', 'a2a_messages', 'a2a_tasks'] as const) {
           await trx.deleteFrom(table).where('task_id', 'in', ids).execute();
         }
-        for (const table of ['event_batches', 'interrupts', 'peer_waits', 'runs'] as const) {
+        for (const table of ['event_batches', 'run_values', 'interrupts', 'peer_waits', 'runs'] as const) {
           await trx.deleteFrom(table).where('run_id', 'in', ids).execute();
         }
       });

@@ -19,6 +19,8 @@ import { TxTaskRecords } from './repos/task-records.js';
 import type { Dialect } from './repos/repo.js';
 import { ACTIVE_CHILDREN, GET_RUN } from './repos/runs.js';
 import { normalized } from './json-value.js';
+import { carryHolding, encodeRecorded, type NewValue, noteLarge, notedSoFar, ValueWriter } from './recorded.js';
+import { holdsRecorded, RunValues } from './repos/run-values.js';
 import { Tables } from './repos/tables.js';
 import { type SqliteDirect, type Statement, type StatementResult, statement } from './statements.js';
 
@@ -165,7 +167,15 @@ function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<Run
     if (value === undefined || value === null) {
       delete merged[field];
     } else if ((JSON_FIELDS as readonly string[]).includes(field)) {
-      merged[field] = normalized(value, given ? undefined : before[field as keyof RunRecord]);
+      const prev = before[field as keyof RunRecord];
+      if (field === 'state' || field === 'error') {
+        // Long texts made by the round trip are kept for the write (src/store/recorded.ts).
+        const notes = notedSoFar();
+        merged[field] = normalized(value, given ? undefined : prev, noteLarge);
+        carryHolding(prev, merged[field], notedSoFar() !== notes);
+      } else {
+        merged[field] = normalized(value, given ? undefined : prev);
+      }
     }
   }
   const run = merged as unknown as RunRecord;
@@ -173,11 +183,26 @@ function applyPatch(before: RunRecord, patch: RunPatch, bookkeeping: Partial<Run
   return run;
 }
 
-/** The values of `columns` of `run` as written, taking a JSON column's text from `encoded` when there. */
-function columnValues(run: RunRecord, columns: readonly (keyof RunsTable & string)[], encoded?: Encoded): unknown[] {
+/**
+ * The values of `columns` of `run` as written, taking a JSON column's text from `encoded` when
+ * there. The state and the error may hold large parts: those go on `parts`, to be stored first,
+ * and the columns refer to them (src/store/recorded.ts).
+ */
+function columnValues(
+  run: RunRecord,
+  columns: readonly (keyof RunsTable & string)[],
+  writer: ValueWriter,
+  parts: NewValue[],
+  encoded?: Encoded,
+): unknown[] {
   return columns.map((c) => {
     const known = encoded?.[c];
-    return known && known.value === run[c as keyof RunRecord] ? known.text : runRows.column(run, c);
+    const text = known && known.value === run[c as keyof RunRecord] ? known.text : undefined;
+    if (c === 'state' || c === 'error') {
+      const value = run[c];
+      return value === undefined ? null : encodeRecorded(value, run.runId, writer, parts, text);
+    }
+    return text ?? runRows.column(run, c);
   });
 }
 
@@ -187,6 +212,9 @@ export class StoreTx extends Tables {
   #pushConfigs?: TxPushConfigs;
   #interrupts?: TxInterrupts;
   private readonly events: Events;
+  #values?: RunValues;
+  /** The large parts this transaction stores (src/store/recorded.ts). */
+  private readonly writer = new ValueWriter();
   /** Runs inserted by this transaction (nothing of theirs existed before it). */
   private readonly created = new Set<string>();
   /** Runs inserted with `defer` whose rows are still only here; written by `flush()`. */
@@ -204,6 +232,12 @@ export class StoreTx extends Tables {
   ) {
     super(db, dialect, now, direct);
     this.events = new Events(db, dialect, now, direct);
+  }
+
+  /** The parts of runs stored by reference, made on first use (most transactions have none). */
+  private get values(): RunValues {
+    this.#values ??= new RunValues(...this.repoArgs);
+    return this.#values;
   }
 
   // This transaction's views of the tables it may change, each made on first use (Tables).
@@ -239,7 +273,8 @@ export class StoreTx extends Tables {
     if (pending) return pending.run;
     const query = opts.forUpdate && this.dialect === 'postgres' ? GET_RUN_FOR_UPDATE : GET_RUN;
     const { rows } = await this.exec<RunsTable>(query, [runId]);
-    return rows[0] && runRows.fromRow(rows[0]);
+    const run = rows[0] && runRows.fromRow(rows[0]);
+    return run && holdsRecorded(run) ? this.values.read(run) : run;
   }
 
   /**
@@ -252,9 +287,13 @@ export class StoreTx extends Tables {
     if (this.dialect === 'postgres') await this.exec(LOCK_RUN, [parentRunId]);
     const { rows } = await this.exec<RunsTable>(ACTIVE_CHILD_RUNS, [parentRunId]);
     const listed = new Set(rows.map((r) => r.run_id));
-    const runs = rows.map(
-      (row) => (this.deferred.get(row.run_id) ?? this.held.get(row.run_id))?.run ?? runRows.fromRow(row),
-    );
+    const runs: RunRecord[] = [];
+    for (const row of rows) {
+      const held = (this.deferred.get(row.run_id) ?? this.held.get(row.run_id))?.run;
+      const read = held ?? runRows.fromRow(row);
+      // A child committed to is written whole again: its parts stored by reference are read in.
+      runs.push(held || !holdsRecorded(read) ? read : await this.values.read(read));
+    }
     // Inserted by this transaction and not written yet: not in the table.
     for (const { run } of this.deferred.values())
       if (run.parentRunId === parentRunId && !listed.has(run.runId)) runs.push(run);
@@ -288,11 +327,13 @@ export class StoreTx extends Tables {
 
   /** Insert a run's row and its events as they are, then run the transition steps. */
   private async writeNewRun(run: RunRecord, events: RunEvent[], encoded?: Encoded): Promise<RunChange> {
-    const values = columnValues(run, RUN_COLUMNS, encoded);
+    const parts: NewValue[] = [];
+    const values = columnValues(run, RUN_COLUMNS, this.writer, parts, encoded);
+    if (parts.length > 0) await this.values.store(parts);
     // No result is read: on PostgreSQL it goes out with the transaction's next awaited statement.
     if (!this.direct?.(INSERT_RUN.text, values))
       await this.db.executeQuery(sentAhead(INSERT_RUN.with(this.dialect, values)));
-    await this.events.append(events);
+    await this.events.append(events, this.writer);
     return this.record({ run, events });
   }
 
@@ -366,14 +407,16 @@ export class StoreTx extends Tables {
   private async writeHeld(held: HeldRun): Promise<void> {
     const { run } = held;
     const fenced = held.owner !== undefined;
+    const parts: NewValue[] = [];
     const params = [
-      ...columnValues(run, COMMIT_COLUMNS),
-      ...(held.withLease ? columnValues(run, LEASE_COLUMNS) : []),
+      ...columnValues(run, COMMIT_COLUMNS, this.writer, parts),
+      ...(held.withLease ? columnValues(run, LEASE_COLUMNS, this.writer, parts) : []),
       run.runId,
       held.firstVersion,
       ...(fenced ? [held.owner] : []),
     ];
     const query = COMMIT_RUN[(held.withLease ? 2 : 0) + (fenced ? 1 : 0)] as Statement;
+    if (parts.length > 0) await this.values.store(parts);
     const lease = (await this.exec<Lease>(query, params)).rows[0];
     if (!lease) throw new ConflictError(`run ${run.runId} changed concurrently`);
     if (!held.withLease) {
@@ -383,7 +426,7 @@ export class StoreTx extends Tables {
       if (lease.lease_expires_at === null) delete run.leaseExpiresAt;
       else run.leaseExpiresAt = Number(lease.lease_expires_at);
     }
-    await this.events.append(held.events);
+    await this.events.append(held.events, this.writer);
   }
 
   /** The whole event log so far of a run inserted with `defer` in this transaction (a copy). */
@@ -407,6 +450,11 @@ export class StoreTx extends Tables {
       await this.writeHeld(held);
     }
     await this.#tasks?.flushStates();
+  }
+
+  /** Called once the transaction committed (Store): later transactions may rely on what it stored. */
+  committed(): void {
+    this.writer.committed();
   }
 
   private async record(change: RunChange): Promise<RunChange> {

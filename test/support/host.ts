@@ -310,6 +310,7 @@ export async function footprint(t: TestHost): Promise<Record<string, number>> {
   const tables = [
     'runs',
     'event_batches',
+    'run_values',
     'interrupts',
     'idempotency',
     'a2a_tasks',

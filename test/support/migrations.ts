@@ -2,6 +2,12 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/store.js';
 
+/** Undo migration 0013: no table of parts stored by reference. */
+export async function undoRunValues(store: Store): Promise<void> {
+  await sql`drop table "run_values"`.execute(store.db);
+  await sql`delete from "kysely_migration" where "name" = '0013_run_values'`.execute(store.db);
+}
+
 /** Undo migration 0012: runs without their parent columns and the index of them. */
 async function undoChildRuns(store: Store): Promise<void> {
   await sql`drop index "runs_parent_active"`.execute(store.db);
@@ -12,6 +18,7 @@ async function undoChildRuns(store: Store): Promise<void> {
 
 /** Undo migration 0011 (and the later ones): the log back as migration 0001 made it (one row per event), empty. */
 export async function undoEventBatches(store: Store): Promise<void> {
+  await undoRunValues(store);
   await undoChildRuns(store);
   await sql`drop table "event_batches"`.execute(store.db);
   await sql`create table "events" ("run_id" text not null, "seq" integer not null, "type" text not null,

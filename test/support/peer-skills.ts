@@ -12,6 +12,9 @@
 // - reject    rejected "the reject skill refuses every task"
 // - slow      working, then (after data.ms, default the agent's slowMs, or when the test finishes
 //             it) artifact "slow" → completed
+// - large     working → artifact "large": a text of as many random base64 characters as the
+//             message's text says (a number) → completed
+import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -19,7 +22,7 @@ import type { Express } from 'express';
 export const SAMPLE_QUESTION = 'What is your name?';
 export const APPROVAL_QUESTION = 'Approve this request?';
 export const AUTH_QUESTION = 'Sign in to continue: who are you?';
-export const SKILL_IDS = ['echo', 'approval', 'clarify', 'auth', 'fail', 'reject', 'slow'] as const;
+export const SKILL_IDS = ['echo', 'approval', 'clarify', 'auth', 'fail', 'reject', 'slow', 'large'] as const;
 
 export type StepState =
   | 'working'
@@ -75,6 +78,14 @@ export function planTurn(skill: string, parked: boolean, turn: Turn, slowMs: num
         { artifact: 'slow', text: `done after ${ms} ms` },
         { status: 'completed' },
       ];
+    }
+    case 'large': {
+      // Random: a compressing store (PostgreSQL's TOAST) would make a repeated text look small.
+      const chars = Number(turn.text) || 0;
+      const text = randomBytes(Math.ceil((chars * 3) / 4))
+        .toString('base64')
+        .slice(0, chars);
+      return [{ status: 'working' }, { artifact: 'large', text }, { status: 'completed' }];
     }
     default:
       return [

@@ -3,11 +3,14 @@
 // Stored one row per commit (`event_batches`): the events a transaction appended to one run, as
 // one JSON array, keyed by the run and the sequence of its first event. A commit writes one row
 // and one key, not one of each per event (an approval reply appends nine); readers page by
-// sequence as before, and get each event with its run, sequence and timestamp restored.
+// sequence as before, and get each event with its run, sequence and timestamp restored. A batch
+// that holds a large part (a call's answer) holds a reference to it instead (src/store/recorded.ts).
 import type { EventBatchesTable } from '../db.js';
 import { MAX_EVENT_SEQUENCE, type RunEvent, type RunEventType } from '../model.js';
+import { encodeRecorded, isEnvelope, type NewValue, readRefs, type ValueWriter } from '../recorded.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
+import { RunValues } from './run-values.js';
 
 /**
  * The batches holding events after `afterSeq`, in order: the search starts at the batch holding
@@ -36,6 +39,8 @@ interface StoredEvent {
 }
 
 export class Events extends Repo {
+  #values?: RunValues;
+
   /** Events with sequence > afterSeq, in order, at most `limit`. */
   async list(runId: string, afterSeq = -1, limit = 1000): Promise<RunEvent[]> {
     // Nothing follows the largest sequence (and `afterSeq + 1` would not fit PostgreSQL's integer).
@@ -44,7 +49,14 @@ export class Events extends Repo {
     const params = [runId, runId, afterSeq + 1, afterSeq, limit];
     const { rows } = await this.exec<EventBatchesTable>(LIST_BATCHES, params);
     const out: RunEvent[] = [];
-    for (const row of rows) unpack(row, (e) => e.sequence > afterSeq && out.length < limit && out.push(e));
+    const take = (e: RunEvent) => e.sequence > afterSeq && out.length < limit && out.push(e);
+    for (const row of rows) {
+      const batch: unknown = JSON.parse(row.events);
+      const stored = Array.isArray(batch)
+        ? (batch as StoredEvent[])
+        : await this.whole(row, batch, (_, i) => Number(row.first_seq) + i > afterSeq);
+      unpack(row, stored, take);
+    }
     return out;
   }
 
@@ -60,21 +72,56 @@ export class Events extends Repo {
         : await this.exec<EventBatchesTable>(BATCHES_BEFORE, [runId, beforeSeq]);
     const out: RunEvent[] = [];
     const end = beforeSeq ?? Number.POSITIVE_INFINITY;
-    for (const row of rows) unpack(row, (e) => e.sequence < end && out.push(e), types);
+    const take = (e: RunEvent) => e.sequence < end && out.push(e);
+    for (const row of rows) {
+      const batch: unknown = JSON.parse(row.events);
+      const stored = Array.isArray(batch)
+        ? (batch as StoredEvent[])
+        : await this.whole(row, batch, (s, i) => Number(row.first_seq) + i < end && types.includes(s.type));
+      unpack(row, stored, take, types);
+    }
     return out;
   }
 
-  /** Append one run's already numbered events, consecutive from the first (one row). */
-  async append(events: RunEvent[]): Promise<void> {
+  /**
+   * Append one run's already numbered events, consecutive from the first (one row), and before it
+   * the large parts they hold that `writer`'s transaction has not stored yet.
+   */
+  async append(events: RunEvent[], writer: ValueWriter): Promise<void> {
     const first = events[0];
     if (!first) return;
-    const row = [first.runId, first.sequence, first.sequence + events.length - 1, first.timestamp, pack(events)];
+    const parts: NewValue[] = [];
+    const text = pack(events, writer, parts);
+    if (parts.length > 0) await this.values.store(parts);
+    const row = [first.runId, first.sequence, first.sequence + events.length - 1, first.timestamp, text];
     await this.sendAhead(INSERT_BATCH, row);
+  }
+
+  private get values(): RunValues {
+    this.#values ??= new RunValues(this.db, this.dialect, this.now, this.direct);
+    return this.#values;
+  }
+
+  /** The events of a batch stored with references, those `wanted` (by event and index) read in whole. */
+  private async whole(
+    row: EventBatchesTable,
+    batch: unknown,
+    wanted: (s: StoredEvent, i: number) => boolean,
+  ): Promise<StoredEvent[]> {
+    if (!isEnvelope(batch)) throw new Error(`run ${row.run_id}: event batch ${row.first_seq} is not a batch`);
+    const stored = batch.value as StoredEvent[];
+    const fetch = (hash: string) => this.values.text(row.run_id, hash);
+    const index = (path: Array<string | number>) => path[0] as number;
+    await readRefs(batch, row.run_id, fetch, (path) => wanted(stored[index(path)] as StoredEvent, index(path)));
+    return stored;
   }
 }
 
-/** The JSON text of a batch: each event without what the row holds (run, sequence, usual time). */
-function pack(events: RunEvent[]): string {
+/**
+ * The JSON text of a batch: each event without what the row holds (run, sequence, usual time);
+ * its large parts go on `parts` (src/store/recorded.ts).
+ */
+function pack(events: RunEvent[], writer: ValueWriter, parts: NewValue[]): string {
   const at = (events[0] as RunEvent).timestamp;
   const stored: StoredEvent[] = [];
   // Literals of a fixed shape each: one JSON.stringify of them all is faster than one per event.
@@ -83,12 +130,16 @@ function pack(events: RunEvent[]): string {
     else if (e.nodeId !== undefined) stored.push({ type: e.type, nodeId: e.nodeId, payload: e.payload });
     else stored.push({ type: e.type, payload: e.payload });
   }
-  return JSON.stringify(stored);
+  return encodeRecorded(stored, (events[0] as RunEvent).runId, writer, parts);
 }
 
-/** Each event of a batch row (only those of `types`, when given), as the RunEvent it was appended as. */
-function unpack(row: EventBatchesTable, take: (e: RunEvent) => unknown, types?: readonly string[]): void {
-  const stored = JSON.parse(row.events) as StoredEvent[];
+/** Each event of a batch (only those of `types`, when given), as the RunEvent it was appended as. */
+function unpack(
+  row: EventBatchesTable,
+  stored: StoredEvent[],
+  take: (e: RunEvent) => unknown,
+  types?: readonly string[],
+): void {
   const runId = row.run_id;
   const first = Number(row.first_seq);
   for (let i = 0; i < stored.length; i++) {

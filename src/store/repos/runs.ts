@@ -7,6 +7,7 @@ import { isWaiting, type RunHead, type RunRecord, type RunStatus, WAITING_STATUS
 import { RUN_HEAD_COLUMNS, runHeadOf, runRows } from '../rows.js';
 import { claimStatements, statement } from '../statements.js';
 import { Repo } from './repo.js';
+import { holdsRecorded, RunValues } from './run-values.js';
 
 /** Statuses a worker drives; any other status waits for something outside the worker. */
 const RUNNABLE: RunStatus[] = ['pending', 'running', 'cancelling'];
@@ -118,9 +119,22 @@ const WAITING_TERM: Expression<SqlBool> = sql<SqlBool>`${sql.ref('status')} in (
 )})`;
 
 export class Runs extends Repo {
+  #values?: RunValues;
+
   async get(runId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.exec<RunsTable>(GET_RUN, [runId]);
-    return rows[0] && runRows.fromRow(rows[0]);
+    return rows[0] && this.whole(runRows.fromRow(rows[0]));
+  }
+
+  /** A run as read, with its parts stored by reference read in (only a run that has some waits for them). */
+  private whole(run: RunRecord): RunRecord | Promise<RunRecord> {
+    if (!holdsRecorded(run)) return run;
+    this.#values ??= new RunValues(this.db, this.dialect, this.now, this.direct);
+    return this.#values.read(run);
+  }
+
+  private allWhole(runs: RunRecord[]): RunRecord[] | Promise<RunRecord[]> {
+    return runs.some(holdsRecorded) ? Promise.all(runs.map((r) => this.whole(r))) : runs;
   }
 
   /**
@@ -159,7 +173,8 @@ export class Runs extends Repo {
     for (let i = 0; i < runIds.length; i += IDS_PER_QUERY) {
       const ids = runIds.slice(i, i + IDS_PER_QUERY);
       const rows = await this.db.selectFrom('runs').selectAll().where('run_id', 'in', ids).execute();
-      out.push(...rows.map(runRows.fromRow));
+      // A child's artifact (its output) may be a part stored by reference: read in whole.
+      out.push(...(await this.allWhole(rows.map(runRows.fromRow))));
     }
     return out;
   }
@@ -193,7 +208,7 @@ export class Runs extends Repo {
   async claim(owner: string, leaseMs: number, limit: number): Promise<RunRecord[]> {
     const now = this.now().getTime();
     const rows = await this.all<RunsTable>(CLAIM[this.dialect], [owner, now + leaseMs, now, now, now, limit]);
-    return rows.map(runRows.fromRow);
+    return this.allWhole(rows.map(runRows.fromRow));
   }
 
   /** Extend a lease this owner still holds; false if it was lost. */

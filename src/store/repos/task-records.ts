@@ -10,6 +10,7 @@ import { statement } from '../statements.js';
 import { readOpenLocked } from './interrupts.js';
 import { sawNoConfigs } from './push-configs.js';
 import { Repo } from './repo.js';
+import { holdsRecorded, RunValues } from './run-values.js';
 
 // Every A2A request runs these; fixed SQL skips the query builder (statements.ts).
 const INSERT_TASK = statement(
@@ -89,6 +90,8 @@ export interface TaskPage {
 }
 
 export class TaskRecords extends Repo {
+  #values?: RunValues;
+
   async insert(rec: TaskRecord): Promise<void> {
     const params = [
       rec.taskId,
@@ -116,7 +119,16 @@ export class TaskRecords extends Repo {
   /** A task record with its run, read together (one statement, one consistent snapshot). */
   async getWithRun(taskId: string, tenantId: string): Promise<{ rec: TaskRecord; run: RunRecord } | undefined> {
     const row = (await this.exec<RunsTable & TaskColumns>(TASK_AND_RUN, [taskId, tenantId])).rows[0];
-    return row && taskAndRunOf(row);
+    if (!row) return undefined;
+    const read = taskAndRunOf(row);
+    if (holdsRecorded(read.run)) await this.values.read(read.run);
+    return read;
+  }
+
+  /** Reads a run's parts stored by reference (src/store/recorded.ts), made on first use. */
+  private get values(): RunValues {
+    this.#values ??= new RunValues(this.db, this.dialect, this.now, this.direct);
+    return this.#values;
   }
 
   /**
@@ -139,6 +151,7 @@ export class TaskRecords extends Repo {
       throw new ConflictError(`run ${taskId} changed while its reply waited for it`);
     }
     const target: ReplyTarget = taskAndRunOf(row);
+    if (holdsRecorded(target.run)) await this.values.read(target.run);
     if (row.i_interrupt_id !== null) target.open = interruptOf(row);
     return { target, configs: Number(row.p_configs) };
   }

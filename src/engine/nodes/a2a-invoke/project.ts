@@ -31,15 +31,22 @@ export function outputOf(task: PeerTask): Record<string, unknown> {
 
 /**
  * The replay cache (docs/protocol/openwop.md, "Replay cache"): the peer's final task, both clocks
- * and the protocol version, in node.completed / node.failed. Never a token.
+ * and the protocol version, in node.completed / node.failed. Never a token. `output` is the task
+ * as the node's output (outputOf): the record holds that very object, so the store keeps one copy
+ * of the task for both (src/store/recorded.ts).
  */
-export function replayRecord(task: PeerTask, call: CallInfo, now: number): Record<string, unknown> {
+export function replayRecord(
+  task: PeerTask,
+  call: CallInfo,
+  now: number,
+  output: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     peer: {
       agent: call.agent,
       protocolVersion: call.protocolVersion,
       binding: call.binding,
-      task: outputOf(task),
+      task: output,
       peerTimestamp: task.peerTimestamp ?? null,
       recordedAt: new Date(now).toISOString(),
     },
@@ -48,12 +55,13 @@ export function replayRecord(task: PeerTask, call: CallInfo, now: number): Recor
 
 /** A terminal peer task as the node's outcome; undefined while the task is not terminal. */
 export function terminalResult(task: PeerTask, call: CallInfo, now: number): NodeResult | undefined {
-  const detail = replayRecord(task, call, now);
+  const output = outputOf(task);
+  const detail = replayRecord(task, call, now, output);
   const said = task.statusMessage?.text;
   const details = { ...detail, peerTaskId: task.taskId, agent: call.agent };
   switch (task.state) {
     case 'completed':
-      return { kind: 'completed', output: outputOf(task), detail };
+      return { kind: 'completed', output, detail };
     case 'failed':
       return {
         kind: 'failed',
