@@ -316,6 +316,23 @@ for (const dialect of DIALECTS) {
       const unnamed = await rpc(t, 'message/send', { message: dataMessage({ action: 'accept' }, { taskId: runId }) });
       assert.equal(unnamed.body.error?.code, -32602, unnamed.text);
       assert.match(unnamed.body.error.message, /several nodes \((legal, finance|finance, legal)\)/);
+      // A2A 1.0 over HTTP+JSON: the same refusal, as 400 INVALID_ARGUMENT.
+      const rest = await t.request(
+        'POST',
+        '/v1/a2a/rest/message:send',
+        {
+          message: {
+            messageId: `rest-${runId}`,
+            taskId: runId,
+            role: 'ROLE_USER',
+            parts: [{ data: { action: 'accept' } }],
+          },
+        },
+        { 'a2a-version': '1.0' },
+      );
+      assert.equal(rest.status, 400, rest.text);
+      assert.equal(rest.body.error.status, 'INVALID_ARGUMENT');
+      assert.match(rest.body.error.message, /several nodes/);
       const wrong = await rpc(t, 'message/send', {
         message: dataMessage({ action: 'accept', nodeId: 'draft' }, { taskId: runId }),
       });
