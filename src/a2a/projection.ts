@@ -7,6 +7,7 @@
 import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { isPlainObject, stringArray } from './values.js';
+import { INTERRUPTED_STATES, TERMINAL_STATES } from './types.js';
 import type {
   A2AInterruptKind,
   A2APushConfigRecord,
@@ -52,13 +53,11 @@ export function projectState(status: RunStatus, _interruptKind?: InterruptKind):
   return row.interruptKind ? { state: row.state, interruptKind: row.interruptKind } : { state: row.state };
 }
 
-const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'canceled', 'failed', 'rejected']);
-const INTERRUPTED: ReadonlySet<TaskState> = new Set(['input-required', 'auth-required']);
-
-export const isTerminalState = (state: TaskState): boolean => TERMINAL.has(state);
+export const isTerminalState = (state: TaskState): boolean => TERMINAL_STATES.has(state);
 
 /** A message/stream (and a blocking send) ends at a terminal state or when the caller must act. */
-export const isFinalForMessageStream = (state: TaskState): boolean => TERMINAL.has(state) || INTERRUPTED.has(state);
+export const isFinalForMessageStream = (state: TaskState): boolean =>
+  TERMINAL_STATES.has(state) || INTERRUPTED_STATES.has(state);
 
 /** A state an event moves a task into, with what a status update says about it. */
 export interface EventState extends ProjectedState {

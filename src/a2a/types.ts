@@ -1,5 +1,5 @@
 // A2A v0.3 JSON-RPC wire objects that Handoff emits and accepts (docs/protocol/a2a.md#v03-objects), plus the
-// RFC 0100 A2ATaskState record (docs/protocol/openwop.md#a2ataskstate). Types only: no behaviour.
+// RFC 0100 A2ATaskState record (docs/protocol/openwop.md#a2ataskstate). Types, and the state vocabulary.
 //
 // Every data object carries its `kind` discriminator: v0.3 lists it as required on the wire.
 
@@ -21,6 +21,11 @@ export type TaskState = (typeof TASK_STATES)[number];
 
 /** The stored vocabulary of A2ATaskState.state: the wire states minus `unknown`. */
 export type StoredTaskState = Exclude<TaskState, 'unknown'>;
+
+/** The states a task never leaves (the one list: projection, peers, CLI). */
+export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'canceled', 'failed', 'rejected']);
+/** The states in which a task waits for its caller (a reply, credentials): a turn is over. */
+export const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set(['input-required', 'auth-required']);
 
 /** The interrupt kinds RFC 0100 can name in `interruptKind`. */
 export type A2AInterruptKind = 'approval' | 'clarification';

@@ -4,6 +4,8 @@
 //   const wait = retryDelayMs(policy, attempts, outcome.retryAfterMs);
 //   if (wait === null) fail(outcome); else wakeAt = Date.now() + wait;
 
+import { retryWaitMs } from '../egress/retry-after.js';
+
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
   maxAttempts: number;
@@ -27,5 +29,5 @@ export function retryDelayMs(
   if (attempt >= policy.maxAttempts) return null;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const jittered = Math.round(ceiling / 2 + random() * (ceiling / 2));
-  return Math.min(policy.maxDelayMs, Math.max(jittered, retryAfterMs ?? 0));
+  return retryWaitMs(jittered, retryAfterMs, policy.maxDelayMs);
 }

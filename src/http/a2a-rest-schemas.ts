@@ -338,7 +338,8 @@ export function restRouteSchema(route: RestRoute) {
       [route.status]: doc.ok,
       400: failure(
         (streams
-          ? 'Version not served (VERSION_NOT_SUPPORTED); the stream’s other refusals are its SSE error event.'
+          ? 'Refused before the stream opens (no stream byte is sent): malformed request (INVALID_PARAMS), version ' +
+            'not served (VERSION_NOT_SUPPORTED), or a finished task (UNSUPPORTED_OPERATION).'
           : 'Malformed request (INVALID_PARAMS, with BadRequest field violations), version not served ' +
             '(VERSION_NOT_SUPPORTED), or an operation the task’s state refuses (TASK_NOT_CANCELABLE, ' +
             'UNSUPPORTED_OPERATION).') +
@@ -349,8 +350,15 @@ export function restRouteSchema(route: RestRoute) {
       }),
       403: failure('A browser wrote from an origin that is not allowed (FORBIDDEN; HANDOFF_CORS_ORIGINS).'),
       ...(names.length > 0 ? { 414: failure('A path segment longer than 256 characters (URI_TOO_LONG).') } : {}),
-      // A stream's unknown task is its SSE error event (above), not a 404.
-      ...(hasTask && !streams ? { 404: failure('No such task (or config) for this caller (TASK_NOT_FOUND).') } : {}),
+      ...(hasTask || streams
+        ? {
+            404: failure(
+              streams
+                ? 'No such task for this caller (TASK_NOT_FOUND), before any stream byte.'
+                : 'No such task (or config) for this caller (TASK_NOT_FOUND).',
+            ),
+          }
+        : {}),
       ...(post
         ? {
             413: failure('The body exceeds the host’s limit (PAYLOAD_TOO_LARGE; HANDOFF_BODY_LIMIT).'),

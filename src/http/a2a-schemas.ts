@@ -6,6 +6,7 @@ import a2aTaskStateSchema from '../../schemas/a2a-task-state.schema.json' with {
 import * as rpcErrors from '../a2a/errors.js';
 import { KNOWN_METHODS, validateParams } from '../a2a/jsonrpc.js';
 import type { A2ATaskState as A2ATaskStateRecord } from '../a2a/types.js';
+import { DELIVERY_STATES } from '../store/model.js';
 import { OpenObject, ref } from './schemas.js';
 
 /** The published RFC 0100 record schema, registered under a short `$id` (its component name). */
@@ -38,8 +39,6 @@ export const TaskListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const DELIVERY_STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 
 export const DeliveryQuery = Type.Object(
   {

@@ -10,6 +10,7 @@
 // cancelled. A peer without ListTasks (A2A 0.3) cannot be asked: the wait is dropped with a warning.
 import type { Logger } from 'pino';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
+import { retryWaitMs } from '../egress/retry-after.js';
 import { PassLoop } from '../pass-loop.js';
 import type { PeerWaitRecord, PeerWaits } from '../store/repos/peer-waits.js';
 import type { PeerClient, PeerTarget, RunContext } from './client.js';
@@ -86,7 +87,7 @@ export class PeerCancels {
       }
       const base = Math.min(this.opts.maxMs, this.opts.minMs * 2 ** w.attempts);
       const retryAfter = f.kind === 'transport' ? (f.retryAfterMs ?? 0) : 0;
-      await this.opts.waits.retryCancel(w.waitId, Date.now() + Math.max(base, retryAfter));
+      await this.opts.waits.retryCancel(w.waitId, Date.now() + retryWaitMs(base, retryAfter, this.opts.maxMs));
     }
   }
 

@@ -54,9 +54,8 @@ const STATES: Partial<Record<TaskState, StoredTaskState>> = {
   [TaskState.TASK_STATE_REJECTED]: 'rejected',
 };
 
-export const TERMINAL_STATES: ReadonlySet<StoredTaskState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
-/** The peer waits for its caller (a follow-up message, credentials): a subscription's turn is over. */
-export const INTERRUPTED_STATES: ReadonlySet<StoredTaskState> = new Set(['input-required', 'auth-required']);
+/** A peer task's terminal and interrupted states: the A2A vocabulary's own. */
+export { INTERRUPTED_STATES, TERMINAL_STATES } from '../a2a/types.js';
 
 function stateOf(state: TaskState | undefined, taskId: string): StoredTaskState {
   const stored = state === undefined ? undefined : STATES[state];

@@ -8,6 +8,7 @@ import type { DeliveryRecord, PushConfigRecord } from '../store/model.js';
 import type { Outcome } from '../store/repos/push-outbox.js';
 import type { Store } from '../store/store.js';
 import { discardSecrets, openSecrets } from './configs.js';
+import { retryWaitMs } from '../egress/retry-after.js';
 import { PassLoop } from '../pass-loop.js';
 import { deliver } from './deliver.js';
 import { backoffMs } from './schedule.js';
@@ -41,11 +42,13 @@ export interface PushWorkerOptions {
 export class PushWorker {
   private readonly loop: PassLoop;
   private readonly inflight = new Set<Promise<void>>();
+  private readonly longestStep: number;
 
   constructor(
     private readonly store: Store,
     private readonly opts: PushWorkerOptions,
   ) {
+    this.longestStep = Math.max(...opts.schedule);
     opts.metrics.outboxLagSource = () => this.store.outbox.oldestPendingAgeMs();
     this.loop = new PassLoop(
       () => this.pass(),
@@ -108,7 +111,8 @@ export class PushWorker {
       this.opts.metrics.pushDeliveryLag.observe((Date.now() - Date.parse(row.createdAt)) / 1000);
     } else {
       const exhausted = result.permanent || attempts > this.opts.schedule.length;
-      const retryInMs = result.retryAfterMs ?? backoffMs(this.opts.schedule, attempts);
+      // A receiver's Retry-After is honoured up to the schedule's longest step, never beyond it.
+      const retryInMs = retryWaitMs(backoffMs(this.opts.schedule, attempts), result.retryAfterMs, this.longestStep);
       outcome = {
         state: exhausted ? 'dead' : 'pending',
         attempts,

@@ -235,7 +235,9 @@ export interface PushConfigRecord {
   protocolVersion: string;
 }
 
-export type DeliveryState = 'pending' | 'delivered' | 'dead' | 'cancelled';
+/** The states of a push delivery (the outbox row), and of the deliveries API. */
+export const DELIVERY_STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** One push delivery: a (config, transition) pair, written with the transition (the outbox). */
 export interface DeliveryRecord {

@@ -15,6 +15,7 @@
 //   hand-backs of runs and deliveries, a delivery's attempt outcome, an operator's retry.
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './db.js';
+import { TERMINAL_STATUSES } from './model.js';
 import { Events } from './repos/events.js';
 import type { Dialect } from './repos/repo.js';
 import { Quotas } from './repos/quotas.js';
@@ -80,7 +81,7 @@ interface PendingTx {
  */
 const GROUP_MAX = 64;
 const GROUP_BUDGET_MS = 25;
-const TERMINAL = ['completed', 'failed', 'cancelled'];
+const TERMINAL = [...TERMINAL_STATUSES];
 
 /** ROLLBACK after a failure: if it fails too, the first failure is the one to report. */
 function rollbackQuietly(run: (text: string) => unknown): void {

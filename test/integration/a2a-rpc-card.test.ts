@@ -125,6 +125,34 @@ describe('A2A card, discovery and auth (API keys configured)', () => {
     assert.ok(!JSON.stringify(doc).includes(KEY_ALICE));
   });
 
+  it('the card is cacheable: public max-age, an ETag per version, If-None-Match answered 304 without a body', async () => {
+    const tags = new Set<string>();
+    for (const path of CARD_PATHS) {
+      for (const version of [{}, { 'a2a-version': '1.0' }]) {
+        const res = await t.get(path, version);
+        assert.equal(res.status, 200, res.text);
+        assert.match(String(res.headers['cache-control']), /^public, max-age=[1-9]\d*$/);
+        const etag = String(res.headers.etag);
+        assert.match(etag, /^"[\w-]+"$/, 'a strong ETag');
+        assert.equal((await t.get(path, version)).headers.etag, etag, 'the same bytes, the same tag');
+        tags.add(etag);
+        for (const asked of [etag, `"stale", W/${etag}`, '*']) {
+          const cached = await t.get(path, { ...version, 'if-none-match': asked });
+          assert.equal(cached.status, 304, `${path} If-None-Match: ${asked}`);
+          assert.equal(cached.text, '');
+          assert.equal(cached.headers.etag, etag);
+          assert.equal(cached.headers.vary, 'A2A-Version');
+          assert.match(String(cached.headers['cache-control']), /^public, max-age=/);
+        }
+        const stale = await t.get(path, { ...version, 'if-none-match': '"stale"' });
+        assert.equal(stale.status, 200);
+        assert.deepEqual(stale.body, res.body);
+      }
+    }
+    // Both paths serve the same bytes; each version has its own tag.
+    assert.equal(tags.size, 2, [...tags].join());
+  });
+
   it('a wrong or malformed Authorization header does not turn the public card into a 401', async () => {
     for (const headers of [bearer('key-not-configured'), { authorization: 'garbage' }]) {
       const { cards } = await discovery(t, headers);

@@ -90,11 +90,53 @@ describe('A2A 1.0 errors (sqlite)', () => {
     assertRpcV1({ ...subscribed, body: oneErrorEvent(subscribed) }, -32004, 'UNSUPPORTED_OPERATION');
     assertRpcV1(await rpc('GetExtendedAgentCard', {}), -32004, 'UNSUPPORTED_OPERATION');
     assertRest(await t.get(`${REST}/extendedAgentCard`, alice), 400, 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION');
-    const restSubscribed = await t.post(`${REST}/tasks/${done.id}:subscribe`, undefined, alice);
-    const status = oneErrorEvent(restSubscribed);
-    assert.equal(status.error.code, 400);
-    assert.equal(status.error.status, 'FAILED_PRECONDITION');
-    assert.equal(status.error.details[0].reason, 'UNSUPPORTED_OPERATION');
+    // HTTP+JSON answers it with an HTTP status before any stream byte (A2A 1.0 §11.6).
+    assertRest(
+      await t.post(`${REST}/tasks/${done.id}:subscribe`, undefined, alice),
+      400,
+      'FAILED_PRECONDITION',
+      'UNSUPPORTED_OPERATION',
+    );
+  });
+
+  it('REST streams refused before they open: a finished task is HTTP 400, an unknown or foreign one 404', async () => {
+    const finished = 'FAILED_PRECONDITION';
+    for (const [method, path] of [
+      ['POST', `${REST}/tasks/${done.id}:subscribe`],
+      ['GET', `${REST}/tasks/${done.id}:subscribe`],
+      ['POST', `${REST}/t1/tasks/${done.id}:subscribe`],
+    ] as const) {
+      assertRest(await t.request(method, path, undefined, alice), 400, finished, 'UNSUPPORTED_OPERATION');
+    }
+    for (const [path, who] of [
+      [`${REST}/tasks/run_does_not_exist:subscribe`, alice],
+      [`${REST}/tasks/${done.id}:subscribe`, eve],
+      [`${REST}/t1/tasks/run_does_not_exist:subscribe`, alice],
+    ] as const) {
+      assertRest(await t.post(path, undefined, who), 404, 'NOT_FOUND', 'TASK_NOT_FOUND');
+    }
+    // message:stream naming a task: the same answers, and nothing is started.
+    const before = await t.host.store.runs.count();
+    const naming = (taskId: string) => ({ message: userText('again', { taskId }) });
+    assertRest(await t.post(`${REST}/message:stream`, naming(done.id), alice), 400, finished, 'UNSUPPORTED_OPERATION');
+    assertRest(await t.post(`${REST}/message:stream`, naming(done.id), eve), 404, 'NOT_FOUND', 'TASK_NOT_FOUND');
+    assertRest(
+      await t.post(`${REST}/message:stream`, naming('run_does_not_exist'), alice),
+      404,
+      'NOT_FOUND',
+      'TASK_NOT_FOUND',
+    );
+    // A malformed stream request is refused the same way (400 INVALID_PARAMS).
+    assertRest(
+      await t.post(`${REST}/message:stream`, { message: 42 }, alice),
+      400,
+      'INVALID_ARGUMENT',
+      'INVALID_PARAMS',
+    );
+    assert.equal(await t.host.store.runs.count(), before, 'nothing started');
+    // The JSON-RPC binding keeps its SSE error event (what its streaming clients read).
+    const viaRpc = await rpc('SubscribeToTask', { id: 'run_does_not_exist' });
+    assertRpcV1({ ...viaRpc, body: oneErrorEvent(viaRpc) }, -32001, 'TASK_NOT_FOUND');
   });
 
   it('-32005 ContentTypeNotSupported: acceptedOutputModes this agent cannot produce', async () => {

@@ -300,10 +300,11 @@ describe('OpenAPI document', () => {
       if (!isPublic) assert.ok(codes.includes('401'), `${key}: 401`);
       if (op.requestBody) for (const c of ['413', '415']) assert.ok(codes.includes(c), `${key}: ${c}`);
       if (op.requestBody && key !== 'POST /v1/a2a') assert.ok(codes.includes('400'), `${key}: 400`);
-      // A2A streams answer an unknown task with their SSE error event, not a 404.
+      // An HTTP+JSON stream refuses an unknown task with a 404 before it opens (message:stream
+      // naming one too); the other streams answer it in their own way.
       const streams = !!op.responses['200']?.content?.['text/event-stream'];
-      if (/\{id\}|\{taskId\}/.test(key) && !streams) assert.ok(codes.includes('404'), `${key}: 404`);
-      if (streams && key.includes('/v1/a2a/rest/')) assert.ok(!codes.includes('404'), `${key}: no 404`);
+      const restStream = streams && key.includes('/v1/a2a/rest/');
+      if ((/\{id\}|\{taskId\}/.test(key) && !streams) || restStream) assert.ok(codes.includes('404'), `${key}: 404`);
     }
   });
 
@@ -452,6 +453,14 @@ describe('OpenAPI document', () => {
     await answer('GET /v1/a2a/rest/tasks/{id}', noVersion, 'RpcStatus');
     const stream = opOf(doc, 'POST /v1/a2a/rest/message:stream').responses['200'].content;
     assert.deepEqual(Object.keys(stream), ['text/event-stream']);
+    // A stream refused before it opens is an HTTP error, declared like any route's.
+    const noTask = await t.post('/v1/a2a/rest/tasks/run_unknown:subscribe', undefined, v1);
+    assert.equal(noTask.status, 404, noTask.text);
+    await answer('POST /v1/a2a/rest/tasks/{id}:subscribe', noTask, 'RpcStatus');
+    const naming = { message: { ...message, messageId: 'openapi-rest-2', taskId: 'run_unknown' } };
+    const noStream = await t.post('/v1/a2a/rest/message:stream', naming, v1);
+    assert.equal(noStream.status, 404, noStream.text);
+    await answer('POST /v1/a2a/rest/message:stream', noStream, 'RpcStatus');
   });
 
   it('describes the A2A JSON-RPC answers and the durable task state', async () => {

@@ -679,6 +679,29 @@ tokens are only stored encrypted', async () => {
       assert.ok(passes <= 3, `${passes} worker passes in 1 s with nothing claimable (pollMs is 1 s)`);
     });
 
+    it('a receiver’s Retry-After is honoured only up to the schedule’s longest step (30 s), not for 31 years', async () => {
+      const LONGEST_STEP_MS = 30_000; // HANDOFF_PUSH_RETRY_SCHEDULE above
+      for (const retryAfter of ['999999999', 'Fri, 31 Dec 9999 23:59:59 GMT']) {
+        const ep = router.endpoint('retry-after', () => ({ status: 503, headers: { 'retry-after': retryAfter } }));
+        const task = await alice.sendOk(skillMessage('echo', 'slow down'), inline(ep.url));
+        const [pending] = await waitDeliveries(
+          task.id,
+          'the 503 recorded',
+          (ds) => ds.length === 1 && ds[0].attempts === 1 && ds[0].state === 'pending',
+        );
+        // Recorded after the receiver answered (hit.at) and before now: the Retry-After, cut to the step.
+        const next = Date.parse(pending.nextAttemptAt);
+        const answeredAt = ep.log()[0]!.at;
+        assert.ok(
+          next - answeredAt >= LONGEST_STEP_MS,
+          `Retry-After ${retryAfter}: next attempt ${next - answeredAt} ms on`,
+        );
+        assert.ok(next <= Date.now() + LONGEST_STEP_MS, `Retry-After ${retryAfter}: ${pending.nextAttemptAt}`);
+        assert.equal(pending.lastStatus, 503);
+        await alice.rpc('tasks/pushNotificationConfig/delete', { id: task.id, pushNotificationConfigId: task.id });
+      }
+    });
+
     it('GET /v1/a2a/deliveries validates its query', async () => {
       assert.equal((await t.get('/v1/a2a/deliveries?state=bogus', alice.headers)).status, 400);
       assert.equal((await t.get('/v1/a2a/deliveries?limit=0', alice.headers)).status, 400);

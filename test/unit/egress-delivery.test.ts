@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { type Agent, request } from 'undici';
 import { createEgressPolicy, type EgressPolicy } from '../../src/egress/address.js';
 import { createGuardedDispatcher, type ResolvedAddress } from '../../src/egress/dispatcher.js';
-import { parseRetryAfter } from '../../src/egress/retry-after.js';
+import { parseRetryAfter, retryWaitMs } from '../../src/egress/retry-after.js';
 import { deliver } from '../../src/push/deliver.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 
@@ -239,5 +239,17 @@ describe('parseRetryAfter', () => {
     assert.equal(parseRetryAfter('-1', now), undefined);
     assert.equal(parseRetryAfter('soon', now), undefined);
     assert.equal(parseRetryAfter(undefined, now), undefined);
+  });
+});
+
+describe('retryWaitMs', () => {
+  it('a longer Retry-After wins, only up to the longest wait; a shorter one or none keeps the own backoff', () => {
+    const longest = 8 * 3_600_000;
+    assert.equal(retryWaitMs(5_000, 999_999_999_000, longest), longest);
+    assert.equal(retryWaitMs(5_000, 60_000, longest), 60_000);
+    assert.equal(retryWaitMs(5_000, 1_000, longest), 5_000);
+    assert.equal(retryWaitMs(5_000, undefined, longest), 5_000);
+    // The caller's own backoff (with its jitter) is its business, even past `longest`.
+    assert.equal(retryWaitMs(300, 999_999_999_000, 250), 300);
   });
 });

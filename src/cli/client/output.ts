@@ -2,7 +2,17 @@
 // docs/protocol/openwop.md#cli-exit-codes), colour only on a TTY without NO_COLOR (node:util styleText), and the
 // human rendering of Tasks, stream events and errors. `--json` output is written by the commands.
 import { styleText } from 'node:util';
-import type { Artifact, Message, Part, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../a2a/types.js';
+import {
+  type Artifact,
+  INTERRUPTED_STATES,
+  type Message,
+  type Part,
+  type Task,
+  type TaskArtifactUpdateEvent,
+  type TaskState,
+  type TaskStatusUpdateEvent,
+  TERMINAL_STATES,
+} from '../../a2a/types.js';
 import { UsageError } from './card.js';
 import { HttpStatusError, NetworkError } from './http.js';
 import { InvalidResponseError, RpcError } from './rpc.js';
@@ -14,10 +24,10 @@ export const EXIT_ERROR = 1;
 /** The task is not finished: submitted, working, input-required or auth-required. */
 export const EXIT_PENDING = 3;
 
-export const TERMINAL_STATES: ReadonlySet<string> = new Set(['completed', 'canceled', 'failed', 'rejected']);
-const PENDING_STATES: ReadonlySet<string> = new Set(['submitted', 'working', 'input-required', 'auth-required']);
+const PENDING_STATES: ReadonlySet<string> = new Set(['submitted', 'working', ...INTERRUPTED_STATES]);
 
-export const isTerminal = (state: string | undefined): boolean => state !== undefined && TERMINAL_STATES.has(state);
+export const isTerminal = (state: string | undefined): boolean =>
+  state !== undefined && TERMINAL_STATES.has(state as TaskState);
 
 /** 0 completed; 3 submitted, working, input-required, auth-required; 1 anything else. */
 export function exitCodeForState(state: string | undefined): number {
@@ -46,8 +56,8 @@ export class Paint {
   red = (t: string): string => this.style('red', t);
   state(state: string): string {
     if (state === 'completed') return this.style(['green', 'bold'], state);
-    if (TERMINAL_STATES.has(state)) return this.style(['red', 'bold'], state);
-    if (state === 'input-required' || state === 'auth-required') return this.style(['yellow', 'bold'], state);
+    if (isTerminal(state)) return this.style(['red', 'bold'], state);
+    if (INTERRUPTED_STATES.has(state as TaskState)) return this.style(['yellow', 'bold'], state);
     return this.style('cyan', state);
   }
 }

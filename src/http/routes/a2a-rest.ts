@@ -29,16 +29,7 @@ import { typed } from '../schemas.js';
 import { jsonBodyParser } from '../json-body.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
 import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
-import {
-  type A2ARouteDeps,
-  isStreaming,
-  openStream,
-  pumpStream,
-  sseError,
-  startsRun,
-  versionAsked,
-  wireError,
-} from './a2a.js';
+import { type A2ARouteDeps, isStreaming, openStream, pumpStream, startsRun, versionAsked, wireError } from './a2a.js';
 
 export { A2A_JSON };
 const V1 = CODECS['1.0'];
@@ -86,13 +77,7 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
     query: req.query as Record<string, unknown>,
     body: req.body,
   };
-  let request: ReturnType<typeof decodeRestRequest>;
-  try {
-    request = decodeRestRequest(route.operation, input);
-  } catch (err) {
-    if (isStreaming(route.operation)) return sseError(reply, restError(wireError(req, err)).body);
-    throw err;
-  }
+  const request = decodeRestRequest(route.operation, input);
   if (startsRun(route.operation, request)) {
     const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
     if (refusal) {
@@ -108,7 +93,9 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
 }
 
 /** message:stream and tasks/{id}:subscribe: one StreamResponse per SSE event (the SSE id is the run
- * event sequence, for Last-Event-ID); an error after the first event is an `error` event. */
+ * event sequence, for Last-Event-ID). A refusal before the stream opens (a finished task 400, an
+ * unknown one 404, bad params 400) is an HTTP error like any route's, before any stream byte (A2A
+ * 1.0 §11.6); an error after the first event is an `error` event. */
 async function stream(
   deps: A2ARouteDeps,
   route: RestRoute,
@@ -126,7 +113,7 @@ async function stream(
     opened = await openStream(deps, req, V1, route.operation, request);
   } catch (err) {
     slot.release();
-    return sseError(reply, restError(wireError(req, err)).body);
+    throw err;
   }
   await pumpStream(slot.open(reply), opened, deps.streams, {
     frame: (result) => encodeItem(V1, result),

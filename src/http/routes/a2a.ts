@@ -53,7 +53,18 @@ import {
   SeamStartBody,
   TaskListQuery,
 } from '../a2a-schemas.js';
-import { BAD_MEDIA_TYPE, CROSS_SITE, failure, ref, TOO_LARGE, typed, UNAUTHORIZED, withHeaders } from '../schemas.js';
+import {
+  BAD_MEDIA_TYPE,
+  CROSS_SITE,
+  empty,
+  failure,
+  ref,
+  TOO_LARGE,
+  typed,
+  UNAUTHORIZED,
+  withHeaders,
+} from '../schemas.js';
+import { matchesEtag, strongEtag } from '../etag.js';
 import type { A2ATaskState as A2ATaskStateRecord } from '../../a2a/types.js';
 import { checkPushUrl, type EgressPolicy } from '../../egress/address.js';
 import { BytePage } from '../../byte-page.js';
@@ -103,11 +114,15 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     requireAuth: deps.config.apiKeys.size > 0,
   });
   // The card's shape follows the A2A-Version asked for (absent: the 0.3 card, which also lists
-  // supportedInterfaces): caches must key on the header.
+  // supportedInterfaces): caches must key on the header. Its ETag is of the bytes sent, so each
+  // version (and each base URL) has its own (A2A 1.0 §8.6.1).
   const card = async (req: FastifyRequest, reply: FastifyReply) => {
     const asked = versionAsked(req);
-    void reply.header('Vary', 'A2A-Version');
-    return agentCardFor(cardVersion(asked.header, asked.query), cardOptions(req));
+    const body = JSON.stringify(agentCardFor(cardVersion(asked.header, asked.query), cardOptions(req)));
+    const etag = strongEtag(body);
+    void reply.headers({ Vary: 'A2A-Version', 'Cache-Control': CARD_CACHE_CONTROL, ETag: etag });
+    if (matchesEtag(req.headers['if-none-match'], etag)) return reply.status(304).send();
+    return reply.type('application/json; charset=utf-8').send(body);
   };
   const api = typed(app);
   const cardSchema = (operationId: string, summary: string) => ({
@@ -115,10 +130,14 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     tags: ['a2a'],
     summary,
     response: {
-      200: Type.Union([ref(AgentCard), ref(AgentCardV1)], {
-        description:
-          'The agent card: the 0.3 card (which also lists supportedInterfaces) unless A2A-Version asks for 1.0.',
-      }),
+      200: withHeaders(
+        Type.Union([ref(AgentCard), ref(AgentCardV1)], {
+          description:
+            'The agent card: the 0.3 card (which also lists supportedInterfaces) unless A2A-Version asks for 1.0.',
+        }),
+        CARD_HEADERS,
+      ),
+      304: withHeaders(empty('Not modified: `If-None-Match` names the card’s current ETag.'), CARD_HEADERS),
     },
   });
   api.get(
@@ -210,6 +229,14 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
 
   if (deps.config.testSeams) seamRoutes(app, deps, readRecord);
 }
+
+/** The card changes only with the host's configuration and workflows: caches may keep it a while. */
+const CARD_CACHE_CONTROL = 'public, max-age=300';
+const CARD_HEADERS = {
+  'Cache-Control': { description: `\`${CARD_CACHE_CONTROL}\`` },
+  ETag: { description: 'A strong tag of the exact bytes of this version’s card; send it back as `If-None-Match`.' },
+  Vary: { description: '`A2A-Version`: the card’s shape follows the version asked for.' },
+};
 
 /** The version a request names: the A2A-Version header, else the query parameter. */
 export function versionAsked(req: FastifyRequest): { header: unknown; query: unknown } {
@@ -385,9 +412,10 @@ export const isStreaming = (operation: Operation | undefined): boolean =>
   operation === 'stream' || operation === 'subscribe';
 
 /**
- * A streaming method refused before its stream opened (unknown task, bad params): still
+ * A JSON-RPC streaming method refused before its stream opened (unknown task, bad params): still
  * `text/event-stream`, on HTTP 200, the error the one `error` event — a streaming client reads the
- * answer as SSE and would otherwise report a content-type mismatch instead of the error.
+ * answer as SSE and would otherwise report a content-type mismatch instead of the error. (The
+ * HTTP+JSON binding answers an HTTP error instead: a2a-rest.ts.)
  */
 export function sseError(reply: FastifyReply, body: unknown): FastifyReply {
   return reply

@@ -2,13 +2,13 @@
 // read into memory at start. The page holds no data and no secret (it signs in and calls the
 // public APIs like any client), so these routes are public. Assets have content-hashed names and
 // are cached for good; the page itself is revalidated (ETag) so a new build is picked up.
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../errors.js';
+import { matchesEtag, strongEtag } from '../etag.js';
 import { empty, failure, raw, typed } from '../schemas.js';
 
 export const CONSOLE_PATH = '/console';
@@ -111,17 +111,8 @@ export function isBrowserAtRoot(req: FastifyRequest): boolean {
 
 function send(req: FastifyRequest, reply: FastifyReply, file: StaticFile, cacheControl: string) {
   void reply.headers({ ...SECURITY_HEADERS, 'Cache-Control': cacheControl, ETag: file.etag });
-  if (matches(req.headers['if-none-match'], file.etag)) return reply.status(304).send();
+  if (matchesEtag(req.headers['if-none-match'], file.etag)) return reply.status(304).send();
   return reply.type(file.type).send(file.body);
-}
-
-/** `If-None-Match`: a list of tags, weak or strong, or `*`. */
-function matches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t === etag || t === `W/${etag}`;
-  });
 }
 
 function load(dir: string): Built | undefined {
@@ -139,5 +130,5 @@ function load(dir: string): Built | undefined {
 }
 
 function staticFile(body: Buffer, type: string): StaticFile {
-  return { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+  return { body, type, etag: strongEtag(body) };
 }

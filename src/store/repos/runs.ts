@@ -3,7 +3,14 @@
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { RunsTable } from '../db.js';
 import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
-import { isWaiting, type RunHead, type RunRecord, type RunStatus, WAITING_STATUSES } from '../model.js';
+import {
+  isWaiting,
+  type RunHead,
+  type RunRecord,
+  type RunStatus,
+  TERMINAL_STATUSES,
+  WAITING_STATUSES,
+} from '../model.js';
 import { RUN_HEAD_COLUMNS, runHeadOf, runRows } from '../rows.js';
 import { claimStatements, statement } from '../statements.js';
 import { Repo } from './repo.js';
@@ -20,7 +27,7 @@ const inList = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).jo
  * each term of its predicate, and within an OR only the terms of that branch count: so each
  * branch of the claim repeats it (test/integration/run-index-plans.test.ts checks the plans).
  */
-export const ACTIVE_TERMS = `"status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
+export const ACTIVE_TERMS = [...TERMINAL_STATUSES].map((s) => `"status" <> '${s}'`).join(' and ');
 
 /** Runnable with its timer due, or waiting on a person past the gate's deadline (a timer too);
  * and the lease free or expired. */

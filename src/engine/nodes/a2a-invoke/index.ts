@@ -14,6 +14,7 @@
 // it gives up (and has the peer task cancelled: the one recorded, or any its lost send made).
 import { createHash, randomBytes } from 'node:crypto';
 import type { PeerClient, PeerTarget, RunContext } from '../../../peers/client.js';
+import { retryWaitMs } from '../../../egress/retry-after.js';
 import { PeerError } from '../../../peers/errors.js';
 import { contextIdFor, messageIdFor } from '../../../peers/identity.js';
 import type { PeerTask } from '../../../peers/normalize.js';
@@ -366,7 +367,8 @@ async function failure(
   if (f.kind === 'transport') {
     const failed: InvokeState = { ...s, lastFailure: `${what}: ${f.message}` };
     if (overdue(ctx, s, run)) return giveUp(ctx, peers, failed, []);
-    const delay = Math.max(backoff(peers, s.attempt), f.retryAfterMs ?? 0);
+    // A peer's Retry-After is honoured up to the poll ceiling, and no sleep outlasts the deadline.
+    const delay = retryWaitMs(backoff(peers, s.attempt), f.retryAfterMs, peers.pollMaxMs);
     return { kind: 'sleep', wakeAt: Math.min(s.deadline, ctx.now + delay), state: { ...failed } };
   }
   if (f.kind === 'refused') return fail('external_call_refused', `${what}: ${f.reason}`, { kind: 'refused' });
