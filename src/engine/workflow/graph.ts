@@ -62,25 +62,19 @@ function analyse(def: WorkflowDefinition): WorkflowGraph {
   /** The joins a walk from `start` ends at (empty: it ends at ends only). */
   const joinsReached = (start: string): Set<string> => {
     const found = new Set<string>();
-    const seen = new Set<string>();
-    const queue = [start];
-    while (queue.length > 0) {
-      const id = queue.shift() as string;
-      if (seen.has(id)) continue;
-      seen.add(id);
+    walk(start, (id) => {
       const type = typeOf.get(id);
       if (type === JOIN) {
         found.add(id);
-        continue;
+        return [];
       }
+      // A nested fork is crossed at its own join; its branches are its business.
       if (type === PARALLEL) {
-        // A nested fork is crossed at its own join; its branches are its business.
         const inner = joinFor(id);
-        if (inner !== undefined) queue.push(...(targets.get(inner) ?? []));
-        continue;
+        return inner === undefined ? [] : (targets.get(inner) ?? []);
       }
-      queue.push(...(targets.get(id) ?? []));
-    }
+      return targets.get(id) ?? [];
+    });
     return found;
   };
 
@@ -109,19 +103,31 @@ function parallelProblems(p: string, outs: string[], typeOf: Map<string, string>
   return problems;
 }
 
-/** Whether a walk from `start` can reach a join or an end (a node without outgoing edges). */
-function reachesExit(start: string, targets: Map<string, string[]>, typeOf: Map<string, string>): boolean {
+/**
+ * Visit every node reachable from `start` once, breadth first; `next` says where to go from a node
+ * (nothing: stop there) and may return `STOP` to end the walk.
+ */
+function walk(start: string, next: (id: string) => readonly string[] | typeof STOP): boolean {
   const seen = new Set<string>();
   const queue = [start];
   while (queue.length > 0) {
     const id = queue.shift() as string;
     if (seen.has(id)) continue;
     seen.add(id);
-    const outs = targets.get(id) ?? [];
-    if (typeOf.get(id) === JOIN || outs.length === 0) return true;
-    queue.push(...outs);
+    const onward = next(id);
+    if (onward === STOP) return true;
+    queue.push(...onward);
   }
   return false;
+}
+const STOP = Symbol('stop');
+
+/** Whether a walk from `start` can reach a join or an end (a node without outgoing edges). */
+function reachesExit(start: string, targets: Map<string, string[]>, typeOf: Map<string, string>): boolean {
+  return walk(start, (id) => {
+    const outs = targets.get(id) ?? [];
+    return typeOf.get(id) === JOIN || outs.length === 0 ? STOP : outs;
+  });
 }
 
 /**
@@ -140,20 +146,16 @@ function sharedNodeProblems(
     const join = joinOf.get(n.id);
     const owner = new Map<string, string>();
     for (const start of targets.get(n.id) ?? []) {
-      const seen = new Set<string>();
-      const queue = [start];
-      while (queue.length > 0) {
-        const id = queue.shift() as string;
-        if (seen.has(id) || id === join) continue;
-        seen.add(id);
+      walk(start, (id) => {
+        if (id === join) return [];
         const first = owner.get(id);
         if (first !== undefined && first !== start) {
           problems.push(`node "${id}": reached by two branches of "${n.id}" (from "${first}" and "${start}")`);
-          continue;
+          return [];
         }
         owner.set(id, start);
-        if (typeOf.get(id) !== JOIN) queue.push(...(targets.get(id) ?? []));
-      }
+        return typeOf.get(id) === JOIN ? [] : (targets.get(id) ?? []);
+      });
     }
   }
   return [...new Set(problems)];
