@@ -554,11 +554,12 @@ describe('handoff client commands', { concurrency: true }, () => {
       srv = server;
       const { port, url } = server;
 
-      // {steps: 6, stepMs: 300} takes ~2 s. If the watch is not attached before the run ends (a slow
-      // machine), try again with longer steps: the crash must hit a run that is still working.
+      // {steps: 6, stepMs: 1000} takes ~6 s: long enough that the crash, a moment after the watch
+      // attached, hits a run still working (with 300 ms steps a run sometimes ended first). If the
+      // watch is not attached before the run ends (a slow machine), try again with longer steps.
       let watch: CliProcess | undefined;
       let snapshot: Rec | undefined;
-      for (const stepMs of [300, 1_000, 3_000]) {
+      for (const stepMs of [1_000, 3_000, 10_000]) {
         const res = await postJson(
           `${url}/v1/a2a`,
           {
