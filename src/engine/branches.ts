@@ -12,7 +12,7 @@ import type { BranchCursor, ForkState, NewEvent, RunCursor, RunError, RunRecord,
 import type { EvalScope } from './nodes/types.js';
 import { evaluateCondition } from './workflow/evaluate.js';
 import type { WorkflowDefinition, WorkflowEdge } from './workflow/definition.js';
-import { graphOf, JOIN } from './workflow/graph.js';
+import { graphOf, isJoin, JOIN } from './workflow/graph.js';
 
 /** One line of execution: an unforked run's cursor (no `id`), or one branch of a forked run. */
 export type Line = Omit<BranchCursor, 'id'> & { id?: string };
@@ -181,7 +181,7 @@ export class Frontier {
 
   /** `line` completed `from` with `output`; it goes on to `next` (undefined: an end). */
   leave(def: WorkflowDefinition, line: Line, from: string, output: unknown, next: string | undefined): void {
-    if (next !== undefined && def.nodes.find((n) => n.id === next)?.typeId === JOIN) {
+    if (next !== undefined && isJoin(def, next)) {
       this.remove(line);
       this.arrive(line, next, from, output);
       return;
@@ -334,8 +334,6 @@ export class Frontier {
     return Object.keys(this.forks).sort((a, b) => depth(b) - depth(a));
   }
 }
-
-const _isJoin = (def: WorkflowDefinition, nodeId: string) => def.nodes.find((n) => n.id === nodeId)?.typeId === JOIN;
 
 function joinConfigOf(def: WorkflowDefinition, join: string): JoinConfig {
   const config = def.nodes.find((n) => n.id === join)?.config as Partial<JoinConfig> | undefined;

@@ -18,7 +18,7 @@ import {
 import type { EvalScope } from './nodes/types.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
 import { spread, withEntry } from './spread.js';
-import { JOIN, PARALLEL } from './workflow/graph.js';
+import { isJoin, PARALLEL } from './workflow/graph.js';
 
 /** What a step commits: the run's patch, its events, and the branches it withdrew (their
  * interrupts are closed and peer tasks cancelled in the same transaction: cancel.ts). */
@@ -57,8 +57,6 @@ async function cancelChildrenAt(tx: StoreTx, run: RunRecord, nodeIds: Set<string
     }
   }
 }
-
-const isJoinNode = (def: WorkflowDefinition, nodeId: string) => findNode(def, nodeId).typeId === JOIN;
 
 /** The scope expressions of `run` see; `vars` and `nodes` as they are about to be committed, if given. */
 export function scopeOf(run: RunRecord, vars = run.state.vars, nodes = run.state.outputs): EvalScope {
@@ -150,7 +148,7 @@ async function advance(
     // The common case, kept free of the branch machinery: one line, the first edge that holds.
     const next = await firstNext(def, node.id, scope);
     if (next === undefined) return completed(def, state, ordinals, events, nowIso);
-    if (!isJoinNode(def, next)) {
+    if (!isJoin(def, next)) {
       return { patch: { status: 'running', state, cursor: { nodeId: next, ordinals }, wakeAt: undefined }, events };
     }
   }

@@ -16,9 +16,14 @@ export const JOIN = 'core.join';
 export interface WorkflowGraph {
   /** The join each parallel node's branches lead into (absent: they run to ends). */
   readonly joinOf: ReadonlyMap<string, string>;
+  /** The ids of the workflow's `core.join` nodes. */
+  readonly joins: ReadonlySet<string>;
   /** What makes the graph unrunnable, each naming its node. */
   readonly problems: readonly string[];
 }
+
+/** Whether `nodeId` is a `core.join` of `def` (a line reaching it arrives instead of executing it). */
+export const isJoin = (def: WorkflowDefinition, nodeId: string): boolean => graphOf(def).joins.has(nodeId);
 
 const cache = new WeakMap<WorkflowDefinition, WorkflowGraph>();
 
@@ -91,7 +96,8 @@ function analyse(def: WorkflowDefinition): WorkflowGraph {
     }
   }
   problems.push(...sharedNodeProblems(def, targets, joinOf, typeOf));
-  return { joinOf, problems };
+  const joins = new Set(def.nodes.filter((n) => n.typeId === JOIN).map((n) => n.id));
+  return { joinOf, joins, problems };
 }
 
 function parallelProblems(p: string, outs: string[], typeOf: Map<string, string>): string[] {
