@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, describe, it, type TestContext } from 'node:test';
-import { node } from '../support/call-workflows.js';
+import { node, workflowOf } from '../support/call-workflows.js';
 import { pgTestSchemas, pgTestUrl } from '../support/pg.js';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
 import { until } from '../support/until.js';
@@ -44,18 +44,6 @@ function tempDir(prefix: string): string {
 // ---------------------------------------------------------------------------------------------
 // Workflows
 
-const workflow = (id: string, nodes: object[], edges: Array<[string, string]>) => ({
-  id,
-  name: id,
-  version: '1',
-  nodes,
-  edges: edges.map(([from, to], i) => ({ id: `e${i}`, sourceNodeId: from, targetNodeId: to })),
-  triggers: [],
-  variables: [],
-  metadata: {},
-  settings: {},
-});
-
 /** One attempt per execution: every request the called server sees is a separate execution. */
 const call = (id: string) =>
   node(id, 'http.request', {
@@ -68,7 +56,7 @@ const call = (id: string) =>
 const FAN = ['b0', 'b1', 'b2', 'b3', 'b4'];
 
 /** FAN calls in parallel, all joined; the artifact names them in arrival order. */
-const fanOut = workflow(
+const fanOut = workflowOf(
   'fan-out',
   [
     node('fork', 'core.parallel', {}),
@@ -80,7 +68,7 @@ const fanOut = workflow(
 );
 
 /** Three calls in parallel, the first two to answer win; then one more call after the join. */
-const firstTwo = workflow(
+const firstTwo = workflowOf(
   'first-two-calls',
   [
     node('fork', 'core.parallel', {}),

@@ -10,36 +10,19 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { validateWorkflow, WorkflowValidationError } from '../../src/engine/workflow/loader.js';
 import { dataMessage, rpc } from '../support/a2a.js';
-import { node } from '../support/call-workflows.js';
+import { node, workflowOf } from '../support/call-workflows.js';
 import { openA2AStream, openSse, results } from '../support/sse-client.js';
 import { DIALECTS, type Json, type TestHost, startTestHost } from '../support/host.js';
 import { until } from '../support/until.js';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
-const workflow = (id: string, nodes: object[], edges: Array<[string, string, string?]>) => ({
-  id,
-  name: id,
-  version: '1',
-  nodes,
-  edges: edges.map(([from, to, expression], i) => ({
-    id: `e${i}`,
-    sourceNodeId: from,
-    targetNodeId: to,
-    ...(expression ? { condition: { type: 'expression', expression } } : {}),
-  })),
-  triggers: [],
-  variables: [],
-  metadata: {},
-  settings: {},
-});
-
 const gate = (id: string) => node(id, 'core.approvalGate', { title: `${id} decides`, actions: ['accept', 'reject'] });
 const say = (id: string, text: string, extra: Record<string, unknown> = {}) =>
   node(id, 'core.transform', { output: { text } }, extra);
 
 /** Three gates in parallel; the first `count` decisions satisfy the join, the rest are withdrawn. */
-const firstTwo = workflow(
+const firstTwo = workflowOf(
   'first-two',
   [
     node('fork', 'core.parallel', {}),
@@ -61,7 +44,7 @@ const firstTwo = workflow(
 );
 
 /** Two http.request branches against one server: both must be in flight at once to finish. */
-const bothCalls = workflow(
+const bothCalls = workflowOf(
   'both-calls',
   [
     node('fork', 'core.parallel', {}),
@@ -80,7 +63,7 @@ const bothCalls = workflow(
 );
 
 /** Transforms only: a fork with a condition, a nested fork, and a branch that fails. */
-const nested = workflow(
+const nested = workflowOf(
   'nested',
   [
     node('outer', 'core.parallel', {}),
@@ -111,7 +94,7 @@ const nested = workflow(
 );
 
 /** A gate beside a forEach of echo children, joined (all): the children finish while the gate waits. */
-const gateAndChildren = workflow(
+const gateAndChildren = workflowOf(
   'gate-and-children',
   [
     node('fork', 'core.parallel', {}),
@@ -135,7 +118,7 @@ const gateAndChildren = workflow(
 );
 
 /** A gate racing a child run waiting at its own gate (join any): deciding the first withdraws the child. */
-const gateOrChild = workflow(
+const gateOrChild = workflowOf(
   'gate-or-child',
   [
     node('fork', 'core.parallel', {}),
@@ -151,7 +134,7 @@ const gateOrChild = workflow(
   ],
 );
 
-const failing = workflow(
+const failing = workflowOf(
   'branch-fails',
   [
     node('fork', 'core.parallel', {}),
@@ -532,12 +515,12 @@ describe('the loader refuses parallel graphs it could not run', () => {
   });
 
   it('a join no core.parallel feeds', () => {
-    const wf = workflow('w', [say('a', 'a'), node('j', 'core.join', { mode: 'all' })], [['a', 'j']]);
+    const wf = workflowOf('w', [say('a', 'a'), node('j', 'core.join', { mode: 'all' })], [['a', 'j']]);
     assert.deepEqual(problems(wf), ['node "j": no core.parallel leads into this join']);
   });
 
   it('a branch that can reach neither the join nor an end', () => {
-    const wf = workflow(
+    const wf = workflowOf(
       'w',
       [
         node('p', 'core.parallel', {}),
@@ -558,7 +541,7 @@ describe('the loader refuses parallel graphs it could not run', () => {
   });
 
   it('branches leading into different joins, two branches sharing a node, count without count', () => {
-    const wf = workflow(
+    const wf = workflowOf(
       'w',
       [
         node('p', 'core.parallel', {}),
@@ -582,7 +565,7 @@ describe('the loader refuses parallel graphs it could not run', () => {
   });
 
   it('two branches reaching the same node before their join', () => {
-    const wf = workflow(
+    const wf = workflowOf(
       'w',
       [
         node('p', 'core.parallel', {}),

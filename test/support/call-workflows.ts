@@ -23,6 +23,27 @@ export const node = (
   ...extra,
 });
 
+/**
+ * A workflow of `nodes` and edges `[from, to, expression?]` (ids e0, e1, …; an expression makes the
+ * edge conditional), with the definition's other fields empty.
+ */
+export const workflowOf = (id: string, nodes: object[], edges: Array<[string, string, string?]>) => ({
+  id,
+  name: id,
+  version: '1',
+  nodes,
+  edges: edges.map(([from, to, expression], i) => ({
+    id: `e${i}`,
+    sourceNodeId: from,
+    targetNodeId: to,
+    ...(expression ? { condition: { type: 'expression', expression } } : {}),
+  })),
+  triggers: [],
+  variables: [],
+  metadata: {},
+  settings: {},
+});
+
 const workflow = (id: string, inputSchema: object, nodes: object[], edges: object[]) => ({
   id,
   name: id,
