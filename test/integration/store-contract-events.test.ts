@@ -1,5 +1,5 @@
-// The store contract, The events repository: a run's log, paged by cursor and by type.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: the events repository: a run's log, paged by cursor and by type. Run on SQLite,
+// and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NewEvent, RunEvent, RunRecord } from '../../src/store/model.js';

@@ -1,5 +1,5 @@
-// The store contract, The idempotency repository: put, get, concurrent creators, purge.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: the idempotency repository: put, get, concurrent creators, purge. Run on SQLite,
+// and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HOUR, DAY, Clock, uid, range, newRun, storeContract } from '../support/store-contract.js';

@@ -1,4 +1,4 @@
-// The store contract, The interrupts repository: open, update from an expected status, latest, cancel.
+// The store contract: the interrupts repository: open, update from an expected status, latest, cancel.
 // Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,6 @@
-// The store contract, Migrations: re-opening a database, and several processes migrating one new database at once; on PostgreSQL, two schemas in one database.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: migrations: re-opening a database, and several processes migrating one new
+// database at once; on PostgreSQL, two schemas in one database. Run on SQLite, and on PostgreSQL when
+// HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// The store contract, The push outbox: deliveries, their order per (task, config), leases and retries.
+// The store contract: the push outbox: deliveries, their order per (task, config), leases and retries.
 // Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// The store contract, The peerWaits repository and run wake-ups (a2a.invoke).
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: the peerWaits repository and run wake-ups (a2a.invoke). Run on SQLite, and on
+// PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Clock, newRun, insert, storeContract } from '../support/store-contract.js';

@@ -1,5 +1,5 @@
-// The store contract, The runs repository's leases and timers: claim, renew, release, nextWakeAt.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: the runs repository's leases and timers: claim, renew, release, nextWakeAt. Run
+// on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError } from '../../src/store/errors.js';

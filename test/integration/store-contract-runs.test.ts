@@ -1,4 +1,5 @@
-// The store contract, The runs repository's writes: insertRun / getRun, commitRun (versions, fences, the record handed back for JSON of every kind), deferred inserts, and concurrent writers on one run.
+// The store contract: the runs repository's writes: insertRun / getRun, commitRun (versions, fences,
+// the record handed back for JSON of every kind), deferred inserts, and concurrent writers on one run.
 // Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

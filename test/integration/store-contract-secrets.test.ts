@@ -1,5 +1,5 @@
-// The store contract, The secrets repository: ciphertexts by reference.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: the secrets repository: ciphertexts by reference. Run on SQLite, and on
+// PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Clock, storeContract } from '../support/store-contract.js';

@@ -1,5 +1,5 @@
-// The store contract, The tasks repository: A2A task records, replies, and the ListTasks pages.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: the tasks repository: A2A task records, replies, and the ListTasks pages. Run on
+// SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunRecord, TaskRecord } from '../../src/store/model.js';

@@ -1,5 +1,6 @@
-// The store contract, Transactions: started together (group commit on SQLite), the onCommit listeners, and the transition hooks that run inside them.
-// Run on SQLite, and on PostgreSQL when HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
+// The store contract: transactions: started together (group commit on SQLite), the onCommit listeners,
+// and the transition hooks that run inside them. Run on SQLite, and on PostgreSQL when
+// HANDOFF_TEST_PG_URL is set (test/support/store-contract.ts).
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError } from '../../src/store/errors.js';
