@@ -46,7 +46,7 @@ type ProbeAct = 'complete' | 'throw' | 'hold';
 
 /**
  * A node type (`test.probe`, not inline) that records the context of every execution, and
- * completes, throws, or holds until `release()` — a call still in flight when the test moves on.
+ * completes, throws, or holds until `release()` (oldest first) — a call still in flight when the test moves on.
  */
 export class ProbeNode implements NodeType {
   readonly typeId = 'test.probe';
@@ -68,9 +68,9 @@ export class ProbeNode implements NodeType {
     return this.held.length;
   }
 
-  /** Let every held execution complete. */
+  /** Let the oldest held execution complete. */
   release(): void {
-    for (const r of this.held.splice(0)) r();
+    this.held.shift()?.();
   }
 
   /** The idempotency keys the executions were given, in order. */
