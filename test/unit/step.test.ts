@@ -5,11 +5,12 @@
 // node's next execution gets the same idempotency key.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { type StepContext, workerStep } from '../../src/engine/step.js';
+import { branchStep, type StepContext, workerStep } from '../../src/engine/step.js';
 import type { WorkflowDefinition } from '../../src/engine/workflow/definition.js';
 import { ConflictError } from '../../src/store/errors.js';
 import type { RunRecord } from '../../src/store/model.js';
 import type { Store } from '../../src/store/store.js';
+import { node, workflowOf } from '../support/call-workflows.js';
 import { lineOf, ManualClock, memoryStore, ProbeNode, T0, withNodes } from '../support/engine-parts.js';
 import { newRun } from '../support/runs.js';
 
@@ -207,5 +208,54 @@ describe('workerStep: one step, committed', () => {
     assert.equal(out.kind, 'settled');
     assert.equal(out.run.status, 'cancelled');
     assert.equal(probe.executions.length, 0);
+  });
+  it('a branch of a forked run waits or sleeps in its own place; the run waits on the person, the worker keeps the lease', async () => {
+    const def = workflowOf(
+      'w',
+      [
+        node('fork', 'core.parallel', {}),
+        node('gate', 'core.approvalGate', { title: 'Ship it?' }),
+        node('wait', 'core.delay', { ms: 5_000 }),
+        node('join', 'core.join', { mode: 'all' }),
+      ],
+      [
+        ['fork', 'gate'],
+        ['fork', 'wait'],
+        ['gate', 'join'],
+        ['wait', 'join'],
+      ],
+    ) as unknown as WorkflowDefinition;
+    const forked = await workerStep(store, def, await claimed(def), ctx);
+    assert.equal(forked.kind, 'continue');
+    let run = forked.run;
+    const line = (nodeId: string) => run.cursor.branches?.find((b) => b.nodeId === nodeId);
+    const step = async (nodeId: string) =>
+      (
+        await branchStep(
+          def,
+          run,
+          ctx,
+          line(nodeId) as NonNullable<ReturnType<typeof line>>,
+          () => run,
+          (commit) => store.transaction(commit),
+        )
+      ).run;
+
+    run = await step('gate');
+    assert.equal(run.status, 'waiting-approval');
+    assert.equal(run.leaseOwner, 'w1', 'the worker may still be executing a sibling');
+    assert.equal(line('gate')?.waiting, 'approval');
+    assert.equal(run.wakeAt, T0, 'a sibling is runnable now');
+    assert.equal((await store.interrupts.listByRun(run.runId))[0]?.nodeId, 'gate');
+
+    run = await step('wait');
+    assert.equal(run.status, 'waiting-approval');
+    assert.equal(line('wait')?.wakeAt, T0 + 5_000);
+    assert.equal(run.wakeAt, T0 + 5_000, 'the run’s timer is its earliest branch’s');
+    const own = (await store.events.list(run.runId)).filter((e) => e.nodeId === 'wait');
+    assert.deepEqual(
+      own.map((e) => [e.type, e.payload.branch]),
+      [['node.started', 'fork#0/wait']],
+    );
   });
 });
