@@ -19,6 +19,7 @@ import type { NodeServices } from './nodes/services.js';
 import type { NodeContext, NodeResult, NodeType } from './nodes/types.js';
 import { expireGate } from './resolution.js';
 import { scrubbed } from './scrub.js';
+import { described } from './nodes/view.js';
 import { spread } from './spread.js';
 import {
   type Completion,
@@ -237,7 +238,8 @@ async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx:
   try {
     const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
     ctx.onExecuted?.(node.typeId, result.kind);
-    return recorded(result);
+    // What views show of the node (NodeType.describe) is recorded with its state, then scrubbed.
+    return recorded(described(type, result));
   } catch (err) {
     ctx.onExecuted?.(node.typeId, 'error');
     return recorded({ kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } });
