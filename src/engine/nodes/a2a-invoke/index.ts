@@ -21,6 +21,7 @@ import type { PeerTask } from '../../../peers/normalize.js';
 import { INTERRUPTED_STATES } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
 import type { PeerWaitRecord } from '../../../store/repos/peer-waits.js';
+import { nextRetry, type RetryRecord, retryEvent } from '../../activity.js';
 import { renderTemplate } from '../../workflow/evaluate.js';
 import type { NodeContext, NodeResult, NodeType } from '../types.js';
 import { DEFAULT_TIMEOUT_MS, type InvokeConfig, invokeConfigSchema } from './config.js';
@@ -56,9 +57,11 @@ export interface InvokeState {
   /** Set by the engine when this run's clarification is answered: relay it, then wait again. */
   reply?: { answers?: Record<string, unknown> };
   /** What `handoff watch` and the run snapshot show. */
-  waitingOn?: { agent: string; peerTaskId: string; state: string };
+  waitingOn?: { agent: string; peerTaskId: string; state: string; since?: string };
   /** The last transport failure (what the node says when the deadline passes on it). */
   lastFailure?: string;
+  /** While transport failures are retried: attempts, last error, next attempt (the run's activity). */
+  retry?: RetryRecord;
 }
 
 const A2A_URL = /^https?:\/\//i;
@@ -280,7 +283,7 @@ async function settle(
     if (s.waitId) await peers.waits.finish(s.waitId);
     return withEvents(done, own);
   }
-  const { answered, stateAt: _at, lastFailure: _failed, ...prior } = s;
+  const { answered, stateAt: _at, lastFailure: _failed, retry: _retry, ...prior } = s;
   const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
   const next: InvokeState = {
     ...prior,
@@ -288,7 +291,12 @@ async function settle(
     ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
     ...(unread ? { answered } : {}),
     attempt: changed ? 0 : s.attempt + 1,
-    waitingOn: { agent: call.agent, peerTaskId: task.taskId, state: task.state },
+    waitingOn: {
+      agent: call.agent,
+      peerTaskId: task.taskId,
+      state: task.state,
+      since: changed ? new Date(ctx.now).toISOString() : (s.waitingOn?.since ?? new Date(ctx.now).toISOString()),
+    },
   };
   if (overdue(ctx, s, run)) return giveUp(ctx, peers, next, own);
   const policy = ctx.config.onInputRequired ?? 'clarify';
@@ -369,11 +377,22 @@ async function failure(
     if (overdue(ctx, s, run)) return giveUp(ctx, peers, failed, []);
     // A peer's Retry-After is honoured up to the poll ceiling, and no sleep outlasts the deadline.
     const delay = retryWaitMs(backoff(peers, s.attempt), f.retryAfterMs, peers.pollMaxMs);
-    return { kind: 'sleep', wakeAt: Math.min(s.deadline, ctx.now + delay), state: { ...failed } };
+    const wakeAt = Math.min(s.deadline, ctx.now + delay);
+    const retry = nextRetry(ctx.state, ctx.now, wakeAt, retryWhat(s), {
+      code: 'external_call_failed',
+      message: f.message,
+    });
+    return { kind: 'sleep', wakeAt, state: { ...failed, retry }, events: [retryEvent(ctx.node.id, retry)] };
   }
   if (f.kind === 'refused') return fail('external_call_refused', `${what}: ${f.reason}`, { kind: 'refused' });
   return fail('external_call_failed', `${what}: ${f.message}`, { kind: 'peer', peerCode: f.code });
 }
+
+/** What a retry calls, for people (the activity's summary). */
+const retryWhat = (s: InvokeState): string =>
+  s.taskId === undefined
+    ? `the call to agent ${nameOf(s.target as PeerTarget)}`
+    : `the call to agent ${s.agent} (task ${s.taskId})`;
 
 /** 1 s doubling to 60 s by default (HANDOFF_AGENT_POLL_MIN_MS / _MAX_MS), ±20 % jitter. */
 export function backoff(peers: Pick<PeerService, 'pollMinMs' | 'pollMaxMs'>, attempt: number): number {
