@@ -14,6 +14,7 @@ import {
   type ServerProcess,
   startServer,
 } from '../support/server-process.js';
+import { openA2AStream } from '../support/sse-client.js';
 import { callerEnv, events, getRun, startRun, tmp, writeCallWorkflows } from '../support/two-hosts.js';
 import { until } from '../support/until.js';
 
@@ -97,6 +98,16 @@ describe('activity: a run whose peer or URL is down shows retrying', () => {
     assert.equal(v10.status.state, 'TASK_STATE_WORKING');
     assert.match(JSON.stringify(v10.status.message), /Retrying the call to agent down/);
     assert.equal(v10.metadata.openwop.activity.kind, 'retrying');
+
+    // A stream shows each scheduled retry as a working status update (here replayed from the start).
+    const stream = await openA2AStream(a.url, 'tasks/resubscribe', { id: runId }, { lastEventId: 0 });
+    const update = await stream.waitFor(
+      (e) => e.json?.result?.kind === 'status-update' && e.json.result.metadata?.openwop?.activity?.kind === 'retrying',
+      'a working update saying the call is retried',
+    );
+    stream.abort();
+    assert.equal(update.json.result.status.state, 'working');
+    assert.match(update.json.result.status.message.parts[0].text, /^Retrying the call to agent down \(attempt 1,/);
 
     // Each scheduled retry is in the log of events, and in the host's log, one line each.
     const retried = (await events(a.url, runId)).filter((e) => e.type === 'node.retrying');

@@ -172,7 +172,10 @@ describe('web console for the person deciding, in Chromium', { timeout: 240_000 
     await page.locator('.page-head .status').filter({ hasText: 'Rejected' }).waitFor();
     assert.equal(await page.locator('.page-head .status-failed').count(), 0, 'a rejected run is not a red Failed');
     const timeline = page.locator('ol.timeline');
-    await timeline.getByText(/rejected$/).first().waitFor();
+    await timeline
+      .getByText(/rejected$/)
+      .first()
+      .waitFor();
     await timeline.getByText(/^Rejected by /).waitFor();
     await timeline.getByText('Asked for approval: Approve the brief').waitFor();
     const words = await timeline.locator('.what').allInnerTexts();
@@ -188,7 +191,10 @@ describe('web console for the person deciding, in Chromium', { timeout: 240_000 
     await until('the run retried twice', async () => (await getRun(a.url, runId)).activity?.attempt >= 2);
     const page = await open(`${a.url}/console/runs/${runId}`);
     await page.getByRole('heading', { name: 'Retrying' }).waitFor();
-    await page.getByTestId('activity-summary').filter({ hasText: /Retrying the http\.request call/ }).waitFor();
+    await page
+      .getByTestId('activity-summary')
+      .filter({ hasText: /Retrying the http\.request call/ })
+      .waitFor();
     await page.getByText('Attempts so far').waitFor();
     await page.getByText('Next attempt').waitFor();
 
@@ -211,8 +217,14 @@ describe('web console for the person deciding, in Chromium', { timeout: 240_000 
     // The peer's page: who asked, and the decision.
     await link.click();
     await page.waitForURL(`${b.url}/console/runs/${peerTaskId}`);
-    await page.getByTestId('asked-by').filter({ hasText: `for its task ${runId}` }).waitFor();
-    await page.locator('ol.timeline').getByText(/^Agent .+ sent a message$/).waitFor();
+    await page
+      .getByTestId('asked-by')
+      .filter({ hasText: `for its task ${runId}` })
+      .waitFor();
+    await page
+      .locator('ol.timeline')
+      .getByText(/^Agent .+ sent a message$/)
+      .waitFor();
     await page.getByRole('button', { name: 'Accept', exact: true }).click();
     await untilStatus(b.url, peerTaskId, ['completed']);
 
