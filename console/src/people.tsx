@@ -178,7 +178,8 @@ export function decidingLine(open: OpenInterrupt): string {
     const first = p.questions?.[0]?.question;
     return first ? `${title}: ${first}` : title;
   }
-  const about = p.description ?? textOf(p.artifact);
+  // The draft itself tells two runs apart; a gate's description is the same for every run.
+  const about = textOf(p.artifact) ?? p.description;
   return about ? `${title}: ${excerpt(about, 140)}` : title;
 }
 
