@@ -204,8 +204,8 @@ function retryOf(state: Record<string, unknown> | undefined): RetryRecord | unde
 
 /**
  * The peer an a2a.invoke node calls or waits on, read from its node state (the one place that
- * knows that node's state shape: `waitingOn` {agent, peerTaskId, state, since} once a task is
- * linked, `target` {agent} or {url} before).
+ * knows that node's state shape: `waitingOn` {agent, peerTaskId, state} and `waitingSince` once a
+ * task is linked, `target` {agent} or {url} before).
  */
 function peerOf(state: Record<string, unknown> | undefined): Activity['peer'] {
   const on = state?.waitingOn as { agent?: unknown; peerTaskId?: unknown; state?: unknown } | undefined;
@@ -221,10 +221,8 @@ function peerOf(state: Record<string, unknown> | undefined): Activity['peer'] {
   };
 }
 
-const peerSince = (state: Record<string, unknown> | undefined): string | undefined => {
-  const since = (state?.waitingOn as { since?: unknown } | undefined)?.since;
-  return typeof since === 'string' ? since : undefined;
-};
+const peerSince = (state: Record<string, unknown> | undefined): string | undefined =>
+  typeof state?.waitingSince === 'string' ? state.waitingSince : undefined;
 
 /** "12:04:10 UTC": the time of day people read in a summary (the full instant is in the fields). */
 const clockTime = (ms: number): string =>

@@ -92,8 +92,9 @@ describe('activityOf', () => {
   });
 
   it('a peer task, since its state last changed', () => {
-    const waitingOn = { agent: 'reviewer', peerTaskId: 'task-9', state: 'working', since: T0 };
-    const a = activityOf(run('running', { ordinals: {}, nodeId: 'ask', wakeAt: 9, nodeState: { waitingOn } }));
+    const waitingOn = { agent: 'reviewer', peerTaskId: 'task-9', state: 'working' };
+    const nodeState = { waitingOn, waitingSince: T0 };
+    const a = activityOf(run('running', { ordinals: {}, nodeId: 'ask', wakeAt: 9, nodeState }));
     assert.deepEqual(a, {
       kind: 'waiting-peer',
       nodeId: 'ask',

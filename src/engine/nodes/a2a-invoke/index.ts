@@ -57,7 +57,9 @@ export interface InvokeState {
   /** Set by the engine when this run's clarification is answered: relay it, then wait again. */
   reply?: { answers?: Record<string, unknown> };
   /** What `handoff watch` and the run snapshot show. */
-  waitingOn?: { agent: string; peerTaskId: string; state: string; since?: string };
+  waitingOn?: { agent: string; peerTaskId: string; state: string };
+  /** Since when the peer task has been in `waitingOn.state` (the run's activity). */
+  waitingSince?: string;
   /** The last transport failure (what the node says when the deadline passes on it). */
   lastFailure?: string;
   /** While transport failures are retried: attempts, last error, next attempt (the run's activity). */
@@ -302,12 +304,8 @@ async function settle(
     ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
     ...(unread ? { answered } : {}),
     attempt: changed ? 0 : s.attempt + 1,
-    waitingOn: {
-      agent: call.agent,
-      peerTaskId: task.taskId,
-      state: task.state,
-      since: changed ? new Date(ctx.now).toISOString() : (s.waitingOn?.since ?? new Date(ctx.now).toISOString()),
-    },
+    waitingOn: { agent: call.agent, peerTaskId: task.taskId, state: task.state },
+    waitingSince: changed || !s.waitingSince ? new Date(ctx.now).toISOString() : s.waitingSince,
   };
   if (overdue(ctx, s, run)) return giveUp(ctx, peers, next, own);
   const policy = ctx.config.onInputRequired ?? 'clarify';
