@@ -99,39 +99,69 @@ export function activityOf(run: RunHead, opens: readonly ActivityInterrupt[] = [
   if (run.status === 'pending') return { kind: 'running', summary: 'Starting', since: run.createdAt };
   if (run.status === 'cancelling') return { kind: 'running', summary: 'Cancelling', since: run.updatedAt };
   const forked = run.cursor.branches !== undefined;
-  const found = linesOf(run.cursor).map((line) => lineActivity(run, line, opens, forked));
-  found.sort((a, b) => PRIORITY.indexOf(a.kind) - PRIORITY.indexOf(b.kind));
-  return found[0] ?? { kind: 'running', summary: 'Running', since: run.updatedAt };
+  // The most pressing line is found by its kind alone; only its activity is put in words.
+  let shown: { line: Line; rank: number } | undefined;
+  for (const line of linesOf(run.cursor)) {
+    const rank = PRIORITY.indexOf(kindOf(run, line, forked));
+    if (shown === undefined || rank < shown.rank) shown = { line, rank };
+  }
+  if (!shown) return { kind: 'running', summary: 'Running', since: run.updatedAt };
+  return lineActivity(run, shown.line, opens, PRIORITY[shown.rank] as ActivityKind);
 }
 
-function lineActivity(run: RunHead, line: Line, opens: readonly ActivityInterrupt[], forked: boolean): Activity {
-  const nodeId = line.nodeId;
-  const waiting = forked ? line.waiting !== undefined : isWaiting(run.status);
-  if (waiting)
-    return personActivity(
-      run,
-      nodeId,
-      opens.find((i) => i.nodeId === nodeId),
-    );
+/** What a line is doing, from its place and the state its node recorded. */
+function kindOf(run: RunHead, line: Line, forked: boolean): ActivityKind {
+  if (forked ? line.waiting !== undefined : isWaiting(run.status)) return 'waiting-person';
   const state = line.nodeState;
-  const retry = retryOf(state);
-  if (retry) return retryActivity(nodeId, retry, peerOf(state));
-  const peer = peerOf(state);
-  if (peer?.taskId !== undefined) {
-    return { kind: 'waiting-peer', nodeId, summary: peerSummary(peer), since: peerSince(state) ?? run.updatedAt, peer };
+  if (retryOf(state)) return 'retrying';
+  if (peerOf(state)?.taskId !== undefined) return 'waiting-peer';
+  if (openChildren(state).length > 0) return 'waiting-child';
+  return line.wakeAt !== undefined ? 'sleeping' : 'running';
+}
+
+const openChildren = (state: Record<string, unknown> | undefined): number[] =>
+  Array.isArray(state?.open) ? (state.open as unknown[]).filter((i): i is number => typeof i === 'number') : [];
+
+/** The activity of a line of the kind `kindOf` found, in words. */
+function lineActivity(run: RunHead, line: Line, opens: readonly ActivityInterrupt[], kind: ActivityKind): Activity {
+  const nodeId = line.nodeId;
+  const state = line.nodeState;
+  const since = run.updatedAt;
+  switch (kind) {
+    case 'waiting-person':
+      return personActivity(
+        run,
+        nodeId,
+        opens.find((i) => i.nodeId === nodeId),
+      );
+    case 'retrying':
+      return retryActivity(nodeId, retryOf(state) as RetryRecord, peerOf(state));
+    case 'waiting-peer': {
+      const peer = peerOf(state) as NonNullable<Activity['peer']>;
+      return { kind, nodeId, summary: peerSummary(peer), since: peerSince(state) ?? since, peer };
+    }
+    case 'waiting-child': {
+      const open = openChildren(state);
+      const runId = childRunId(`${run.runId}:${nodeId}:${run.cursor.ordinals[nodeId] ?? 0}:${open[0]}`);
+      const more = open.length > 1 ? ` and ${open.length - 1} more` : '';
+      return {
+        kind,
+        nodeId,
+        summary: `Waiting for child run ${runId}${more} (node ${nodeId})`,
+        since,
+        child: { runId },
+      };
+    }
+    case 'sleeping':
+      return {
+        kind,
+        nodeId,
+        summary: `Sleeping at node ${nodeId} until ${clockTime(line.wakeAt ?? Number.NaN)}`,
+        since,
+      };
+    default:
+      return { kind: 'running', nodeId, summary: `Running node ${nodeId}`, since };
   }
-  const open = Array.isArray(state?.open) ? (state.open as unknown[]).filter((i) => typeof i === 'number') : [];
-  if (open.length > 0) {
-    const runId = childRunId(`${run.runId}:${nodeId}:${run.cursor.ordinals[nodeId] ?? 0}:${open[0]}`);
-    const more = open.length > 1 ? ` and ${open.length - 1} more` : '';
-    const summary = `Waiting for child run ${runId}${more} (node ${nodeId})`;
-    return { kind: 'waiting-child', nodeId, summary, since: run.updatedAt, child: { runId } };
-  }
-  if (line.wakeAt !== undefined) {
-    const summary = `Sleeping at node ${nodeId} until ${clockTime(line.wakeAt)}`;
-    return { kind: 'sleeping', nodeId, summary, since: run.updatedAt };
-  }
-  return { kind: 'running', nodeId, summary: `Running node ${nodeId}`, since: run.updatedAt };
 }
 
 function personActivity(run: RunHead, nodeId: string, open: ActivityInterrupt | undefined): Activity {
