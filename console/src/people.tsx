@@ -1,6 +1,7 @@
 // What a person reading a run needs in words: why it is not moving (its activity), what it was
 // started with (its inputs), what is being decided, who asked for it, and the timeline in
 // sentences instead of event type names.
+import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
 import type { Activity, OpenInterrupt, RunError, RunEvent } from './types.js';
 import { Fact, Json } from './ui.js';
@@ -66,9 +67,9 @@ export function ActivityPanel({ activity, events }: { activity: Activity; events
         )}
         {activity.child && (
           <Fact term="Child run">
-            <a href={`/console/runs/${encodeURIComponent(activity.child.runId)}`}>
+            <Link href={runPath(activity.child.runId)}>
               <code>{activity.child.runId}</code>
-            </a>
+            </Link>
           </Fact>
         )}
       </dl>
