@@ -1,4 +1,4 @@
-// Screenshots of the console for the docs (docs/console-inbox.png, docs/console-task.png), taken
+// Screenshots of the console for the docs (docs/console-inbox.png, -task.png, -start.png), taken
 // from a real `handoff serve` with a few demo runs, in Debian's Chromium (HANDOFF_CHROMIUM to use
 // another). Run with `npm run screenshots` (it builds first).
 import { spawn } from 'node:child_process';
@@ -74,12 +74,16 @@ try {
   await page.locator('.stream', { hasText: 'Live' }).waitFor();
   await page.screenshot({ path: join(root, 'docs/console-inbox.png') });
 
+  await page.goto(`${base}/console/start/approval`);
+  await page.getByLabel('prompt').fill('Press release for the 2.0 launch');
+  await page.screenshot({ path: join(root, 'docs/console-start.png') });
+
   await page.goto(`${base}/console/runs/${shown}`);
   await page.locator('.timeline li').nth(10).waitFor();
   await page.getByText('Edit, then accept', { exact: true }).click();
   await page.locator('.stream', { hasText: 'Live' }).waitFor();
   await page.screenshot({ path: join(root, 'docs/console-task.png'), fullPage: true });
-  console.log('wrote docs/console-inbox.png and docs/console-task.png');
+  console.log('wrote docs/console-inbox.png, docs/console-task.png and docs/console-start.png');
 } finally {
   await browser?.close();
   server.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { ApiError, api, apiKey, errorText, onUnauthorized, setApiKey } from './a
 import { Inbox } from './inbox.js';
 import { Operations } from './operations.js';
 import { Link, routeOf, usePath } from './router.js';
+import { StartRun } from './start.js';
 import { TaskPage } from './task.js';
 import { ErrorNote } from './ui.js';
 
@@ -76,6 +77,11 @@ export function App() {
                   Operations
                 </Link>
               </li>
+              <li>
+                <Link href="/console/start" aria-current={route.page === 'start' ? 'page' : undefined}>
+                  Start a run
+                </Link>
+              </li>
             </ul>
           </nav>
         )}
@@ -103,6 +109,7 @@ export function App() {
         {signedIn && route.page === 'inbox' && <Inbox />}
         {signedIn && route.page === 'operations' && <Operations />}
         {signedIn && route.page === 'run' && <TaskPage key={route.runId} runId={route.runId} />}
+        {signedIn && route.page === 'start' && <StartRun workflowId={route.workflowId} />}
         {signedIn && route.page === 'unknown' && (
           <section>
             <h1 tabIndex={-1}>No such page</h1>

@@ -216,7 +216,7 @@ function RejectForm({ id, onDecide }: FormProps) {
           onInput={(e) => setFeedback(e.currentTarget.value)}
         />
       </div>
-      <p class="hint">Rejecting ends the run as failed.</p>
+      <p class="hint">Rejecting ends the run: it reads “Rejected”, with your name.</p>
       <button type="submit" class="danger">
         Reject the draft
       </button>

@@ -2,10 +2,18 @@
 // waiting at two gates at once, in parallel branches, is two rows).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { coalesce, useRunChanges } from './live.js';
+import { coalesce, useLoaded, useRunChanges } from './live.js';
+import { ActivityLine, decidingLine, Inputs } from './people.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
-import { type OpenInterruptSummary, openInterrupts, type RunList, type RunSummary, WAITING } from './types.js';
+import {
+  type OpenInterruptSummary,
+  openInterrupts,
+  type RunList,
+  type RunSnapshot,
+  type RunSummary,
+  WAITING,
+} from './types.js';
 import { ErrorNote, Fact, StreamBadge } from './ui.js';
 
 const INBOX = '/v1/runs?status=waiting-approval,waiting-input&limit=100';
@@ -91,6 +99,8 @@ function InboxItem({ run, i }: { run: RunSummary; i: OpenInterruptSummary | unde
         <code>{run.runId}</code>
         {run.tags.length > 0 && <span> · {run.tags.join(', ')}</span>}
       </p>
+      <ActivityLine activity={run.activity} />
+      <WhatIsDecided run={run} nodeId={i?.nodeId} />
       <dl class="facts">
         <Fact term="Workflow">{run.workflowId}</Fact>
         {several && i && (
@@ -108,5 +118,28 @@ function InboxItem({ run, i }: { run: RunSummary; i: OpenInterruptSummary | unde
         </Fact>
       </dl>
     </li>
+  );
+}
+
+/**
+ * What the card's run was started with and what is being decided, from its snapshot (the list
+ * carries neither: inputs can be large), read again whenever the run changes.
+ */
+function WhatIsDecided({ run, nodeId }: { run: RunSummary; nodeId: string | undefined }) {
+  const { value: snap } = useLoaded(
+    () => api<RunSnapshot>(`/v1/runs/${encodeURIComponent(run.runId)}`),
+    [run.runId, run.updatedAt],
+  );
+  if (!snap) return null;
+  const open = openInterrupts(snap).find((o) => o.nodeId === nodeId) ?? openInterrupts(snap)[0];
+  return (
+    <>
+      {open && (
+        <p class="deciding" data-testid="deciding">
+          {decidingLine(open)}
+        </p>
+      )}
+      <Inputs inputs={snap.inputs} compact />
+    </>
   );
 }

@@ -5,6 +5,7 @@ import { api, errorText } from './api.js';
 import { useLoaded, useRunChanges } from './live.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
+import { ActivityLine } from './people.js';
 import type { AgentCard, Delivery, RunList, RunSummary, WorkflowSummary } from './types.js';
 import { ErrorNote, Fact, Json, Notice, SelectField, Status, statusWords, StreamBadge, Table } from './ui.js';
 
@@ -185,7 +186,8 @@ function Runs() {
               </td>
               <td>{r.workflowId}</td>
               <td>
-                <Status status={r.status} />
+                <Status status={r.status} error={r.error} />
+                <ActivityLine activity={r.activity} />
               </td>
               <td>
                 <Ago iso={r.createdAt} />

@@ -6,17 +6,22 @@ export type Route =
   | { page: 'inbox' }
   | { page: 'operations' }
   | { page: 'run'; runId: string }
+  | { page: 'start'; workflowId?: string }
   | { page: 'unknown'; path: string };
 
 export function routeOf(path: string): Route {
   if (path === '/console') return { page: 'inbox' };
   if (path === '/console/operations') return { page: 'operations' };
+  if (path === '/console/start') return { page: 'start' };
+  const start = /^\/console\/start\/([^/]+)$/.exec(path);
+  if (start?.[1]) return { page: 'start', workflowId: decodeURIComponent(start[1]) };
   const run = /^\/console\/runs\/([^/]+)$/.exec(path);
   if (run?.[1]) return { page: 'run', runId: decodeURIComponent(run[1]) };
   return { page: 'unknown', path };
 }
 
 export const runPath = (runId: string): string => `/console/runs/${encodeURIComponent(runId)}`;
+export const startPath = (workflowId: string): string => `/console/start/${encodeURIComponent(workflowId)}`;
 
 const NAVIGATED = 'handoff:navigated';
 

@@ -5,6 +5,17 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api, errorText, rpc } from './api.js';
 import { ApprovalPanel, ClarificationPanel, type Decide, panelId } from './decide.js';
 import { coalesce, useLoaded } from './live.js';
+import {
+  ActivityPanel,
+  AskedBy,
+  agentsByNode,
+  Delegations,
+  decidingLine,
+  eventWords,
+  Inputs,
+  isRejection,
+  rejectedBy,
+} from './people.js';
 import { Link } from './router.js';
 import { follow, type StreamState } from './stream.js';
 import { Ago } from './time.js';
@@ -15,7 +26,6 @@ import {
   type ResolveAnswer,
   type RunEvent,
   type RunSnapshot,
-  type WaitingOn,
 } from './types.js';
 import { Artifact, ErrorNote, Fact, Json, Notice, Status, StreamBadge, Table } from './ui.js';
 
@@ -122,19 +132,31 @@ export function TaskPage({ runId }: { runId: string }) {
         <h1 id="run-title" tabIndex={-1}>
           {title}
         </h1>
-        {run && <Status status={run.status} />}
+        {run && <Status status={run.status} error={run.error} />}
         <StreamBadge state={stream} />
       </div>
       {note && <Notice tone={note.tone}>{note.text}</Notice>}
       {loadError && <ErrorNote>Could not load the run. {loadError}</ErrorNote>}
       {!run && !loadError && <p>Loading…</p>}
       {run && <Facts run={run} />}
-      {run?.error && (
+      <AskedBy events={events} />
+      {run && isRejection(run.error) && (
+        <p class="note note-info" data-testid="rejected">
+          Rejected by {rejectedBy(run.error)} ({run.error?.message}).
+        </p>
+      )}
+      {run?.error && !isRejection(run.error) && (
         <ErrorNote>
           The run failed: {run.error.message} ({run.error.code}).
         </ErrorNote>
       )}
-      {run?.waitingOn && <WaitingOnAgent on={run.waitingOn} />}
+      {run?.activity && <ActivityPanel activity={run.activity} events={events} />}
+      {opens.map((open) => (
+        <p class="deciding" key={open.interruptId} data-testid="deciding">
+          {open.kind === 'approval' ? 'To decide: ' : 'To answer: '}
+          {decidingLine(open)}
+        </p>
+      ))}
       {opens.length > 1 && (
         <p class="lead">
           This run waits at {opens.length} steps at once ({opens.map((o) => o.nodeId).join(', ')}); each is decided on
@@ -158,6 +180,13 @@ export function TaskPage({ runId }: { runId: string }) {
           />
         ),
       )}
+      {run && (
+        <section aria-labelledby="inputs-title">
+          <h2 id="inputs-title">Inputs</h2>
+          <Inputs inputs={run.inputs} />
+        </section>
+      )}
+      <Delegations events={events} />
       <Artifacts events={events} />
       <Timeline events={events} />
       <PushConfigs runId={runId} />
@@ -274,29 +303,6 @@ function Facts({ run }: { run: RunSnapshot }) {
   );
 }
 
-function WaitingOnAgent({ on }: { on: WaitingOn }) {
-  return (
-    <section class="panel" aria-labelledby="waiting-title">
-      <h2 id="waiting-title">Waiting on another agent</h2>
-      <dl class="facts">
-        <Fact term="Agent">
-          {on.agentCardUrl ? <a href={on.agentCardUrl}>{on.agent ?? on.agentCardUrl}</a> : (on.agent ?? '—')}
-        </Fact>
-        <Fact term="Their task">
-          <code>{on.peerTaskId ?? '—'}</code>
-        </Fact>
-        {on.peerState && <Fact term="Their state">{on.peerState}</Fact>}
-        {on.since && (
-          <Fact term="Since">
-            <Ago iso={on.since} />
-          </Fact>
-        )}
-        {on.protocolVersion && <Fact term="A2A version">{on.protocolVersion}</Fact>}
-      </dl>
-    </section>
-  );
-}
-
 function Artifacts({ events }: { events: RunEvent[] }) {
   const artifacts = events.filter((e) => e.type === 'artifact.created');
   if (artifacts.length === 0) return null;
@@ -313,55 +319,6 @@ function Artifacts({ events }: { events: RunEvent[] }) {
       ))}
     </section>
   );
-}
-
-function eventText(e: RunEvent): string {
-  const p = e.payload;
-  const node = e.nodeId ? ` ${e.nodeId}` : '';
-  switch (e.type) {
-    case 'run.started':
-      return 'Run started';
-    case 'run.completed':
-      return 'Run completed';
-    case 'run.failed':
-      return 'Run failed';
-    case 'run.cancelling':
-      return 'Run cancelling';
-    case 'run.cancelled':
-      return 'Run cancelled';
-    case 'node.started':
-      return `Step${node} started`;
-    case 'node.completed':
-      return `Step${node} finished`;
-    case 'artifact.created':
-      return `Artifact${node} created`;
-    case 'node.suspended':
-      return `Step${node} waits for a person`;
-    case 'node.resumed':
-      return `Step${node} resumed`;
-    case 'node.failed':
-      return `Step${node} failed`;
-    case 'interrupt.requested':
-      return `Waiting for ${p.kind === 'clarification' ? 'answers' : 'a decision'} at${node}`;
-    case 'interrupt.resolved':
-      return `Decision applied at${node}`;
-    case 'approval.requested':
-      return `Approval requested at${node}`;
-    case 'clarification.requested':
-      return `Questions asked at${node}`;
-    case 'approval.received':
-      return `${String(p.decidedBy)} chose ${String(p.action)}`;
-    case 'approval.ask':
-      return `${String(p.decidedBy)} asked a question`;
-    case 'clarification.resolved':
-      return `${String(p.decidedBy)} answered`;
-    case 'node.cancelled':
-      return `Step${node} cancelled`;
-    case 'branch.withdrawn':
-      return `Branch at${node} withdrawn: ${String(p.reason ?? 'its join went on without it')}`;
-    default:
-      return `${e.type}${node}`;
-  }
 }
 
 /** A line of the timeline: one event, or every event of one branch (where its first one fell). */
@@ -395,19 +352,20 @@ function timelineItems(events: RunEvent[]): TimelineItem[] {
 /** `fork#0/legal` → `legal`; `inner#0>innerJoin` (what follows a nested join) → `innerJoin`. */
 const branchName = (id: string): string => id.split(/[/>]/).at(-1) ?? id;
 
-function EventLine({ e }: { e: RunEvent }) {
+function EventLine({ e, agents }: { e: RunEvent; agents: ReadonlyMap<string, string> }) {
+  const words = eventWords(e, agents);
   return (
     <li data-event-type={e.type}>
       {Object.keys(e.payload).length > 0 ? (
         <details>
           <summary>
-            <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+            <span class="what">{words}</span> <Ago iso={e.timestamp} />
           </summary>
           <Json value={e.payload} />
         </details>
       ) : (
         <>
-          <span class="what">{eventText(e)}</span> <Ago iso={e.timestamp} />
+          <span class="what">{words}</span> <Ago iso={e.timestamp} />
         </>
       )}
     </li>
@@ -415,6 +373,7 @@ function EventLine({ e }: { e: RunEvent }) {
 }
 
 function Timeline({ events }: { events: RunEvent[] }) {
+  const agents = agentsByNode(events);
   return (
     <section aria-labelledby="timeline-title">
       <h2 id="timeline-title">Timeline</h2>
@@ -424,7 +383,7 @@ function Timeline({ events }: { events: RunEvent[] }) {
         <ol class="timeline">
           {timelineItems(events).map((item) =>
             'event' in item ? (
-              <EventLine key={item.event.sequence} e={item.event} />
+              <EventLine key={item.event.sequence} e={item.event} agents={agents} />
             ) : (
               <li key={item.branch} class="branch" data-branch={item.branch}>
                 <span class="what">
@@ -432,7 +391,7 @@ function Timeline({ events }: { events: RunEvent[] }) {
                 </span>
                 <ol class="timeline" aria-label={`Branch ${branchName(item.branch)}`}>
                   {item.events.map((e) => (
-                    <EventLine key={e.sequence} e={e} />
+                    <EventLine key={e.sequence} e={e} agents={agents} />
                   ))}
                 </ol>
               </li>

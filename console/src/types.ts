@@ -21,9 +21,23 @@ export interface WaitingOn {
   since?: string;
 }
 
+/** Why a run that has not ended is not moving (`activity` of the run, src/engine/activity.ts). */
+export interface Activity {
+  kind: 'running' | 'sleeping' | 'retrying' | 'waiting-person' | 'waiting-peer' | 'waiting-child';
+  nodeId?: string;
+  summary: string;
+  since: string;
+  attempt?: number;
+  nextAttemptAt?: string;
+  lastError?: { code: string; message: string };
+  peer?: { agent: string; taskId?: string; state?: string; url?: string };
+  child?: { runId: string };
+}
+
 export interface RunError {
   code: string;
   message: string;
+  details?: Record<string, unknown>;
 }
 
 export interface RunSummary {
@@ -39,6 +53,7 @@ export interface RunSummary {
   /** Every open interrupt, oldest first (a run forked by core.parallel may wait at several). */
   interrupts?: OpenInterruptSummary[];
   waitingOn?: WaitingOn;
+  activity?: Activity;
   error?: RunError;
 }
 
@@ -82,7 +97,10 @@ export interface RunSnapshot {
   /** Every open interrupt, oldest first: each is decided at its own node. */
   interrupts?: OpenInterrupt[];
   waitingOn?: WaitingOn;
+  activity?: Activity;
   error?: RunError;
+  inputs: Record<string, unknown>;
+  parentRunId?: string;
   tags: string[];
   createdAt: string;
   updatedAt: string;
@@ -140,6 +158,26 @@ export interface AgentCard {
 export interface WorkflowSummary {
   id: string;
   name: string;
+  version?: string;
+  description?: string;
+}
+
+/** A JSON Schema, as far as the start form reads one. */
+export interface InputSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  properties?: Record<string, InputSchema>;
+  required?: string[];
+  enum?: unknown[];
+  default?: unknown;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+}
+
+export interface WorkflowDefinition extends WorkflowSummary {
+  inputSchema?: InputSchema;
 }
 
 /** Every open interrupt of a run, whether its host lists them all (`interrupts`) or only one. */

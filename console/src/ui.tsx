@@ -17,7 +17,14 @@ const STATUS_WORDS: Record<string, string> = {
 
 export const statusWords = (status: string): string => STATUS_WORDS[status] ?? status;
 
-export function Status({ status }: { status: string }) {
+/**
+ * A run's status in words. A run a person rejected failed by design: it reads "Rejected", not a
+ * red "Failed" (`interrupt_rejected`, the error of a gate's reject).
+ */
+export function Status({ status, error }: { status: string; error?: { code: string } | undefined }) {
+  if (status === 'failed' && error?.code === 'interrupt_rejected') {
+    return <span class="status status-rejected">Rejected</span>;
+  }
   return <span class={`status status-${status}`}>{statusWords(status)}</span>;
 }
 

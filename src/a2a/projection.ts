@@ -6,6 +6,7 @@
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
 import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
+import { withActivity } from './activity.js';
 import { isPlainObject, stringArray } from './values.js';
 import { INTERRUPTED_STATES, TERMINAL_STATES } from './types.js';
 import type {
@@ -161,6 +162,7 @@ export function toTask(input: ToTaskInput): Task {
   const history = sliceHistory(input.history, input.historyLength);
   if (history.length > 0) task.history = history;
   task.metadata = { openwop };
+  withActivity(task, run, input.interrupts ?? (input.interrupt ? [input.interrupt] : []));
   return task;
 }
 

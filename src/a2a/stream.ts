@@ -18,6 +18,7 @@ import {
   toProgressUpdate,
   toStatusUpdate,
 } from './projection.js';
+import { activityUpdate } from './activity.js';
 import type { A2AService } from './service.js';
 import type { WireCodec } from './codec/codec.js';
 import { decodeStreamEvent } from './codec/v0_3.js';
@@ -183,6 +184,11 @@ export class A2AStreams {
       const art = e.type === 'artifact.created' ? artifactFromEvent(e) : undefined;
       if (art) {
         yield { id: e.sequence, result: toArtifactUpdate(opened.taskId, opened.contextId, art, { lastChunk: true }) };
+        continue;
+      }
+      const activity = state === 'working' ? activityUpdate(opened.taskId, opened.contextId, e) : undefined;
+      if (activity) {
+        yield { id: e.sequence, result: activity };
         continue;
       }
       const label = e.type === 'node.started' && e.nodeId !== undefined ? opened.progress?.get(e.nodeId) : undefined;

@@ -65,6 +65,8 @@ export class Runner implements LocalWorker {
       clock: this.clock,
       fence: { owner: opts.instanceId },
       onExecuted: (type, outcome) => opts.metrics.nodeExecutions.inc({ type, outcome }),
+      onAttemptFailed: (a) =>
+        opts.logger.warn(a, a.nextAttemptAt ? 'node attempt failed; retrying' : 'node attempt failed; no retry'),
       ...(opts.services ? { services: opts.services } : {}),
       ...(opts.maxBranches !== undefined ? { maxBranches: opts.maxBranches } : {}),
       ...(opts.nodeTypes ? { nodeTypes: opts.nodeTypes } : {}),

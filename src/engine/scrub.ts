@@ -7,15 +7,19 @@
 import type { Redactor } from '../secrets/redact.js';
 import type { NodeResult } from './nodes/types.js';
 
+/** The parts of a node state that the run's snapshot and activity show (src/engine/activity.ts). */
+const SHOWN = ['waitingOn', 'retry', 'lastError'] as const;
+
 /**
  * `result` with every credential scrubbed from what it records: output, vars, events, detail,
  * error, interrupt data. The node's own `state` comes back to it as it was (it may need the peer's
- * task id to call again), except the view recorded with it (`waitingOn`, nodes/view.ts), which
- * the run's snapshot shows.
+ * task id to call again), except the view recorded with it (`waitingOn`, nodes/view.ts) and the
+ * retry it records, which the run's snapshot and activity show.
  */
 export function scrubbed(result: NodeResult, redactor: Redactor): NodeResult {
   if (!('state' in result) || result.state === undefined) return redactor.deep(result);
   const { state, ...recorded } = result;
-  const shown = state.waitingOn === undefined ? state : { ...state, waitingOn: redactor.deep(state.waitingOn) };
+  const shown = { ...state };
+  for (const key of SHOWN) if (shown[key] !== undefined) shown[key] = redactor.deep(shown[key]);
   return { ...redactor.deep(recorded), state: shown };
 }

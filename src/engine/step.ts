@@ -8,6 +8,7 @@
 // - `inlineStep` (a request): the instantaneous prefix of a run (inline node types only: no I/O)
 //   executes inside the very transaction that created or resumed it, so a request that needs no
 //   waiting commits once.
+import type { RetryRecord } from './activity.js';
 import { isTerminal, type NewEvent, type RunRecord, type RunStatus } from '../store/model.js';
 import type { Store, StoreTx } from '../store/store.js';
 import { cancelNow } from './cancel.js';
@@ -49,6 +50,8 @@ export interface StepContext {
   clock: Clock;
   /** Counts node executions by type and outcome. */
   onExecuted?: (typeId: string, outcome: string) => void;
+  /** A node that reaches out failed an attempt (a retry is scheduled when `nextAttemptAt` is set). */
+  onAttemptFailed?: (attempt: FailedAttempt) => void;
   /** Require that this worker still holds the run's lease (fencing). */
   fence?: { owner: string };
   /** Handed to every node executed (see NodeServices). */
@@ -57,6 +60,17 @@ export interface StepContext {
   maxBranches?: number;
   /** The executors by typeId (default: NODE_TYPES); tests lend a node that counts or blocks. */
   nodeTypes?: ReadonlyMap<string, NodeType<any>>;
+}
+
+/** What the log says of a failed attempt: where, which error (redacted), and the next try if any. */
+export interface FailedAttempt {
+  runId: string;
+  nodeId: string;
+  typeId: string;
+  code: string;
+  message: string;
+  attempt?: number;
+  nextAttemptAt?: string;
 }
 
 export type StepOutcome =
@@ -239,11 +253,30 @@ async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx:
     const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
     ctx.onExecuted?.(node.typeId, result.kind);
     // What views show of the node (NodeType.describe) is recorded with its state, then scrubbed.
-    return recorded(described(type, result));
+    const shown = recorded(described(type, result));
+    if (!type.inline) reportFailedAttempt(ctx, run.runId, node, shown);
+    return shown;
   } catch (err) {
     ctx.onExecuted?.(node.typeId, 'error');
     return recorded({ kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } });
   }
+}
+
+/**
+ * One line per failed attempt of a node that reaches out: a retry it scheduled (its retry record)
+ * or its failure. From the scrubbed result, so no secret reaches the log.
+ */
+function reportFailedAttempt(ctx: StepContext, runId: string, node: WorkflowNode, result: NodeResult): void {
+  if (!ctx.onAttemptFailed) return;
+  const base = { runId, nodeId: node.id, typeId: node.typeId };
+  if (result.kind === 'failed') {
+    ctx.onAttemptFailed({ ...base, code: result.error.code, message: result.error.message });
+    return;
+  }
+  const retry = result.kind === 'sleep' ? (result.state?.retry as RetryRecord | undefined) : undefined;
+  if (retry === undefined || !result.events?.some((e) => e.type === 'node.retrying')) return;
+  const { code, message } = retry.lastError;
+  ctx.onAttemptFailed({ ...base, code, message, attempt: retry.attempt, nextAttemptAt: retry.nextAttemptAt });
 }
 
 /** What a node executes with. Optional fields are assigned, not spread in (V8's slow path). */

@@ -11,6 +11,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import a2aCapabilitySchema from '../../schemas/capabilities-a2a.schema.json' with { type: 'json' };
 import workflowDefinitionSchema from '../../schemas/workflow-definition.schema.json' with { type: 'json' };
+import { ACTIVITY_KINDS } from '../engine/activity.js';
 import type { WorkflowDefinition as WorkflowDefinitionType } from '../engine/workflow/definition.js';
 import { MAX_EVENT_SEQUENCE, RUN_STATUSES } from '../store/model.js';
 
@@ -133,6 +134,53 @@ export const OpenInterrupt = Type.Object(
   { $id: 'OpenInterrupt', additionalProperties: true, description: 'The open interrupt of a waiting run.' },
 );
 
+export const RunActivity = Type.Object(
+  {
+    kind: Type.Union(ACTIVITY_KINDS.map((k) => Type.Literal(k))),
+    nodeId: Type.Optional(Type.String()),
+    summary: Type.String({
+      description:
+        'One sentence for people, e.g. "Retrying the call to agent reviewer (attempt 4, next at 12:04:10 UTC): connection refused".',
+    }),
+    since: DateTime(
+      'Since when the run does this (the first failure of a retry, the opening of an interrupt, else its last change).',
+    ),
+    attempt: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Retrying: the attempts made so far (all failed).' }),
+    ),
+    nextAttemptAt: Type.Optional(DateTime('Retrying: when the next attempt is due.')),
+    lastError: Type.Optional(
+      Type.Object(
+        { code: Type.String(), message: Type.String() },
+        { additionalProperties: true, description: 'Retrying: the last attempt’s error (redacted).' },
+      ),
+    ),
+    peer: Type.Optional(
+      Type.Object(
+        {
+          agent: Type.String(),
+          taskId: Type.Optional(Type.String()),
+          state: Type.Optional(Type.String()),
+          url: Type.Optional(Type.String()),
+        },
+        { additionalProperties: true, description: 'The agent called (a2a.invoke), and its task once there is one.' },
+      ),
+    ),
+    child: Type.Optional(
+      Type.Object(
+        { runId: Type.String() },
+        { additionalProperties: true, description: 'The (first) child run waited for.' },
+      ),
+    ),
+  },
+  {
+    $id: 'RunActivity',
+    additionalProperties: true,
+    description:
+      'Why a run that has not ended is not moving: running, sleeping, retrying, or waiting on a person, a peer agent or a child run. A forked run shows its most pressing line (retrying first, then a person, a peer, a child, a timer).',
+  },
+);
+
 export const RunSnapshot = Type.Object(
   {
     runId: Type.String({ minLength: 1, maxLength: 128 }),
@@ -162,6 +210,7 @@ export const RunSnapshot = Type.Object(
       ),
     ),
     error: Type.Optional(ref(RunError)),
+    activity: Type.Optional(ref(RunActivity, 'While the run has not ended: what it is doing or waiting on.')),
     waitingOn: Type.Optional(
       Type.Object(
         {
@@ -235,6 +284,7 @@ export const RunSummary = Type.Object(
     waitingOn: Type.Optional(
       Type.Unknown({ description: 'What else the run waits on (e.g. another A2A agent’s task).' }),
     ),
+    activity: Type.Optional(ref(RunActivity, 'While the run has not ended: what it is doing or waiting on.')),
     error: Type.Optional(ref(RunError)),
     parentRunId: Type.Optional(Type.String({ description: 'A child run: the run that started it.' })),
   },
@@ -427,6 +477,7 @@ export const REST_SCHEMAS: TSchema[] = [
   RunStatus,
   RunError,
   OpenInterrupt,
+  RunActivity,
   RunSnapshot,
   RunSummary,
   RunList,

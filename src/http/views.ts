@@ -1,5 +1,6 @@
 // Wire views of stored records for the REST surface, typed by the response schemas (schemas.ts).
 import type { Static } from '@sinclair/typebox';
+import { type Activity, type ActivityInterrupt, activityOf } from '../engine/activity.js';
 import {
   type InterruptRecord,
   isWaiting,
@@ -45,6 +46,7 @@ export function runSnapshot(
       : {}),
     ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
     ...(run.error ? { error: run.error } : {}),
+    ...activityField(run, opens),
     ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId ?? '' } : {}),
     ...(children.length > 0 ? { children } : {}),
     tags: run.tags,
@@ -53,6 +55,12 @@ export function runSnapshot(
     updatedAt: run.updatedAt,
     ...(run.completedAt ? { completedAt: run.completedAt } : {}),
   };
+}
+
+/** `activity` while the run has not ended (src/engine/activity.ts), from what is stored. */
+export function activityField(run: RunHead, opens: readonly ActivityInterrupt[]): { activity?: Activity } {
+  const activity = activityOf(run, opens);
+  return activity ? { activity } : {};
 }
 
 function interruptView(open: InterruptRecord) {

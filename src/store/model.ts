@@ -127,6 +127,8 @@ export interface RunState {
 export const RUN_EVENT_TYPES = [
   ...(['run.started', 'run.completed', 'run.failed', 'run.cancelling', 'run.cancelled'] as const),
   ...(['node.started', 'node.completed', 'node.failed', 'node.suspended', 'node.resumed', 'node.cancelled'] as const),
+  // A node's attempt failed and it sleeps until the next one (payload: the retry record, src/engine/activity.ts).
+  'node.retrying',
   ...(['approval.requested', 'approval.received', 'approval.ask'] as const),
   ...(['clarification.requested', 'clarification.resolved', 'interrupt.requested', 'interrupt.resolved'] as const),
   ...(['interrupt.expired', 'interrupt.escalated'] as const),

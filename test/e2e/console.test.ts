@@ -349,7 +349,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     await decide(stale, 'review', { action: 'reject', feedback: 'not this one' }, BOB);
     await accept.click();
     await page.getByRole('status').filter({ hasText: 'Someone else decided first' }).waitFor();
-    await runStatus(page, 'Failed');
+    await runStatus(page, 'Rejected'); // a reject is an outcome, not a red Failed (issue 35)
     const run = await getRun(stale);
     assert.equal(run.status, 'failed');
     assert.equal(run.error.code, 'interrupt_rejected');

@@ -142,6 +142,14 @@ describe('call nodes in runs', () => {
       const [completed, ...more] = await completedOf(runId, 'fetch');
       assert.equal(more.length, 0);
       assert.equal(completed.payload.attempts, 2);
+      // The retry was recorded (the run's activity read it while it slept) and logged, once.
+      const retried = (await t.events(runId)).filter((e: Json) => e.type === 'node.retrying');
+      assert.equal(retried.length, 1);
+      assert.equal(retried[0].payload.attempt, 1);
+      assert.equal(typeof retried[0].payload.lastError.code, 'string');
+      assert.ok(Date.parse(retried[0].payload.nextAttemptAt) > 0);
+      const logged = logLines.filter((l) => l.includes(runId) && l.includes('node attempt failed; retrying'));
+      assert.equal(logged.length, 1, logged.join('\n'));
     });
   }
 

@@ -90,7 +90,13 @@ describe('a2a.invoke: waiting on the peer task', () => {
     const v = sleepOf(settle(waiting(), task('working', { peerTimestamp: 't1' }), [LINKED], facts()));
     assert.equal(v.result.wakeAt, NOW + 1000);
     assert.deepEqual(v.result.events, [LINKED]);
-    assert.deepEqual(v.result.state, { ...waiting(), state: 'working', stateAt: 't1', attempt: 0 });
+    assert.deepEqual(v.result.state, {
+      ...waiting(),
+      state: 'working',
+      stateAt: 't1',
+      attempt: 0,
+      waitingSince: new Date(NOW).toISOString(),
+    });
     assert.equal(v.hold, undefined, 'a poll-only wait holds no stream');
   });
 
@@ -192,7 +198,13 @@ describe('a2a.invoke: the peer asks for input', () => {
     assert.deepEqual(r.interrupt.data.questions, [{ id: 'answer', question: 'Which year?' }]);
     assert.equal(r.interrupt.data.expiresAt, new Date(DEADLINE).toISOString());
     assert.equal(r.interrupt.data.timeoutMs, 600_000);
-    assert.deepEqual(r.state, { ...waiting(), state: 'input-required', stateAt: 't3', attempt: 0 });
+    assert.deepEqual(r.state, {
+      ...waiting(),
+      state: 'input-required',
+      stateAt: 't3',
+      attempt: 0,
+      waitingSince: new Date(NOW).toISOString(),
+    });
   });
 
   it('fail: fails the node external_input_required with what the peer said', () => {
@@ -271,8 +283,37 @@ describe('a2a.invoke: failures and the deadline', () => {
       afterFailure({ kind: 'transport', message: 'fetch failed' }, sending({ attempt: 1 }), 'calling agent', facts()),
     );
     assert.equal(v.result.wakeAt, NOW + 2000);
-    assert.deepEqual(v.result.state, { ...sending({ attempt: 1 }), lastFailure: 'calling agent: fetch failed' });
+    assert.deepEqual(v.result.state, {
+      ...sending({ attempt: 1 }),
+      lastFailure: 'calling agent: fetch failed',
+      retry: {
+        attempt: 1,
+        nextAttemptAt: new Date(NOW + 2000).toISOString(),
+        lastError: { code: 'external_call_failed', message: 'fetch failed' },
+        since: new Date(NOW).toISOString(),
+        what: 'the call to agent reviewer',
+      },
+    });
+    assert.deepEqual(
+      v.result.events?.map((e) => e.type),
+      ['node.retrying'],
+      'a retry is an event (the activity streams show)',
+    );
     assert.equal(v.hold, undefined);
+  });
+
+  it('news from the peer ends the retry record; the wait keeps its start while the state holds', () => {
+    const retry = { attempt: 2, nextAttemptAt: 'x', lastError: { code: 'c', message: 'm' }, since: 's', what: 'w' };
+    const first = sleepOf(settle(waiting({ state: 'working', retry }), task('working'), [], facts()));
+    const next = first.result.state as Waiting;
+    assert.equal(next.retry, undefined);
+    assert.equal(next.waitingSince, new Date(NOW).toISOString());
+    const later = sleepOf(settle(next, task('working'), [], facts({ now: NOW + 5000 })));
+    assert.equal(
+      (later.result.state as Waiting).waitingSince,
+      new Date(NOW).toISOString(),
+      'unchanged state: the same start',
+    );
   });
 
   it('a peer’s Retry-After is honoured up to the poll ceiling, and never past the deadline', () => {

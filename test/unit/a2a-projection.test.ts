@@ -231,14 +231,33 @@ describe('conformance shape checks (openwop.md §6.3 item 4 a–e)', () => {
 describe('toTask', () => {
   const base = { contextId: 'ctx_1', stateTimestamp: TS, artifacts: [], history: [] };
 
-  test('working task: envelope, openwop ids, no content', () => {
-    const t = toTask({ ...base, run: run('running') });
+  test('working task: envelope, openwop ids, its activity as the status message, no content', () => {
+    const t = toTask({ ...base, run: run('running', { cursor: { ordinals: {}, nodeId: 'draft' } }) });
+    const summary = 'Running node draft';
     assert.deepEqual(t, {
       kind: 'task',
       id: 'run_1',
       contextId: 'ctx_1',
-      status: { state: 'working', timestamp: TS },
-      metadata: { openwop: { runId: 'run_1', workflowId: 'campaign-brief', runStatus: 'running' } },
+      status: {
+        state: 'working',
+        timestamp: TS,
+        message: {
+          kind: 'message',
+          messageId: 'run_1:activity:1',
+          role: 'agent',
+          taskId: 'run_1',
+          contextId: 'ctx_1',
+          parts: [{ kind: 'text', text: summary }],
+        },
+      },
+      metadata: {
+        openwop: {
+          runId: 'run_1',
+          workflowId: 'campaign-brief',
+          runStatus: 'running',
+          activity: { kind: 'running', nodeId: 'draft', summary, since: TS },
+        },
+      },
     });
     assert.ok(!JSON.stringify(t).includes('secret'));
   });

@@ -188,6 +188,16 @@ function waitingRows(p: Paint, interrupt: Rec | undefined, open: OpenInterrupt[]
   return interrupt ? interruptRows(p, interrupt) : [];
 }
 
+/**
+ * What a task that has not ended is doing or waiting on (`metadata.openwop.activity`, a Handoff
+ * host's): its sentence, and since when. Empty when the task does not say.
+ */
+function activityText(ow: Rec | undefined, p: Paint): string {
+  const a = isObject(ow?.activity) ? ow.activity : undefined;
+  if (typeof a?.summary !== 'string') return '';
+  return typeof a.since === 'string' ? `${a.summary} ${p.dim(`(since ${a.since})`)}` : a.summary;
+}
+
 /** A Task for humans; `agentUrl` lets it suggest the next command. */
 export function formatTask(task: Task, p: Paint, agentUrl?: string): string {
   const ow = openwopOf(task);
@@ -199,7 +209,9 @@ export function formatTask(task: Task, p: Paint, agentUrl?: string): string {
   if (typeof skill === 'string') lines.push(row(p, 'skill', skill));
   lines.push(row(p, 'state', stateLabel(p, task.status.state, interrupt, open)));
   const status = messageText(task.status.message);
-  if (status) lines.push(row(p, 'message', status));
+  const doing = activityText(ow, p);
+  if (doing) lines.push(row(p, 'activity', doing));
+  if (status && !doing.startsWith(status)) lines.push(row(p, 'message', status));
   lines.push(...waitingRows(p, interrupt, open));
   for (const a of task.artifacts ?? [])
     lines.push(row(p, 'artifact', `${artifactTitle(a)}\n${a.parts.map(partText).join('\n')}`));
@@ -252,6 +264,8 @@ export function formatEventLine(result: unknown, p: Paint, agentUrl?: string): s
       const lines = [`${p.dim(clock(task.status.timestamp))}  ${stateLabel(p, task.status.state, interrupt, open)}`];
       const status = messageText(task.status.message);
       if (status) lines.push(`          ${status}`);
+      const doing = activityText(ow, p);
+      if (doing && !doing.startsWith(status || '\u0000')) lines.push(`          ${p.dim('activity')} ${doing}`);
       lines.push(...waitingRows(p, interrupt, open).map(under));
       const on = isObject(ow?.waitingOn) ? ow.waitingOn : undefined;
       if (on) lines.push(`          ${p.dim('waiting on')} agent ${on.agent}, task ${on.peerTaskId} (${on.state})`);

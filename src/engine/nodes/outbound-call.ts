@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { CallFailure } from '../../calls/failure.js';
 import { type RetryPolicy, retryDelayMs } from '../../calls/retry.js';
 import type { SecretStore } from '../../secrets/store.js';
+import { nextRetry, retryEvent } from '../activity.js';
 import type { CallServices } from './services.js';
 import type { NodeContext, NodeResult } from './types.js';
 
@@ -69,7 +70,8 @@ export async function executeCall(
     // From the end of this attempt (it may have taken its whole timeout).
     const wakeAt = Math.round(ctx.now + (performance.now() - started) + wait);
     const lastError = { code: out.code, ...(out.status !== undefined ? { status: out.status } : {}) };
-    return { kind: 'sleep', wakeAt, state: { attempts, lastError } };
+    const retry = nextRetry(ctx.state, ctx.now, wakeAt, describe(ctx), { code: out.code, message: out.message });
+    return { kind: 'sleep', wakeAt, state: { attempts, lastError, retry }, events: [retryEvent(ctx.node.id, retry)] };
   }
   const details = {
     attempts,
@@ -77,6 +79,17 @@ export async function executeCall(
     ...(out.bodyExcerpt !== undefined ? { bodyExcerpt: out.bodyExcerpt } : {}),
   };
   return { kind: 'failed', error: { code: out.code, message: out.message, details } };
+}
+
+/** What a retry of this node calls, for people: its host (never its path or query, which may hold a secret). */
+function describe(ctx: NodeContext<{ retry?: RetryConfig }>): string {
+  const config = ctx.config as { url?: unknown; baseUrl?: unknown; provider?: unknown };
+  if (typeof config.provider === 'string') return `the ${ctx.node.typeId} call to provider ${config.provider}`;
+  const url = config.url ?? config.baseUrl;
+  if (typeof url === 'string' && !url.includes('{{') && URL.canParse(url)) {
+    return `the ${ctx.node.typeId} call to ${new URL(url).host}`;
+  }
+  return `the ${ctx.node.typeId} call of node ${ctx.node.id}`;
 }
 
 /** A template that does not evaluate (or a value the call refuses) fails the node for good. */

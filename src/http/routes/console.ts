@@ -14,7 +14,13 @@ import { empty, failure, raw, typed } from '../schemas.js';
 export const CONSOLE_PATH = '/console';
 
 /** The page's paths: the client routes of the console (each shows the same page). */
-export const CONSOLE_PAGES = [CONSOLE_PATH, `${CONSOLE_PATH}/operations`, `${CONSOLE_PATH}/runs/:runId`];
+export const CONSOLE_PAGES = [
+  CONSOLE_PATH,
+  `${CONSOLE_PATH}/operations`,
+  `${CONSOLE_PATH}/runs/:runId`,
+  `${CONSOLE_PATH}/start`,
+  `${CONSOLE_PATH}/start/:workflowId`,
+];
 
 // Scripts and styles only from this origin, no inline code; the page calls only this origin.
 const SECURITY_HEADERS = {
@@ -79,19 +85,28 @@ export function consoleRoutes(app: FastifyInstance, dir = defaultConsoleDir()): 
   });
 }
 
+const SUMMARIES: Record<string, string> = {
+  runs: 'one run',
+  start: 'start a run',
+  startWorkflow: 'start a run of one workflow',
+};
+
 /** The page's documentation: the same HTML at every console path. */
 function pageSchema(path: string) {
-  const name = path.split('/')[2] ?? 'inbox';
+  const name = path.includes(':workflowId') ? 'startWorkflow' : (path.split('/')[2] ?? 'inbox');
   return {
     operationId: `getConsole${name === 'inbox' ? '' : name[0]?.toUpperCase() + name.slice(1)}`,
     tags: ['console'],
-    summary: `Web console: ${name === 'runs' ? 'one run' : name}`,
+    summary: `Web console: ${SUMMARIES[name] ?? name}`,
     description:
       'The console’s page (the same HTML for every console path; the page routes in the browser). Public: it holds ' +
       'no data, signs in with an API key and calls this API. `Cache-Control: no-cache` with an ETag. A browser ' +
       'opening `/` is redirected here.',
     ...(path.includes(':runId')
       ? { params: Type.Object({ runId: Type.String({ description: 'The run shown.' }) }) }
+      : {}),
+    ...(path.includes(':workflowId')
+      ? { params: Type.Object({ workflowId: Type.String({ description: 'The workflow whose start form is shown.' }) }) }
       : {}),
     response: {
       200: raw('The console page.', 'text/html'),

@@ -22,7 +22,7 @@ import {
   UNAUTHORIZED,
 } from '../schemas.js';
 import { openOrRefuse, type SseHub } from '../sse.js';
-import { waitingOn } from '../views.js';
+import { activityField, waitingOn } from '../views.js';
 
 const STATUS_LIST = `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`;
 
@@ -173,6 +173,10 @@ function runSummary(run: RunHead, opens: OpenInterruptHead[]): Static<typeof Run
     ...(run.completedAt ? { completedAt: run.completedAt } : {}),
     ...(summaries[0] ? { interrupt: summaries[0], interrupts: summaries } : {}),
     ...(on !== undefined ? { waitingOn: on } : {}),
+    ...activityField(
+      run,
+      opens.map((o) => ({ kind: o.kind, nodeId: o.nodeId, data: { title: o.title } })),
+    ),
     ...(run.error ? { error: run.error } : {}),
     ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId } : {}),
   };

@@ -158,6 +158,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
         peerTaskId: task.taskId,
         contextId: task.contextId,
         cardUrl: client.chosen.url,
+        ...peerConsole(client.chosen.url, task),
         protocolVersion: call.protocolVersion,
         binding: call.binding,
         waitModes: modes,
@@ -182,6 +183,16 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
   } catch (err) {
     return failure(err, ctx, peers, run, again, `calling agent '${nameOf(target)}'`);
   }
+}
+
+/**
+ * The peer task's page in the peer's console, when the peer is a Handoff (its Task names the run
+ * behind it in `metadata.openwop.runId`): the console links the delegate's page to it.
+ */
+function peerConsole(endpoint: string, task: PeerTask): { peerConsoleUrl?: string } {
+  const openwop = task.metadata?.openwop as { runId?: unknown } | undefined;
+  if (typeof openwop?.runId !== 'string' || !URL.canParse(endpoint)) return {};
+  return { peerConsoleUrl: new URL(`/console/runs/${encodeURIComponent(task.taskId)}`, endpoint).href };
 }
 
 /** Cancel the context's other tasks, best effort: a peer without ListTasks (0.3), or one failing now, keeps them. */

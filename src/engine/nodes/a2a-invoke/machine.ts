@@ -7,6 +7,7 @@ import type { PeerTarget } from '../../../peers/client.js';
 import type { PeerFailure } from '../../../peers/errors.js';
 import { INTERRUPTED_STATES, type PeerTask } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
+import { nextRetry, retryEvent } from '../../activity.js';
 import type { NodeResult } from '../types.js';
 import type { InvokeConfig } from './config.js';
 import { type CallInfo, outputOf, questionOf, terminalResult } from './project.js';
@@ -72,7 +73,8 @@ export function settle(s: Waiting, task: PeerTask, events: NewEvent[], f: Facts)
   }
   const done = terminalResult(task, call, f.now);
   if (done) return { kind: 'ended', result: withEvents(done, own) };
-  const { answered, stateAt: _at, lastFailure: _failed, ...prior } = s;
+  // News from the peer ends a run of transport failures (`retry`); `waitingSince` is the activity's.
+  const { answered, stateAt: _at, lastFailure: _failed, retry: _retry, ...prior } = s;
   const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
   const next: Waiting = {
     ...prior,
@@ -80,6 +82,7 @@ export function settle(s: Waiting, task: PeerTask, events: NewEvent[], f: Facts)
     ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
     ...(unread ? { answered } : {}),
     attempt: changed ? 0 : s.attempt + 1,
+    waitingSince: changed || !s.waitingSince ? new Date(f.now).toISOString() : s.waitingSince,
   };
   if (overdue(s, f)) return { kind: 'overdue', state: next, events: own };
   if (INTERRUPTED_STATES.has(task.state) && f.onInputRequired !== 'wait' && !unread) {
@@ -120,7 +123,13 @@ export function afterFailure(failure: PeerFailure, s: InvokeState, what: string,
     const failed: InvokeState = { ...s, lastFailure: `${what}: ${failure.message}` };
     if (overdue(s, f)) return { kind: 'overdue', state: failed, events: [] };
     const wakeAt = until(s, f, retryMs(f.poll, s.attempt + 1, failure.retryAfterMs, f.random));
-    return { kind: 'sleep', result: { kind: 'sleep', wakeAt, state: { ...failed } } };
+    // What the run's activity shows while it retries, and the `node.retrying` event streams turn into an update.
+    const error = { code: 'external_call_failed', message: failure.message };
+    const retry = nextRetry(s as unknown as Record<string, unknown>, f.now, wakeAt, retryWhat(s), error);
+    return {
+      kind: 'sleep',
+      result: { kind: 'sleep', wakeAt, state: { ...failed, retry }, events: [retryEvent(f.nodeId, retry)] },
+    };
   }
   if (failure.kind === 'refused') {
     return { kind: 'result', result: fail('external_call_refused', `${what}: ${failure.reason}`, { kind: 'refused' }) };
@@ -128,6 +137,10 @@ export function afterFailure(failure: PeerFailure, s: InvokeState, what: string,
   const details = { kind: 'peer', peerCode: failure.code };
   return { kind: 'result', result: fail('external_call_failed', `${what}: ${failure.message}`, details) };
 }
+
+/** What a retry calls, for people (the activity's summary). */
+const retryWhat = (s: InvokeState): string =>
+  s.phase === 'send' ? `the call to agent ${nameOf(s.target)}` : `the call to agent ${s.agent} (task ${s.taskId})`;
 
 /** `timeoutMs` passed: the node fails (its peer task, recorded or not, is cancelled by the caller). */
 export function gaveUp(s: InvokeState, events: NewEvent[], timeoutMs: number): NodeResult {

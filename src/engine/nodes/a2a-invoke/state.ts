@@ -3,6 +3,7 @@
 // this state: the answer to its clarification (withReply) and what views show (describe).
 import type { PeerTarget } from '../../../peers/client.js';
 import type { PeerTask } from '../../../peers/normalize.js';
+import type { RetryRecord } from '../../activity.js';
 import type { NodeView } from '../types.js';
 import type { WaitMode } from './service.js';
 
@@ -16,6 +17,8 @@ export type Sending = {
   target: PeerTarget;
   /** The last transport failure (what the node says when the deadline passes on it). */
   lastFailure?: string;
+  /** While transport failures are retried: attempts, last error, next attempt (the run's activity). */
+  retry?: RetryRecord;
 };
 
 /** Linked to a peer task: waiting for it to change (polled, pushed or streamed). */
@@ -46,7 +49,10 @@ export type Waiting = {
   answered?: { state: PeerTask['state']; at: string };
   /** This run's clarification was answered: relay it, then wait again (set by withReply). */
   reply?: { answers?: Record<string, unknown> };
+  /** Since when the peer task has been in `state` (the run's activity). */
+  waitingSince?: string;
   lastFailure?: string;
+  retry?: RetryRecord;
 };
 
 export type InvokeState = Sending | Waiting;
