@@ -102,6 +102,8 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
     return fail('invalid_config', 'config.data must render to a JSON object');
   }
   const again: Sending = { phase: 'send', deadline, attempt: (prior?.attempt ?? 0) + 1, target };
+  // A send repeated after a transport failure keeps counting the failures (the run's activity).
+  if (prior?.retry) again.retry = prior.retry;
   const run = runOf(ctx, peers, deadline);
   const contextId = contextIdFor(ctx.idempotencyKey);
   try {
