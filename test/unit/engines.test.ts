@@ -25,7 +25,8 @@ const admits = (list: string[] | undefined, value: string): boolean =>
   (list.every((entry) => entry.startsWith('!')) && !list.includes(`!${value}`));
 
 /** Whether npm installs the package on this machine (a package for another OS or CPU is skipped). */
-const installedHere = (pkg: LockedPackage): boolean => admits(pkg.os, process.platform) && admits(pkg.cpu, process.arch);
+const installedHere = (pkg: LockedPackage): boolean =>
+  admits(pkg.os, process.platform) && admits(pkg.cpu, process.arch);
 
 describe('dependencies and the supported Node versions', () => {
   it('every installed package of package-lock.json admits the lowest Node that package.json admits', () => {
