@@ -15,6 +15,7 @@ import {
 } from '../../a2a/types.js';
 import { UsageError } from './card.js';
 import { HttpStatusError, NetworkError } from './http.js';
+import { cliCommand } from './invocation.js';
 import { InvalidResponseError, RpcError } from './rpc.js';
 
 // ---------------------------------------------------------------- exit codes
@@ -130,8 +131,8 @@ export function openInterruptsOf(v: { metadata?: Rec | undefined }): OpenInterru
 function nextSteps(task: Task, agentUrl: string | undefined): string[] {
   if (task.status.state !== 'input-required' || agentUrl === undefined) return [];
   const open = openInterruptsOf(task);
-  const approve = `handoff approve ${agentUrl} ${task.id}`;
-  const answer = `handoff answer ${agentUrl} ${task.id}`;
+  const approve = `${cliCommand()} approve ${agentUrl} ${task.id}`;
+  const answer = `${cliCommand()} answer ${agentUrl} ${task.id}`;
   if (open.length <= 1) {
     const kind = open[0]?.kind ?? (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
     return [kind === 'approval' ? `${approve} --action accept|reject|refine|edit-accept|ask` : `${answer} "<reply>"`];
