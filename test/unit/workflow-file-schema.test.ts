@@ -3,13 +3,14 @@
 // `$schema`) accepts that minimal form, checks each node's config against its type, and is the
 // one `handoff schema` generates from the registered node types.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { workflowFileSchemaText } from '../../src/engine/workflow/file-schema.js';
-import { validateWorkflow } from '../../src/engine/workflow/loader.js';
+import { readJson, validateWorkflow } from '../../src/engine/workflow/loader.js';
 import { BUILTIN_DIR, REPO_ROOT } from '../support/host.js';
 
 const SCHEMA_FILE = 'schemas/workflow.schema.json';
@@ -115,6 +116,22 @@ describe(SCHEMA_FILE, () => {
       const def = JSON.parse(readFileSync(join(BUILTIN_DIR, file), 'utf8'));
       assert.equal(def.$schema, '../schemas/workflow.schema.json', file);
       assert.deepEqual(problems(def), [], file);
+    }
+  });
+});
+
+describe('a file that is not JSON', () => {
+  it('is refused at the line and column an editor goes to', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'handoff-json-'));
+    try {
+      const file = join(dir, 'hello.json');
+      writeFileSync(file, '{\n  "id": "x",\n  "nodes": [\n    { "id": "a" "typeId": "core.transform" }\n  ]\n}\n');
+      await assert.rejects(readJson(file), {
+        name: 'WorkflowValidationError',
+        message: `${file}: invalid JSON: Expected ',' or '}' after property value in JSON at line 4 column 17`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -346,6 +346,16 @@ export async function readJson(file: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new WorkflowValidationError(file, [`invalid JSON: ${(err as Error).message}`]);
+    throw new WorkflowValidationError(file, [`invalid JSON: ${withLineAndColumn((err as Error).message, text)}`]);
   }
+}
+
+/** JSON.parse says "at position 69"; an editor goes to "line 3 column 12". */
+function withLineAndColumn(message: string, text: string): string {
+  const at = /at position (\d+)/.exec(message);
+  if (!at) return message;
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return message.replace(at[0], `at line ${line} column ${column}`);
 }
