@@ -30,6 +30,7 @@ export function workflowFileSchema(): Schema {
   };
   node.allOf = [...NODE_TYPES.values()].map((type) => ({
     if: { properties: { typeId: { const: type.typeId } }, required: ['typeId'] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then`, never awaited
     then: { properties: { config: configSchemaOf(type.configSchema) } },
   }));
   return schema;
