@@ -124,6 +124,8 @@ export function openInterruptsOf(v: { metadata?: Rec | undefined }): OpenInterru
   }));
 }
 
+const ALL_ACTIONS = 'accept|reject|refine|edit-accept|ask';
+
 /**
  * The "what to do next" lines for a task waiting on its caller (Handoff's interrupt metadata):
  * one command per kind of interrupt open, naming the nodes with --node when there are several.
@@ -134,8 +136,11 @@ function nextSteps(task: Task, agentUrl: string | undefined): string[] {
   const approve = `${cliCommand()} approve ${agentUrl} ${task.id}`;
   const answer = `${cliCommand()} answer ${agentUrl} ${task.id}`;
   if (open.length <= 1) {
-    const kind = open[0]?.kind ?? (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
-    return [kind === 'approval' ? `${approve} --action accept|reject|refine|edit-accept|ask` : `${answer} "<reply>"`];
+    const interrupt = openwopOf(task)?.interrupt as Rec | undefined;
+    const kind = open[0]?.kind ?? interrupt?.kind;
+    // The gate's own actions when the task lists them (a gate may allow fewer than all five).
+    const actions = Array.isArray(interrupt?.actions) ? interrupt.actions.join('|') : ALL_ACTIONS;
+    return [kind === 'approval' ? `${approve} --action ${actions}` : `${answer} "<reply>"`];
   }
   const nodes = (kind: string) =>
     open
@@ -144,7 +149,7 @@ function nextSteps(task: Task, agentUrl: string | undefined): string[] {
       .join('|');
   const steps: string[] = [];
   if (nodes('approval'))
-    steps.push(`${approve} --node ${nodes('approval')} --action accept|reject|refine|edit-accept|ask`);
+    steps.push(`${approve} --node ${nodes('approval')} --action ${ALL_ACTIONS}`);
   if (nodes('clarification')) steps.push(`${answer} --node ${nodes('clarification')} "<reply>"`);
   return steps;
 }
