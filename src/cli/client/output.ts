@@ -148,8 +148,7 @@ function nextSteps(task: Task, agentUrl: string | undefined): string[] {
       .map((i) => i.nodeId)
       .join('|');
   const steps: string[] = [];
-  if (nodes('approval'))
-    steps.push(`${approve} --node ${nodes('approval')} --action ${ALL_ACTIONS}`);
+  if (nodes('approval')) steps.push(`${approve} --node ${nodes('approval')} --action ${ALL_ACTIONS}`);
   if (nodes('clarification')) steps.push(`${answer} --node ${nodes('clarification')} "<reply>"`);
   return steps;
 }
