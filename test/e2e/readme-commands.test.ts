@@ -4,7 +4,7 @@
 // the client without a rebuild, its hints naming that same command.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -118,6 +118,31 @@ describe('serve --pid-file', { timeout: 300_000 }, () => {
 });
 
 describe('npm run handoff -- …', { timeout: 300_000 }, () => {
+  it('validate: a minimal workflow file (ids, types, configs, edges) is valid; a wrong one is named', async () => {
+    const dir = freshDir();
+    const minimal = {
+      id: 'hello',
+      nodes: [
+        { id: 'greet', typeId: 'core.transform', config: { output: { text: 'Hello' } } },
+        { id: 'review', typeId: 'core.approvalGate', config: { title: 'Send it?' } },
+      ],
+      edges: [{ id: 'e1', sourceNodeId: 'greet', targetNodeId: 'review' }],
+    };
+    writeFileSync(join(dir, 'hello.json'), JSON.stringify(minimal));
+    const valid = npm(['run', '-s', 'handoff', '--', 'validate', dir]);
+    assert.equal(await valid.done, 0, valid.output());
+    assert.equal(valid.output(), '1 workflow valid: hello\n');
+
+    const wrong = { ...minimal, edges: [{ id: 'e1', sourceNodeId: 'greet', targetNodeId: 'reveiw' }] };
+    writeFileSync(join(dir, 'hello.json'), JSON.stringify(wrong));
+    const invalid = npm(['run', '-s', 'handoff', '--', 'validate', join(dir, 'hello.json')]);
+    assert.equal(await invalid.done, 1, invalid.output());
+    assert.equal(
+      invalid.output(),
+      `${join(dir, 'hello.json')}: edge "e1": targetNodeId "reveiw" is not a node\n1 problem in 1 of 1 file\n`,
+    );
+  });
+
   it('runs the client of the checkout, and its hints name `npm run handoff --`', async () => {
     const srv = await startServer({ dataDir: freshDir(), readyTimeoutMs: READY_MS });
     const sent = npm(['run', 'handoff', '--', 'send', srv.url, 'launch plan', '--skill', 'approval', '--no-wait']);
