@@ -14,7 +14,7 @@ import { busPublisher, type ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
 import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
-import { createEgressPolicy } from './egress/address.js';
+import { CALL_EGRESS_SETTINGS, createEgressPolicy, PUSH_EGRESS_SETTINGS } from './egress/address.js';
 import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
 import { ChildRuns, childCascadeStep, childWakeListener } from './engine/children.js';
 import { Engine } from './engine/engine.js';
@@ -79,7 +79,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
-  const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
+  const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs, settings: PUSH_EGRESS_SETTINGS });
   const dispatcher = createGuardedDispatcher({
     policy,
     ...(config.push.caFile ? { ca: readFileSync(config.push.caFile) } : {}),
@@ -278,7 +278,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
 
 /** The services nodes that call out are lent: their own egress policy and guarded dispatcher. */
 function nodeServices(config: Config, opts: HostOptions): NodeServices {
-  const policy = createEgressPolicy(config.egress);
+  const policy = createEgressPolicy({ ...config.egress, settings: CALL_EGRESS_SETTINGS });
   const dispatcher = createGuardedDispatcher({
     policy,
     ...(config.egress.caFile ? { ca: readFileSync(config.egress.caFile) } : {}),

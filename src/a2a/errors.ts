@@ -70,7 +70,7 @@ export function pushUrlRefused(
 ): A2AError {
   const config = version === '0.3' ? 'pushNotificationConfig.' : inline ? 'taskPushNotificationConfig.' : '';
   const field = `${inline ? 'configuration.' : ''}${config}url`;
-  return invalidParams(`${field} refused (${verdict.arm} arm, ${verdict.code}): ${verdict.reason}`, {
+  return invalidParams(`${field} refused (${verdict.code}): ${verdict.reason}`, {
     arm: verdict.arm,
     code: verdict.code,
   });

@@ -1,4 +1,6 @@
 // `handoff serve`: run the host until SIGTERM/SIGINT, then drain gracefully.
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Command } from 'commander';
 import { type Config, ConfigError, loadConfig, type RawOptions } from '../config.js';
 import type { Host } from '../host.js';
@@ -20,7 +22,12 @@ export function serveCommand(): Command {
     .option('--log-level <level>', 'pino log level (HANDOFF_LOG_LEVEL, default info)')
     .option('--tls-cert <pem>', 'serve HTTPS with this PEM certificate (HANDOFF_TLS_CERT; needs --tls-key)')
     .option('--tls-key <pem>', 'the PEM private key of --tls-cert (HANDOFF_TLS_KEY)')
-    .action(async (opts: RawOptions) => {
+    .option(
+      '--pid-file <file>',
+      "write this process's id to <file> once listening, removed after a drain (HANDOFF_PID_FILE): `kill $(cat <file>)`",
+    )
+    .action(async ({ pidFile: pidFlag, ...opts }: RawOptions & { pidFile?: string }) => {
+      const pidFile = pidFlag ?? process.env.HANDOFF_PID_FILE;
       let config: Config;
       try {
         config = loadConfig(opts);
@@ -46,6 +53,7 @@ export function serveCommand(): Command {
         process.exit(1);
       }
       const started = host;
+      if (pidFile) writePidFile(pidFile);
       started.logger.info(
         { address, console: `${address}/console`, database: started.store.dialect, workflows: started.workflows.ids() },
         'handoff listening',
@@ -66,9 +74,23 @@ export function serveCommand(): Command {
           process.exit(1);
         }
         started.logger.info('drained');
+        if (pidFile) rmSync(pidFile, { force: true });
         process.exit(0);
       };
       process.on('SIGTERM', () => void shutdown('SIGTERM'));
       process.on('SIGINT', () => void shutdown('SIGINT'));
     });
+}
+
+/**
+ * The server's own process id, for a shell that started it through `npm start` (whose `$!` is
+ * npm's, and killing npm leaves the server holding the database). Written once listening, so the
+ * file's presence also says the host is up; replaced atomically, so a reader never sees half of
+ * it. A crash leaves it behind; the next start overwrites it.
+ */
+function writePidFile(file: string): void {
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.tmp`, `${process.pid}\n`);
+  renameSync(`${path}.tmp`, path);
 }

@@ -8,6 +8,7 @@ import type { A2AClient } from './client/a2a.js';
 import { baseUrlOf, UsageError } from './client/card.js';
 import { clientCommand, type ClientOptions, connect, connection, printJson, run } from './client/command.js';
 import { getJson, HttpStatusError } from './client/http.js';
+import { cliCommand } from './client/invocation.js';
 import { EXIT_OK, Paint } from './client/output.js';
 
 export const TASK_LIST_PATH = '/v1/a2a/tasks';
@@ -49,7 +50,7 @@ async function restPage(url: string, opts: TasksOptions, limit: number | undefin
   } catch (err) {
     if (err instanceof HttpStatusError && (err.status === 404 || err.status === 405)) {
       throw new Error(
-        `this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} answered HTTP ${err.status}); use \`handoff get\` with a task id`,
+        `this host offers no task list (GET ${baseUrlOf(url)}${TASK_LIST_PATH} answered HTTP ${err.status}); use \`${cliCommand()} get\` with a task id`,
       );
     }
     throw err;
@@ -121,7 +122,7 @@ export function tasksCommand(): Command {
           );
         }
         if (page.nextCursor)
-          process.stdout.write(`${p.dim(`more: handoff tasks ${url} --cursor ${page.nextCursor}`)}\n`);
+          process.stdout.write(`${p.dim(`more: ${cliCommand()} tasks ${url} --cursor ${page.nextCursor}`)}\n`);
         return EXIT_OK;
       }),
     );

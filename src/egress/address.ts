@@ -29,7 +29,29 @@ export interface EgressPolicy {
    * http and at any address it resolves to. Always false for the push policy.
    */
   isAllowedHost(hostname: string): boolean;
+  /**
+   * What an operator sets to let a refused destination through, as the end of a refusal's
+   * message (` (to allow it, set HANDOFF_EGRESS_ALLOW_HOSTS=llm.corp)`), or '' when nothing
+   * can. `refused` is what was wrong: plain http, a private address, a deny-listed name.
+   */
+  howToAllow?(refused: EgressRefusal, hostname: string): string;
 }
+
+export type EgressRefusal = 'plain-http' | 'address' | 'name';
+
+/** The environment variables that relax a policy, named in its refusals. */
+export interface EgressSettings {
+  /** Allow-lists host names (plain http, any address): HANDOFF_EGRESS_ALLOW_HOSTS. */
+  hosts?: string;
+  /** Allow-lists CIDRs: HANDOFF_EGRESS_ALLOW_CIDRS, HANDOFF_PUSH_ALLOW_CIDRS. */
+  cidrs?: string;
+}
+
+export const CALL_EGRESS_SETTINGS: EgressSettings = {
+  hosts: 'HANDOFF_EGRESS_ALLOW_HOSTS',
+  cidrs: 'HANDOFF_EGRESS_ALLOW_CIDRS',
+};
+export const PUSH_EGRESS_SETTINGS: EgressSettings = { cidrs: 'HANDOFF_PUSH_ALLOW_CIDRS' };
 
 // 2000::/3 is the only IPv6 space handed out as global unicast. ipaddr.js calls some
 // non-global forms 'unicast' (e.g. IPv4-compatible `::7f00:1`, `::2`, `1::`); this closes them.
@@ -66,6 +88,18 @@ interface EgressAllowLists {
   allowCidrs?: readonly string[];
   /** Host names, exact (`llm.corp`, `localhost`, `127.0.0.1`) or `*.suffix` (any name below it). */
   allowHosts?: readonly string[];
+  /** The variables that set these lists, for refusals to name (none: refusals name none). */
+  settings?: EgressSettings;
+}
+
+/** ` (to allow it, set …)` for a refusal, from the variables that could relax it. */
+function allowHint(settings: EgressSettings | undefined, refused: EgressRefusal, hostname: string): string {
+  const host = hostKey(hostname);
+  const ways = [
+    settings?.hosts ? `${settings.hosts}=${host}` : undefined,
+    settings?.cidrs && refused === 'address' ? `${settings.cidrs} (its address range)` : undefined,
+  ].filter((w): w is string => w !== undefined);
+  return ways.length === 0 ? '' : ` (to allow it, set ${ways.join(' or ')})`;
 }
 
 /** The allow lists are the ONLY relaxation; there is deliberately no "allow private" switch. */
@@ -89,6 +123,7 @@ export function createEgressPolicy(opts: EgressAllowLists = {}): EgressPolicy {
       // service); only an exact entry such as `localhost` does.
       return !isDeniedHostname(name) && suffixes.some((s) => name.endsWith(s));
     },
+    howToAllow: (refused, hostname) => allowHint(opts.settings, refused, hostname),
   };
 }
 
@@ -160,7 +195,7 @@ const deny = (arm: EgressUrlArm, code: EgressUrlCode, reason: string): EgressUrl
 
 /** Registration arm of push URLs: https only, whatever the policy (it allow-lists no host). */
 export function checkPushUrl(raw: string, policy: EgressPolicy = STRICT_POLICY): EgressUrlVerdict {
-  return checkUrl(raw, policy, 'push URLs must use https');
+  return checkUrl(raw, policy, (url) => `push URLs must use https (${url.protocol}//${url.host} does not)`);
 }
 
 /**
@@ -168,7 +203,13 @@ export function checkPushUrl(raw: string, policy: EgressPolicy = STRICT_POLICY):
  * policy's allow list may use plain http and any address. The dispatcher re-checks at dial time.
  */
 export function checkCallUrl(raw: string, policy: EgressPolicy): EgressUrlVerdict {
-  return checkUrl(raw, policy, 'outbound calls must use https unless the host is allow-listed');
+  return checkUrl(
+    raw,
+    policy,
+    (url) =>
+      `plain http to ${url.hostname} is refused: outbound calls must use https unless the host is allow-listed` +
+      (policy.howToAllow?.('plain-http', url.hostname) ?? ''),
+  );
 }
 
 /**
@@ -176,7 +217,7 @@ export function checkCallUrl(raw: string, policy: EgressPolicy): EgressUrlVerdic
  * The scheme is judged before the host, so `http://10.0.0.5` reports the scheme arm.
  * WHATWG parsing has already canonicalised `0x7f.1`, `2130706433`, `[::ffff:127.0.0.1]`, etc.
  */
-function checkUrl(raw: string, policy: EgressPolicy, insecureReason: string): EgressUrlVerdict {
+function checkUrl(raw: string, policy: EgressPolicy, insecureReason: (url: URL) => string): EgressUrlVerdict {
   let url: URL;
   try {
     url = new URL(raw);
@@ -187,7 +228,7 @@ function checkUrl(raw: string, policy: EgressPolicy, insecureReason: string): Eg
     return deny('scheme', 'unsupported_protocol', `protocol ${url.protocol} is not supported`);
   }
   const allowedHost = policy.isAllowedHost(url.hostname);
-  if (url.protocol !== 'https:' && !allowedHost) return deny('scheme', 'insecure_scheme', insecureReason);
+  if (url.protocol !== 'https:' && !allowedHost) return deny('scheme', 'insecure_scheme', insecureReason(url));
   // Credentials in the URL would be sent to whoever the host turns out to be, and `a@b` forms
   // are a classic way to make a reviewer misread the destination.
   if (url.username !== '' || url.password !== '') {
@@ -198,10 +239,15 @@ function checkUrl(raw: string, policy: EgressPolicy, insecureReason: string): Eg
   if (literal !== null) {
     return policy.isAllowedAddress(literal)
       ? { ok: true, url }
-      : deny('address', 'denied_host', `address ${literal} is not a public address`);
+      : deny(
+          'address',
+          'denied_host',
+          `address ${literal} is not a public address${policy.howToAllow?.('address', url.hostname) ?? ''}`,
+        );
   }
   if (isDeniedHostname(url.hostname)) {
-    return deny('address', 'denied_host', `host ${url.hostname} is on the deny list`);
+    const hint = policy.howToAllow?.('name', url.hostname) ?? '';
+    return deny('address', 'denied_host', `host ${url.hostname} is on the deny list${hint}`);
   }
   return { ok: true, url };
 }

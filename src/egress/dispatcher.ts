@@ -8,7 +8,7 @@
 import { promises as dns, type LookupAddress } from 'node:dns';
 import type { Socket } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { isDeniedHostname, ipLiteralOf, type EgressPolicy } from './address.js';
+import { type EgressPolicy, type EgressRefusal, isDeniedHostname, ipLiteralOf } from './address.js';
 
 export type ResolvedAddress = { address: string; family: 4 | 6 };
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
@@ -74,18 +74,25 @@ async function resolveChecked(
   trustedHost: boolean,
   allowed: (ip: string) => boolean,
   lookup: Resolver,
+  howToAllow: (refused: EgressRefusal) => string,
 ): Promise<ResolvedAddress[]> {
   const literal = ipLiteralOf(hostname);
   // net.connect never calls `lookup` for an IP literal, so literals are judged here.
   if (literal !== null) {
-    if (!allowed(literal)) throw new EgressDeniedError(`address ${literal} is not allowed`);
+    if (!allowed(literal)) throw new EgressDeniedError(`address ${literal} is not allowed${howToAllow('address')}`);
     return [{ address: literal, family: literal.includes(':') ? 6 : 4 }];
   }
-  if (!trustedHost && isDeniedHostname(hostname)) throw new EgressDeniedError(`host ${hostname} is on the deny list`);
+  if (!trustedHost && isDeniedHostname(hostname)) {
+    throw new EgressDeniedError(`host ${hostname} is on the deny list${howToAllow('name')}`);
+  }
   const addrs = await lookup(hostname);
   if (addrs.length === 0) throw new EgressDeniedError(`host ${hostname} resolved to nothing`);
   const bad = addrs.find((a) => !allowed(a.address));
-  if (bad) throw new EgressDeniedError(`host ${hostname} resolves to disallowed address ${bad.address}`);
+  if (bad) {
+    throw new EgressDeniedError(
+      `host ${hostname} resolves to disallowed address ${bad.address}${howToAllow('address')}`,
+    );
+  }
   return addrs;
 }
 
@@ -100,11 +107,13 @@ export function createGuardedDispatcher(opts: GuardedDispatcherOptions): Agent {
   const connect: buildConnector.connector = (options, callback) => {
     const trustedHost = opts.policy.isAllowedHost(options.hostname);
     const allowed = (ip: string) => trustedHost || opts.policy.isAllowedAddress(ip);
+    const howToAllow = (refused: EgressRefusal) => opts.policy.howToAllow?.(refused, options.hostname) ?? '';
     // The URL checks refuse this already; judged again here so no caller can skip it.
     if (options.protocol !== 'https:' && !trustedHost) {
-      return callback(new EgressDeniedError(`plain http to ${options.hostname} is not allowed`), null);
+      const hint = howToAllow('plain-http');
+      return callback(new EgressDeniedError(`plain http to ${options.hostname} is not allowed${hint}`), null);
     }
-    resolveChecked(options.hostname, trustedHost, allowed, lookup).then(
+    resolveChecked(options.hostname, trustedHost, allowed, lookup, howToAllow).then(
       (addrs) => {
         // A connector per connection so its `lookup` is pinned to this connection's checked
         // answers; `hostname` stays the name, so SNI, certificate check and Host are unchanged.

@@ -315,7 +315,7 @@ describe('handoff client commands', { concurrency: true }, () => {
       assert.match(
         refusedScheme.stderr,
         new RegExp(
-          String.raw`JSON-RPC error -32602: pushNotificationConfig\.url refused \(scheme arm, insecure_scheme\): ` +
+          String.raw`JSON-RPC error -32602: pushNotificationConfig\.url refused \(insecure_scheme\): ` +
             'push URLs must use https',
         ),
       );

@@ -4,7 +4,7 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Agent, request } from 'undici';
-import { createEgressPolicy, type EgressPolicy } from '../../src/egress/address.js';
+import { CALL_EGRESS_SETTINGS, createEgressPolicy, type EgressPolicy } from '../../src/egress/address.js';
 import { createGuardedDispatcher, type ResolvedAddress } from '../../src/egress/dispatcher.js';
 import { parseRetryAfter, retryWaitMs } from '../../src/egress/retry-after.js';
 import { deliver } from '../../src/push/deliver.js';
@@ -217,13 +217,15 @@ describe('guarded dispatcher: the host allow list of outbound calls', () => {
     assert.equal(plain.requests.length, 0);
   });
 
-  it('still refuses a private answer for a host that is not allow-listed', async () => {
-    const calls = createEgressPolicy({ allowHosts: ['llm.handoff.test'] });
+  it('still refuses a private answer for a host that is not allow-listed, naming the variable to set', async () => {
+    const calls = createEgressPolicy({ allowHosts: ['llm.handoff.test'], settings: CALL_EGRESS_SETTINGS });
     const denied = createGuardedDispatcher({ policy: calls, lookup: async () => [v4('10.0.0.1')] });
     dispatchers.push(denied);
     await assert.rejects(request('https://api.handoff.test/', { dispatcher: denied }), {
       code: 'EGRESS_DENIED',
-      message: /disallowed address 10\.0\.0\.1/,
+      message:
+        'host api.handoff.test resolves to disallowed address 10.0.0.1 (to allow it, set ' +
+        'HANDOFF_EGRESS_ALLOW_HOSTS=api.handoff.test or HANDOFF_EGRESS_ALLOW_CIDRS (its address range))',
     });
   });
 });

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  CALL_EGRESS_SETTINGS,
   checkCallUrl,
   checkPushUrl,
   createEgressPolicy,
@@ -13,6 +14,7 @@ import {
   type EgressUrlCode,
   type EgressUrlVerdict,
   parseHostPattern,
+  PUSH_EGRESS_SETTINGS,
 } from '../../src/egress/address.js';
 
 type Expect = 'ok' | readonly [EgressUrlArm, EgressUrlCode];
@@ -477,4 +479,45 @@ describe('parseHostPattern (HANDOFF_EGRESS_ALLOW_HOSTS entries)', () => {
     it(`${JSON.stringify(entry)} is refused`, () =>
       assert.throws(() => parseHostPattern(entry), /is not a host name, '\*\.' followed by one, or an IP address/));
   }
+});
+
+describe('a refusal names the destination and what lets it through', () => {
+  const reason = (v: EgressUrlVerdict): string => (v.ok ? 'allowed' : v.reason);
+  const calls = createEgressPolicy({ allowHosts: [], settings: CALL_EGRESS_SETTINGS });
+  const push = createEgressPolicy({ settings: PUSH_EGRESS_SETTINGS });
+
+  it('an outbound call: plain http, a private address, a deny-listed name', () => {
+    assert.equal(
+      reason(checkCallUrl('http://127.0.0.1:11434/v1/chat/completions', calls)),
+      'plain http to 127.0.0.1 is refused: outbound calls must use https unless the host is allow-listed ' +
+        '(to allow it, set HANDOFF_EGRESS_ALLOW_HOSTS=127.0.0.1)',
+    );
+    assert.equal(
+      reason(checkCallUrl('https://10.1.2.3/hook', calls)),
+      'address 10.1.2.3 is not a public address (to allow it, set HANDOFF_EGRESS_ALLOW_HOSTS=10.1.2.3 or ' +
+        'HANDOFF_EGRESS_ALLOW_CIDRS (its address range))',
+    );
+    assert.equal(
+      reason(checkCallUrl('https://LocalHost/x', calls)),
+      'host localhost is on the deny list (to allow it, set HANDOFF_EGRESS_ALLOW_HOSTS=localhost)',
+    );
+  });
+
+  it('a push URL: https always, private addresses by HANDOFF_PUSH_ALLOW_CIDRS only', () => {
+    assert.equal(
+      reason(checkPushUrl('http://push.example.com/hook', push)),
+      'push URLs must use https (http://push.example.com does not)',
+    );
+    assert.equal(
+      reason(checkPushUrl('https://10.1.2.3/hook', push)),
+      'address 10.1.2.3 is not a public address (to allow it, set HANDOFF_PUSH_ALLOW_CIDRS (its address range))',
+    );
+    assert.equal(reason(checkPushUrl('https://localhost/hook', push)), 'host localhost is on the deny list');
+  });
+
+  it('no message says "arm"', () => {
+    for (const url of ['http://a.example/', 'https://10.0.0.1/', 'https://localhost/', 'ftp://a.example/', 'nope']) {
+      for (const v of [checkCallUrl(url, calls), checkPushUrl(url, push)]) assert.doesNotMatch(reason(v), /\barm\b/);
+    }
+  });
 });

@@ -16,6 +16,7 @@ import type { Message, Part, Task } from '../../a2a/types.js';
 import { A2AClient, A2A_VERSIONS, type Answer, a2aHeaders, parseA2AVersion } from './a2a.js';
 import { type Agent, resolveAgent, UsageError } from './card.js';
 import { type Connection, DEFAULT_TIMEOUT_MS } from './http.js';
+import { cliCommand } from './invocation.js';
 import { EXIT_OK, exitCodeForState, formatMessage, formatTask, Paint, reportError } from './output.js';
 import { JsonRpcClient } from './rpc.js';
 
@@ -111,7 +112,8 @@ export function parseJsonValue(text: string, flag = '--data'): unknown {
 
 /** `--node`: a node id (the host names the open ones when a task waits at several). */
 export function nodeOption(node: string): string {
-  if (node.trim() === '') throw new UsageError('--node needs a node id (the task lists its open ones: handoff get)');
+  if (node.trim() === '')
+    throw new UsageError(`--node needs a node id (the task lists its open ones: ${cliCommand()} get)`);
   return node;
 }
 

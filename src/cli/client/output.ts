@@ -15,6 +15,7 @@ import {
 } from '../../a2a/types.js';
 import { UsageError } from './card.js';
 import { HttpStatusError, NetworkError } from './http.js';
+import { cliCommand } from './invocation.js';
 import { InvalidResponseError, RpcError } from './rpc.js';
 
 // ---------------------------------------------------------------- exit codes
@@ -123,6 +124,8 @@ export function openInterruptsOf(v: { metadata?: Rec | undefined }): OpenInterru
   }));
 }
 
+const ALL_ACTIONS = 'accept|reject|refine|edit-accept|ask';
+
 /**
  * The "what to do next" lines for a task waiting on its caller (Handoff's interrupt metadata):
  * one command per kind of interrupt open, naming the nodes with --node when there are several.
@@ -130,11 +133,14 @@ export function openInterruptsOf(v: { metadata?: Rec | undefined }): OpenInterru
 function nextSteps(task: Task, agentUrl: string | undefined): string[] {
   if (task.status.state !== 'input-required' || agentUrl === undefined) return [];
   const open = openInterruptsOf(task);
-  const approve = `handoff approve ${agentUrl} ${task.id}`;
-  const answer = `handoff answer ${agentUrl} ${task.id}`;
+  const approve = `${cliCommand()} approve ${agentUrl} ${task.id}`;
+  const answer = `${cliCommand()} answer ${agentUrl} ${task.id}`;
   if (open.length <= 1) {
-    const kind = open[0]?.kind ?? (openwopOf(task)?.interrupt as Rec | undefined)?.kind;
-    return [kind === 'approval' ? `${approve} --action accept|reject|refine|edit-accept|ask` : `${answer} "<reply>"`];
+    const interrupt = openwopOf(task)?.interrupt as Rec | undefined;
+    const kind = open[0]?.kind ?? interrupt?.kind;
+    // The gate's own actions when the task lists them (a gate may allow fewer than all five).
+    const actions = Array.isArray(interrupt?.actions) ? interrupt.actions.join('|') : ALL_ACTIONS;
+    return [kind === 'approval' ? `${approve} --action ${actions}` : `${answer} "<reply>"`];
   }
   const nodes = (kind: string) =>
     open
@@ -142,8 +148,7 @@ function nextSteps(task: Task, agentUrl: string | undefined): string[] {
       .map((i) => i.nodeId)
       .join('|');
   const steps: string[] = [];
-  if (nodes('approval'))
-    steps.push(`${approve} --node ${nodes('approval')} --action accept|reject|refine|edit-accept|ask`);
+  if (nodes('approval')) steps.push(`${approve} --node ${nodes('approval')} --action ${ALL_ACTIONS}`);
   if (nodes('clarification')) steps.push(`${answer} --node ${nodes('clarification')} "<reply>"`);
   return steps;
 }

@@ -61,15 +61,52 @@ addFormats(userAjv);
 
 const MAX_REPORTED = 20;
 
-/** Validates one parsed definition; `source` (usually the file path) prefixes every message. */
+/**
+ * Validates one parsed definition and returns it with every default filled in (a new object;
+ * `def` is not changed); `source` (usually the file path) prefixes every message.
+ */
 export function validateWorkflow(def: unknown, source: string, opts: LoadOptions = {}): WorkflowDefinition {
   if (!validateDefinitionShape(def)) {
     throw new WorkflowValidationError(source, shapeProblems(def, validateDefinitionShape.errors ?? []));
   }
-  const wf = def as unknown as WorkflowDefinition;
+  const wf = withDefaults(def as WorkflowFile);
   const problems = semanticProblems(wf, (name) => opts.secrets?.has(name) ?? false);
   if (problems.length > 0) throw new WorkflowValidationError(source, problems.slice(0, MAX_REPORTED));
   return wf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaults: a file says only what it means
+
+type NodeFile = Pick<WorkflowNode, 'id' | 'typeId'> & Partial<WorkflowNode>;
+
+/** A definition as a file may write it (the shape schema checked it): only `id` and `nodes` required. */
+type WorkflowFile = Pick<WorkflowDefinition, 'id'> &
+  Partial<Omit<WorkflowDefinition, 'id' | 'nodes'>> & { nodes: NodeFile[] };
+
+/**
+ * The definition the engine runs: what the file left out, filled in. Layout (`position`), ports
+ * (`inputs`) and labels (`name`) mean nothing to a run, so a file need not write them; a name
+ * defaults to the id, which is what progress and artifacts would show anyway.
+ */
+function withDefaults(file: WorkflowFile): WorkflowDefinition {
+  return {
+    ...file,
+    name: file.name ?? file.id,
+    version: file.version ?? '1',
+    nodes: file.nodes.map((node) => ({
+      ...node,
+      name: node.name ?? node.id,
+      position: node.position ?? { x: 0, y: 0 },
+      config: node.config ?? {},
+      inputs: node.inputs ?? {},
+    })),
+    edges: file.edges ?? [],
+    triggers: file.triggers ?? [],
+    variables: file.variables ?? [],
+    metadata: file.metadata ?? {},
+    settings: file.settings ?? {},
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,6 +346,16 @@ export async function readJson(file: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new WorkflowValidationError(file, [`invalid JSON: ${(err as Error).message}`]);
+    throw new WorkflowValidationError(file, [`invalid JSON: ${withLineAndColumn((err as Error).message, text)}`]);
   }
+}
+
+/** JSON.parse says "at position 69"; an editor goes to "line 3 column 12". */
+function withLineAndColumn(message: string, text: string): string {
+  const at = /at position (\d+)/.exec(message);
+  if (!at) return message;
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return message.replace(at[0], `at line ${line} column ${column}`);
 }
