@@ -4,7 +4,16 @@
 // message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
-import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
+import type {
+  InterruptKind,
+  InterruptVote,
+  RunEvent,
+  RunEventType,
+  RunHead,
+  RunStatus,
+  TaskRecord,
+} from '../store/model.js';
+import { artifactHash } from '../engine/audit.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { isPlainObject, stringArray } from './values.js';
 import { INTERRUPTED_STATES, TERMINAL_STATES } from './types.js';
@@ -116,6 +125,8 @@ export interface InterruptView {
   kind: InterruptKind;
   nodeId: string;
   data: Record<string, unknown>;
+  /** Quorum votes: an edit vote changes what is decided on (its `artifactHash`). */
+  votes?: InterruptVote[];
 }
 
 /** The events a Task is built from: its artifacts and its message history. */
@@ -213,6 +224,8 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
   }
   // The gate's deadline (docs/protocol/openwop.md#deadlines); it moves when the gate escalates.
   if (typeof interrupt.data.expiresAt === 'string') meta.expiresAt = interrupt.data.expiresAt;
+  // §3: what the decision is bound to; a reply may send it back as `expectedArtifactHash`.
+  if (kind === 'approval' || kind === 'clarification') meta.artifactHash = artifactHash(interrupt);
   return meta;
 }
 

@@ -8,6 +8,7 @@ import {
   type RunRecord,
 } from '../store/model.js';
 import type { ChildSummary } from '../store/repos/runs.js';
+import { artifactHash } from '../engine/audit.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
 /**
@@ -59,6 +60,7 @@ function interruptView(open: InterruptRecord) {
     nodeId: open.nodeId,
     interruptId: open.interruptId,
     payload: open.data,
+    artifactHash: artifactHash(open),
     ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
     votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
     exchanges: open.exchanges,
