@@ -252,3 +252,51 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`audit chain under concurrent decisions (${dialect})`, () => {
+    // PostgreSQL: two hosts (two stores, two pools) on one schema, as two instances would be.
+    const hosts: TestHost[] = [];
+    let schema: string | undefined;
+    before(async () => {
+      schema = dialect === 'postgres' ? uniqueSchemaName('audit') : undefined;
+      const count = dialect === 'postgres' ? 2 : 1;
+      for (let i = 0; i < count; i++) {
+        hosts.push(
+          await startTestHost({
+            pg: dialect === 'postgres',
+            apiKeys: API_KEYS,
+            ...(schema ? { pgSchema: schema } : {}),
+          }),
+        );
+      }
+    });
+    after(async () => {
+      for (const h of hosts) await h.close();
+      if (schema) await withPg((c) => c.query(`drop schema if exists ${schema} cascade`));
+    });
+
+    it('decisions of one tenant committed at once on every instance make one unbroken chain', async () => {
+      const [a] = hosts as [TestHost];
+      const runs: string[] = [];
+      for (let i = 0; i < 12; i++) runs.push(await a.createRun('approval', { prompt: `p${i}` }, as('alice')));
+      for (const runId of runs) await a.waitForStatus(runId, ['waiting-approval'], as('alice'));
+      const answers = await Promise.all(
+        runs.map((runId, i) => {
+          const host = hosts[i % hosts.length] as TestHost;
+          return host.post(`/v1/runs/${runId}/interrupts/review`, { resumeValue: { action: 'accept' } }, as('bob'));
+        }),
+      );
+      for (const res of answers) assert.equal(res.status, 200, res.text);
+
+      const verdict = await a.host.store.audit.verify();
+      assert.deepEqual(verdict, { ok: true, entries: 12, tenants: 1 });
+      const { entries } = (await a.get('/v1/audit?limit=100', as('alice'))).body;
+      assert.deepEqual(
+        entries.map((e: Json) => e.seq).sort((x: number, y: number) => x - y),
+        Array.from({ length: 12 }, (_, i) => i + 1),
+      );
+      assert.deepEqual(new Set(entries.map((e: Json) => e.runId)), new Set(runs));
+    });
+  });
+}
