@@ -200,6 +200,7 @@ function interruptList(all: InterruptView[]): Array<Record<string, unknown>> {
   return all.map((i) => {
     const item: Record<string, unknown> = { nodeId: i.nodeId, kind: i.kind };
     if (typeof i.data.title === 'string') item.title = i.data.title;
+    item.artifactHash = artifactHash(i); // §3: what a reply naming this node is bound to
     return item;
   });
 }

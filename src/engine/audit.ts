@@ -92,6 +92,7 @@ export function decisionEntry(
   resumeValue: Record<string, unknown>,
   d: Decision,
   redact: Redact,
+  expectedArtifactHash?: string,
 ): NewAuditEntry {
   const action = d.kind === 'resolve' ? d.action : d.kind === 'ask' ? 'ask' : String(resumeValue.action ?? 'accept');
   const outcome = d.kind === 'resolve' ? 'resolved' : d.kind === 'vote' ? 'vote-recorded' : 'ask-recorded';
@@ -102,7 +103,13 @@ export function decisionEntry(
     act: actOf(action),
     runId,
     nodeId: open.nodeId,
-    values: { interruptId: open.interruptId, outcome, resumeValue: redact(resumeValue) },
+    values: {
+      interruptId: open.interruptId,
+      outcome,
+      resumeValue: redact(resumeValue),
+      // The decider bound the decision to what it saw (checked equal to subjectHash).
+      ...(expectedArtifactHash !== undefined ? { expectedArtifactHash } : {}),
+    },
     subjectHash: artifactHash(open),
   };
 }

@@ -373,7 +373,8 @@ export class Engine {
         checkArtifact(interrupt, opts.expectedArtifactHash);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
         await opts.onAccepted?.(tx, run);
-        this.audited(tx, caller, opts.surface ?? 'rest', run, interrupt, resumeValue, decision);
+        const seen = opts.expectedArtifactHash;
+        this.audited(tx, caller, opts.surface ?? 'rest', run, interrupt, resumeValue, decision, seen);
         return this.applyDecision(tx, run, interrupt, { ...decision, events: [...events, ...decision.events] });
       }),
     );
@@ -388,10 +389,11 @@ export class Engine {
     open: InterruptRecord,
     resumeValue: unknown,
     decision: Decision,
+    expectedArtifactHash: string | undefined,
   ): void {
     const actor = { tenantId: caller.tenantId, principalId: caller.principalId, surface: caller.surface ?? surface };
     const value = resumeValue as Record<string, unknown>; // decide() refused anything but an object
-    tx.recordAudit(decisionEntry(actor, run.runId, open, value, decision, this.redact));
+    tx.recordAudit(decisionEntry(actor, run.runId, open, value, decision, this.redact, expectedArtifactHash));
   }
 
   /**
@@ -414,7 +416,7 @@ export class Engine {
         checkArtifact(interrupt, expectedArtifactHash);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
         await onAccepted?.(tx, run);
-        this.audited(tx, caller, surface ?? 'a2a', run, interrupt, resumeValue, decision);
+        this.audited(tx, caller, surface ?? 'a2a', run, interrupt, resumeValue, decision, expectedArtifactHash);
         const result = await this.applyDecision(
           tx,
           run,
