@@ -6,13 +6,14 @@
 //
 // Entries are written by the transaction of the act they record, last, just before COMMIT
 // (StoreTx.recordAudit queues, flush appends): the append takes the tenant's chain head row —
-// `audit_heads`, locked FOR UPDATE on PostgreSQL — so concurrent instances append one after
-// another, and it is the last lock the transaction takes (no lock cycle through it). The head also
-// records the last sequence, so a deleted last entry is found too.
+// `audit_heads`, locked by an upsert until COMMIT on PostgreSQL — so concurrent instances append
+// one after another, and it is the last lock the transaction takes (no lock cycle through it). The
+// head also records the last sequence, so a deleted last entry is found too.
 import { type SqlBool, sql } from 'kysely';
 import type { AuditEntriesTable } from '../db.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { jcsSha256 } from '../jcs.js';
+import { statement } from '../statements.js';
 import { Repo } from './repo.js';
 
 /** An act to record, as its transaction states it; the store adds sequence, time and hashes. */
@@ -93,6 +94,16 @@ const fromRow = (r: AuditEntriesTable): AuditEntry => {
   return e;
 };
 
+const LOCK_HEAD = statement(
+  'insert into "audit_heads" ("tenant_id", "seq", "hash") values (?, 0, null) on conflict ("tenant_id")' +
+    ' do update set "seq" = "audit_heads"."seq" returning "seq", "hash"',
+);
+const INSERT_ENTRY = statement(
+  'insert into "audit_entries" ("tenant_id", "seq", "time", "principal", "surface", "act", "run_id", "node_id",' +
+    ' "values", "subject_hash", "prev_hash", "hash") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const SET_HEAD = statement('update "audit_heads" set "seq" = ?, "hash" = ? where "tenant_id" = ?');
+
 /** How many entries `verify` reads at a time. */
 const VERIFY_PAGE = 1000;
 
@@ -109,46 +120,39 @@ export class AuditLog extends Repo {
       for (const e of entries) {
         if (e.tenantId !== tenantId) continue;
         // As reading the row back gives it (a JSON round trip), so `verify` hashes the same values.
-        const values = JSON.parse(JSON.stringify(e.values)) as Record<string, unknown>;
+        const text = JSON.stringify(e.values);
+        const values = JSON.parse(text) as Record<string, unknown>;
         const entry = { ...e, values, seq: head.seq + 1, time, prevHash: head.hash };
         const hash = entryHash(entry);
-        await this.db
-          .insertInto('audit_entries')
-          .values({
-            tenant_id: tenantId,
-            seq: entry.seq,
-            time,
-            principal: e.principal,
-            surface: e.surface,
-            act: e.act,
-            run_id: e.runId ?? null,
-            node_id: e.nodeId ?? null,
-            values: JSON.stringify(values),
-            subject_hash: e.subjectHash ?? null,
-            prev_hash: head.hash,
-            hash,
-          })
-          .execute();
+        // No result is read: on PostgreSQL it goes out with the transaction's next statement.
+        await this.sendAhead(INSERT_ENTRY, [
+          tenantId,
+          entry.seq,
+          time,
+          e.principal,
+          e.surface,
+          e.act,
+          e.runId ?? null,
+          e.nodeId ?? null,
+          text,
+          e.subjectHash ?? null,
+          head.hash,
+          hash,
+        ]);
         head = { seq: entry.seq, hash };
       }
-      await this.db
-        .updateTable('audit_heads')
-        .set({ seq: head.seq, hash: head.hash })
-        .where('tenant_id', '=', tenantId)
-        .execute();
+      await this.sendAhead(SET_HEAD, [head.seq, head.hash, tenantId]);
     }
   }
 
-  /** The tenant's chain head, made if new; on PostgreSQL locked until COMMIT (one appender at a time). */
+  /**
+   * The tenant's chain head, made if new, in one statement: the upsert's no-op update locks the
+   * row until COMMIT on PostgreSQL (a concurrent append waits, then reads the head it left), so one
+   * appender at a time per tenant.
+   */
   private async lockHead(tenantId: string): Promise<{ seq: number; hash: string | null }> {
-    await this.db
-      .insertInto('audit_heads')
-      .values({ tenant_id: tenantId, seq: 0, hash: null })
-      .onConflict((oc) => oc.column('tenant_id').doNothing())
-      .execute();
-    let q = this.db.selectFrom('audit_heads').select(['seq', 'hash']).where('tenant_id', '=', tenantId);
-    if (this.dialect === 'postgres') q = q.forUpdate();
-    const row = await q.executeTakeFirstOrThrow();
+    const row = await this.first<{ seq: number | string; hash: string | null }>(LOCK_HEAD, [tenantId]);
+    if (!row) throw new Error(`the audit chain head of tenant ${tenantId} could not be read`);
     return { seq: Number(row.seq), hash: row.hash };
   }
 
