@@ -501,8 +501,11 @@ function engineToA2A(err: unknown, taskId: string): unknown {
     case 'interrupt_not_found':
     case 'run_terminal':
       return unsupportedOperation(err.message);
-    case 'artifact_changed':
-      return new A2AError(UNSUPPORTED_OPERATION, err.message, { error: 'artifact_changed', ...err.details });
+    case 'artifact_changed': {
+      // The code in every form: the message, 0.3's `data`, 1.0's ErrorInfo metadata.
+      const details = { error: 'artifact_changed', ...(err.details as Record<string, string>) };
+      return new A2AError(UNSUPPORTED_OPERATION, `artifact_changed: ${err.message}`, details, details);
+    }
     default:
       return err;
   }

@@ -200,6 +200,24 @@ for (const dialect of DIALECTS) {
         headers: as('bob'),
       });
       assert.equal(a2a.body.error?.data?.error, 'artifact_changed', a2a.text);
+      // A2A 1.0 (SendMessage), the hash in the message's metadata.openwop.
+      const v1 = await rpc(
+        t,
+        'SendMessage',
+        {
+          message: {
+            messageId: `msg-${runId}-v1`,
+            role: 'ROLE_USER',
+            taskId: runId,
+            parts: [{ data: { action: 'accept' } }],
+            metadata: { openwop: { expectedArtifactHash: seen } },
+          },
+        },
+        { headers: { ...as('bob'), 'a2a-version': '1.0' } },
+      );
+      assert.equal(v1.body.error?.code, -32004, v1.text);
+      assert.match(v1.body.error.message, /^artifact_changed: /);
+      assert.equal(v1.body.error.data?.[0]?.metadata?.error, 'artifact_changed', v1.text);
 
       const after = await t.get(`/v1/runs/${runId}`, as('bob'));
       assert.deepEqual(after.body, now, 'the run and its open interrupt are as they were');
