@@ -25,6 +25,8 @@ const KEYS = {
 } as const;
 const API_KEYS = `${KEYS.alice}=t1:alice,${KEYS.bob}=t1:bob,${KEYS.eve}=t2:eve,${KEYS.ops}=ops:root:admin`;
 const as = (who: keyof typeof KEYS) => bearer(KEYS[who]);
+/** A secret the host holds: never written to the audit log, even when a decider pastes it. */
+const SECRET = 'crm-token-5f2b9c71d0';
 
 const run = promisify(execFile);
 
@@ -54,6 +56,7 @@ for (const dialect of DIALECTS) {
         apiKeys: API_KEYS,
         dataDir,
         ...(schema ? { pgSchema: schema } : {}),
+        env: { HANDOFF_SECRET_CRM_TOKEN: SECRET },
       });
     });
     after(async () => {
@@ -126,7 +129,7 @@ for (const dialect of DIALECTS) {
         { headers: as('alice') },
       );
       assert.equal(del.body.error, undefined, del.text);
-      const cancel = await t.post(`/v1/runs/${runId}/cancel`, { reason: 'not needed' }, as('bob'));
+      const cancel = await t.post(`/v1/runs/${runId}/cancel`, { reason: `not needed ${SECRET}` }, as('bob'));
       assert.equal(cancel.status, 200, cancel.text);
 
       const { entries } = await audit(`?runId=${runId}`);
@@ -139,7 +142,7 @@ for (const dialect of DIALECTS) {
         ],
       );
       assert.doesNotMatch(JSON.stringify(entries), /tok-secret-123/, 'a push token is never recorded');
-      assert.equal(entries[2].values.reason, 'not needed');
+      assert.equal(entries[2].values.reason, 'not needed [redacted]', 'a secret the host holds is scrubbed');
 
       assert.deepEqual((await audit(`?runId=${runId}`, 'eve')).entries, [], 'another tenant sees nothing');
       const all = await audit(`?runId=${runId}`, 'ops');
