@@ -370,8 +370,8 @@ export class Engine {
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         const interrupt = await this.openInterrupt(tx, run, nodeId);
-        checkArtifact(interrupt, opts.expectedArtifactHash);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
+        checkArtifact(interrupt, opts.expectedArtifactHash);
         await opts.onAccepted?.(tx, run);
         const seen = opts.expectedArtifactHash;
         this.audited(tx, caller, opts.surface ?? 'rest', run, interrupt, resumeValue, decision, seen);
@@ -413,8 +413,8 @@ export class Engine {
       this.store.transaction(async (tx) => {
         const { run, interrupt, resumeValue, events, expectedArtifactHash, surface } = await read(tx);
         if (run.tenantId !== caller.tenantId) throw notFound(run.runId);
-        checkArtifact(interrupt, expectedArtifactHash);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
+        checkArtifact(interrupt, expectedArtifactHash);
         await onAccepted?.(tx, run);
         this.audited(tx, caller, surface ?? 'a2a', run, interrupt, resumeValue, decision, expectedArtifactHash);
         const result = await this.applyDecision(
