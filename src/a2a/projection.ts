@@ -4,15 +4,8 @@
 // message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
-import type {
-  InterruptKind,
-  InterruptVote,
-  RunEvent,
-  RunEventType,
-  RunHead,
-  RunStatus,
-  TaskRecord,
-} from '../store/model.js';
+import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
+import type { InterruptVote } from '../store/model.js';
 import { artifactHash } from '../engine/audit.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { isPlainObject, stringArray } from './values.js';
