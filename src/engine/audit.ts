@@ -39,9 +39,20 @@ export function subjectOf(i: Pick<InterruptRecord, 'kind' | 'data'> & { votes?: 
   return edit ? edit.value.editedArtifactData : (i.data.artifact ?? null);
 }
 
+/**
+ * The hashes made, by the interrupt data they were made of (and the votes beside it): one view of
+ * a run shows its oldest interrupt twice (alone and in the list), hashed once. Records the store
+ * hands out are never changed in place, so a data object hashes the same for as long as it lives.
+ */
+const made = new WeakMap<object, { votes: InterruptVote[] | undefined; hash: string }>();
+
 /** `sha256:<hex>` of the RFC 8785 form of what `i` asks to be decided on. */
 export function artifactHash(i: Pick<InterruptRecord, 'kind' | 'data'> & { votes?: InterruptVote[] }): string {
-  return contentHash(subjectOf(i));
+  const known = made.get(i.data);
+  if (known && known.votes === i.votes) return known.hash;
+  const hash = contentHash(subjectOf(i));
+  made.set(i.data, { votes: i.votes, hash });
+  return hash;
 }
 
 /** `sha256:<hex>`, `<hex>`, or an If-Match entity tag (`"…"`, `W/"…"`) → the hex digest. */
