@@ -13,6 +13,8 @@ import { type AgentEntry, parseAgentRegistry, registryCredentials } from './peer
 export interface ApiKeyIdentity {
   tenantId: string;
   principalId: string;
+  /** An operator's key: reads the audit log of every tenant (`GET /v1/audit`). */
+  admin?: boolean;
 }
 
 export interface Config {
@@ -476,15 +478,24 @@ function pushLeaseMs(raw: string): number {
   return ms;
 }
 
-export const sqliteFile = (c: Config): string => join(c.dataDir, 'handoff.db');
+export const sqliteFile = (c: Pick<Config, 'dataDir'>): string => join(c.dataDir, 'handoff.db');
 
-/** `key=tenant:principal,key2=tenant2:principal2` or a JSON object `{key: {tenant, principal}}`. */
+/**
+ * `key=tenant:principal,key2=tenant2:principal2` or a JSON object `{key: {tenant, principal}}`. An
+ * admin key (an operator's: it reads the audit log of every tenant) is `key=tenant:principal:admin`,
+ * or `{key: {tenant, principal, admin: true}}`.
+ */
 export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentity> {
   const keys = new Map<string, ApiKeyIdentity>();
   if (!raw || raw.trim() === '') return keys;
   if (raw.trim().startsWith('{')) {
-    const obj = JSON.parse(raw) as Record<string, { tenant?: string; principal?: string }>;
-    for (const [key, v] of Object.entries(obj)) keys.set(key, identity(key, v.tenant, v.principal));
+    const obj = JSON.parse(raw) as Record<string, { tenant?: string; principal?: string; admin?: unknown }>;
+    for (const [key, v] of Object.entries(obj)) {
+      if (v.admin !== undefined && typeof v.admin !== 'boolean') {
+        throw new ConfigError(`HANDOFF_API_KEYS: "admin" of key '${key.slice(0, 4)}…' must be true or false`);
+      }
+      keys.set(key, identity(key, v.tenant, v.principal, v.admin === true));
+    }
     return keys;
   }
   for (const entry of raw
@@ -494,17 +505,29 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
     const eq = entry.indexOf('=');
     if (eq <= 0)
       throw new ConfigError(`HANDOFF_API_KEYS entry must be key=tenant:principal, got '${entry.slice(0, 4)}…'`);
-    const [tenant, principal] = entry.slice(eq + 1).split(':');
-    keys.set(entry.slice(0, eq), identity(entry.slice(0, eq), tenant, principal));
+    const [tenant, principal, flag, ...rest] = entry.slice(eq + 1).split(':');
+    if ((flag !== undefined && flag !== 'admin') || rest.length > 0) {
+      throw new ConfigError(
+        `HANDOFF_API_KEYS entry must be key=tenant:principal or key=tenant:principal:admin, got '${entry.slice(0, 4)}…'`,
+      );
+    }
+    keys.set(entry.slice(0, eq), identity(entry.slice(0, eq), tenant, principal, flag === 'admin'));
   }
   return keys;
 }
 
-function identity(key: string, tenant: string | undefined, principal: string | undefined): ApiKeyIdentity {
+function identity(
+  key: string,
+  tenant: string | undefined,
+  principal: string | undefined,
+  admin = false,
+): ApiKeyIdentity {
   if (!tenant || !principal || key.length < 8) {
     throw new ConfigError('each API key needs at least 8 characters, a tenant and a principal');
   }
-  return { tenantId: tenant, principalId: principal };
+  return admin
+    ? { tenantId: tenant, principalId: principal, admin: true }
+    : { tenantId: tenant, principalId: principal };
 }
 
 export function isLoopback(host: string): boolean {

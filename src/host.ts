@@ -188,6 +188,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     clock,
     maxBranches: config.maxBranches,
     maxChildDepth: config.children.maxDepth,
+    redact: config.secrets.redactor.deep,
   });
   // The worker was built first (the engine hands it new runs); its nodes get the engine from here.
   services.children = new ChildRuns(engine, config.children.pollMs);

@@ -47,6 +47,8 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
       method: init.method ?? 'GET',
       headers: {
         Accept: 'application/json',
+        // The host's audit log records what this page does as the console's acts.
+        'Handoff-Surface': 'console',
         ...authHeaders(init.key ?? apiKey()),
         ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },

@@ -3,6 +3,7 @@
 // its events (grouped by branch), and its push notification configs.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api, errorText, rpc } from './api.js';
+import { AuditTrail } from './audit.js';
 import { ApprovalPanel, ClarificationPanel, type Decide, panelId } from './decide.js';
 import { coalesce, useLoaded } from './live.js';
 import {
@@ -34,6 +35,8 @@ const FINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 const STALE = new Set(['interrupt_already_resolved', 'interrupt_cancelled', 'interrupt_not_found', 'run_terminal']);
 /** The answer when the step's branch was withdrawn (a join went on without it). */
 const WITHDRAWN = 'interrupt_withdrawn';
+/** The answer when the artifact (or the questions) changed since the page showed it. */
+const CHANGED = 'artifact_changed';
 
 type Note = { tone: 'ok' | 'warn' | 'info'; text: string };
 
@@ -99,7 +102,8 @@ export function TaskPage({ runId }: { runId: string }) {
       try {
         const answer = await api<ResolveAnswer>(`${path}/interrupts/${encodeURIComponent(open.nodeId)}`, {
           method: 'POST',
-          body: { resumeValue },
+          // Bound to the artifact this page shows: one changed meanwhile is refused, not decided unseen.
+          body: open.artifactHash ? { resumeValue, expectedArtifactHash: open.artifactHash } : { resumeValue },
         });
         setNote({ tone: 'ok', text: outcomeText(several ? `${what} at ${open.nodeId}` : what, answer) });
       } catch (err) {
@@ -189,6 +193,7 @@ export function TaskPage({ runId }: { runId: string }) {
       <Delegations events={events} />
       <Artifacts events={events} />
       <Timeline events={events} />
+      <AuditTrail runId={runId} version={events.length} />
       <PushConfigs runId={runId} />
     </section>
   );
@@ -249,6 +254,8 @@ function decidedText(
 /** Why a decision was not applied, and what the page does about it. */
 function refusedText(err: unknown): string {
   const code = err instanceof ApiError ? err.code : undefined;
+  if (code === CHANGED)
+    return `Not applied: ${errorText(err)} The page now shows what is to be decided; decide on that.`;
   if (code === WITHDRAWN)
     return `Not applied: ${errorText(err)} The run went on without this step; the page now shows the run as it is.`;
   if (code !== undefined && STALE.has(code))

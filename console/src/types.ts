@@ -84,6 +84,8 @@ export interface OpenInterrupt {
   };
   votes: Array<{ principal: string; action: string; at: string }>;
   exchanges: Array<{ principalId: string; question: string; at: string }>;
+  /** sha256 (RFC 8785) of the artifact or questions: sent back with a decision to bind it. */
+  artifactHash?: string;
 }
 
 export interface RunSnapshot {

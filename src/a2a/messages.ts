@@ -88,6 +88,18 @@ export function namedNode(parts: Part[], metadata: unknown): string | undefined 
   return typeof fromMeta === 'string' && fromMeta !== '' ? fromMeta : undefined;
 }
 
+/**
+ * The `artifactHash` a reply says it decided on: a data part's `expectedArtifactHash`, else
+ * `metadata.openwop.expectedArtifactHash` (a non-empty string; anything else binds nothing).
+ */
+export function expectedHashOf(parts: Part[], metadata: unknown): string | undefined {
+  const isHash = (v: unknown): v is string => typeof v === 'string' && v !== '';
+  const fromData = dataParts(parts).find((d) => isHash(d.expectedArtifactHash))?.expectedArtifactHash;
+  if (isHash(fromData)) return fromData;
+  const fromMeta = openwopMeta(metadata)?.expectedArtifactHash;
+  return isHash(fromMeta) ? fromMeta : undefined;
+}
+
 /** A reply into an input-required task → the interrupt resolution it asks for. `decidedBy` is
  * never read from the message: the caller's principal is the host's to supply. */
 export function parseResumeMessage(parts: Part[], metadata: unknown, interruptKind: InterruptKind): ResumeParse {

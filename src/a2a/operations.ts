@@ -118,7 +118,7 @@ export class A2AOperations {
   async cancel(caller: Caller, req: N.TaskIdRequest): Promise<N.TaskView> {
     await this.service.visibleTask(caller, req.id);
     try {
-      await this.service.engine.cancelRun(caller, req.id, 'canceled over A2A');
+      await this.service.engine.cancelRun(caller, req.id, 'canceled over A2A', 'a2a');
     } catch (err) {
       if (err instanceof EngineError && err.code === 'run_terminal') throw taskNotCancelable(req.id);
       if (err instanceof EngineError && err.code === 'not_found') throw taskNotFound(req.id);
@@ -189,7 +189,7 @@ export class A2AOperations {
     const run = await this.service.engine.getRun(caller, req.taskId);
     const input = { ...(isTerminal(run.status) ? withoutSecrets(req.config) : req.config), protocolVersion: version };
     const saved = await this.store.transaction((tx) =>
-      putConfig(tx, vault, req.taskId, caller.tenantId, input, maxConfigsPerTask),
+      putConfig(tx, vault, req.taskId, caller.tenantId, input, maxConfigsPerTask, caller),
     );
     return publicConfig(req.taskId, saved);
   }
@@ -240,7 +240,7 @@ export class A2AOperations {
   async pushDelete(caller: Caller, req: N.PushDeleteRequest): Promise<void> {
     this.pushSupport();
     await this.service.visibleTask(caller, req.taskId);
-    await this.store.transaction((tx) => deleteConfig(tx, req.taskId, req.id));
+    await this.store.transaction((tx) => deleteConfig(tx, req.taskId, req.id, caller));
   }
 
   private async tenantConfigs(caller: Caller, taskId: string): Promise<PushConfigRecord[]> {

@@ -5,6 +5,8 @@
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
 import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
+import type { InterruptVote } from '../store/model.js';
+import { artifactHash } from '../engine/audit.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { withActivity } from './activity.js';
 import { isPlainObject, stringArray } from './values.js';
@@ -117,6 +119,8 @@ export interface InterruptView {
   kind: InterruptKind;
   nodeId: string;
   data: Record<string, unknown>;
+  /** Quorum votes: an edit vote changes what is decided on (its `artifactHash`). */
+  votes?: InterruptVote[];
 }
 
 /** The events a Task is built from: its artifacts and its message history. */
@@ -191,6 +195,7 @@ function interruptList(all: InterruptView[]): Array<Record<string, unknown>> {
   return all.map((i) => {
     const item: Record<string, unknown> = { nodeId: i.nodeId, kind: i.kind };
     if (typeof i.data.title === 'string') item.title = i.data.title;
+    item.artifactHash = artifactHash(i); // §3: what a reply naming this node is bound to
     return item;
   });
 }
@@ -215,6 +220,8 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
   }
   // The gate's deadline (docs/protocol/openwop.md#deadlines); it moves when the gate escalates.
   if (typeof interrupt.data.expiresAt === 'string') meta.expiresAt = interrupt.data.expiresAt;
+  // §3: what the decision is bound to; a reply may send it back as `expectedArtifactHash`.
+  if (kind === 'approval' || kind === 'clarification') meta.artifactHash = artifactHash(interrupt);
   return meta;
 }
 

@@ -18,7 +18,15 @@ import {
 import { newContextId } from '../engine/ids.js';
 import { spread } from '../engine/spread.js';
 import { isTerminal } from '../store/model.js';
-import { invalidParams, pushNotSupported, pushUrlRefused, taskNotFound, unsupportedOperation } from './errors.js';
+import {
+  A2AError,
+  invalidParams,
+  pushNotSupported,
+  pushUrlRefused,
+  taskNotFound,
+  UNSUPPORTED_OPERATION,
+  unsupportedOperation,
+} from './errors.js';
 import {
   collectArtifacts,
   isFinalForMessageStream,
@@ -27,7 +35,7 @@ import {
   type ToTaskInput,
   toTask,
 } from './projection.js';
-import { namedNode, parseResumeMessage, partsToInputs } from './messages.js';
+import { expectedHashOf, namedNode, parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
 import { type PushConfigInput, putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
@@ -209,7 +217,10 @@ export class A2AService {
           const parsed = parseResumeMessage(msg.parts, msg.metadata, open.kind);
           if (parsed.kind === 'invalid') throw invalidParams(parsed.reason);
           const value = parsed.kind === 'ask' ? { action: 'ask', question: parsed.question } : parsed.value;
-          return { run, interrupt: open, resumeValue: value, events: [messageEvent(msg, caller.principalId)] };
+          const read = { run, interrupt: open, resumeValue: value, events: [messageEvent(msg, caller.principalId)] };
+          // §3: a reply bound to the artifact it saw (data part or metadata.openwop `expectedArtifactHash`).
+          const expectedArtifactHash = expectedHashOf(msg.parts, msg.metadata);
+          return expectedArtifactHash === undefined ? read : { ...read, expectedArtifactHash };
         },
         onAccepted,
         (tx) => tx.tasks.stateSet(taskId)?.updatedAt,
@@ -299,7 +310,7 @@ export class A2AService {
     const { vault, maxConfigsPerTask } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
       const input = { ...configInput(config), protocolVersion };
-      await putConfig(tx, vault, run.runId, caller.tenantId, input, maxConfigsPerTask);
+      await putConfig(tx, vault, run.runId, caller.tenantId, input, maxConfigsPerTask, caller);
     };
   }
 
@@ -445,7 +456,7 @@ function taskInput(
   return input;
 }
 
-const interruptView = (i: InterruptRecord) => ({ kind: i.kind, nodeId: i.nodeId, data: i.data });
+const interruptView = (i: InterruptRecord) => ({ kind: i.kind, nodeId: i.nodeId, data: i.data, votes: i.votes });
 
 function configInput(c: PushNotificationConfig): PushConfigInput {
   return {
@@ -490,6 +501,11 @@ function engineToA2A(err: unknown, taskId: string): unknown {
     case 'interrupt_not_found':
     case 'run_terminal':
       return unsupportedOperation(err.message);
+    case 'artifact_changed': {
+      // The code in every form: the message, 0.3's `data`, 1.0's ErrorInfo metadata.
+      const details = { error: 'artifact_changed', ...(err.details as Record<string, string>) };
+      return new A2AError(UNSUPPORTED_OPERATION, `artifact_changed: ${err.message}`, details, details);
+    }
     default:
       return err;
   }

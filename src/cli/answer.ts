@@ -1,8 +1,9 @@
 // `handoff answer <url> <taskId> "text"`: reply to a task waiting for input (a clarification):
 // message/send into the task with a text part (and/or --data, e.g. {"answers":{"name":"Ada"}}).
 // --node names the node answered when the task waits at several (message metadata openwop.nodeId).
+// The answer is bound to the questions read just before it (`expectedArtifactHash`).
 import type { Command } from 'commander';
-import { taskCommand, type ClientOptions, nodeOption, run, sendAndPrint, textAndData } from './client/command.js';
+import { taskCommand, type ClientOptions, nodeOption, run, sendDecision, textAndData } from './client/command.js';
 
 interface AnswerOptions extends ClientOptions {
   data?: string;
@@ -20,7 +21,7 @@ export function answerCommand(): Command {
       run(async (url: string, taskId: string, text: string | undefined, opts: AnswerOptions) => {
         const parts = textAndData(text, opts.data, 'nothing to answer: give a text and/or --data');
         const metadata = opts.node === undefined ? {} : { metadata: { openwop: { nodeId: nodeOption(opts.node) } } };
-        return sendAndPrint(url, opts, parts, { taskId, ...metadata });
+        return sendDecision(url, opts, parts, { taskId, ...metadata }, opts.node);
       }),
     );
 }

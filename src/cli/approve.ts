@@ -3,7 +3,8 @@
 // refineFeedback (--data, or {scope:'whole', text: --feedback}); edit-accept with
 // editedArtifactData (--data); ask with the question (--feedback) as a text part. A task waiting at
 // several nodes at once (parallel branches) is decided one node at a time: --node names it, sent as
-// the data part's `nodeId`.
+// the data part's `nodeId`. The decision is bound to the artifact read just before it
+// (`expectedArtifactHash`): one that changed meanwhile is refused, not approved unseen.
 import { APPROVAL_ACTIONS, type ApprovalAction } from '../engine/vocabulary.js';
 import { type Command, Option } from 'commander';
 import type { Part } from '../a2a/types.js';
@@ -64,7 +65,7 @@ export function approveCommand(): Command {
     .action(
       cmd.run(async (url: string, taskId: string, opts: ApproveOptions) => {
         const parts = approvalParts(opts.action, opts.feedback, opts.data, opts.node);
-        return cmd.sendAndPrint(url, opts, parts, { taskId });
+        return cmd.sendDecision(url, opts, parts, { taskId }, opts.node);
       }),
     );
 }

@@ -14,6 +14,7 @@ import { pushCommand } from './push.js';
 import { tasksCommand } from './tasks.js';
 import { validateCommand } from './validate.js';
 import { schemaCommand } from './schema.js';
+import { auditCommand } from './audit.js';
 
 const program = new Command('handoff')
   .description('Durable A2A tasks for human-in-the-loop workflow runs')
@@ -30,4 +31,5 @@ program.addCommand(pushCommand());
 program.addCommand(tasksCommand());
 program.addCommand(validateCommand());
 program.addCommand(schemaCommand());
+program.addCommand(auditCommand());
 await program.parseAsync(process.argv);

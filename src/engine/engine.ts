@@ -19,10 +19,27 @@ import { commitResolution } from './resolution.js';
 import { lineAt, stamped } from './branches.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 import { spread } from './spread.js';
+import { checkArtifact, decisionEntry, type Redact, type Surface } from './audit.js';
 
 export interface Caller {
   tenantId: string;
   principalId: string;
+  /** The surface the client says it is (`Handoff-Surface: console|cli`); it wins over the route's. */
+  surface?: Surface;
+  /** An admin key (HANDOFF_API_KEYS `admin`): reads the audit log of every tenant. */
+  admin?: boolean;
+}
+
+/** How a person's decision came in, and what it was bound to. */
+export interface ResolveOptions {
+  /** Where the decision came in (audit log); the caller's own `surface` wins. Default `rest`. */
+  surface?: Surface;
+  /** The `artifactHash` the decider saw: another one now is `artifact_changed`, nothing changes. */
+  expectedArtifactHash?: string;
+  /** Events logged before the decision's own. */
+  events?: NewEvent[];
+  /** Runs in the resolving transaction once the decision is valid, before anything commits. */
+  onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>;
 }
 
 export interface StartRunRequest {
@@ -61,6 +78,10 @@ export interface ReadDecision {
   interrupt: InterruptRecord;
   resumeValue: unknown;
   events: NewEvent[];
+  /** The `artifactHash` the decider saw (a reply's `expectedArtifactHash`). */
+  expectedArtifactHash?: string;
+  /** Where the decision came in; `a2a` by default. */
+  surface?: Surface;
 }
 
 const RETRIES = 5;
@@ -90,6 +111,8 @@ export interface EngineOptions {
   maxBranches?: number;
   /** How many levels of child runs may stand below a run started by a caller (HANDOFF_MAX_CHILD_DEPTH). */
   maxChildDepth?: number;
+  /** Scrubs credentials out of what the audit log records of a decision (the host's Redactor). */
+  redact?: Redact;
 }
 
 export class Engine {
@@ -97,6 +120,7 @@ export class Engine {
   private readonly clock: Clock;
   private readonly inline: StepContext;
   private readonly maxChildDepth: number;
+  private readonly redact: Redact;
 
   constructor(
     readonly store: Store,
@@ -107,6 +131,7 @@ export class Engine {
     this.clock = opts.clock ?? systemClock;
     this.inline = { clock: this.clock, ...(opts.maxBranches !== undefined ? { maxBranches: opts.maxBranches } : {}) };
     this.maxChildDepth = opts.maxChildDepth ?? 5;
+    this.redact = opts.redact ?? ((v) => v);
   }
 
   /** Read a run as the caller may see it: another tenant's run is indistinguishable from none. */
@@ -304,38 +329,71 @@ export class Engine {
     return this.store.runs.children(run.runId);
   }
 
-  /** Cancel a run in any non-terminal state. A run a worker is executing goes through `cancelling`. */
-  async cancelRun(caller: Caller, runId: string, reason?: string): Promise<RunRecord> {
+  /**
+   * Cancel a run in any non-terminal state. A run a worker is executing goes through `cancelling`.
+   * The cancel is recorded in the audit log (`surface`: where it came in, `rest` by default).
+   */
+  async cancelRun(caller: Caller, runId: string, reason?: string, surface: Surface = 'rest'): Promise<RunRecord> {
     return this.withRetry(() =>
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         if (isTerminal(run.status)) {
           throw new EngineError('run_terminal', `run ${runId} is already ${run.status}`, { status: run.status });
         }
+        tx.recordAudit({
+          tenantId: caller.tenantId,
+          principal: caller.principalId,
+          surface: caller.surface ?? surface,
+          act: 'cancel',
+          runId,
+          values: this.redact({ status: run.status, ...(reason ? { reason } : {}) }),
+        });
         return requestCancel(tx, run, reason ? { reason } : {}, this.clock.now());
       }),
     );
   }
 
-  /** Resolve (or vote on, or ask about) the open interrupt of `nodeId`. */
+  /**
+   * Resolve (or vote on, or ask about) the open interrupt of `nodeId`: refused with
+   * `artifact_changed` when `opts.expectedArtifactHash` is not what the interrupt shows now;
+   * recorded in the audit log, in the same transaction, with the surface it came in on.
+   */
   async resolveInterrupt(
     caller: Caller,
     runId: string,
     nodeId: string,
     resumeValue: unknown,
-    events: NewEvent[] = [],
-    /** Runs in the resolving transaction once the decision is valid, before anything commits. */
-    onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
+    opts: ResolveOptions = {},
   ): Promise<ResolveResult> {
+    const events = opts.events ?? [];
     return this.withRetry(() =>
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         const interrupt = await this.openInterrupt(tx, run, nodeId);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
-        await onAccepted?.(tx, run);
+        checkArtifact(interrupt, opts.expectedArtifactHash);
+        await opts.onAccepted?.(tx, run);
+        const seen = opts.expectedArtifactHash;
+        this.audited(tx, caller, opts.surface ?? 'rest', run, interrupt, resumeValue, decision, seen);
         return this.applyDecision(tx, run, interrupt, { ...decision, events: [...events, ...decision.events] });
       }),
     );
+  }
+
+  /** Record a person's decision on `open` in the audit log, with the transaction that applies it. */
+  private audited(
+    tx: StoreTx,
+    caller: Caller,
+    surface: Surface,
+    run: RunRecord,
+    open: InterruptRecord,
+    resumeValue: unknown,
+    decision: Decision,
+    expectedArtifactHash: string | undefined,
+  ): void {
+    const actor = { tenantId: caller.tenantId, principalId: caller.principalId, surface: caller.surface ?? surface };
+    const value = resumeValue as Record<string, unknown>; // decide() refused anything but an object
+    tx.recordAudit(decisionEntry(actor, run.runId, open, value, decision, this.redact, expectedArtifactHash));
   }
 
   /**
@@ -353,10 +411,12 @@ export class Engine {
   ): Promise<ResolveResult & { settled?: T; appended: RunEvent[] }> {
     return this.withRetry(() =>
       this.store.transaction(async (tx) => {
-        const { run, interrupt, resumeValue, events } = await read(tx);
+        const { run, interrupt, resumeValue, events, expectedArtifactHash, surface } = await read(tx);
         if (run.tenantId !== caller.tenantId) throw notFound(run.runId);
         const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
+        checkArtifact(interrupt, expectedArtifactHash);
         await onAccepted?.(tx, run);
+        this.audited(tx, caller, surface ?? 'a2a', run, interrupt, resumeValue, decision, expectedArtifactHash);
         const result = await this.applyDecision(
           tx,
           run,

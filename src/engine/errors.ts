@@ -11,6 +11,8 @@ export type EngineErrorCode =
   | 'interrupt_withdrawn'
   | 'idempotency_key_mismatch'
   | 'conflict'
+  /** The decision was sent for another artifact (or questions) than the interrupt shows now. */
+  | 'artifact_changed'
   /** A child run would stand deeper below its top run than HANDOFF_MAX_CHILD_DEPTH allows. */
   | 'child_depth_exceeded'
   /** A run that has ended, or is being cancelled, starts no more child runs. */

@@ -5,6 +5,7 @@ import { ConflictError } from '../store/errors.js';
 import type { NewEvent, RunCursor, RunRecord } from '../store/model.js';
 import type { RunChange, RunPatch, StoreTx } from '../store/store.js';
 import { Frontier, forkedStatus, forkedWakeAt, type Line, lineAt, linesOf, placed, stamped } from './branches.js';
+import { expiryEntry } from './audit.js';
 import { deadlineOf, expire } from './deadlines.js';
 import type { Decision } from './interrupts.js';
 import { NODE_TYPES } from './nodes/index.js';
@@ -101,6 +102,8 @@ export async function expireGate(
   if (!(await tx.interrupts.update(e.interrupt, 'open', open))) {
     throw new ConflictError(`the interrupt of run ${run.runId} changed concurrently`);
   }
+  // Audit log: the deadline acted (an escalation, or a timeout's resolution), with this commit.
+  tx.recordAudit(expiryEntry(run, open, e));
   if (e.kind === 'escalate') {
     if (at.id === undefined) return (await tx.commitRun(run, { wakeAt: e.wakeAt, ...noLease }, e.events, fence)).run;
     const cursor = placed(run.cursor, at, { wakeAt: e.wakeAt });

@@ -27,6 +27,7 @@ import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
+import { auditRoutes } from './routes/audit.js';
 import type { SseHub } from './sse.js';
 import { compileValidator } from './validation.js';
 
@@ -99,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
   runListRoutes(app, deps.engine.store, deps.bus, deps.sse, deps.config.listMaxBytes);
+  auditRoutes(app, deps.engine.store);
   consoleRoutes(app);
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),
@@ -130,7 +132,14 @@ function corsOptions(origins: string[]) {
   return {
     origin: origins.includes('*') ? '*' : origins,
     methods: ['GET', 'POST'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Last-Event-ID'],
+    allowedHeaders: [
+      'Authorization',
+      'Content-Type',
+      'Idempotency-Key',
+      'Last-Event-ID',
+      'If-Match',
+      'Handoff-Surface',
+    ],
     exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'openwop-Idempotent-Replay'],
     maxAge: 600,
   };

@@ -42,13 +42,13 @@ export function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: Fast
   const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     if (entries.length === 0) {
-      req.caller = LOCAL_IDENTITY;
+      req.caller = withSurface(LOCAL_IDENTITY, req);
       done();
       return;
     }
     const identity = lookup(entries, req.headers.authorization);
     if (identity) {
-      req.caller = identity;
+      req.caller = withSurface(identity, req);
       done();
       return;
     }
@@ -59,6 +59,16 @@ export function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: Fast
     void reply.header('WWW-Authenticate', 'Bearer realm="handoff"');
     done(new HttpError(401, 'unauthenticated', 'a valid API key is required: Authorization: Bearer <key>'));
   };
+}
+
+/**
+ * The caller with the surface its client says it is (`Handoff-Surface: console|cli`), which the
+ * audit log records for its acts; any other value says nothing (the route's surface stands). The
+ * principal is the key's: the header only tells which of that principal's clients acted.
+ */
+function withSurface(identity: ApiKeyIdentity, req: FastifyRequest): Caller {
+  const said = req.headers['handoff-surface'];
+  return said === 'console' || said === 'cli' ? { ...identity, surface: said } : identity;
 }
 
 function lookup(

@@ -25,6 +25,7 @@ const ENGINE_STATUS: Record<EngineErrorCode, number> = {
   interrupt_withdrawn: 409,
   idempotency_key_mismatch: 409,
   conflict: 409,
+  artifact_changed: 409,
   // Raised only to the node that starts child runs; mapped for completeness.
   child_depth_exceeded: 422,
   parent_ended: 409,

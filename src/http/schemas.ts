@@ -63,7 +63,7 @@ export const ErrorEnvelope = Type.Object(
     additionalProperties: false,
     description:
       'The OpenWOP error envelope. Codes used: validation_error, unauthenticated, forbidden, not_found, ' +
-      'run_terminal, interrupt_not_found, interrupt_already_resolved, interrupt_cancelled, interrupt_withdrawn, idempotency_key_mismatch, ' +
+      'run_terminal, interrupt_not_found, interrupt_already_resolved, interrupt_cancelled, interrupt_withdrawn, artifact_changed, idempotency_key_mismatch, ' +
       'conflict, payload_too_large, unsupported_media_type, rate_limited, too_many_active_runs, too_many_streams, ' +
       'bad_request, internal_error.',
   },
@@ -115,6 +115,13 @@ export const OpenInterrupt = Type.Object(
     nodeId: Type.String(),
     interruptId: Type.String(),
     payload: OpenObject('What the gate asks: the approval artifact and config, or the clarification questions.'),
+    artifactHash: Type.String({
+      pattern: '^sha256:[0-9a-f]{64}$',
+      description:
+        'SHA-256 of the RFC 8785 (JCS) form of what is decided on: the artifact (its latest edit, when a quorum ' +
+        'vote edited it) or the questions. Send it back as `expectedArtifactHash` (or `If-Match`) to bind the ' +
+        'decision to it: if it changed meanwhile the decision is refused, 409 `artifact_changed`.',
+    }),
     expiresAt: Type.Optional(
       DateTime(
         'The gate’s deadline (its `timeoutMs` from when it opened); at it the gate resolves with its `onTimeout`.',
@@ -352,10 +359,36 @@ export const CancelRunResponse = Type.Object(
   { $id: 'CancelRunResponse' },
 );
 
+/** An `artifactHash` as a decision sends it back. */
+const ExpectedArtifactHash = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'The interrupt’s `artifactHash` as the decider saw it. If the artifact (or the questions) changed since, ' +
+    'the decision is refused with 409 `artifact_changed` and nothing changes.',
+});
+
 export const ResolveBody = Type.Object(
-  { resumeValue: Type.Object({}, { additionalProperties: true }) },
+  {
+    resumeValue: Type.Object({}, { additionalProperties: true }),
+    expectedArtifactHash: Type.Optional(ExpectedArtifactHash),
+  },
   { additionalProperties: false },
 );
+
+/** The headers a decision may carry: the artifact it saw, and the surface it came from (audit log). */
+export const DecisionHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description: 'The interrupt’s `artifactHash` (quoted or not): the same binding as `expectedArtifactHash`.',
+    }),
+  ),
+  'handoff-surface': Type.Optional(
+    Type.String({
+      description: '`console` or `cli`: the client the decision came from, as the audit log records it (else `rest`).',
+    }),
+  ),
+});
 
 /** The legacy alias's body: the resume value itself (`{action, …}`), not wrapped in `resumeValue`. */
 export const LegacyApprovalBody = Type.Object({ action: Type.String() }, { additionalProperties: true });
@@ -471,6 +504,57 @@ export const Health = Type.Object(
   { $id: 'Health' },
 );
 
+// ------------------------------------------------------------------ audit log
+
+export const AuditEntry = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 1, description: 'The entry’s place in its tenant’s chain: 1, 2, …' }),
+    time: DateTime('When the act committed.'),
+    tenantId: Type.String(),
+    principal: Type.String({ description: 'Who acted (`system:timeout` for a deadline).' }),
+    surface: Type.String({ description: 'rest, a2a, console, cli, link; `deadline` for the host’s own.' }),
+    act: Type.String({
+      description:
+        'approve, reject, refine, edit, answer, ask, cancel, push-config.set, push-config.delete, delivery.retry, ' +
+        'escalate, timeout.',
+    }),
+    runId: Type.Optional(Type.String()),
+    nodeId: Type.Optional(Type.String()),
+    values: OpenObject('The decision’s resume value and outcome, or the act’s parameters (never a secret).'),
+    subjectHash: Type.Optional(
+      Type.String({ description: '`sha256:<hex>` of the RFC 8785 form of the artifact or questions decided on.' }),
+    ),
+    prevHash: Type.Union([Type.String(), Type.Null()], { description: 'The hash of the entry before (null: first).' }),
+    hash: Type.String({ description: 'Hex SHA-256 of the RFC 8785 form of the entry without `hash`.' }),
+  },
+  { $id: 'AuditEntry', additionalProperties: false, description: 'One act in the tamper-evident audit log.' },
+);
+
+export const AuditPage = Type.Object(
+  {
+    entries: Type.Array(ref(AuditEntry)),
+    nextSince: Type.Optional(
+      Type.String({ description: 'Pass as `since` for the next page; absent on the last page.' }),
+    ),
+  },
+  { $id: 'AuditPage', additionalProperties: false },
+);
+
+export const AuditQuery = Type.Object(
+  {
+    runId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only this run’s entries.' })),
+    since: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'An ISO 8601 time (entries at or after it), or the `nextSince` of the page before.',
+      }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
 /** Every named schema of this module, registered with the app for the document's components. */
 export const REST_SCHEMAS: TSchema[] = [
   ErrorEnvelope,
@@ -492,6 +576,8 @@ export const REST_SCHEMAS: TSchema[] = [
   A2ACapability,
   Discovery,
   Health,
+  AuditEntry,
+  AuditPage,
 ];
 
 /**

@@ -11,6 +11,7 @@ import {
 import type { ChildSummary } from '../store/repos/runs.js';
 import type { NodeView } from '../engine/nodes/types.js';
 import { viewOf } from '../engine/nodes/view.js';
+import { artifactHash } from '../engine/audit.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
 /**
@@ -69,6 +70,7 @@ function interruptView(open: InterruptRecord) {
     nodeId: open.nodeId,
     interruptId: open.interruptId,
     payload: open.data,
+    artifactHash: artifactHash(open),
     ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
     votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
     exchanges: open.exchanges,

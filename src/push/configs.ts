@@ -38,9 +38,36 @@ export class TooManyPushConfigs extends Error {
   }
 }
 
+/** Who changed a config, and on which surface (the audit log's principal and surface). */
+export interface ConfigActor {
+  principalId: string;
+  /** What the client said it is (`Handoff-Surface`); else `a2a`, the only door to push configs. */
+  surface?: string;
+}
+
+/** The audit log's record of a config change: what it says, never its token or credentials. */
+function audited(tx: StoreTx, by: ConfigActor, act: string, rec: PushConfigRecord): void {
+  const values: Record<string, unknown> = {
+    configId: rec.configId,
+    url: rec.url,
+    protocolVersion: rec.protocolVersion,
+  };
+  if (rec.authSchemes) values.authSchemes = rec.authSchemes;
+  if (rec.tokenFingerprint) values.tokenFingerprint = rec.tokenFingerprint;
+  tx.recordAudit({
+    tenantId: rec.tenantId,
+    principal: by.principalId,
+    surface: by.surface ?? 'a2a',
+    act,
+    runId: rec.taskId,
+    values,
+  });
+}
+
 /**
  * Insert or replace (same task and id) a config; the replaced config's secrets are deleted. A new
- * id beyond `maxPerTask` configs throws TooManyPushConfigs and writes nothing.
+ * id beyond `maxPerTask` configs throws TooManyPushConfigs and writes nothing. Recorded in the
+ * audit log (`push-config.set`) as `by`'s act.
  */
 export async function putConfig(
   tx: StoreTx,
@@ -49,6 +76,7 @@ export async function putConfig(
   tenantId: string,
   input: PushConfigInput,
   maxPerTask: number,
+  by: ConfigActor,
 ): Promise<PushConfigView> {
   const configId = input.id ?? taskId;
   const old = await tx.pushConfigs.get(taskId, configId);
@@ -70,13 +98,19 @@ export async function putConfig(
     protocolVersion: input.protocolVersion ?? '0.3',
   };
   await tx.pushConfigs.insert(rec);
+  audited(tx, by, 'push-config.set', rec);
   return view(rec);
 }
 
-/** Delete a config, its secrets, and the deliveries it still owes (idempotent). */
-export async function deleteConfig(tx: StoreTx, taskId: string, configId: string): Promise<void> {
+/**
+ * Delete a config, its secrets, and the deliveries it still owes (idempotent); a config deleted is
+ * recorded in the audit log (`push-config.delete`) as `by`'s act.
+ */
+export async function deleteConfig(tx: StoreTx, taskId: string, configId: string, by: ConfigActor): Promise<void> {
   const rec = await tx.pushConfigs.get(taskId, configId);
-  if (rec) await removeConfig(tx, rec);
+  if (!rec) return;
+  await removeConfig(tx, rec);
+  audited(tx, by, 'push-config.delete', rec);
 }
 
 async function removeConfig(tx: StoreTx, rec: PushConfigRecord): Promise<void> {

@@ -163,6 +163,30 @@ export interface RunValuesTable {
   created_at: string;
 }
 
+/** The audit log (repos/audit.ts): one hash chain per tenant, append-only. */
+export interface AuditEntriesTable {
+  tenant_id: string;
+  seq: number;
+  time: string;
+  principal: string;
+  surface: string;
+  act: string;
+  run_id: string | null;
+  node_id: string | null;
+  /** JSON: the decision's values or the act's parameters. */
+  values: string;
+  subject_hash: string | null;
+  prev_hash: string | null;
+  hash: string;
+}
+
+/** Each tenant's audit chain head: its last sequence and hash (the row appends lock). */
+export interface AuditHeadsTable {
+  tenant_id: string;
+  seq: number;
+  hash: string | null;
+}
+
 export interface Database {
   runs: RunsTable;
   event_batches: EventBatchesTable;
@@ -176,4 +200,6 @@ export interface Database {
   rate_limits: RateLimitsTable;
   peer_waits: PeerWaitsTable;
   run_values: RunValuesTable;
+  audit_entries: AuditEntriesTable;
+  audit_heads: AuditHeadsTable;
 }

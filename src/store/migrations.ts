@@ -403,6 +403,42 @@ function runValues(d: Dialect): Migration {
   };
 }
 
+/**
+ * The audit log (src/store/repos/audit.ts): entries keyed by tenant and sequence (one hash chain
+ * per tenant), found by run and by time; and each chain's head, the row an append locks. Kept
+ * apart from runs: the retention purge deletes runs, never what was recorded about them.
+ */
+function auditLog(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(
+        db,
+        d,
+        'audit_entries',
+        {
+          tenant_id: 'text!',
+          seq: 'int64!',
+          time: 'text!',
+          principal: 'text!',
+          surface: 'text!',
+          act: 'text!',
+          run_id: 'text',
+          node_id: 'text',
+          values: 'text!',
+          subject_hash: 'text',
+          prev_hash: 'text',
+          hash: 'text!',
+        },
+        ['tenant_id', 'seq'],
+      );
+      await createIndex(db, 'audit_entries_run', 'audit_entries', ['run_id', 'time']);
+      await createIndex(db, 'audit_entries_time', 'audit_entries', ['time', 'tenant_id', 'seq']);
+      await createIndex(db, 'audit_entries_tenant_time', 'audit_entries', ['tenant_id', 'time', 'seq']);
+      await createTable(db, d, 'audit_heads', { tenant_id: 'text key', seq: 'int64!', hash: 'text' });
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -418,6 +454,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0011_event_batches': eventBatches(dialect),
     '0012_child_runs': childRuns(),
     '0013_run_values': runValues(dialect),
+    '0019_audit_log': auditLog(dialect),
   };
   return { getMigrations: async () => migrations };
 }

@@ -22,6 +22,7 @@ import { normalized } from './json-value.js';
 import { carryHolding, encodeRecorded, type NewValue, noteLarge, notedSoFar, ValueWriter } from './recorded.js';
 import { holdsRecorded, RunValues } from './repos/run-values.js';
 import { Tables } from './repos/tables.js';
+import type { NewAuditEntry } from './repos/audit.js';
 import { type SqliteDirect, type Statement, type StatementResult, statement } from './statements.js';
 
 /** A run change as committed: the new snapshot and the events appended with it. */
@@ -221,6 +222,8 @@ export class StoreTx extends Tables {
   private readonly deferred = new Map<string, { run: RunRecord; events: RunEvent[]; encoded: Encoded }>();
   /** Runs committed to in this transaction; their one UPDATE and one INSERT of events wait for `flush()`. */
   private readonly held = new Map<string, HeldRun>();
+  /** The acts this transaction records in the audit log, appended last by `flush()`. */
+  private readonly audited: NewAuditEntry[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -429,6 +432,15 @@ export class StoreTx extends Tables {
     await this.events.append(held.events, this.writer);
   }
 
+  /**
+   * Record an act in the audit log with this transaction: appended to the tenant's chain when the
+   * transaction's work is done, just before COMMIT, so it commits with the act or not at all, and
+   * the chain's lock is the last one the transaction takes (src/store/repos/audit.ts).
+   */
+  recordAudit(entry: NewAuditEntry): void {
+    this.audited.push(entry);
+  }
+
   /** The whole event log so far of a run inserted with `defer` in this transaction (a copy). */
   deferredEvents(runId: string): RunEvent[] | undefined {
     const pending = this.deferred.get(runId);
@@ -450,6 +462,7 @@ export class StoreTx extends Tables {
       await this.writeHeld(held);
     }
     await this.#tasks?.flushStates();
+    if (this.audited.length > 0) await this.audit.append(this.audited.splice(0));
   }
 
   /** Called once the transaction committed (Store): later transactions may rely on what it stored. */

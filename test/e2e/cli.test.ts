@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { startSdkSampleServer, SAMPLE_QUESTION, type SdkSampleServer } from '../support/sdk-sample-server.js';
 import {
   cliPath,
+  getJson,
   killAllServers,
   postJson,
   repoRoot,
@@ -254,6 +255,25 @@ describe('handoff client commands', { concurrency: true }, () => {
       const bad = await cli03(['approve', url, task.id, '--action', 'edit-accept']);
       expectExit(bad, 1);
       assert.match(bad.stderr, /edit-accept needs --data/);
+
+      // The audit log: both decisions came from the CLI, each bound to the draft it read first.
+      const audit = await getJson(`${url}/v1/audit?runId=${task.id}`, { token: KEY, timeoutMs: CLI_TIMEOUT_MS });
+      assert.deepEqual(
+        audit.body.entries.map((e: Rec) => [e.act, e.principal, e.surface]),
+        [
+          ['refine', 'alice', 'cli'],
+          ['reject', 'alice', 'cli'],
+        ],
+      );
+      for (const e of audit.body.entries as Rec[]) {
+        assert.match(String(e.subjectHash), /^sha256:[0-9a-f]{64}$/);
+        assert.equal((e.values as Rec).expectedArtifactHash, e.subjectHash, 'the CLI sent the hash it read');
+      }
+      assert.notEqual(
+        audit.body.entries[0].subjectHash,
+        audit.body.entries[1].subjectHash,
+        'the refine changed the draft',
+      );
     });
 
     it('answer a clarification: the task completes with the answer (exit 0)', {

@@ -148,6 +148,16 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     const run = await getRun(runId);
     assert.equal(run.status, 'completed');
     assert.equal(run.nodeStates.final.text, 'Final: console live, edited');
+    // The audit log on the page: the act, who, where, when, and the draft it was decided on; the
+    // console sent the hash of the draft it showed, so the decision was bound to it.
+    const audit = (await getJson(`${srv.url}/v1/audit?runId=${runId}`, { token: ALICE })).body.entries;
+    assert.equal(audit.length, 1);
+    assert.equal(audit[0].values.expectedArtifactHash, audit[0].subjectHash);
+    const line = page.locator('[data-testid=audit-entry]');
+    await line
+      .filter({ hasText: /^Edited and approved by alice via console, .+, draft sha256:[0-9a-f]{12}…$/ })
+      .waitFor();
+    assert.equal(await line.locator('code').getAttribute('title'), audit[0].subjectHash);
     // Back in the inbox the decided run is gone.
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Inbox' }).click();
     await page.getByRole('heading', { name: 'Inbox' }).waitFor();

@@ -258,6 +258,15 @@ for (const dialect of DIALECTS) {
       assertConsistentLog(events);
       const expired = events.filter((e: Json) => e.type === 'interrupt.expired').map((e: Json) => e.payload.outcome);
       assert.deepEqual(expired, ['escalate', 'reject']);
+      // The audit log records both acts of the deadline, in the commits that made them.
+      const audit = await t.get(`/v1/audit?runId=${runId}`, as('carol'));
+      assert.deepEqual(
+        audit.body.entries.map((e: Json) => [e.act, e.principal, e.surface, e.values.outcome ?? e.values.escalateTo]),
+        [
+          ['escalate', 'system:timeout', 'deadline', ['boss']],
+          ['timeout', 'system:timeout', 'deadline', 'reject'],
+        ],
+      );
     });
 
     it('a refine clears the deadline with the gate; the re-opened gate gets a fresh one', async () => {

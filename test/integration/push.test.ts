@@ -608,6 +608,16 @@ tokens are only stored encrypted', async () => {
       const again = await t.post(`/v1/a2a/deliveries/${dead.deliveryId}/retry`, undefined, alice.headers);
       assert.equal(again.status, 409, again.text);
       assert.equal(again.body.error, 'delivery_not_dead');
+      // The audit log has the retry by hand (once: the refused ones changed nothing), and the
+      // inline config it was registered with.
+      const audit = await t.get(`/v1/audit?runId=${task.id}`, alice.headers);
+      assert.deepEqual(
+        audit.body.entries.map((e: Json) => [e.act, e.surface, e.values.deliveryId ?? e.values.configId]),
+        [
+          ['push-config.set', 'a2a', task.id],
+          ['delivery.retry', 'rest', dead.deliveryId],
+        ],
+      );
     });
 
     it('an operator retry of a dead-lettered final push still carries the token', async () => {

@@ -200,5 +200,30 @@ for (const dialect of DIALECTS) {
       assert.equal(done.error.code, 'interrupt_rejected');
       assert.equal(done.error.details.decidedBy, 'bob');
     });
+
+    it('an edit vote changes artifactHash: a vote bound to the draft before it is 409 artifact_changed, nothing changes', async () => {
+      const runId = await atGate();
+      const draft = (await snapshot(runId)).interrupt.artifactHash;
+      const edited = { text: 'Budget: 40' };
+      assert.equal((await review(runId, 'alice', { action: 'edit-accept', editedArtifactData: edited })).status, 200);
+      const now = await snapshot(runId);
+      assert.notEqual(now.interrupt.artifactHash, draft, 'the edit is what the next voter approves');
+      const stale = await t.post(
+        `/v1/runs/${runId}/interrupts/review`,
+        { resumeValue: { action: 'accept' }, expectedArtifactHash: draft },
+        bearer(KEYS.bob),
+      );
+      assert.equal(stale.status, 409, stale.text);
+      assert.equal(stale.body.error, 'artifact_changed');
+      assert.deepEqual(await snapshot(runId), now);
+      const bound = await t.post(
+        `/v1/runs/${runId}/interrupts/review`,
+        { resumeValue: { action: 'accept' }, expectedArtifactHash: now.interrupt.artifactHash },
+        bearer(KEYS.bob),
+      );
+      assert.equal(bound.status, 200, bound.text);
+      const done = await t.waitForStatus(runId, ['completed', 'failed', 'cancelled'], bearer(KEYS.alice));
+      assert.equal(done.nodeStates.final.text, 'Budget: 40');
+    });
   });
 }

@@ -318,6 +318,8 @@ export async function footprint(t: TestHost): Promise<Record<string, number>> {
     'push_configs',
     'secrets',
     'push_outbox',
+    'audit_entries',
+    'audit_heads',
   ];
   const counts = tables.map((name) => sql`(select count(*) from ${sql.table(name)})`.as(name));
   const versions = sql`(select coalesce(sum(version), 0) from runs)`.as('run_versions');

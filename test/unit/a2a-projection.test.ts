@@ -1,11 +1,18 @@
 import { test, describe } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { RUN_STATUSES, type RunEvent, type RunRecord, type RunStatus } from '../../src/store/model.js';
+import {
+  type InterruptVote,
+  RUN_STATUSES,
+  type RunEvent,
+  type RunRecord,
+  type RunStatus,
+} from '../../src/store/model.js';
 import {
   artifactFromEvent,
   collectArtifacts,
@@ -20,6 +27,8 @@ import {
 import { parseResumeMessage, partsToInputs } from '../../src/a2a/messages.js';
 import { taskRecordOf } from '../../src/a2a/task-records.js';
 import type { Message, Part } from '../../src/a2a/types.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 // Walk up to the repo root so this works from test/unit (tsx) and dist/test/unit (compiled).
 function repoFile(rel: string): string {
@@ -294,6 +303,8 @@ describe('toTask', () => {
       kind: 'approval',
       nodeId: 'review',
       actions: ['accept', 'reject', 'edit-accept', 'ask'],
+      // No artifact shown: the decision is bound to the RFC 8785 form of null.
+      artifactHash: `sha256:${sha256('null')}`,
     });
   });
 
@@ -308,7 +319,31 @@ describe('toTask', () => {
       kind: 'clarification',
       nodeId: 'ask',
       questions,
+      // RFC 8785: keys sorted, no whitespace.
+      artifactHash: `sha256:${sha256('[{"id":"q1","question":"Which region?"}]')}`,
     });
+  });
+
+  test('artifactHash is the RFC 8785 form of the artifact, whatever order its keys came in; an edit vote changes it', () => {
+    const shown = (data: Record<string, unknown>, votes?: InterruptVote[]) =>
+      (
+        openwopOf(
+          toTask({
+            ...base,
+            run: run('waiting-approval'),
+            interrupt: { kind: 'approval', nodeId: 'review', data, ...(votes ? { votes } : {}) },
+          }),
+        ).interrupt as { artifactHash: string }
+      ).artifactHash;
+    const canonical = '{"n":1e+30,"text":"Draft","z":[true,null]}';
+    assert.equal(shown({ artifact: { z: [true, null], text: 'Draft', n: 1e30 } }), `sha256:${sha256(canonical)}`);
+    const edit: InterruptVote = {
+      principalId: 'alice',
+      action: 'edit-accept',
+      at: '2026-01-01T00:00:00Z',
+      value: { editedArtifactData: { text: 'Edited' } },
+    };
+    assert.equal(shown({ artifact: { text: 'Draft' } }, [edit]), `sha256:${sha256('{"text":"Edited"}')}`);
   });
 
   test('input-required without interrupt details still names the kind', () => {

@@ -15,6 +15,19 @@ const refuses = (env: Record<string, string>, name: string) =>
   );
 
 describe('loadConfig', () => {
+  it('HANDOFF_API_KEYS: an admin key is `:admin` (or `admin: true`); any other flag is refused', () => {
+    const keys = loadConfig({}, { HANDOFF_API_KEYS: 'key-aaaaaaaa=t1:alice,key-bbbbbbbb=ops:root:admin' }).apiKeys;
+    assert.deepEqual(keys.get('key-aaaaaaaa'), { tenantId: 't1', principalId: 'alice' });
+    assert.deepEqual(keys.get('key-bbbbbbbb'), { tenantId: 'ops', principalId: 'root', admin: true });
+    const json = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: '{"key-cccccccc":{"tenant":"ops","principal":"root","admin":true}}' },
+    );
+    assert.equal(json.apiKeys.get('key-cccccccc')?.admin, true);
+    refuses({ HANDOFF_API_KEYS: 'key-aaaaaaaa=t1:alice:root' }, 'HANDOFF_API_KEYS');
+    refuses({ HANDOFF_API_KEYS: '{"key-cccccccc":{"tenant":"t","principal":"p","admin":"yes"}}' }, 'HANDOFF_API_KEYS');
+  });
+
   it('uses a PostgreSQL pool of 10 unless HANDOFF_PG_POOL_SIZE says otherwise', () => {
     assert.equal(loadConfig({}, {}).pgPoolSize, 10);
     assert.equal(loadConfig({}, { HANDOFF_PG_POOL_SIZE: '3' }).pgPoolSize, 3);

@@ -69,7 +69,8 @@ export async function connect(url: string, opts: ClientOptions): Promise<Connect
   const conn = connection(opts);
   const want = parseA2AVersion(opts.a2aVersion);
   const agent = await resolveAgent(url, conn, want);
-  const rpc = new JsonRpcClient(agent.endpoint, conn, a2aHeaders(agent.version));
+  // Handoff-Surface: the host's audit log records this client's acts as the CLI's.
+  const rpc = new JsonRpcClient(agent.endpoint, conn, { ...a2aHeaders(agent.version), 'handoff-surface': 'cli' });
   return { agent, a2a: new A2AClient(agent.version, rpc), conn };
 }
 
@@ -154,6 +155,41 @@ export function textAndData(text: string | undefined, data: string | undefined, 
   if (data !== undefined) parts.push(dataPart(parseJsonObject(data)));
   if (parts.length === 0) throw new UsageError(nothing);
   return parts;
+}
+
+/**
+ * `answer` and `approve`: read the task first and send its open interrupt's `artifactHash` back
+ * (`metadata.openwop.expectedArtifactHash`), so the host applies the decision only to what was read:
+ * a refine or an edit that raced it is refused (`artifact_changed`). `node` picks the interrupt
+ * when the task waits at several. A task that shows no hash (another agent) is answered unbound.
+ */
+export async function sendDecision(
+  url: string,
+  opts: ClientOptions & { wait?: boolean },
+  parts: Part[],
+  extra: Partial<Pick<Message, 'taskId' | 'contextId' | 'metadata'>> & { taskId: string },
+  node?: string,
+): Promise<number> {
+  const { a2a } = await connect(url, opts);
+  const read = await a2a.getTask(extra.taskId, 0);
+  const hash = shownHash(read.view, node);
+  const metadata = (extra.metadata ?? {}) as Record<string, unknown>;
+  const openwop = (metadata.openwop ?? {}) as Record<string, unknown>;
+  const bound =
+    hash === undefined
+      ? extra
+      : { ...extra, metadata: { ...metadata, openwop: { ...openwop, expectedArtifactHash: hash } } };
+  return printResult(await a2a.send(userMessage(parts, bound), opts.wait !== false), opts, url);
+}
+
+/** The `artifactHash` the task shows for the interrupt at `node` (else its oldest open one). */
+function shownHash(task: Task, node: string | undefined): string | undefined {
+  const openwop = (task.metadata?.openwop ?? {}) as Record<string, unknown>;
+  const all = Array.isArray(openwop.interrupts) ? (openwop.interrupts as Array<Record<string, unknown>>) : [];
+  const oldest = (openwop.interrupt ?? {}) as Record<string, unknown>;
+  const shown =
+    node === undefined ? oldest : (all.find((i) => i.nodeId === node) ?? (oldest.nodeId === node ? oldest : {}));
+  return typeof shown.artifactHash === 'string' ? shown.artifactHash : undefined;
 }
 
 /** The one send path of `send`, `answer` and `approve`: message/send (SendMessage) to the agent at

@@ -72,6 +72,7 @@ import type { DeliveryRecord } from '../../store/model.js';
 import { taskListCursor } from '../../store/repos/task-records.js';
 import { errorHandler, HttpError } from '../errors.js';
 import { VERSION } from '../../version.js';
+import { retryDelivery } from '../../push/retry.js';
 
 export interface A2ARouteDeps {
   config: Config;
@@ -534,7 +535,7 @@ function deliveryRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
     },
   };
   api.post('/v1/a2a/deliveries/:id/retry', { schema: retry }, async (req) => {
-    const row = await deps.engine.store.outbox.retryDead(req.caller.tenantId, req.params.id);
+    const row = await retryDelivery(deps.engine.store, req.caller.tenantId, req.params.id, req.caller);
     if (row) {
       deps.pushWorker?.kick();
       return deliveryView(row);

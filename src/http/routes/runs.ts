@@ -16,6 +16,7 @@ import {
   CreateRunBody,
   CreateRunResponse,
   CROSS_SITE,
+  DecisionHeaders,
   failure,
   LegacyApprovalBody,
   PollEventsResponse,
@@ -59,6 +60,7 @@ const RESOLVE_RESPONSES = {
   409: failure(
     'The interrupt was already resolved (`interrupt_already_resolved`; one of concurrent answers wins), ' +
       'or its branch was withdrawn when a join was satisfied without it (`interrupt_withdrawn`), ' +
+      'or the artifact or questions changed since the `expectedArtifactHash` / `If-Match` sent (`artifact_changed`; nothing changed), ' +
       'or the run kept changing (`conflict`).',
   ),
   413: TOO_LARGE,
@@ -210,13 +212,23 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
       },
     },
     async (req) => {
-      const run = await engine.cancelRun(req.caller, req.params.id, req.body?.reason);
+      const run = await engine.cancelRun(req.caller, req.params.id, req.body?.reason, 'rest');
       return { runId: run.runId, status: run.status };
     },
   );
 
-  const resolve = async (caller: Caller, runId: string, nodeId: string, value: unknown) => {
-    const { run, interrupt, outcome } = await engine.resolveInterrupt(caller, runId, nodeId, value);
+  const resolve = async (
+    caller: Caller,
+    runId: string,
+    nodeId: string,
+    value: unknown,
+    expectedArtifactHash: string | undefined,
+  ) => {
+    const binding = expectedArtifactHash === undefined ? {} : { expectedArtifactHash };
+    const { run, interrupt, outcome } = await engine.resolveInterrupt(caller, runId, nodeId, value, {
+      surface: 'rest',
+      ...binding,
+    });
     return {
       runId: run.runId,
       status: run.status,
@@ -241,13 +253,22 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
         summary: 'Answer a run’s open interrupt',
         description:
           'Approval: `{resumeValue: {action: accept|reject|refine|edit-accept|ask, feedback?, refineFeedback?, ' +
-          'editedArtifactData?}}`. Clarification: `{resumeValue: {answers}}`.',
+          'editedArtifactData?}}`. Clarification: `{resumeValue: {answers}}`. With `expectedArtifactHash` (or ' +
+          '`If-Match`), the interrupt’s `artifactHash` as read: a changed artifact is 409 `artifact_changed`.',
         params: NodeParams,
+        headers: DecisionHeaders,
         body: ResolveBody,
         response: RESOLVE_RESPONSES,
       },
     },
-    async (req) => resolve(req.caller, req.params.id, req.params.nodeId, req.body.resumeValue),
+    async (req) =>
+      resolve(
+        req.caller,
+        req.params.id,
+        req.params.nodeId,
+        req.body.resumeValue,
+        req.body.expectedArtifactHash ?? req.headers['if-match'],
+      ),
   );
 
   // Legacy alias used by OpenWOP examples: the body is the resume value itself ({action, …}).
@@ -261,11 +282,12 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
         description: 'The alias of `POST /v1/runs/{id}/interrupts/{nodeId}` whose body is the resume value itself.',
         deprecated: true,
         params: NodeParams,
+        headers: DecisionHeaders,
         body: LegacyApprovalBody,
         response: RESOLVE_RESPONSES,
       },
     },
-    async (req) => resolve(req.caller, req.params.id, req.params.nodeId, req.body),
+    async (req) => resolve(req.caller, req.params.id, req.params.nodeId, req.body, req.headers['if-match']),
   );
 
   // The run's event log as SSE: the backlog after Last-Event-ID, then live, closed at the end.

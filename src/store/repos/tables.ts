@@ -4,6 +4,7 @@
 // Each is made on first use: a transaction touches a few of them, and one is made per transaction.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
+import { AuditLog } from './audit.js';
 import { Idempotency } from './idempotency.js';
 import { Interrupts } from './interrupts.js';
 import { PeerWaits } from './peer-waits.js';
@@ -27,6 +28,7 @@ export class Tables {
   #outbox?: PushOutbox;
   #secrets?: Secrets;
   #peerWaits?: PeerWaits;
+  #audit?: AuditLog;
 
   /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
@@ -66,5 +68,11 @@ export class Tables {
   get peerWaits(): PeerWaits {
     this.#peerWaits ??= new PeerWaits(...this.repoArgs);
     return this.#peerWaits;
+  }
+
+  /** The audit log: reads and `verify`. A transaction records an act with `StoreTx.recordAudit`. */
+  get audit(): AuditLog {
+    this.#audit ??= new AuditLog(...this.repoArgs);
+    return this.#audit;
   }
 }
