@@ -4,8 +4,10 @@
 // Each is made on first use: a transaction touches a few of them, and one is made per transaction.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
+import { DecisionLinks } from './decision-links.js';
 import { Idempotency } from './idempotency.js';
 import { Interrupts } from './interrupts.js';
+import { Notifications } from './notifications.js';
 import { PeerWaits } from './peer-waits.js';
 import { PushConfigs } from './push-configs.js';
 import { PushOutbox } from './push-outbox.js';
@@ -27,6 +29,8 @@ export class Tables {
   #outbox?: PushOutbox;
   #secrets?: Secrets;
   #peerWaits?: PeerWaits;
+  #notifications?: Notifications;
+  #decisionLinks?: DecisionLinks;
 
   /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
@@ -66,5 +70,15 @@ export class Tables {
   get peerWaits(): PeerWaits {
     this.#peerWaits ??= new PeerWaits(...this.repoArgs);
     return this.#peerWaits;
+  }
+
+  get notifications(): Notifications {
+    this.#notifications ??= new Notifications(...this.repoArgs);
+    return this.#notifications;
+  }
+
+  get decisionLinks(): DecisionLinks {
+    this.#decisionLinks ??= new DecisionLinks(...this.repoArgs);
+    return this.#decisionLinks;
   }
 }
