@@ -118,7 +118,8 @@ function targetsOf(config: NotifyConfig, occasion: Occasion, directory: Director
       out.push({ ...t, ...extra });
     };
     if (entry.channel !== 'email') {
-      add({ channel: entry.channel, target: entry.url, recipient: entry.channel });
+      // Whoever reads the channel decides as it: `slack:hooks.slack.com`.
+      add({ channel: entry.channel, target: entry.url, recipient: `${entry.channel}:${new URL(entry.url).host}` });
       continue;
     }
     for (const to of entry.to) {
