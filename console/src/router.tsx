@@ -6,6 +6,7 @@ export type Route =
   | { page: 'inbox' }
   | { page: 'operations' }
   | { page: 'run'; runId: string }
+  | { page: 'decide'; token: string }
   | { page: 'unknown'; path: string };
 
 export function routeOf(path: string): Route {
@@ -13,6 +14,8 @@ export function routeOf(path: string): Route {
   if (path === '/console/operations') return { page: 'operations' };
   const run = /^\/console\/runs\/([^/]+)$/.exec(path);
   if (run?.[1]) return { page: 'run', runId: decodeURIComponent(run[1]) };
+  const decide = /^\/console\/decide\/([^/]+)$/.exec(path);
+  if (decide?.[1]) return { page: 'decide', token: decodeURIComponent(decide[1]) };
   return { page: 'unknown', path };
 }
 

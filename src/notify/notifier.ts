@@ -83,6 +83,7 @@ export function createNotifier(config: Config, parts: NotifierParts) {
     baseUrl: () => baseUrl,
     schedule: parseSchedule(config.push.retrySchedule),
     leaseMs: config.push.leaseMs,
+    redact: config.secrets.redactor.text,
   });
   const outbox = notifyOutbox({
     workflows: parts.workflows,

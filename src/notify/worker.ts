@@ -25,6 +25,8 @@ export interface NotifyWorkerOptions {
   /** Backoff ceilings in ms; their number is the number of retries. */
   schedule: number[];
   leaseMs: number;
+  /** Every secret the host holds, taken out of an error before it is stored or logged. */
+  redact: (text: string) => string;
   pollMs?: number;
   concurrency?: number;
 }
@@ -100,7 +102,7 @@ export class NotifyWorker {
     if (r.ok) return { state: 'sent', attempts };
     const schedule = this.opts.schedule;
     const exhausted = r.permanent || attempts > schedule.length;
-    const lastError = (r.error ?? 'failed').slice(0, 500);
+    const lastError = this.opts.redact(r.error ?? 'failed').slice(0, 500);
     const log = {
       notificationId: row.notificationId,
       runId: row.runId,

@@ -14,7 +14,13 @@ import { empty, failure, raw, typed } from '../schemas.js';
 export const CONSOLE_PATH = '/console';
 
 /** The page's paths: the client routes of the console (each shows the same page). */
-export const CONSOLE_PAGES = [CONSOLE_PATH, `${CONSOLE_PATH}/operations`, `${CONSOLE_PATH}/runs/:runId`];
+export const CONSOLE_PAGES = [
+  CONSOLE_PATH,
+  `${CONSOLE_PATH}/operations`,
+  `${CONSOLE_PATH}/runs/:runId`,
+  // A decision link's page (src/notify/): the same page, which needs no API key there.
+  `${CONSOLE_PATH}/decide/:token`,
+];
 
 // Scripts and styles only from this origin, no inline code; the page calls only this origin.
 const SECURITY_HEADERS = {
@@ -92,7 +98,9 @@ function pageSchema(path: string) {
       'opening `/` is redirected here.',
     ...(path.includes(':runId')
       ? { params: Type.Object({ runId: Type.String({ description: 'The run shown.' }) }) }
-      : {}),
+      : path.includes(':token')
+        ? { params: Type.Object({ token: Type.String({ description: 'The decision link’s token.' }) }) }
+        : {}),
     response: {
       200: raw('The console page.', 'text/html'),
       304: empty('Not modified (`If-None-Match`).'),

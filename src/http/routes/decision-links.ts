@@ -57,7 +57,7 @@ const LinkView = Type.Object(
     deadline: Type.Optional(Type.String({ format: 'date-time', description: 'The gate’s deadline, if it has one.' })),
     workflowId: Type.String(),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, description: 'The gate the link decides; nothing changed.' },
 );
 
 const Notification = Type.Object(
@@ -77,7 +77,7 @@ const Notification = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     sentAt: Type.Optional(Type.String({ format: 'date-time' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'A notification of a gate.' },
 );
 
 /** A webhook or Slack URL may carry its credential in the path: the API shows only the origin. */
@@ -225,7 +225,10 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({ notifications: Type.Array(Notification) }),
+          200: Type.Object(
+            { notifications: Type.Array(Notification) },
+            { description: 'The notifications, newest first.' },
+          ),
           400: failure('Invalid query.'),
           401: UNAUTHORIZED,
         },
