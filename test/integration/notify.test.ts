@@ -255,6 +255,23 @@ for (const dialect of DIALECTS) {
       assert.equal(late.body.error, 'link_expired');
     });
 
+    it('limits the uses of one link (429 with Retry-After), and a limited POST decides nothing', async () => {
+      const id = await t.createRun('mail-review', { prompt: 'jupiter' }, as('alice'));
+      await t.waitForStatus(id, ['waiting-approval'], as('alice'));
+      const mail = await until('the mail of this run', () =>
+        smtp.mails.find((m) => m.text.includes('jupiter') && m.to.includes('alice@example.com')),
+      );
+      const link = tokenIn(mail.text) as string;
+      for (let i = 0; i < 10; i++) assert.equal((await t.get(`/v1/interrupts/${link}`)).status, 200);
+      const limited = await t.post(`/v1/interrupts/${link}`, { resumeValue: { action: 'accept' } });
+      assert.equal(limited.status, 429);
+      assert.equal(limited.body.error, 'rate_limited');
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      assert.equal((await t.get(`/v1/runs/${id}`, as('alice'))).body.status, 'waiting-approval');
+      // Another link is not held back by this one's limit.
+      assert.equal((await t.get(`/v1/interrupts/${token}`)).status, 409);
+    });
+
     it('a refused message is dead-lettered, listed, and sent again by an operator’s retry', async () => {
       smtp.refuse(true);
       const id = await t.createRun('mail-review', { prompt: 'saturn' }, as('alice'));
