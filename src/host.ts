@@ -103,7 +103,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     // Longer than an attempt (checked by loadConfig); how long a dead instance's claimed deliveries wait.
     leaseMs: config.push.leaseMs,
   });
-  const notifier = createNotifier(config, { store, workflows, vault, dispatcher, logger: log });
+  const notifier = createNotifier(config, { store, workflows, vault, dispatcher, logger: log, metrics });
   const taskCache = TaskCache.forStore(store);
   // The peer-cancel pass is built below; a withdrawn branch's peer task wakes it once it exists.
   let wakePeerCancels = () => {};

@@ -15,6 +15,7 @@ import type { WorkflowDefinition } from '../engine/workflow/definition.js';
 import type { WorkflowSource } from '../engine/workflow/source.js';
 import { parseSchedule } from '../push/schedule.js';
 import type { Vault } from '../push/vault.js';
+import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Channels } from './channels.js';
 import { DecisionLinkService } from './decide.js';
@@ -60,6 +61,7 @@ export interface NotifierParts {
   /** The push egress guard's dispatcher: webhook and Slack URLs pass it as push URLs do. */
   dispatcher: Agent;
   logger: Logger;
+  metrics: Metrics;
 }
 
 export function createNotifier(config: Config, parts: NotifierParts) {
@@ -77,6 +79,7 @@ export function createNotifier(config: Config, parts: NotifierParts) {
   const worker = new NotifyWorker(parts.store, {
     instanceId: config.instanceId,
     logger: parts.logger,
+    metrics: parts.metrics,
     channels,
     vault: parts.vault,
     workflows: parts.workflows,

@@ -4,6 +4,7 @@
 // the push schedule (HANDOFF_PUSH_RETRY_SCHEDULE, the host's one backoff policy), then dead-letter:
 // visible and retryable on the console's operations page and by POST /v1/notifications/{id}/retry.
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.js';
 import { retryWaitMs } from '../egress/retry-after.js';
 import type { WorkflowSource } from '../engine/workflow/source.js';
 import { PassLoop } from '../pass-loop.js';
@@ -17,6 +18,7 @@ import { messageOf } from './message.js';
 export interface NotifyWorkerOptions {
   instanceId: string;
   logger: Logger;
+  metrics: Metrics;
   channels: Channels;
   vault: Vault;
   workflows: WorkflowSource;
@@ -81,6 +83,7 @@ export class NotifyWorker {
     const interrupt =
       run && (await this.store.interrupts.listByRun(row.runId)).find((i) => i.interruptId === row.interruptId);
     if (!run || interrupt?.status !== 'open') {
+      this.opts.metrics.notificationAttempts.inc({ channel: row.channel, outcome: 'cancelled' });
       await this.settle(row, { state: 'cancelled', attempts: row.attempts });
       return;
     }
@@ -94,7 +97,12 @@ export class NotifyWorker {
         : row.channel === 'webhook'
           ? await sendWebhook(c, row.target, row.notificationId, m)
           : await sendSlack(c, row.target, m);
-    await this.settle(row, this.outcome(row, result));
+    const outcome = this.outcome(row, result);
+    this.opts.metrics.notificationAttempts.inc({
+      channel: row.channel,
+      outcome: outcome.state === 'pending' ? 'retry' : outcome.state,
+    });
+    await this.settle(row, outcome);
   }
 
   private outcome(row: NotificationRecord, r: SendResult): NotificationOutcome {

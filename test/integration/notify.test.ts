@@ -294,6 +294,8 @@ for (const dialect of DIALECTS) {
         listed.body.notifications.map((n: Json) => n.state),
         ['sent', 'sent'],
       );
+      const metrics = (await t.get('/metrics')).text;
+      assert.match(metrics, /handoff_notification_attempts_total\{[^}]*channel="email"[^}]*outcome="dead"[^}]*\} 2/);
       const notDead = await t.post(`/v1/notifications/${dead[0].notificationId}/retry`, undefined, as('alice'));
       assert.equal(notDead.status, 404);
     });
