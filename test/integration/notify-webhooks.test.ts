@@ -123,7 +123,7 @@ describe('webhook and Slack notifications', () => {
 });
 
 describe('a notification URL the egress guard refuses', () => {
-  it('is dead-lettered without a request', async () => {
+  it('is dead-lettered without a request (and one address’s link requests are rate-limited)', async () => {
     const rx = await startHttpsReceiver();
     const dir = tempDir();
     writeFileSync(
@@ -139,6 +139,11 @@ describe('a notification URL the egress guard refuses', () => {
       });
       assert.match(dead.lastError, /egress_denied/);
       assert.equal(rx.requests.length, 0);
+      // One address may try 60 links a minute: guessing tokens is rate-limited too.
+      for (let i = 0; i < 60; i++) assert.equal((await t.get(`/v1/interrupts/guess-${i}`)).status, 404);
+      const limited = await t.get('/v1/interrupts/guess-60');
+      assert.equal(limited.status, 429);
+      assert.ok(Number(limited.headers['retry-after']) > 0);
     } finally {
       await t.close();
       await rx.close();
