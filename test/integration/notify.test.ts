@@ -299,6 +299,22 @@ for (const dialect of DIALECTS) {
       const notDead = await t.post(`/v1/notifications/${dead[0].notificationId}/retry`, undefined, as('alice'));
       assert.equal(notDead.status, 404);
     });
+
+    it('the retention purge takes a run’s notifications and links with it', async () => {
+      const terminal = await t.host.store.db
+        .selectFrom('runs')
+        .select('run_id')
+        .where('status', 'in', ['completed', 'failed', 'cancelled'])
+        .execute();
+      assert.ok(terminal.length > 0);
+      await t.host.store.purgeTerminalBefore(new Date(clock.t + 365 * 24 * HOUR));
+      const ids = terminal.map((r) => r.run_id);
+      for (const table of ['notifications', 'decision_links'] as const) {
+        const left = await t.host.store.db.selectFrom(table).select('run_id').where('run_id', 'in', ids).execute();
+        assert.deepEqual(left, [], table);
+      }
+      assert.equal((await t.get(`/v1/interrupts/${token}`)).status, 404, 'a purged run’s link is unknown');
+    });
   });
 }
 
