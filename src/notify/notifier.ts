@@ -54,6 +54,21 @@ export function checkChannels(workflows: { list(): WorkflowDefinition[] }, notif
   }
 }
 
+/** The secret holding the SMTP password when HANDOFF_SMTP_URL names a user without one. */
+const SMTP_PASSWORD = 'SMTP_PASSWORD';
+
+/**
+ * HANDOFF_SMTP_URL, with the password of a user it names but gives none of taken from the secret
+ * SMTP_PASSWORD (HANDOFF_SECRET_SMTP_PASSWORD or HANDOFF_SECRETS_FILE), so the URL need hold none.
+ */
+function smtpUrl(config: Config): string {
+  const url = new URL(config.notify.smtpUrl as string);
+  if (url.username && !url.password && config.secrets.has(SMTP_PASSWORD)) {
+    url.password = config.secrets.get(SMTP_PASSWORD);
+  }
+  return url.toString();
+}
+
 export interface NotifierParts {
   store: Store;
   workflows: WorkflowSource;
@@ -68,7 +83,7 @@ export function createNotifier(config: Config, parts: NotifierParts) {
   const signer = new LinkSigner(loadLinkKey(config.notify.linkSecret, join(config.dataDir, 'link.key')));
   const emails = new Map<string, string>();
   for (const id of config.apiKeys.values()) if (id.email) emails.set(id.principalId, id.email);
-  const transport = config.notify.smtpUrl ? nodemailer.createTransport(config.notify.smtpUrl) : undefined;
+  const transport = config.notify.smtpUrl ? nodemailer.createTransport(smtpUrl(config)) : undefined;
   const channels: Channels = {
     ...(transport ? { mail: { transport, from: config.notify.smtpFrom } } : {}),
     ...(config.notify.webhookSecret ? { webhook: new Webhook(config.notify.webhookSecret) } : {}),

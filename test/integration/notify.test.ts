@@ -319,6 +319,29 @@ for (const dialect of DIALECTS) {
 }
 
 describe('a workflow with an e-mail notify', () => {
+  it('authenticates to the SMTP server with the password of the secret SMTP_PASSWORD', async () => {
+    const smtp = await startSmtpServer({ auth: { user: 'mailer', pass: 'pw-from-a-secret' } });
+    const url = new URL(smtp.url);
+    url.username = 'mailer';
+    const t = await startTestHost({
+      workflows: [workflowDir([workflow('anyone-mail', { notify: [{ channel: 'email', to: ['ops@example.com'] }] })])],
+      env: {
+        HANDOFF_SMTP_URL: url.toString(),
+        HANDOFF_SMTP_FROM: 'handoff@example.com',
+        HANDOFF_SECRET_SMTP_PASSWORD: 'pw-from-a-secret',
+      },
+    });
+    try {
+      await t.createRun('anyone-mail', { prompt: 'auth' });
+      const [mail] = await smtp.waitFor(1);
+      assert.deepEqual(mail?.to, ['ops@example.com']);
+      assert.ok(tokenIn(mail?.text ?? ''), 'a gate anyone may decide gives every recipient a link');
+    } finally {
+      await t.close();
+      await smtp.close();
+    }
+  });
+
   it('fails to load without HANDOFF_SMTP_URL, naming the setting', async () => {
     await assert.rejects(
       startTestHost({ workflows: [workflowDir([WORKFLOWS[0]])] }),

@@ -29,15 +29,22 @@ export interface SmtpServer {
   close(): Promise<void>;
 }
 
-export async function startSmtpServer(): Promise<SmtpServer> {
+/** `auth`: the server requires these credentials (AUTH PLAIN/LOGIN, allowed without TLS on loopback). */
+export async function startSmtpServer(opts: { auth?: { user: string; pass: string } } = {}): Promise<SmtpServer> {
   const mails: ReceivedMail[] = [];
   let refusing = false;
   let holding = false;
   const state = { attempts: 0 };
+  const auth = opts.auth;
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
+    authOptional: auth === undefined,
+    allowInsecureAuth: true,
+    disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
     logger: false,
+    onAuth(a, _session, callback) {
+      if (auth && a.username === auth.user && a.password === auth.pass) callback(null, { user: a.username });
+      else callback(new Error('invalid credentials'));
+    },
     onData(stream, session, callback) {
       state.attempts++;
       const chunks: Buffer[] = [];
