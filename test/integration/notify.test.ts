@@ -184,7 +184,8 @@ for (const dialect of DIALECTS) {
       const tampered = await t.get(`/v1/interrupts/${random}.${flip(sig)}`);
       const otherRandom = await t.get(`/v1/interrupts/${flip(random)}.${sig}`);
       const garbage = await t.post('/v1/interrupts/not-a-token', { resumeValue: { action: 'accept' } });
-      for (const r of [tampered, otherRandom, garbage]) {
+      const long = await t.get(`/v1/interrupts/${token}${'A'.repeat(150)}`);
+      for (const r of [tampered, otherRandom, garbage, long]) {
         assert.equal(r.status, 404);
         assert.deepEqual(r.body, tampered.body);
       }

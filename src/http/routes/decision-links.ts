@@ -144,7 +144,9 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
     throw err;
   };
   const api = typed(app);
-  const params = Type.Object({ token: Type.String({ maxLength: 200 }) });
+  // Any token shape is a 404 from the handler, never a validation error: a malformed token and an
+  // unknown one answer alike.
+  const params = Type.Object({ token: Type.String() });
 
   api.get(
     '/v1/interrupts/:token',
