@@ -15,6 +15,8 @@ export interface ApiKeyIdentity {
   principalId: string;
   /** An operator's key: reads the audit log of every tenant (`GET /v1/audit`). */
   admin?: boolean;
+  /** Where notifications to this principal go (`to: ["approvers"]`, src/notify/). */
+  email?: string;
 }
 
 export interface Config {
@@ -125,6 +127,17 @@ export interface Config {
     /** Stream subscriptions one instance holds at most; beyond, waits poll (HANDOFF_AGENT_MAX_STREAMS; 1,000). */
     maxStreams: number;
   };
+  /** Notifications from gates and their decision links (src/notify/). */
+  notify: {
+    /** `smtp://` or `smtps://`, credentials optional (HANDOFF_SMTP_URL); unset: no e-mail. */
+    smtpUrl?: string;
+    /** The From of every e-mail (HANDOFF_SMTP_FROM). */
+    smtpFrom: string;
+    /** Standard Webhooks signing secret of webhook notifications (HANDOFF_WEBHOOK_SECRET). */
+    webhookSecret?: string;
+    /** Key of the decision links' signatures (HANDOFF_LINK_SECRET); else a file in the data dir. */
+    linkSecret?: string;
+  };
   /** Child runs (core.forEach, core.subWorkflow). */
   children: {
     /** Levels of child runs allowed below a run a caller started (HANDOFF_MAX_CHILD_DEPTH). */
@@ -227,8 +240,10 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
         : {}),
     },
     llmProviders: llmProviders(env.HANDOFF_LLM_PROVIDERS),
-    // The agent tokens are redacted like secrets: a peer may echo the one it was sent.
-    secrets: secrets(env, registryCredentials(registry)),
+    // The agent tokens are redacted like secrets: a peer may echo the one it was sent; so are the
+    // notifier's keys and the SMTP password.
+    secrets: secrets(env, [...registryCredentials(registry), ...notifyCredentials(env)]),
+    notify: notifySettings(env),
     agents: {
       registry,
       timeoutMs: int('HANDOFF_AGENT_TIMEOUT_MS', env.HANDOFF_AGENT_TIMEOUT_MS ?? '30000', 100, 3_600_000),
@@ -289,6 +304,48 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     );
   }
   return config;
+}
+
+function notifySettings(env: NodeJS.ProcessEnv): Config['notify'] {
+  const smtpUrl = env.HANDOFF_SMTP_URL || undefined;
+  if (smtpUrl !== undefined) {
+    const url = URL.canParse(smtpUrl) ? new URL(smtpUrl) : undefined;
+    if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+      throw new ConfigError('HANDOFF_SMTP_URL must be smtp://[user:password@]host[:port] or smtps://…');
+    }
+  }
+  const smtpFrom = env.HANDOFF_SMTP_FROM || 'Handoff <handoff@localhost>';
+  if (smtpUrl !== undefined && !env.HANDOFF_SMTP_FROM) {
+    throw new ConfigError('HANDOFF_SMTP_URL needs HANDOFF_SMTP_FROM (the From address of notifications)');
+  }
+  const linkSecret = env.HANDOFF_LINK_SECRET || undefined;
+  if (linkSecret !== undefined && Buffer.byteLength(linkSecret) < 32) {
+    throw new ConfigError('HANDOFF_LINK_SECRET must be at least 32 bytes (e.g. `openssl rand -base64 32`)');
+  }
+  const webhookSecret = env.HANDOFF_WEBHOOK_SECRET || undefined;
+  if (webhookSecret !== undefined) {
+    const b64 = webhookSecret.replace(/^whsec_/, '');
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 24) {
+      throw new ConfigError(
+        'HANDOFF_WEBHOOK_SECRET must be a Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes',
+      );
+    }
+  }
+  return {
+    smtpFrom,
+    ...(smtpUrl ? { smtpUrl } : {}),
+    ...(webhookSecret ? { webhookSecret } : {}),
+    ...(linkSecret ? { linkSecret } : {}),
+  };
+}
+
+/** The notifier's secret values, for the redactor. */
+function notifyCredentials(env: NodeJS.ProcessEnv): string[] {
+  const smtpPassword =
+    env.HANDOFF_SMTP_URL && URL.canParse(env.HANDOFF_SMTP_URL) ? new URL(env.HANDOFF_SMTP_URL).password : '';
+  return [env.HANDOFF_WEBHOOK_SECRET, env.HANDOFF_LINK_SECRET, smtpPassword && decodeURIComponent(smtpPassword)].filter(
+    (v): v is string => typeof v === 'string' && v.length > 0,
+  );
 }
 
 function sseLimits(env: NodeJS.ProcessEnv): Config['sse'] {
@@ -481,20 +538,23 @@ function pushLeaseMs(raw: string): number {
 export const sqliteFile = (c: Pick<Config, 'dataDir'>): string => join(c.dataDir, 'handoff.db');
 
 /**
- * `key=tenant:principal,key2=tenant2:principal2` or a JSON object `{key: {tenant, principal}}`. An
- * admin key (an operator's: it reads the audit log of every tenant) is `key=tenant:principal:admin`,
- * or `{key: {tenant, principal, admin: true}}`.
+ * `key=tenant:principal[:email][:admin],key2=tenant2:principal2` or a JSON object
+ * `{key: {tenant, principal, email?, admin?}}`. The e-mail is where the principal's notifications go;
+ * an admin key (an operator's) reads the audit log of every tenant.
  */
 export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentity> {
   const keys = new Map<string, ApiKeyIdentity>();
   if (!raw || raw.trim() === '') return keys;
   if (raw.trim().startsWith('{')) {
-    const obj = JSON.parse(raw) as Record<string, { tenant?: string; principal?: string; admin?: unknown }>;
+    const obj = JSON.parse(raw) as Record<
+      string,
+      { tenant?: string; principal?: string; email?: string; admin?: unknown }
+    >;
     for (const [key, v] of Object.entries(obj)) {
       if (v.admin !== undefined && typeof v.admin !== 'boolean') {
         throw new ConfigError(`HANDOFF_API_KEYS: "admin" of key '${key.slice(0, 4)}…' must be true or false`);
       }
-      keys.set(key, identity(key, v.tenant, v.principal, v.admin === true));
+      keys.set(key, identity(key, v.tenant, v.principal, { email: v.email, admin: v.admin === true }));
     }
     return keys;
   }
@@ -505,13 +565,16 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
     const eq = entry.indexOf('=');
     if (eq <= 0)
       throw new ConfigError(`HANDOFF_API_KEYS entry must be key=tenant:principal, got '${entry.slice(0, 4)}…'`);
-    const [tenant, principal, flag, ...rest] = entry.slice(eq + 1).split(':');
-    if ((flag !== undefined && flag !== 'admin') || rest.length > 0) {
+    const [tenant, principal, ...extra] = entry.slice(eq + 1).split(':');
+    // After tenant and principal: an e-mail address, and/or the word `admin`.
+    const admin = extra.includes('admin');
+    const emails = extra.filter((x) => x !== 'admin');
+    if (emails.length > 1 || extra.length > 2) {
       throw new ConfigError(
-        `HANDOFF_API_KEYS entry must be key=tenant:principal or key=tenant:principal:admin, got '${entry.slice(0, 4)}…'`,
+        `HANDOFF_API_KEYS entry must be key=tenant:principal[:email][:admin], got '${entry.slice(0, 4)}…'`,
       );
     }
-    keys.set(entry.slice(0, eq), identity(entry.slice(0, eq), tenant, principal, flag === 'admin'));
+    keys.set(entry.slice(0, eq), identity(entry.slice(0, eq), tenant, principal, { email: emails[0], admin }));
   }
   return keys;
 }
@@ -520,14 +583,19 @@ function identity(
   key: string,
   tenant: string | undefined,
   principal: string | undefined,
-  admin = false,
+  extra: { email?: string | undefined; admin?: boolean } = {},
 ): ApiKeyIdentity {
   if (!tenant || !principal || key.length < 8) {
     throw new ConfigError('each API key needs at least 8 characters, a tenant and a principal');
   }
-  return admin
-    ? { tenantId: tenant, principalId: principal, admin: true }
-    : { tenantId: tenant, principalId: principal };
+  const { email, admin } = extra;
+  if (email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(email)) {
+    throw new ConfigError(`HANDOFF_API_KEYS: the e-mail of principal ${principal} is not an address`);
+  }
+  const id: ApiKeyIdentity = { tenantId: tenant, principalId: principal };
+  if (email) id.email = email;
+  if (admin) id.admin = true;
+  return id;
 }
 
 export function isLoopback(host: string): boolean {

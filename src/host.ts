@@ -39,6 +39,9 @@ import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
 import type { CommitListener, Pipeline, Store, TransitionStep } from './store/store.js';
+import { checkChannels, createNotifier } from './notify/notifier.js';
+import { decisionLinkRoutes } from './http/routes/decision-links.js';
+import type { NotifyWorker } from './notify/worker.js';
 
 export interface Host {
   config: Config;
@@ -48,6 +51,8 @@ export interface Host {
   engine: Engine;
   runner: Runner;
   pushWorker: PushWorker;
+  /** Sends the notifications of gates (src/notify/). */
+  notifyWorker: NotifyWorker;
   metrics: Metrics;
   app: FastifyInstance;
   /** The SSE streams of this host and their shared limits. */
@@ -76,6 +81,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const metrics = new Metrics(config.instanceId);
   // An unknown secret fails here, naming it: a workflow never fails at run time for want of one.
   const workflows = await loadWorkflows(config.workflowDirs, { secrets: config.secrets });
+  // So does a notify entry whose channel this host cannot send (no SMTP server, no webhook key).
+  checkChannels(workflows, config.notify);
   const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
@@ -96,6 +103,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     // Longer than an attempt (checked by loadConfig); how long a dead instance's claimed deliveries wait.
     leaseMs: config.push.leaseMs,
   });
+  const notifier = createNotifier(config, { store, workflows, vault, dispatcher, logger: log, metrics });
   const taskCache = TaskCache.forStore(store);
   // The peer-cancel pass is built below; a withdrawn branch's peer task wakes it once it exists.
   let wakePeerCancels = () => {};
@@ -105,6 +113,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       metrics,
       taskCache,
       wakePushWorker: () => pushWorker.kick(),
+      notify: notifier.outbox,
       wakePeerCancels: () => wakePeerCancels(),
       children: {
         step: childCascadeStep(workflows, clock),
@@ -235,6 +244,10 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
         a2aRestRoutes(a, deps);
       },
       (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
+      (a) => {
+        const links = notifier.links(engine, clock);
+        void a.register(decisionLinkRoutes, { links, store, kick: () => notifier.worker.kick() });
+      },
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -247,6 +260,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     engine,
     runner,
     pushWorker,
+    notifyWorker: notifier.worker,
     metrics,
     app,
     sse,
@@ -256,6 +270,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       const address = await app.listen({ host: config.host, port: config.port });
       runner.start();
       pushWorker.start();
+      notifier.listening(address);
+      notifier.worker.start();
       retention.start();
       cancels.start();
       return address;
@@ -269,6 +285,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       await runner.stop();
       await peers.close().catch(() => {});
       await pushWorker.stop();
+      await notifier.close();
       await dispatcher.close().catch(() => {});
       await services.calls?.dispatcher.close().catch(() => {});
       await bus.close();
@@ -290,10 +307,11 @@ function nodeServices(config: Config, opts: HostOptions): NodeServices {
 
 /**
  * What every run change does, in order. Inside its transaction: the A2A task record, then the
- * push outbox rows, then the cancel of the unfinished children of a run that ended (each child's
- * change runs these steps in turn). After its commit: the tasks/get cache drops the task (before
- * anyone is woken who could read the old one), the metrics count it, the bus wakes followers and
- * workers, the push worker is woken when deliveries were enqueued, and a child that ended wakes
+ * push outbox rows, then the notification rows of a gate that opened or escalated, then the
+ * cancel of the unfinished children of a run that ended (each child's change runs these steps in
+ * turn). After its commit: the tasks/get cache drops the task (before anyone is woken who could
+ * read the old one), the metrics count it, the bus wakes followers and workers, the push worker
+ * and the notification worker are woken when rows were enqueued, and a child that ended wakes
  * its parent.
  */
 export function pipeline(parts: {
@@ -301,6 +319,8 @@ export function pipeline(parts: {
   metrics: Metrics;
   taskCache: TaskCache | undefined;
   wakePushWorker: () => void;
+  /** The notification outbox of gates (src/notify/): its step and its worker's wake. */
+  notify?: { step: TransitionStep; listener: CommitListener };
   /** A branch was withdrawn: the peer task it waited on (marked in its transaction) wants a cancel. */
   wakePeerCancels?: () => void;
   children: { step: TransitionStep; listener: CommitListener };
@@ -308,12 +328,13 @@ export function pipeline(parts: {
   const push = pushOutbox(parts.wakePushWorker);
   const wake = parts.wakePeerCancels;
   return {
-    steps: [taskRecordStep, push.step, parts.children.step],
+    steps: [taskRecordStep, push.step, ...(parts.notify ? [parts.notify.step] : []), parts.children.step],
     listeners: [
       ...(parts.taskCache ? [parts.taskCache.listener] : []),
       parts.metrics.runListener,
       busPublisher(parts.bus),
       push.listener,
+      ...(parts.notify ? [parts.notify.listener] : []),
       ...(wake ? [withdrawalListener(wake)] : []),
       parts.children.listener,
     ],
@@ -350,6 +371,7 @@ async function openHostStore(config: Config, log: Logger, metrics: Metrics, cloc
     const freed = await store.runs.releaseLeases();
     if (freed > 0) log.info({ runs: freed }, 'recovered runs leased before a restart');
     await store.outbox.releaseLeases();
+    await store.notifications.releaseLeases();
   }
   if (store.dialect === 'postgres' && !config.push.secretKey) {
     // Fine for a single instance; with several, each would encrypt push tokens under its own key

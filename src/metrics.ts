@@ -23,6 +23,8 @@ export class Metrics {
   readonly sseDrops: Counter<'reason'>;
   readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
   readonly pushAttempts: Counter<'outcome'>;
+  /** Attempts to send a gate's notification, by channel and outcome (sent, retry, dead, cancelled). */
+  readonly notificationAttempts: Counter<'channel' | 'outcome'>;
   /** Statements the database ran for this host, by kind (select, insert, update, begin, commit…). */
   readonly storeStatements: Counter<'op'>;
   /** PostgreSQL: exchanges with the server the store waited for (pipelined writes share one). */
@@ -75,6 +77,11 @@ export class Metrics {
       'outcome',
     ]);
     this.pushAttempts = counter('handoff_push_attempts_total', 'Push delivery attempts by outcome', ['outcome']);
+    this.notificationAttempts = counter(
+      'handoff_notification_attempts_total',
+      'Attempts to send gate notifications, by channel and outcome',
+      ['channel', 'outcome'],
+    );
     // Every statement is counted, so as a plain number: prom-client hashes the labels on each inc.
     const pending = this.statementsSinceScrape;
     this.storeStatements = new Counter({

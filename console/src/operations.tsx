@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { useLoaded, useRunChanges } from './live.js';
+import { DeadNotifications } from './notifications.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
 import { ActivityLine } from './people.js';
@@ -36,11 +37,12 @@ export function Operations() {
         Operations
       </h1>
       <nav aria-label="Sections" class="sections">
-        <a href="#runs">Runs</a> · <a href="#deliveries">Push deliveries</a> · <a href="#agent">Agent</a> ·{' '}
-        <a href="#links">Links</a>
+        <a href="#runs">Runs</a> · <a href="#deliveries">Push deliveries</a> ·{' '}
+        <a href="#notifications">Notifications</a> · <a href="#agent">Agent</a> · <a href="#links">Links</a>
       </nav>
       <Runs />
       <Deliveries taskId={taskId} />
+      <DeadNotifications />
       <Agent />
       <section id="links" aria-labelledby="links-title">
         <h2 id="links-title">Links</h2>

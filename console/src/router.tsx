@@ -7,6 +7,7 @@ export type Route =
   | { page: 'operations' }
   | { page: 'run'; runId: string }
   | { page: 'start'; workflowId?: string }
+  | { page: 'decide'; token: string }
   | { page: 'unknown'; path: string };
 
 export function routeOf(path: string): Route {
@@ -17,6 +18,8 @@ export function routeOf(path: string): Route {
   if (start?.[1]) return { page: 'start', workflowId: decodeURIComponent(start[1]) };
   const run = /^\/console\/runs\/([^/]+)$/.exec(path);
   if (run?.[1]) return { page: 'run', runId: decodeURIComponent(run[1]) };
+  const decide = /^\/console\/decide\/([^/]+)$/.exec(path);
+  if (decide?.[1]) return { page: 'decide', token: decodeURIComponent(decide[1]) };
   return { page: 'unknown', path };
 }
 

@@ -187,6 +187,47 @@ export interface AuditHeadsTable {
   hash: string | null;
 }
 
+/** The notification outbox (src/store/repos/notifications.ts). */
+export interface NotificationsTable {
+  notification_id: string;
+  tenant_id: string;
+  run_id: string;
+  interrupt_id: string;
+  node_id: string;
+  /** `opened`, `reminder` or `escalated`. */
+  reason: string;
+  /** `email`, `webhook` or `slack`. */
+  channel: string;
+  /** The address or URL. */
+  target: string;
+  /** Who the decision link decides as (a principal id or an address). */
+  recipient: string;
+  /** The decision link's token, sealed by the host key until the message is sent. */
+  sealed_token: string | null;
+  link_expires_at: number | null;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+/** One-time decision links, by the sha256 of their token (src/store/repos/decision-links.ts). */
+export interface DecisionLinksTable {
+  token_hash: string;
+  tenant_id: string;
+  run_id: string;
+  interrupt_id: string;
+  node_id: string;
+  recipient: string;
+  expires_at: number;
+  used_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   event_batches: EventBatchesTable;
@@ -202,4 +243,6 @@ export interface Database {
   run_values: RunValuesTable;
   audit_entries: AuditEntriesTable;
   audit_heads: AuditHeadsTable;
+  notifications: NotificationsTable;
+  decision_links: DecisionLinksTable;
 }

@@ -439,6 +439,54 @@ function auditLog(d: Dialect): Migration {
   };
 }
 
+/**
+ * Notifications of people a gate waits for (src/notify/): an outbox like push_outbox (one row per
+ * recipient and occasion — the gate opened, a reminder, an escalation — written in the transaction
+ * that opened or escalated the gate, sent after it by a worker with a lease, retried,
+ * dead-lettered), and the one-time decision links they carry, kept only as a hash of the token.
+ */
+function notifications(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(db, d, 'notifications', {
+        notification_id: 'text key',
+        tenant_id: 'text!',
+        run_id: 'text!',
+        interrupt_id: 'text!',
+        node_id: 'text!',
+        reason: 'text!',
+        channel: 'text!',
+        target: 'text!',
+        recipient: 'text!',
+        sealed_token: 'text',
+        link_expires_at: 'int64',
+        state: 'text!',
+        attempts: 'integer!',
+        next_attempt_at: 'int64!',
+        lease_owner: 'text',
+        lease_expires_at: 'int64',
+        last_error: 'text',
+        created_at: 'text!',
+        sent_at: 'text',
+      });
+      await createIndex(db, 'notifications_due', 'notifications', ['state', 'next_attempt_at']);
+      await createIndex(db, 'notifications_run', 'notifications', ['run_id']);
+      await createTable(db, d, 'decision_links', {
+        token_hash: 'text key',
+        tenant_id: 'text!',
+        run_id: 'text!',
+        interrupt_id: 'text!',
+        node_id: 'text!',
+        recipient: 'text!',
+        expires_at: 'int64!',
+        used_at: 'text',
+        created_at: 'text!',
+      });
+      await createIndex(db, 'decision_links_run', 'decision_links', ['run_id']);
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -454,6 +502,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0011_event_batches': eventBatches(dialect),
     '0012_child_runs': childRuns(),
     '0013_run_values': runValues(dialect),
+    '0016_notifications': notifications(dialect),
     '0019_audit_log': auditLog(dialect),
   };
   return { getMigrations: async () => migrations };

@@ -139,6 +139,8 @@ export const RUN_EVENT_TYPES = [
   'branch.withdrawn',
   // A run's child runs (core.forEach, core.subWorkflow): started, and seen ended by the parent.
   ...(['child.started', 'child.ended'] as const),
+  // A person decided through a one-time decision link (src/notify/): who, by which link.
+  'decision-link.used',
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 

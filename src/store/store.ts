@@ -366,7 +366,15 @@ export class Store extends Tables {
         for (const table of ['push_outbox', 'push_configs', 'a2a_messages', 'a2a_tasks'] as const) {
           await trx.deleteFrom(table).where('task_id', 'in', ids).execute();
         }
-        for (const table of ['event_batches', 'run_values', 'interrupts', 'peer_waits', 'runs'] as const) {
+        for (const table of [
+          'event_batches',
+          'run_values',
+          'interrupts',
+          'peer_waits',
+          'notifications',
+          'decision_links',
+          'runs',
+        ] as const) {
           await trx.deleteFrom(table).where('run_id', 'in', ids).execute();
         }
       });

@@ -26,12 +26,13 @@ for (const dialect of DIALECTS) {
 
     it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
-        steps: ['a2a-task-record', 'push-outbox', 'child-cascade'],
+        steps: ['a2a-task-record', 'push-outbox', 'notify-outbox', 'child-cascade'],
         listeners: [
           ...(dialect === 'sqlite' ? ['task-cache'] : []),
           'metrics',
           'bus',
           'push-worker-wake',
+          'notify-worker-wake',
           'peer-cancel-wake',
           'child-wake',
         ],

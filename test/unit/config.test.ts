@@ -250,4 +250,38 @@ naming the setting', () => {
       refuses({ HANDOFF_TENANT_MAX_ACTIVE_RUNS: bad }, 'HANDOFF_TENANT_MAX_ACTIVE_RUNS');
     refuses({ HANDOFF_PUBLIC_URL: 'handoff.example.com' }, 'HANDOFF_PUBLIC_URL');
   });
+
+  it('notification settings: SMTP, its From, the webhook and link secrets, principals’ e-mails', () => {
+    const whsec = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const c = loadConfig(
+      {},
+      {
+        HANDOFF_SMTP_URL: 'smtps://mailer:s3cret-pw@smtp.example.com:465',
+        HANDOFF_SMTP_FROM: 'Handoff <handoff@example.com>',
+        HANDOFF_WEBHOOK_SECRET: whsec,
+        HANDOFF_LINK_SECRET: 'x'.repeat(32),
+        HANDOFF_API_KEYS: 'key-alice-000=acme:alice:alice@example.com,key-bob-00000=acme:bob',
+      },
+    );
+    assert.equal(c.notify.smtpUrl, 'smtps://mailer:s3cret-pw@smtp.example.com:465');
+    assert.equal(c.notify.smtpFrom, 'Handoff <handoff@example.com>');
+    assert.equal(c.notify.webhookSecret, whsec);
+    assert.equal(c.apiKeys.get('key-alice-000')?.email, 'alice@example.com');
+    assert.equal(c.apiKeys.get('key-bob-00000')?.email, undefined);
+    // The SMTP password and the keys are redacted wherever the host redacts secrets.
+    assert.equal(c.secrets.redactor.text('auth failed for s3cret-pw'), 'auth failed for [redacted]');
+    const json = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: '{"key-carol-000":{"tenant":"t","principal":"carol","email":"c@example.com"}}' },
+    );
+    assert.equal(json.apiKeys.get('key-carol-000')?.email, 'c@example.com');
+  });
+
+  it('refuses malformed notification settings, naming the setting', () => {
+    refuses({ HANDOFF_SMTP_URL: 'http://smtp.example.com' }, 'HANDOFF_SMTP_URL');
+    refuses({ HANDOFF_SMTP_URL: 'smtp://smtp.example.com' }, 'HANDOFF_SMTP_FROM');
+    refuses({ HANDOFF_WEBHOOK_SECRET: 'short' }, 'HANDOFF_WEBHOOK_SECRET');
+    refuses({ HANDOFF_LINK_SECRET: 'too short' }, 'HANDOFF_LINK_SECRET');
+    refuses({ HANDOFF_API_KEYS: 'key-alice-000=acme:alice:not-an-address' }, 'HANDOFF_API_KEYS');
+  });
 });

@@ -9,9 +9,10 @@ import {
 } from '../vocabulary.js';
 import { type DeadlineConfig, deadlineProblems, DEADLINE_PROPERTIES, openDeadline } from '../deadlines.js';
 import type { InterruptKind } from '../../store/model.js';
+import { NOTIFY_PROPERTIES, type NotifyConfig, notifyProblems } from './notify-config.js';
 import { duplicates, NAME_PATTERN, type NodeResult, type NodeType, SCHEMA_DIALECT } from './types.js';
 
-interface ApprovalGateConfig extends DeadlineConfig {
+interface ApprovalGateConfig extends DeadlineConfig, NotifyConfig {
   title: string;
   description?: string;
   /** Template of the data to approve; default: output of `artifactFrom`. */
@@ -45,11 +46,12 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       approversList: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
       rejectionPolicy: { enum: ['single-veto'] },
       ...DEADLINE_PROPERTIES,
+      ...NOTIFY_PROPERTIES,
     },
     additionalProperties: false,
   },
   checkConfig(config, { nodeId, nodeIds }) {
-    const problems = deadlineProblems(config);
+    const problems = [...deadlineProblems(config), ...notifyProblems(config)];
     if (config.artifactFrom === undefined) return problems;
     if (config.artifactFrom === nodeId) return [...problems, 'config.artifactFrom cannot name the gate itself'];
     if (!nodeIds.has(config.artifactFrom)) {
@@ -89,7 +91,7 @@ interface ClarificationQuestion {
   schema?: Record<string, unknown>;
 }
 
-interface ClarificationGateConfig extends DeadlineConfig {
+interface ClarificationGateConfig extends DeadlineConfig, NotifyConfig {
   questions: ClarificationQuestion[];
   title?: string;
 }
@@ -118,12 +120,14 @@ export const clarificationGate: NodeType<ClarificationGateConfig> = {
         },
       },
       ...DEADLINE_PROPERTIES,
+      ...NOTIFY_PROPERTIES,
     },
     additionalProperties: false,
   },
   checkConfig(config, { schemaProblems }) {
     return [
       ...deadlineProblems(config),
+      ...notifyProblems(config),
       ...duplicates(config.questions.map((q) => q.id)).map((id) => `config.questions: duplicate question id "${id}"`),
       ...config.questions.flatMap((q, i) =>
         q.schema ? schemaProblems(q.schema, `config.questions[${i}].schema`) : [],

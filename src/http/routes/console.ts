@@ -20,6 +20,8 @@ export const CONSOLE_PAGES = [
   `${CONSOLE_PATH}/runs/:runId`,
   `${CONSOLE_PATH}/start`,
   `${CONSOLE_PATH}/start/:workflowId`,
+  // A decision link's page (src/notify/): the same page, which needs no API key there.
+  `${CONSOLE_PATH}/decide/:token`,
 ];
 
 // Scripts and styles only from this origin, no inline code; the page calls only this origin.
@@ -107,6 +109,9 @@ function pageSchema(path: string) {
       : {}),
     ...(path.includes(':workflowId')
       ? { params: Type.Object({ workflowId: Type.String({ description: 'The workflow whose start form is shown.' }) }) }
+      : {}),
+    ...(path.includes(':token')
+      ? { params: Type.Object({ token: Type.String({ description: 'The decision link’s token.' }) }) }
       : {}),
     response: {
       200: raw('The console page.', 'text/html'),

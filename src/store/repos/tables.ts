@@ -5,8 +5,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db.js';
 import { AuditLog } from './audit.js';
+import { DecisionLinks } from './decision-links.js';
 import { Idempotency } from './idempotency.js';
 import { Interrupts } from './interrupts.js';
+import { Notifications } from './notifications.js';
 import { PeerWaits } from './peer-waits.js';
 import { PushConfigs } from './push-configs.js';
 import { PushOutbox } from './push-outbox.js';
@@ -29,6 +31,8 @@ export class Tables {
   #secrets?: Secrets;
   #peerWaits?: PeerWaits;
   #audit?: AuditLog;
+  #notifications?: Notifications;
+  #decisionLinks?: DecisionLinks;
 
   /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
@@ -74,5 +78,15 @@ export class Tables {
   get audit(): AuditLog {
     this.#audit ??= new AuditLog(...this.repoArgs);
     return this.#audit;
+  }
+
+  get notifications(): Notifications {
+    this.#notifications ??= new Notifications(...this.repoArgs);
+    return this.#notifications;
+  }
+
+  get decisionLinks(): DecisionLinks {
+    this.#decisionLinks ??= new DecisionLinks(...this.repoArgs);
+    return this.#decisionLinks;
   }
 }

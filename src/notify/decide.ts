@@ -1,0 +1,126 @@
+// Deciding from the message: a decision link's token is checked (signature, then its hash in the
+// store), then the decision goes through the engine's own resolve, as the REST route's does,
+// decided by the link's recipient (so `approversList` applies), with the link spent in that same
+// transaction: of two uses, exactly one commits. GET shows the gate and changes nothing.
+import type { Clock } from '../engine/clock.js';
+import { artifactHash } from '../engine/audit.js';
+import type { Engine } from '../engine/engine.js';
+import { EngineError } from '../engine/errors.js';
+import type { InterruptRecord, NewEvent } from '../store/model.js';
+import type { DecisionLinkRecord } from '../store/repos/decision-links.js';
+import type { Store } from '../store/store.js';
+import type { LinkSigner } from './links.js';
+
+/** 404 (unknown or tampered: told apart by nobody), 409 (used, or the gate was decided), 410 (expired). */
+export class LinkRefused extends Error {
+  override readonly name = 'LinkRefused';
+  constructor(
+    readonly status: 404 | 409 | 410,
+    readonly code: 'link_not_found' | 'link_used' | 'link_expired',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const NOT_FOUND = () => new LinkRefused(404, 'link_not_found', 'no such decision link');
+const USED = () => new LinkRefused(409, 'link_used', 'this decision link was used, or the gate was decided already');
+
+/** What a link's GET shows: the gate as its recipient may decide it. */
+export interface LinkView {
+  runId: string;
+  nodeId: string;
+  interruptId: string;
+  kind: InterruptRecord['kind'];
+  title: string;
+  recipient: string;
+  artifact?: unknown;
+  questions?: unknown;
+  actions: string[];
+  /** The hash of what is decided on (`artifactHash`): a decision may send it back to bind to it. */
+  artifactHash: string;
+  expiresAt: string;
+  deadline?: string;
+  workflowId: string;
+}
+
+export class DecisionLinkService {
+  constructor(
+    private readonly store: Store,
+    private readonly engine: Engine,
+    private readonly signer: LinkSigner,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The gate the token decides, if the token may still decide it; throws LinkRefused. */
+  async inspect(token: string): Promise<LinkView> {
+    const { link, interrupt, workflowId } = await this.usable(token);
+    const d = interrupt.data;
+    return {
+      runId: link.runId,
+      nodeId: link.nodeId,
+      interruptId: link.interruptId,
+      kind: interrupt.kind,
+      title: typeof d.title === 'string' ? d.title : interrupt.kind === 'approval' ? 'Approval' : 'Questions',
+      recipient: link.recipient,
+      ...(interrupt.kind === 'approval' ? { artifact: d.artifact ?? null } : { questions: d.questions }),
+      actions: interrupt.kind === 'approval' ? ((d.actions as string[] | undefined) ?? []) : ['answer'],
+      artifactHash: artifactHash(interrupt),
+      expiresAt: new Date(link.expiresAt).toISOString(),
+      ...(typeof d.expiresAt === 'string' ? { deadline: d.expiresAt } : {}),
+      workflowId,
+    };
+  }
+
+  /** Decide the gate with `resumeValue` as the link's recipient; the link is spent when it commits. */
+  async decide(token: string, resumeValue: unknown, expectedArtifactHash?: string) {
+    const { link } = await this.usable(token);
+    const caller = { tenantId: link.tenantId, principalId: link.recipient };
+    const used: NewEvent = {
+      type: 'decision-link.used',
+      nodeId: link.nodeId,
+      payload: { interruptId: link.interruptId, recipient: link.recipient },
+    };
+    try {
+      return await this.engine.resolveInterrupt(caller, link.runId, link.nodeId, resumeValue, {
+        surface: 'link',
+        events: [used],
+        ...(expectedArtifactHash ? { expectedArtifactHash } : {}),
+        onAccepted: async (tx) => {
+          // The gate this link was made for, still open (not a later one at the same node), and the link unspent.
+          const open = await tx.interrupts.getOpen(link.runId, link.nodeId);
+          if (open?.interruptId !== link.interruptId || !(await tx.decisionLinks.use(link.tokenHash))) throw USED();
+        },
+      });
+    } catch (err) {
+      if (err instanceof EngineError && GATE_GONE.has(err.code)) throw USED();
+      throw err;
+    }
+  }
+
+  private async usable(
+    token: string,
+  ): Promise<{ link: DecisionLinkRecord; interrupt: InterruptRecord; workflowId: string }> {
+    const hash = this.signer.check(token);
+    const link = hash === undefined ? undefined : await this.store.decisionLinks.get(hash);
+    if (!link) throw NOT_FOUND();
+    if (link.usedAt) throw USED();
+    if (link.expiresAt <= this.clock.now())
+      throw new LinkRefused(410, 'link_expired', 'this decision link has expired');
+    const run = await this.store.runs.get(link.runId);
+    const interrupt =
+      run && (await this.store.interrupts.listByRun(link.runId)).find((i) => i.interruptId === link.interruptId);
+    if (!run || !interrupt) throw NOT_FOUND();
+    if (interrupt.status !== 'open') throw USED();
+    return { link, interrupt, workflowId: run.workflowId };
+  }
+}
+
+/** The gate was decided, withdrawn or cancelled meanwhile: the link cannot decide any more. */
+const GATE_GONE = new Set([
+  'interrupt_already_resolved',
+  'interrupt_cancelled',
+  'interrupt_withdrawn',
+  'interrupt_not_found',
+  'run_terminal',
+]);
