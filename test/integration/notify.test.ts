@@ -290,11 +290,13 @@ for (const dialect of DIALECTS) {
         assert.equal(r.body.state, 'pending');
       }
       await until('both sent after the retry', () => smtp.mails.length === sentBefore + 2);
-      const listed = await t.get(`/v1/notifications?runId=${id}`, as('alice'));
-      assert.deepEqual(
-        listed.body.notifications.map((n: Json) => n.state),
-        ['sent', 'sent'],
-      );
+      // The SMTP server has both before the worker records the second as sent: wait for the record.
+      const states = await until('both recorded as sent', async () => {
+        const listed = await t.get(`/v1/notifications?runId=${id}`, as('alice'));
+        const s = listed.body.notifications.map((n: Json) => n.state);
+        return s.every((x: string) => x === 'sent') && s;
+      });
+      assert.deepEqual(states, ['sent', 'sent']);
       const metrics = (await t.get('/metrics')).text;
       assert.match(metrics, /handoff_notification_attempts_total\{[^}]*channel="email"[^}]*outcome="dead"[^}]*\} 2/);
       const notDead = await t.post(`/v1/notifications/${dead[0].notificationId}/retry`, undefined, as('alice'));
