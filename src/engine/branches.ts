@@ -269,8 +269,8 @@ export class Frontier {
     for (let key = line.fork; key !== undefined; key = this.forks[key]?.parent) {
       const fork = this.forks[key];
       if (fork?.join !== join) continue;
-      fork.arrived = [...fork.arrived, from];
-      fork.outputs = { ...fork.outputs, [from]: output };
+      // A new ForkState, not an assignment: the old one is still the run record's, as read.
+      this.forks[key] = { ...fork, arrived: [...fork.arrived, from], outputs: { ...fork.outputs, [from]: output } };
       return;
     }
     this.failed = {

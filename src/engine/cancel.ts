@@ -1,8 +1,10 @@
 // Cancelling a run that no worker is executing: one commit ends it and its open interrupts, and
-// asks for the cancel of any peer task it waits on (sent after the commit: src/peers/cancels.ts).
+// has its node types release what they hold outside the host (NodeType.cancel: e.g. a peer task
+// the run waits on, whose tasks/cancel is sent after the commit).
 import type { NewEvent, RunRecord } from '../store/model.js';
 import type { RunChange, StoreTx } from '../store/store.js';
 import { linesOf, stamped } from './branches.js';
+import { NODE_TYPES } from './nodes/index.js';
 import { noLease } from './transitions.js';
 
 /** Cancel immediately: no worker holds the run (or `fence` names the worker that does). */
@@ -15,7 +17,7 @@ export async function cancelNow(
   fence: { owner?: string } = {},
 ): Promise<RunChange> {
   await tx.interrupts.cancelOpen(run.runId);
-  await tx.peerWaits.requestCancel(run.runId);
+  await releaseHeld(tx, run.runId);
   // Every line of the run ends: its own, or each branch of a forked run.
   const events: NewEvent[] = [
     ...before,
@@ -50,4 +52,15 @@ export async function requestCancel(
     return (await tx.commitRun(run, { status: 'cancelling' }, [{ type: 'run.cancelling', payload }])).run;
   }
   return (await cancelNow(tx, run, payload, new Date(now).toISOString())).run;
+}
+
+/** The node types that hold something outside the host (their `cancel` hook), once. */
+const HOLDERS = [...NODE_TYPES.values()].filter((t) => t.cancel !== undefined);
+
+/**
+ * In the transaction that cancels the run (or withdraws the branch at `nodeId`): every node type
+ * with a `cancel` hook marks what its executions hold for release after the commit.
+ */
+export async function releaseHeld(tx: StoreTx, runId: string, nodeId?: string): Promise<void> {
+  for (const type of HOLDERS) await type.cancel?.(tx, runId, nodeId);
 }

@@ -25,13 +25,14 @@ export async function commitResolution(
   const line = lineAt(run.cursor, d.interrupt.nodeId) ?? (linesOf(run.cursor)[0] as Line);
   const gate = findNode(def, line.nodeId);
   const events = stamped(d.events, line);
-  if (NODE_TYPES.get(gate.typeId)?.resumesItself) {
-    // The node relays the answer itself (a2a.invoke: into the peer's task): execute it again now.
+  const resolve = NODE_TYPES.get(gate.typeId)?.resolveInterrupt;
+  if (resolve) {
+    // The node answers its own interrupt (NodeType.resolveInterrupt): it executes again now.
     const place = {
       started: true,
       wakeAt: undefined,
       waiting: undefined,
-      nodeState: { ...(line.nodeState ?? {}), reply: d.output },
+      nodeState: resolve(line.nodeState, d.output),
     };
     return tx.commitRun(run, replaced(run, line, placed(run.cursor, line, place), now), events, fence);
   }

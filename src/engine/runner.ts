@@ -32,6 +32,8 @@ export interface RunnerOptions {
   services?: NodeServices;
   /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES). */
   maxBranches?: number;
+  /** The executors by typeId (default: NODE_TYPES; see StepContext). */
+  nodeTypes?: StepContext['nodeTypes'];
 }
 
 export class Runner implements LocalWorker {
@@ -65,6 +67,7 @@ export class Runner implements LocalWorker {
       onExecuted: (type, outcome) => opts.metrics.nodeExecutions.inc({ type, outcome }),
       ...(opts.services ? { services: opts.services } : {}),
       ...(opts.maxBranches !== undefined ? { maxBranches: opts.maxBranches } : {}),
+      ...(opts.nodeTypes ? { nodeTypes: opts.nodeTypes } : {}),
     };
     this.loop = new PassLoop(
       () => this.pass(),

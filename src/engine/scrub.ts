@@ -10,7 +10,8 @@ import type { NodeResult } from './nodes/types.js';
 /**
  * `result` with every credential scrubbed from what it records: output, vars, events, detail,
  * error, interrupt data. The node's own `state` comes back to it as it was (it may need the peer's
- * task id to call again), except `waitingOn`, which the run's snapshot shows.
+ * task id to call again), except the view recorded with it (`waitingOn`, nodes/view.ts), which
+ * the run's snapshot shows.
  */
 export function scrubbed(result: NodeResult, redactor: Redactor): NodeResult {
   if (!('state' in result) || result.state === undefined) return redactor.deep(result);

@@ -16,9 +16,10 @@ import { isExpiryDue } from './deadlines.js';
 import { newInterruptId } from './ids.js';
 import { NODE_TYPES } from './nodes/index.js';
 import type { NodeServices } from './nodes/services.js';
-import type { NodeContext, NodeResult } from './nodes/types.js';
+import type { NodeContext, NodeResult, NodeType } from './nodes/types.js';
 import { expireGate } from './resolution.js';
 import { scrubbed } from './scrub.js';
+import { described } from './nodes/view.js';
 import { spread } from './spread.js';
 import {
   type Completion,
@@ -63,6 +64,8 @@ export interface StepContext {
   services?: NodeServices;
   /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES; default 64). */
   maxBranches?: number;
+  /** The executors by typeId (default: NODE_TYPES); tests lend a node that counts or blocks. */
+  nodeTypes?: ReadonlyMap<string, NodeType<any>>;
 }
 
 export type StepOutcome =
@@ -250,7 +253,7 @@ export async function driveInline(
 
 async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx: StepContext): Promise<NodeResult> {
   const node = findNode(def, line.nodeId);
-  const type = NODE_TYPES.get(node.typeId);
+  const type = (ctx.nodeTypes ?? NODE_TYPES).get(node.typeId);
   const ordinal = run.cursor.ordinals[node.id] ?? 0;
   if (!type) return { kind: 'failed', error: { code: 'unknown_node_type', message: `no executor for ${node.typeId}` } };
   // What a node that reaches outside returns may echo a credential: scrubbed before it is committed.
@@ -261,7 +264,8 @@ async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx:
       const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
       ctx.onExecuted?.(node.typeId, result.kind);
       describeOutcome(span, result);
-      return recorded(result);
+      // What views show of the node (NodeType.describe) is recorded with its state, then scrubbed.
+      return recorded(described(type, result));
     } catch (err) {
       ctx.onExecuted?.(node.typeId, 'error');
       failSpanWith(span, 'node_execution_error', (err as Error).message);

@@ -2,7 +2,7 @@
 // worker (nodes that finish on their own) and by interrupt resolution (gates a human finished).
 import type { BranchCursor, NewEvent, RunError, RunRecord, RunState } from '../store/model.js';
 import type { RunChange, RunPatch, StoreTx } from '../store/store.js';
-import { requestCancel } from './cancel.js';
+import { releaseHeld, requestCancel } from './cancel.js';
 import {
   allNext,
   ConditionError,
@@ -21,7 +21,7 @@ import { spread, withEntry } from './spread.js';
 import { isJoin, PARALLEL } from './workflow/graph.js';
 
 /** What a step commits: the run's patch, its events, and the branches it withdrew (their
- * interrupts are closed and peer tasks cancelled in the same transaction: cancel.ts). */
+ * interrupts are closed and what their nodes hold released in the same transaction: cancel.ts). */
 export interface Transition {
   patch: RunPatch;
   events: NewEvent[];
@@ -42,10 +42,10 @@ export async function commitTransition(
   return tx.commitRun(run, t.patch, t.events, fence);
 }
 
-/** A withdrawn branch's open interrupt closes (deciding it is then 409) and its peer task is cancelled. */
+/** A withdrawn branch's open interrupt closes (deciding it is then 409) and what its node holds is released. */
 async function closeBranch(tx: StoreTx, runId: string, nodeId: string): Promise<void> {
   await tx.interrupts.cancelOpen(runId, nodeId);
-  await tx.peerWaits.requestCancel(runId, nodeId);
+  await releaseHeld(tx, runId, nodeId);
 }
 
 /** The child runs a withdrawn branch's core.forEach / core.subWorkflow started are cancelled too. */

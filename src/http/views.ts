@@ -8,6 +8,8 @@ import {
   type RunRecord,
 } from '../store/model.js';
 import type { ChildSummary } from '../store/repos/runs.js';
+import type { NodeView } from '../engine/nodes/types.js';
+import { viewOf } from '../engine/nodes/view.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
 /**
@@ -66,13 +68,11 @@ function interruptView(open: InterruptRecord) {
 }
 
 /**
- * The peer task a run's a2a.invoke node waits on ({agent, peerTaskId, state}), while the run is
- * not terminal: kept in the node's durable state by each execution.
+ * What the run's node waits on outside the host, while the run is not terminal: the view its node
+ * type described (NodeType.describe), recorded with the node's state at each commit.
  */
-export function waitingOn(run: RunHead): Record<string, unknown> | undefined {
-  if (run.completedAt !== undefined) return undefined;
-  const w = run.cursor.nodeState?.waitingOn;
-  return w !== null && typeof w === 'object' ? (w as Record<string, unknown>) : undefined;
+export function waitingOn(run: RunHead): NodeView['waitingOn'] {
+  return run.completedAt === undefined ? viewOf(run.cursor.nodeState).waitingOn : undefined;
 }
 
 export function eventDoc(e: RunEventRecord): Static<typeof RunEvent> {

@@ -10,7 +10,7 @@
 // cancelled. A peer without ListTasks (A2A 0.3) cannot be asked: the wait is dropped with a warning.
 import type { Logger } from 'pino';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
-import { retryWaitMs } from '../egress/retry-after.js';
+import { type Backoff, nextWaitMs } from '../egress/backoff.js';
 import { PassLoop } from '../pass-loop.js';
 import type { PeerWaitRecord, PeerWaits } from '../store/repos/peer-waits.js';
 import type { PeerClient, PeerTarget, RunContext } from './client.js';
@@ -37,8 +37,11 @@ export interface PeerCancelsOptions {
 
 export class PeerCancels {
   private readonly loop: PassLoop;
+  /** The poll bounds, doubling without jitter (a pass sends due cancels in batches anyway). */
+  private readonly backoff: Backoff;
 
   constructor(private readonly opts: PeerCancelsOptions) {
+    this.backoff = { maxAttempts: MAX_ATTEMPTS, baseDelayMs: opts.minMs, maxDelayMs: opts.maxMs, jitter: 'none' };
     this.loop = new PassLoop(
       () => this.pass(),
       (err) => {
@@ -79,15 +82,15 @@ export class PeerCancels {
     } catch (err) {
       if (!(err instanceof PeerError)) throw err;
       const f = err.failure;
-      if ((f.kind === 'peer' && OVER.has(f.code)) || f.kind === 'refused' || w.attempts + 1 >= MAX_ATTEMPTS) {
-        if (f.kind !== 'peer' || !OVER.has(f.code))
-          this.opts.logger.warn({ runId: w.runId, taskId, err: err.message }, 'peer cancel dropped');
+      const over = f.kind === 'peer' && OVER.has(f.code);
+      const retryAfter = f.kind === 'transport' ? f.retryAfterMs : undefined;
+      const wait = over || f.kind === 'refused' ? null : nextWaitMs(this.backoff, w.attempts + 1, retryAfter);
+      if (wait === null) {
+        if (!over) this.opts.logger.warn({ runId: w.runId, taskId, err: err.message }, 'peer cancel dropped');
         await this.opts.waits.finish(w.waitId);
         return;
       }
-      const base = Math.min(this.opts.maxMs, this.opts.minMs * 2 ** w.attempts);
-      const retryAfter = f.kind === 'transport' ? (f.retryAfterMs ?? 0) : 0;
-      await this.opts.waits.retryCancel(w.waitId, Date.now() + retryWaitMs(base, retryAfter, this.opts.maxMs));
+      await this.opts.waits.retryCancel(w.waitId, Date.now() + wait);
     }
   }
 

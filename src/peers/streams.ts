@@ -29,6 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { StoredTaskState } from '../a2a/types.js';
 import type { RunNotice } from '../bus/bus.js';
+import { type Backoff, stepMs } from '../egress/backoff.js';
 import type { PeerWaitRecord } from '../store/repos/peer-waits.js';
 import type { PeerClient, PeerTarget, RunContext } from './client.js';
 import type { PeerWakes } from './wakes.js';
@@ -71,8 +72,12 @@ export class PeerStreams {
   /** Per wait, streams the peer closed, and when the next subscription may open. */
   private readonly drops = new Map<string, { count: number; notBefore: number }>();
   private capLogged = false;
+  /** Re-subscribing after the n-th drop: the poll bounds, doubling, no jitter. */
+  private readonly redial: Backoff;
 
-  constructor(private readonly opts: PeerStreamsOptions) {}
+  constructor(private readonly opts: PeerStreamsOptions) {
+    this.redial = { maxAttempts: Infinity, baseDelayMs: opts.retryMinMs, maxDelayMs: opts.retryMaxMs, jitter: 'none' };
+  }
 
   /** The node sleeps on this wait having read `seen`: renew its hold, or open one if there is room. */
   hold(wait: PeerWaitRecord, seen: StoredTaskState): void {
@@ -143,7 +148,7 @@ export class PeerStreams {
     if (hold.stop.signal.aborted) return;
     const id = hold.wait.waitId;
     const count = (this.drops.get(id)?.count ?? 0) + 1;
-    const delay = Math.min(this.opts.retryMaxMs, this.opts.retryMinMs * 2 ** Math.min(count - 1, 30));
+    const delay = stepMs(this.redial, count);
     this.drops.delete(id);
     this.drops.set(id, { count, notBefore: Date.now() + delay });
     if (this.drops.size > this.opts.max) this.drops.delete(this.drops.keys().next().value as string);

@@ -1,11 +1,25 @@
 // The push retry schedule: backoff ceilings and their jitter. The outbox rows themselves live in
 // the store (src/store/repos/push-outbox.ts).
+import { type Backoff, stepMs } from '../egress/backoff.js';
 
-/** Backoff from a schedule of ceilings in ms (growing), with jitter: half fixed, half random, so
- * retries of many deliveries that failed together spread out instead of arriving as one burst. */
+/**
+ * The push retry policy of a schedule of ceilings in ms (growing): one step per retry, each
+ * jittered half fixed, half random, so retries of many deliveries that failed together spread out
+ * instead of arriving as one burst; a receiver's Retry-After is honoured up to the longest step.
+ */
+export function pushBackoff(schedule: readonly number[]): Backoff {
+  return {
+    maxAttempts: schedule.length + 1,
+    baseDelayMs: schedule[0] ?? 1000,
+    maxDelayMs: schedule.length > 0 ? Math.max(...schedule) : 1000,
+    steps: schedule,
+    jitter: 'half',
+  };
+}
+
+/** The jittered wait after attempt `attempt` (1-based) of a schedule, without a Retry-After. */
 export function backoffMs(schedule: number[], attempt: number, random = Math.random): number {
-  const ceiling = schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  return stepMs(pushBackoff(schedule), attempt, random);
 }
 
 /** `1s,5s,30s,2m,1h` → milliseconds. */

@@ -8,10 +8,10 @@ import type { DeliveryRecord, PushConfigRecord } from '../store/model.js';
 import type { Outcome } from '../store/repos/push-outbox.js';
 import type { Store } from '../store/store.js';
 import { discardSecrets, openSecrets } from './configs.js';
-import { retryWaitMs } from '../egress/retry-after.js';
+import { type Backoff, nextWaitMs } from '../egress/backoff.js';
 import { PassLoop } from '../pass-loop.js';
 import { deliver } from './deliver.js';
-import { backoffMs } from './schedule.js';
+import { pushBackoff } from './schedule.js';
 import type { Vault } from './vault.js';
 
 /** A delivery's wire: its body, content type and protocol version (sent as A2A-Version). */
@@ -42,13 +42,13 @@ export interface PushWorkerOptions {
 export class PushWorker {
   private readonly loop: PassLoop;
   private readonly inflight = new Set<Promise<void>>();
-  private readonly longestStep: number;
+  private readonly backoff: Backoff;
 
   constructor(
     private readonly store: Store,
     private readonly opts: PushWorkerOptions,
   ) {
-    this.longestStep = Math.max(...opts.schedule);
+    this.backoff = pushBackoff(opts.schedule);
     opts.metrics.outboxLagSource = () => this.store.outbox.oldestPendingAgeMs();
     this.loop = new PassLoop(
       () => this.pass(),
@@ -110,9 +110,9 @@ export class PushWorker {
       outcome = { state: 'delivered', attempts, ...(result.status ? { lastStatus: result.status } : {}) };
       this.opts.metrics.pushDeliveryLag.observe((Date.now() - Date.parse(row.createdAt)) / 1000);
     } else {
-      const exhausted = result.permanent || attempts > this.opts.schedule.length;
       // A receiver's Retry-After is honoured up to the schedule's longest step, never beyond it.
-      const retryInMs = retryWaitMs(backoffMs(this.opts.schedule, attempts), result.retryAfterMs, this.longestStep);
+      const retryInMs = result.permanent ? null : nextWaitMs(this.backoff, attempts, result.retryAfterMs);
+      const exhausted = retryInMs === null;
       outcome = {
         state: exhausted ? 'dead' : 'pending',
         attempts,

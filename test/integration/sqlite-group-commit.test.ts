@@ -1,6 +1,7 @@
 // SQLite's group commit as the database sees it: the statements each group runs (BEGIN, COMMIT,
 // ROLLBACK go straight to the connection, and are counted), what a failing member or a failing
-// COMMIT leaves behind, and that no other query runs inside a group's transaction. The outcomes every store owes are in store-contract.test.ts.
+// COMMIT leaves behind, and that no other query runs inside a group's transaction. The outcomes
+// every store owes are in the store contract (test/integration/store-contract-*.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 // The push retry schedule: backoff with jitter, and the parsing of HANDOFF_PUSH_RETRY_SCHEDULE.
 // (The outbox itself, claim order included, is part of the store contract:
-// test/integration/store-contract.test.ts.)
+// test/integration/store-contract-outbox.test.ts.)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { backoffMs, parseSchedule } from '../../src/push/schedule.js';

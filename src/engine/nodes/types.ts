@@ -1,8 +1,11 @@
 // The contract between the engine and a node type. A node type is one object: its type id, the
 // JSON Schema its `config` must satisfy (checked when a workflow loads), whether it may run inside
 // a request's transaction, and its executor. An executor says what happened; the engine commits.
-// Adding a node type: one file here exporting a NodeType, plus its line in index.ts.
+// A node whose life reaches past one execution (a wait on another agent) says so with optional
+// lifecycle hooks (cancel, resolveInterrupt, describe): the engine calls them without naming it.
+// Adding a node type: one file (or folder) here exporting a NodeType, plus its line in index.ts.
 import type { InterruptKind, NewEvent, RunError } from '../../store/model.js';
+import type { StoreTx } from '../../store/store.js';
 import type { WorkflowNode } from '../workflow/definition.js';
 import type { NodeServices } from './services.js';
 
@@ -72,11 +75,6 @@ export interface NodeType<C = Record<string, unknown>> {
    * transaction and commits its result afterwards.
    */
   readonly inline: boolean;
-  /**
-   * When this node's own interrupt is answered, execute the node again (the answer in its state
-   * as `reply`) instead of completing it with the answer: a node that relays the answer elsewhere.
-   */
-  readonly resumesItself?: boolean;
   /** JSON Schema (2020-12) of `config`; templates (`{{ expr }}`) may appear in any string. */
   readonly configSchema: object;
   /**
@@ -87,6 +85,35 @@ export interface NodeType<C = Record<string, unknown>> {
   /** What the schema cannot say (e.g. a reference to another node), as sentences about `config`. */
   checkConfig?(config: C, check: ConfigCheck): string[];
   execute(ctx: NodeContext<C>): Promise<NodeResult>;
+  /**
+   * Lifecycle hook: the run ends cancelled, or the branch standing at `nodeId` is withdrawn. Inside
+   * that transaction, mark what this type's executions of the run (or of that node) hold outside
+   * the host, to be released after the commit. Asked of every type that has the hook, whether or not
+   * the run uses it: keep it one statement keyed by the run (src/engine/cancel.ts).
+   */
+  cancel?(tx: StoreTx, runId: string, nodeId?: string): Promise<void>;
+  /**
+   * Lifecycle hook: an interrupt this node opened is answered with `answer`. Returns the state the
+   * node executes again with, at once (it relays the answer elsewhere and decides what follows).
+   * Absent: the answer completes the node, as for a gate (src/engine/resolution.ts).
+   */
+  resolveInterrupt?(
+    state: Record<string, unknown> | undefined,
+    answer: Record<string, unknown>,
+  ): Record<string, unknown>;
+  /**
+   * Lifecycle hook: what views show of a line standing at this node, from the state an execution
+   * hands back. The engine records it with that state when it commits (src/engine/nodes/view.ts),
+   * so the run snapshot, the run list, the Task's metadata and the console read it without knowing
+   * the node's type.
+   */
+  describe?(state: Record<string, unknown>): NodeView | undefined;
+}
+
+/** What a line shows while it stands at a node (every field optional). */
+export interface NodeView {
+  /** What the node waits on outside the host: the peer agent, its task and that task's last known state. */
+  waitingOn?: { agent: string; peerTaskId: string; state: string };
 }
 
 /** What a node type's own config check may consult. */

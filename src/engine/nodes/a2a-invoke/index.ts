@@ -14,72 +14,55 @@
 // it gives up (and has the peer task cancelled: the one recorded, or any its lost send made).
 import { createHash, randomBytes } from 'node:crypto';
 import type { PeerClient, PeerTarget, RunContext } from '../../../peers/client.js';
-import { retryWaitMs } from '../../../egress/retry-after.js';
 import { PeerError } from '../../../peers/errors.js';
 import { contextIdFor, messageIdFor } from '../../../peers/identity.js';
 import type { PeerTask } from '../../../peers/normalize.js';
-import { INTERRUPTED_STATES } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
 import type { PeerWaitRecord } from '../../../store/repos/peer-waits.js';
 import { renderTemplate } from '../../workflow/evaluate.js';
 import type { NodeContext, NodeResult, NodeType } from '../types.js';
 import { DEFAULT_TIMEOUT_MS, type InvokeConfig, invokeConfigSchema } from './config.js';
-import { type CallInfo, outputOf, questionOf, terminalResult } from './project.js';
+import {
+  afterFailure,
+  type Facts,
+  fail,
+  gaveUp,
+  nameOf,
+  pollBackoff,
+  relayed,
+  replyContent,
+  settle,
+  type Verdict,
+} from './machine.js';
+import type { CallInfo } from './project.js';
 import type { PeerService, WaitMode } from './service.js';
-
-/** What an execution records for the next one (the run's cursor.nodeState). */
-export interface InvokeState {
-  phase: 'send' | 'wait';
-  /** Epoch ms after which the call gives up. */
-  deadline: number;
-  /** Consecutive sleeps without news (the backoff exponent). */
-  attempt: number;
-  agent?: string;
-  target?: PeerTarget;
-  protocolVersion?: string;
-  binding?: string;
-  taskId?: string;
-  contextId?: string;
-  /** The peer task's state as last seen, and the peer's clock of that state when it gave one. */
-  state?: string;
-  stateAt?: string;
-  /**
-   * The question last relayed (its state and peer clock): while the peer task still shows it, the
-   * peer has not taken the answer up yet (an @a2a-js/sdk 1.x peer answers a non-blocking send with
-   * the task as stored, before its executor runs), so the node waits instead of asking again.
-   */
-  answered?: { state: string; at: string };
-  mode?: WaitMode[];
-  waitId?: string;
-  /** Replies relayed so far (each gets its own message id). */
-  replies?: number;
-  /** Set by the engine when this run's clarification is answered: relay it, then wait again. */
-  reply?: { answers?: Record<string, unknown> };
-  /** What `handoff watch` and the run snapshot show. */
-  waitingOn?: { agent: string; peerTaskId: string; state: string };
-  /** The last transport failure (what the node says when the deadline passes on it). */
-  lastFailure?: string;
-}
+import { describe, type InvokeState, type Sending, stateOf, type Waiting, withReply } from './state.js';
 
 const A2A_URL = /^https?:\/\//i;
 
 export const a2aInvoke: NodeType<InvokeConfig> = {
   typeId: 'a2a.invoke',
   inline: false,
-  resumesItself: true,
   configSchema: invokeConfigSchema,
   async execute(ctx) {
     const peers = ctx.services?.peers;
     if (!peers) {
       return fail('external_call_refused', 'this host has no peer service (a2a.invoke runs only in a worker)');
     }
-    const state = ctx.state as InvokeState | undefined;
+    const state = stateOf(ctx.state);
     // Past the deadline the peer is asked nothing more: the timer at the deadline, an answer that
     // came late and the expiry of the clarification the node opened (expiresAt) all end here.
     if (state && ctx.now >= state.deadline) return giveUp(ctx, peers, state, []);
     if (state?.phase === 'wait') return state.reply ? relay(ctx, peers, state) : poll(ctx, peers, state);
     return send(ctx, peers, state);
   },
+  // The run is cancelled or this branch withdrawn: the cancel pass sends tasks/cancel after the commit.
+  async cancel(tx, runId, nodeId) {
+    await tx.peerWaits.requestCancel(runId, nodeId);
+  },
+  // The answer to the peer's question goes back to the peer: the node relays it, then waits again.
+  resolveInterrupt: withReply,
+  describe,
 };
 
 /**
@@ -92,14 +75,17 @@ const runOf = (ctx: NodeContext<InvokeConfig>, peers: PeerService, deadline: num
   deadline: Date.now() + (deadline - ctx.now),
 });
 
-/** The deadline has passed, by the engine's clock at the start or in real time since. */
-const overdue = (ctx: NodeContext<InvokeConfig>, s: InvokeState, run: Required<RunContext>): boolean =>
-  ctx.now >= s.deadline || Date.now() >= run.deadline;
-
-const fail = (code: string, message: string, details?: Record<string, unknown>): NodeResult => ({
-  kind: 'failed',
-  error: { code, message, ...(details ? { details } : {}) },
+/** What the state machine (machine.ts) decides with; `late` once real time passed the deadline. */
+const factsOf = (ctx: NodeContext<InvokeConfig>, peers: PeerService, run: Required<RunContext>): Facts => ({
+  nodeId: ctx.node.id,
+  now: ctx.now,
+  late: Date.now() >= run.deadline,
+  timeoutMs: timeoutOf(ctx),
+  onInputRequired: ctx.config.onInputRequired ?? 'clarify',
+  poll: pollBackoff(peers),
 });
+
+const timeoutOf = (ctx: NodeContext<InvokeConfig>): number => ctx.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
 /** The peer to call: a registry name as is; a URL (literal or rendered from input) fully guarded. */
 async function targetOf(ctx: NodeContext<InvokeConfig>): Promise<PeerTarget> {
@@ -107,17 +93,15 @@ async function targetOf(ctx: NodeContext<InvokeConfig>): Promise<PeerTarget> {
   return A2A_URL.test(raw) ? { url: raw } : { agent: raw };
 }
 
-const nameOf = (t: PeerTarget): string => ('agent' in t ? t.agent : t.url);
-
-async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: InvokeState | undefined) {
-  const deadline = prior?.deadline ?? ctx.now + (ctx.config.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: Sending | undefined) {
+  const deadline = prior?.deadline ?? ctx.now + timeoutOf(ctx);
   const target = prior?.target ?? (await targetOf(ctx));
   const text = ctx.config.text !== undefined ? String(await renderTemplate(ctx.config.text, ctx.scope)) : undefined;
   const data = ctx.config.data !== undefined ? await renderTemplate(ctx.config.data, ctx.scope) : undefined;
   if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
     return fail('invalid_config', 'config.data must render to a JSON object');
   }
-  const again: InvokeState = { phase: 'send', deadline, attempt: (prior?.attempt ?? 0) + 1, target };
+  const again: Sending = { phase: 'send', deadline, attempt: (prior?.attempt ?? 0) + 1, target };
   const run = runOf(ctx, peers, deadline);
   const contextId = contextIdFor(ctx.idempotencyKey);
   try {
@@ -180,7 +164,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
         state: task.state,
       },
     };
-    const waiting: InvokeState = {
+    const waiting: Waiting = {
       phase: 'wait',
       deadline,
       attempt: 0,
@@ -194,7 +178,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       waitId: wait.waitId,
       replies: 0,
     };
-    return settle(ctx, peers, run, waiting, task, [linked]);
+    return act(ctx, peers, waiting, settle(waiting, task, [linked], factsOf(ctx, peers, run)));
   } catch (err) {
     return failure(err, ctx, peers, run, again, `calling agent '${nameOf(target)}'`);
   }
@@ -210,11 +194,11 @@ async function cancelStrays(client: PeerClient, contextId: string, keep: string)
 }
 
 /** Woken (timer, push or stream): read the peer task again and settle or sleep. */
-async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: InvokeState): Promise<NodeResult> {
+async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Waiting): Promise<NodeResult> {
   const run = runOf(ctx, peers, s.deadline);
   try {
-    const client = await peers.resolve(s.target as PeerTarget, run);
-    return settle(ctx, peers, run, s, await client.getTask(s.taskId as string), []);
+    const client = await peers.resolve(s.target, run);
+    return act(ctx, peers, s, settle(s, await client.getTask(s.taskId), [], factsOf(ctx, peers, run)));
   } catch (err) {
     const again = { ...s, attempt: s.attempt + 1 };
     return failure(err, ctx, peers, run, again, `reading task ${s.taskId} of '${s.agent}'`);
@@ -222,113 +206,49 @@ async function poll(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Invok
 }
 
 /** This run's clarification was answered: send the answer into the same peer task. */
-async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: InvokeState): Promise<NodeResult> {
-  const answer = s.reply?.answers?.answer;
-  const n = (s.replies ?? 0) + 1;
+async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Waiting): Promise<NodeResult> {
+  const n = s.replies + 1;
   const run = runOf(ctx, peers, s.deadline);
   try {
-    const client = await peers.resolve(s.target as PeerTarget, run);
+    const client = await peers.resolve(s.target, run);
     const sent = await client.send({
       messageId: messageIdFor(`${ctx.idempotencyKey}:reply:${n}`),
-      taskId: s.taskId as string,
-      contextId: s.contextId as string,
-      ...(answer !== null && typeof answer === 'object' && !Array.isArray(answer)
-        ? { data: answer as Record<string, unknown> }
-        : { text: typeof answer === 'string' ? answer : JSON.stringify(answer ?? null) }),
+      taskId: s.taskId,
+      contextId: s.contextId,
+      ...replyContent(s.reply?.answers?.answer),
     });
-    const { reply: _done, ...rest } = s;
-    const next: InvokeState = {
-      ...rest,
-      replies: n,
-      attempt: 0,
-      ...(s.state && s.stateAt ? { answered: { state: s.state, at: s.stateAt } } : {}),
-    };
-    const relayed: NewEvent = { type: 'a2a.task.updated', nodeId: ctx.node.id, payload: { relayed: true, reply: n } };
-    if (sent.kind === 'task') return settle(ctx, peers, run, next, sent.task, [relayed]);
-    return settle(ctx, peers, run, next, await client.getTask(s.taskId as string), [relayed]);
+    const next = relayed(s, n);
+    const events: NewEvent[] = [
+      { type: 'a2a.task.updated', nodeId: ctx.node.id, payload: { relayed: true, reply: n } },
+    ];
+    const task: PeerTask = sent.kind === 'task' ? sent.task : await client.getTask(s.taskId);
+    return act(ctx, peers, next, settle(next, task, events, factsOf(ctx, peers, run)));
   } catch (err) {
     const again = { ...s, attempt: s.attempt + 1 };
     return failure(err, ctx, peers, run, again, `relaying the answer to '${s.agent}'`);
   }
 }
 
-/** Decide from the peer task: an outcome, a question for this run, or another sleep. */
-async function settle(
+/** Carry out a verdict's side effect (finish the wait, give up, hold a stream), then return its result. */
+async function act(
   ctx: NodeContext<InvokeConfig>,
   peers: PeerService,
-  run: Required<RunContext>,
   s: InvokeState,
-  task: PeerTask,
-  events: NewEvent[],
+  v: Verdict,
 ): Promise<NodeResult> {
-  const call: CallInfo = {
-    agent: s.agent as string,
-    protocolVersion: s.protocolVersion as string,
-    binding: s.binding as string,
-  };
-  const changed = task.state !== s.state;
-  const own: NewEvent[] = [...events];
-  if (changed && events.every((e) => e.type !== 'a2a.task.linked')) {
-    own.push({
-      type: 'a2a.task.updated',
-      nodeId: ctx.node.id,
-      payload: { peerTaskId: task.taskId, state: task.state, peerTimestamp: task.peerTimestamp ?? null },
-    });
+  switch (v.kind) {
+    case 'ended':
+      if (s.phase === 'wait') await peers.waits.finish(s.waitId);
+      return v.result;
+    case 'overdue':
+      return giveUp(ctx, peers, v.state, v.events);
+    case 'sleep':
+      if (v.hold?.state !== undefined) peers.onStreamWait?.(streamWait(ctx, v.hold), v.hold.state);
+      return v.result;
+    case 'result':
+      return v.result;
   }
-  const done = terminalResult(task, call, ctx.now);
-  if (done) {
-    if (s.waitId) await peers.waits.finish(s.waitId);
-    return withEvents(done, own);
-  }
-  const { answered, stateAt: _at, lastFailure: _failed, ...prior } = s;
-  const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
-  const next: InvokeState = {
-    ...prior,
-    state: task.state,
-    ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
-    ...(unread ? { answered } : {}),
-    attempt: changed ? 0 : s.attempt + 1,
-    waitingOn: { agent: call.agent, peerTaskId: task.taskId, state: task.state },
-  };
-  if (overdue(ctx, s, run)) return giveUp(ctx, peers, next, own);
-  const policy = ctx.config.onInputRequired ?? 'clarify';
-  if (INTERRUPTED_STATES.has(task.state) && policy !== 'wait' && !unread) {
-    if (policy === 'fail') {
-      return withEvents(
-        fail('external_input_required', `agent '${call.agent}' asks for input: ${task.statusMessage?.text ?? ''}`, {
-          peerTaskId: task.taskId,
-          output: outputOf(task),
-        }),
-        own,
-      );
-    }
-    // The question expires with the call: its expiry re-executes the node, which then gives up.
-    const expires = { timeoutMs: timeoutOf(ctx), expiresAt: new Date(s.deadline).toISOString() };
-    return {
-      kind: 'interrupt',
-      interrupt: { kind: 'clarification', data: { ...questionOf(task, call.agent), ...expires } },
-      expiresAt: s.deadline,
-      state: { ...next },
-      events: own,
-    };
-  }
-  // Sleeping: a stream wait watches the task until news, whatever its state (src/peers/streams.ts).
-  if (next.mode?.includes('stream') && next.waitId) peers.onStreamWait?.(streamWait(ctx, next), task.state);
-  return {
-    kind: 'sleep',
-    wakeAt: Math.min(s.deadline, ctx.now + backoff(peers, next.attempt)),
-    state: { ...next },
-    events: own,
-  };
 }
-
-function withEvents(r: NodeResult, events: NewEvent[]): NodeResult {
-  if (events.length === 0) return r;
-  if (r.kind === 'sleep' || r.kind === 'interrupt') return r;
-  return { ...r, events: [...events, ...(r.events ?? [])] } as NodeResult;
-}
-
-const timeoutOf = (ctx: NodeContext<InvokeConfig>): number => ctx.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
 /**
  * `timeoutMs` passed: fail, and ask for the peer task's cancel (it is no longer awaited). Before a
@@ -342,15 +262,7 @@ async function giveUp(
   events: NewEvent[],
 ): Promise<NodeResult> {
   await peers.waits.requestCancel(ctx.runId);
-  if (!s.taskId) {
-    const what = s.lastFailure ?? `agent '${nameOf(s.target as PeerTarget)}' was not reachable`;
-    return withEvents(
-      fail('external_call_failed', `${what} (gave up after ${timeoutOf(ctx)} ms)`, { kind: 'transport' }),
-      events,
-    );
-  }
-  const what = `task ${s.taskId} of agent '${s.agent}' did not end within ${timeoutOf(ctx)} ms`;
-  return withEvents(fail('external_call_failed', what, { peerTaskId: s.taskId }), events);
+  return gaveUp(s, events, timeoutOf(ctx));
 }
 
 /** A failed exchange: a transport problem sleeps and retries (until the deadline); the rest fail now. */
@@ -363,22 +275,7 @@ async function failure(
   what: string,
 ): Promise<NodeResult> {
   if (!(err instanceof PeerError)) throw err;
-  const f = err.failure;
-  if (f.kind === 'transport') {
-    const failed: InvokeState = { ...s, lastFailure: `${what}: ${f.message}` };
-    if (overdue(ctx, s, run)) return giveUp(ctx, peers, failed, []);
-    // A peer's Retry-After is honoured up to the poll ceiling, and no sleep outlasts the deadline.
-    const delay = retryWaitMs(backoff(peers, s.attempt), f.retryAfterMs, peers.pollMaxMs);
-    return { kind: 'sleep', wakeAt: Math.min(s.deadline, ctx.now + delay), state: { ...failed } };
-  }
-  if (f.kind === 'refused') return fail('external_call_refused', `${what}: ${f.reason}`, { kind: 'refused' });
-  return fail('external_call_failed', `${what}: ${f.message}`, { kind: 'peer', peerCode: f.code });
-}
-
-/** 1 s doubling to 60 s by default (HANDOFF_AGENT_POLL_MIN_MS / _MAX_MS), ±20 % jitter. */
-export function backoff(peers: Pick<PeerService, 'pollMinMs' | 'pollMaxMs'>, attempt: number): number {
-  const base = Math.min(peers.pollMaxMs, peers.pollMinMs * 2 ** Math.min(attempt, 30));
-  return Math.round(base * (0.8 + Math.random() * 0.4));
+  return act(ctx, peers, s, afterFailure(err.failure, s, what, factsOf(ctx, peers, run)));
 }
 
 function callInfo(agent: string, client: PeerClient): CallInfo {
@@ -415,14 +312,14 @@ async function registered(client: PeerClient, taskId: string, config: { url: str
 }
 
 /** The wait a stream hold needs, from the node's own state (no read of the waits table). */
-function streamWait(ctx: NodeContext<InvokeConfig>, s: InvokeState): PeerWaitRecord {
+function streamWait(ctx: NodeContext<InvokeConfig>, s: Waiting): PeerWaitRecord {
   return {
-    waitId: s.waitId as string,
+    waitId: s.waitId,
     runId: ctx.runId,
     nodeId: ctx.node.id,
     ordinal: ctx.ordinal,
-    target: s.target as PeerTarget,
-    peerTaskId: s.taskId as string,
+    target: s.target,
+    peerTaskId: s.taskId,
     state: 'waiting',
     attempts: 0,
     nextAttemptAt: 0,
