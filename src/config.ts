@@ -9,6 +9,7 @@ import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
 import { parseHostPattern } from './egress/address.js';
 import { loadSecrets, type SecretStore } from './secrets/store.js';
 import { type AgentEntry, parseAgentRegistry, registryCredentials } from './peers/registry.js';
+import { tracingConfigured } from './telemetry/sdk.js';
 
 export interface ApiKeyIdentity {
   tenantId: string;
@@ -43,6 +44,8 @@ export interface Config {
   /** Branches one run may have live at once (HANDOFF_MAX_BRANCHES): a fork past it fails the run. */
   maxBranches: number;
   logLevel: string;
+  /** OpenTelemetry traces are exported (an OTLP endpoint is set in the standard variables). */
+  tracing: boolean;
   sqliteSynchronous: 'NORMAL' | 'FULL';
   bodyLimit: number;
   instanceId: string;
@@ -197,6 +200,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     pollMs: int('HANDOFF_POLL_MS', env.HANDOFF_POLL_MS ?? '1000', 10, 60_000),
     maxBranches: int('HANDOFF_MAX_BRANCHES', env.HANDOFF_MAX_BRANCHES ?? '64', 1, 10_000),
     logLevel: flags.logLevel ?? env.HANDOFF_LOG_LEVEL ?? 'info',
+    tracing: tracingConfigured(env),
     sqliteSynchronous: env.HANDOFF_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
     bodyLimit: int('HANDOFF_BODY_LIMIT', env.HANDOFF_BODY_LIMIT ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
     instanceId: instanceId(env.HANDOFF_INSTANCE_ID),

@@ -42,6 +42,8 @@ import type { CommitListener, Pipeline, Store, TransitionStep } from './store/st
 import { checkChannels, createNotifier } from './notify/notifier.js';
 import { decisionLinkRoutes } from './http/routes/decision-links.js';
 import type { NotifyWorker } from './notify/worker.js';
+import { startTracing } from './telemetry/sdk.js';
+import { logTraceFields } from './telemetry/tracing.js';
 
 export interface Host {
   config: Config;
@@ -77,7 +79,10 @@ export interface HostOptions {
 export async function createHost(config: Config, logger?: Logger, opts: HostOptions = {}): Promise<Host> {
   const clock = opts.clock ?? systemClock;
   // Logs and metrics name the instance, so those of several instances on one database can be told apart.
-  const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
+  // Lines written inside a span carry its trace_id and span_id (nothing without an SDK).
+  const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId }, mixin: logTraceFields });
+  // Before any part that makes spans: the SDK registers the tracer the API hands out.
+  const stopTracing = config.tracing ? await startTracing(process.env) : undefined;
   const metrics = new Metrics(config.instanceId);
   // An unknown secret fails here, naming it: a workflow never fails at run time for want of one.
   const workflows = await loadWorkflows(config.workflowDirs, { secrets: config.secrets });
@@ -290,6 +295,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       await services.calls?.dispatcher.close().catch(() => {});
       await bus.close();
       await store.close();
+      await stopTracing?.();
     },
   };
 }

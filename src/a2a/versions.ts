@@ -120,3 +120,9 @@ export function methodName(version: ProtocolVersion, operation: Operation): stri
   for (const [name, op] of METHODS[version]) if (op === operation) return name;
   return undefined;
 }
+
+/** The 1.0 method name (the name traces use) of a JSON-RPC method of either version, if it is one. */
+export function neutralMethodName(method: string): string | undefined {
+  const operation = METHODS['1.0'].get(method) ?? METHODS['0.3'].get(method);
+  return operation && methodName('1.0', operation);
+}

@@ -10,6 +10,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import { checkCallUrl, type EgressPolicy } from '../egress/address.js';
 import { parseRetryAfter } from '../egress/retry-after.js';
+import { failSpanWith, inSpan, SpanKind, tracingEnabled, withTraceHeaders } from '../telemetry/tracing.js';
 import { VERSION } from '../version.js';
 import { type CallFailure, type Report, reporter } from './failure.js';
 import { schemaError } from './schema.js';
@@ -104,7 +105,10 @@ const CLIENT_HEADERS = new Set([
   'expect',
 ]);
 // What a hop to another origin still carries: nothing that could be a credential, whatever its name.
-const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'user-agent', 'idempotency-key']);
+const CROSS_ORIGIN_HEADERS = new Set([
+  ...['accept', 'accept-language', 'content-type', 'user-agent', 'idempotency-key'],
+  ...['traceparent', 'tracestate'],
+]);
 
 /** One request of the call: the first, or a redirect hop. */
 interface Hop {
@@ -115,7 +119,32 @@ interface Hop {
 }
 
 /** One attempt of `request`. Never throws: every problem is a classified failure. */
-export async function httpCall(request: HttpCallRequest, options: HttpCallOptions): Promise<HttpCallOutcome> {
+export function httpCall(request: HttpCallRequest, options: HttpCallOptions): Promise<HttpCallOutcome> {
+  if (!tracingEnabled()) return attempt(request, options);
+  // A client span per call (redirect hops included); its context goes out as `traceparent`.
+  return inSpan(request.method, { kind: SpanKind.CLIENT, attributes: callAttributes(request) }, async (span) => {
+    const outcome = await attempt(request, options);
+    if (outcome.status !== undefined) span?.setAttribute('http.response.status_code', outcome.status);
+    if (!outcome.ok) failSpanWith(span, outcome.code);
+    return outcome;
+  });
+}
+
+/** The call's target without its path and query (which may carry a credential). */
+function callAttributes(request: HttpCallRequest): Record<string, string | number> {
+  const out: Record<string, string | number> = { 'http.request.method': request.method };
+  try {
+    const url = new URL(request.url);
+    out['server.address'] = url.hostname;
+    out['url.scheme'] = url.protocol.replace(':', '');
+    if (url.port) out['server.port'] = Number(url.port);
+  } catch {
+    // an invalid URL is reported by the call itself
+  }
+  return out;
+}
+
+async function attempt(request: HttpCallRequest, options: HttpCallOptions): Promise<HttpCallOutcome> {
   const report = reporter<HttpCallErrorCode>(options.redact);
   const invalid = requestError(request, options.idempotencyKey);
   if (invalid !== undefined) return report.fail('invalid_request', false, `invalid request: ${invalid}`);
@@ -179,7 +208,12 @@ function firstHop(request: HttpCallRequest, idempotencyKey: string): Hop {
   }
   // Ours wins over a caller's: retries of one node must carry one key.
   headers['idempotency-key'] = idempotencyKey;
-  return { url: withQuery(request.url, request.query), method: request.method, headers, body };
+  return {
+    url: withQuery(request.url, request.query),
+    method: request.method,
+    headers: withTraceHeaders(headers),
+    body,
+  };
 }
 
 function withQuery(raw: string, query: HttpCallRequest['query']): string {

@@ -7,6 +7,7 @@
 //   if (out.ok) use(out.json ?? out.text);
 import { type Static, Type } from '@sinclair/typebox';
 import { Redactor } from '../secrets/redact.js';
+import { failSpanWith, inSpan, SpanKind, tracingEnabled } from '../telemetry/tracing.js';
 import { type CallFailure, type Report, reporter } from './failure.js';
 import { type HttpCallErrorCode, type HttpCallOptions, httpCall } from './http.js';
 import { schemaError } from './schema.js';
@@ -96,7 +97,30 @@ type Completion = Static<typeof CompletionSchema>;
  * One Chat Completions attempt (no retry: see retry.ts). Never throws. `options.redact`, when
  * given, must hide `apiKey` too (SecretStore.redact does: the key is always a secret).
  */
-export async function llmChat(config: LlmChatConfig, options: HttpCallOptions): Promise<LlmChatOutcome> {
+export function llmChat(config: LlmChatConfig, options: HttpCallOptions): Promise<LlmChatOutcome> {
+  if (!tracingEnabled()) return chatOnce(config, options);
+  // The GenAI conventions' client span: `chat <model>`, the HTTP call's span inside it.
+  const attributes = {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.request.model': config.model,
+    ...(config.temperature !== undefined ? { 'gen_ai.request.temperature': config.temperature } : {}),
+    ...(config.maxTokens !== undefined ? { 'gen_ai.request.max_tokens': config.maxTokens } : {}),
+  };
+  return inSpan(`chat ${config.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const out = await chatOnce(config, options);
+    if (!out.ok) failSpanWith(span, out.code);
+    else {
+      span?.setAttribute('gen_ai.response.model', out.model);
+      if (out.usage) {
+        span?.setAttribute('gen_ai.usage.input_tokens', out.usage.promptTokens);
+        span?.setAttribute('gen_ai.usage.output_tokens', out.usage.completionTokens);
+      }
+    }
+    return out;
+  });
+}
+
+async function chatOnce(config: LlmChatConfig, options: HttpCallOptions): Promise<LlmChatOutcome> {
   // The host's redaction holds the key (a secret); a caller without one still gets the key hidden.
   const redact = options.redact ?? new Redactor(config.apiKey ? [config.apiKey] : []).text;
   const report = reporter<LlmChatErrorCode>(redact);

@@ -20,6 +20,7 @@ import { lineAt, stamped } from './branches.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 import { spread } from './spread.js';
 import { checkArtifact, decisionEntry, type Redact, type Surface } from './audit.js';
+import { currentTraceContext } from '../telemetry/tracing.js';
 
 export interface Caller {
   tenantId: string;
@@ -85,6 +86,16 @@ export interface ReadDecision {
 }
 
 const RETRIES = 5;
+
+/**
+ * A new run keeps the trace context active when it is made (the request's span, which continues
+ * its caller's trace, or the parent's node span for a child run): its node executions, after a
+ * restart or a decision a day later, are spans of that same trace (src/engine/step.ts).
+ */
+function withTraceContext(metadata: Record<string, unknown>): Record<string, unknown> {
+  const trace = currentTraceContext();
+  return trace ? spread(metadata, { traceContext: trace }) : metadata;
+}
 
 /** What a new run is made of besides its workflow and inputs. */
 interface RunInit {
@@ -207,7 +218,7 @@ export class Engine {
       state: { outputs: {}, vars: initialVars(def) },
       cursor: { nodeId: this.workflows.startNode(def).id, ordinals: {} },
       tags: init.tags,
-      metadata: init.metadata,
+      metadata: withTraceContext(init.metadata),
       createdAt: now,
     };
     // Assigned, not spread in: an object spread takes V8's slow path on this per-request record.

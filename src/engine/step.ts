@@ -45,6 +45,15 @@ import {
   stamped,
 } from './branches.js';
 import type { WorkflowDefinition, WorkflowNode } from './workflow/definition.js';
+import {
+  failSpanWith,
+  inSpan,
+  linksToActive,
+  type Span,
+  type SpanOptions,
+  runTraceParent,
+  tracingEnabled,
+} from '../telemetry/tracing.js';
 
 export interface StepContext {
   clock: Clock;
@@ -172,16 +181,31 @@ async function stepWith(
   }
   const at = line ?? (linesOf(run.cursor)[0] as Line);
   const result = await execute(def, run, at, ctx);
-  return within(async (tx) => {
-    // A sibling branch may have committed while this one executed: apply to the run as it is
-    // now, if this branch is still where it was (else it was withdrawn: its result is dropped).
-    const now = current();
-    // A cancel committed meanwhile wins: the worker cancels the run next (plan), dropping this.
-    if (line !== undefined && now.status === 'cancelling') return { kind: 'idle', run: now };
-    const still = line === undefined ? at : samePlace(now, run, line);
-    if (!still) return { kind: 'idle', run: now };
-    return apply(tx, def, now, still, result, p.prefix, ctx);
-  });
+  return committed(run, at, result, () =>
+    within(async (tx) => {
+      // A sibling branch may have committed while this one executed: apply to the run as it is
+      // now, if this branch is still where it was (else it was withdrawn: its result is dropped).
+      const now = current();
+      // A cancel committed meanwhile wins: the worker cancels the run next (plan), dropping this.
+      if (line !== undefined && now.status === 'cancelling') return { kind: 'idle', run: now };
+      const still = line === undefined ? at : samePlace(now, run, line);
+      if (!still) return { kind: 'idle', run: now };
+      return apply(tx, def, now, still, result, p.prefix, ctx);
+    }),
+  );
+}
+
+/** The commit of a node's result, as a span of the run's trace when tracing is on. */
+function committed(
+  run: RunRecord,
+  at: Line,
+  result: NodeResult,
+  commit: () => Promise<StepOutcome>,
+): Promise<StepOutcome> {
+  if (!tracingEnabled()) return commit();
+  const attributes = { 'handoff.run.id': run.runId, 'handoff.node.id': at.nodeId, 'handoff.node.outcome': result.kind };
+  const parent = runTraceParent(run.metadata.traceContext);
+  return inSpan('handoff.commit', { parent, attributes }, commit);
 }
 
 /** `line` as `now` has it, if it still stands where it stood in `then` (same node, same execution). */
@@ -249,17 +273,48 @@ async function execute(def: WorkflowDefinition, run: RunRecord, line: Line, ctx:
   // What a node that reaches outside returns may echo a credential: scrubbed before it is committed.
   const redactor = type.inline ? undefined : ctx.services?.redactor;
   const recorded = (r: NodeResult) => (redactor ? scrubbed(r, redactor) : r);
-  try {
-    const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
-    ctx.onExecuted?.(node.typeId, result.kind);
-    // What views show of the node (NodeType.describe) is recorded with its state, then scrubbed.
-    const shown = recorded(described(type, result));
-    if (!type.inline) reportFailedAttempt(ctx, run.runId, node, shown);
-    return shown;
-  } catch (err) {
-    ctx.onExecuted?.(node.typeId, 'error');
-    return recorded({ kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } });
-  }
+  const executeOnce = async (span: Span | undefined): Promise<NodeResult> => {
+    try {
+      const result = await type.execute(nodeContext(run, line, node, ordinal, ctx));
+      ctx.onExecuted?.(node.typeId, result.kind);
+      describeOutcome(span, result);
+      // What views show of the node (NodeType.describe) is recorded with its state, then scrubbed.
+      const shown = recorded(described(type, result));
+      if (!type.inline) reportFailedAttempt(ctx, run.runId, node, shown);
+      return shown;
+    } catch (err) {
+      ctx.onExecuted?.(node.typeId, 'error');
+      failSpanWith(span, 'node_execution_error', (err as Error).message);
+      return recorded({ kind: 'failed', error: { code: 'node_execution_error', message: (err as Error).message } });
+    }
+  };
+  if (!tracingEnabled()) return executeOnce(undefined);
+  // A span of the run's own trace (the context it stored when it was made), whenever and wherever
+  // this execution happens: after a restart, on another instance, a day after a decision.
+  return inSpan('handoff.node', nodeSpan(run, node, ordinal), executeOnce);
+}
+
+function nodeSpan(run: RunRecord, node: WorkflowNode, ordinal: number): SpanOptions {
+  const parent = runTraceParent(run.metadata.traceContext);
+  return {
+    parent,
+    links: linksToActive(parent),
+    attributes: {
+      'handoff.run.id': run.runId,
+      'handoff.workflow.id': run.workflowId,
+      'handoff.node.id': node.id,
+      'handoff.node.type': node.typeId,
+      'handoff.node.ordinal': ordinal,
+      'handoff.tenant': run.tenantId,
+    },
+  };
+}
+
+/** The span's outcome attribute (and error) from what the node returned. */
+function describeOutcome(span: Span | undefined, result: NodeResult): void {
+  if (!span) return;
+  span.setAttribute('handoff.node.outcome', result.kind);
+  if (result.kind === 'failed') failSpanWith(span, result.error.code, result.error.message);
 }
 
 /**

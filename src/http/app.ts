@@ -30,6 +30,8 @@ import { runRoutes } from './routes/runs.js';
 import { auditRoutes } from './routes/audit.js';
 import type { SseHub } from './sse.js';
 import { compileValidator } from './validation.js';
+import { traceRequests } from './tracing.js';
+import { tracingEnabled } from '../telemetry/tracing.js';
 
 export interface AppDeps {
   config: Config;
@@ -90,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', authHook(deps.config.apiKeys, isPublic));
   await registerTenantRate(app, deps.config, deps.engine.store, isPublic);
   app.addHook('preValidation', nulIdHook);
+  if (tracingEnabled()) traceRequests(app);
   app.addHook('preClose', async () => deps.sse.closeAll());
   app.addHook('onResponse', (req, reply, done) => {
     deps.metrics.httpDuration.observe(

@@ -6,6 +6,7 @@ import type { Transporter } from 'nodemailer';
 import type { Webhook } from 'standardwebhooks';
 import type { Agent } from 'undici';
 import { deliver } from '../push/deliver.js';
+import { failSpanWith, inSpan, SpanKind, tracingEnabled } from '../telemetry/tracing.js';
 import { htmlOf, type Message, slackBodyOf, summaryOf, textOf, webhookBodyOf } from './message.js';
 
 export interface SendResult {
@@ -24,7 +25,21 @@ export interface Channels {
   timeoutMs: number;
 }
 
-export async function sendEmail(c: Channels, to: string, m: Message): Promise<SendResult> {
+export function sendEmail(c: Channels, to: string, m: Message): Promise<SendResult> {
+  if (!tracingEnabled()) return mail(c, to, m);
+  // A client span per message (webhooks and Slack get theirs from the POST, src/push/deliver.ts).
+  return inSpan(
+    'smtp send',
+    { kind: SpanKind.CLIENT, attributes: { 'handoff.notification.channel': 'email' } },
+    async (span) => {
+      const r = await mail(c, to, m);
+      if (!r.ok) failSpanWith(span, r.permanent ? 'refused' : 'failed', r.error);
+      return r;
+    },
+  );
+}
+
+async function mail(c: Channels, to: string, m: Message): Promise<SendResult> {
   if (!c.mail) return { ok: false, permanent: true, error: 'HANDOFF_SMTP_URL is not set' };
   try {
     await c.mail.transport.sendMail({

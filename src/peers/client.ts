@@ -35,6 +35,7 @@ import { createGuardedDispatcher, type Resolver } from '../egress/dispatcher.js'
 import { INVALID_AGENT_RESPONSE, PeerError, peerError, refusedError, toPeerError, transportError } from './errors.js';
 import { checkInputUrl, peerFetch, shownUrl } from './http.js';
 import { traceparentFor } from './identity.js';
+import { currentTraceContext, failSpanWith, inSpan, SpanKind, tracingEnabled } from '../telemetry/tracing.js';
 import {
   applyStreamEvent,
   INTERRUPTED_STATES,
@@ -496,7 +497,26 @@ export class PeerClient {
   }
 
   /** One request, bounded by HANDOFF_AGENT_TIMEOUT_MS or the time left before the run's deadline, whichever ends first. */
-  private async call<T>(method: string, fn: (options: RequestOptions) => Promise<T>): Promise<T> {
+  private call<T>(method: string, fn: (options: RequestOptions) => Promise<T>): Promise<T> {
+    if (!tracingEnabled()) return this.callOnce(method, fn);
+    // A client span per request, named as the draft A2A conventions name the method.
+    const name = SPAN_NAMES[method] ?? method;
+    const attributes = {
+      'a2a.method.name': name,
+      'server.address': hostOf(this.chosen.url),
+      'handoff.run.id': this.run.runId,
+    };
+    return inSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        return await this.callOnce(method, fn);
+      } catch (err) {
+        if (err instanceof PeerError) failSpanWith(span, err.failure.kind, err.message);
+        throw err;
+      }
+    });
+  }
+
+  private async callOnce<T>(method: string, fn: (options: RequestOptions) => Promise<T>): Promise<T> {
     const left = this.run.deadline === undefined ? this.timeoutMs : this.run.deadline - Date.now();
     if (left <= 0) throw transportError(`${this.what(method)}: the call's deadline has passed`);
     const bound = Math.min(this.timeoutMs, left);
@@ -516,11 +536,31 @@ export class PeerClient {
 
   /** Per request: the deadline and a new span of the run's trace (the SDK sends these as headers). */
   private options(signal: AbortSignal): RequestOptions {
-    return { signal, serviceParameters: { traceparent: traceparentFor(this.run.runId) } };
+    // With tracing on, the active span's context (the request's client span); else a span id of
+    // the run's own trace id, so a peer's logs still group one run's calls.
+    const trace = currentTraceContext() ?? { traceparent: traceparentFor(this.run.runId) };
+    return { signal, serviceParameters: { ...trace } };
   }
 
   private what(method: string): string {
     return `${method} ${shownUrl(this.chosen.url)}`;
+  }
+}
+
+/** The A2A 1.0 method each request of this client is, for span names. */
+const SPAN_NAMES: Readonly<Record<string, string>> = {
+  send: 'SendMessage',
+  getTask: 'GetTask',
+  cancelTask: 'CancelTask',
+  listTasks: 'ListTasks',
+  setPushConfig: 'CreateTaskPushNotificationConfig',
+};
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
 }
 

@@ -5,6 +5,7 @@
 //   if (!r.ok && !r.permanent) scheduleRetry(r.retryAfterMs);
 import { type Agent, request } from 'undici';
 import { parseRetryAfter } from '../egress/retry-after.js';
+import { failSpanWith, inSpan, SpanKind, tracingEnabled, withTraceHeaders } from '../telemetry/tracing.js';
 
 export interface DeliverOptions {
   headers: Record<string, string>;
@@ -49,7 +50,23 @@ function classifyError(err: unknown): DeliveryResult {
 }
 
 /** One POST attempt, bounded in time and in bytes read. Never throws. */
-export async function deliver(dispatcher: Agent, url: string | URL, opts: DeliverOptions): Promise<DeliveryResult> {
+export function deliver(dispatcher: Agent, url: string | URL, opts: DeliverOptions): Promise<DeliveryResult> {
+  if (!tracingEnabled()) return attempt(dispatcher, url, opts);
+  // A client span per attempt; the receiver gets its context as `traceparent`.
+  const attributes = {
+    'http.request.method': 'POST',
+    'server.address': new URL(url).hostname,
+    'handoff.delivery': 'push',
+  };
+  return inSpan('POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const r = await attempt(dispatcher, url, { ...opts, headers: withTraceHeaders(opts.headers) });
+    if (r.status !== undefined) span?.setAttribute('http.response.status_code', r.status);
+    if (!r.ok) failSpanWith(span, r.error ?? 'failed', r.detail);
+    return r;
+  });
+}
+
+async function attempt(dispatcher: Agent, url: string | URL, opts: DeliverOptions): Promise<DeliveryResult> {
   const target = new URL(url);
   // Registration already checked; re-check the scheme so a stored http:// row can't slip out.
   if (target.protocol !== 'https:' || target.username || target.password) {
