@@ -13,7 +13,7 @@ import { taskRecordStep } from './a2a/task-records.js';
 import { busPublisher, type ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
-import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
+import { type Config, CONFORMANCE_FIXTURES, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
 import { createEgressPolicy } from './egress/address.js';
 import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
 import { ChildRuns, childCascadeStep, childWakeListener } from './engine/children.js';
@@ -21,7 +21,12 @@ import { Engine } from './engine/engine.js';
 import type { NodeServices } from './engine/nodes/services.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
-import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
+import {
+  loadWorkflowDirs,
+  loadWorkflows,
+  type WorkflowCatalog,
+  type WorkflowRegistry,
+} from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
 import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
@@ -53,6 +58,8 @@ export interface Host {
   /** The SSE streams of this host and their shared limits. */
   sse: SseHub;
   workflows: WorkflowRegistry;
+  /** The workflow files refused at start, and the conformance fixtures seeded. */
+  catalog: WorkflowCatalog;
   /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
   taskCache: TaskCache | undefined;
   /** Listen on config.host:port; resolves with the bound address. */
@@ -74,8 +81,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   // Logs and metrics name the instance, so those of several instances on one database can be told apart.
   const log = logger ?? pino({ level: config.logLevel, base: { instance: config.instanceId } });
   const metrics = new Metrics(config.instanceId);
-  // An unknown secret fails here, naming it: a workflow never fails at run time for want of one.
-  const workflows = await loadWorkflows(config.workflowDirs, { secrets: config.secrets });
+  // An unknown secret refuses its workflow here, naming it: a workflow never fails at run time for want of one.
+  const { workflows, catalog } = await loadHostWorkflows(config, log);
   const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
   const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
@@ -215,6 +222,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     engine,
     bus,
     workflows,
+    catalog,
     metrics,
     sse,
     plugins: [
@@ -250,6 +258,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     app,
     sse,
     workflows,
+    catalog,
     taskCache,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
@@ -372,4 +381,31 @@ async function openBus(config: Config, store: Store, log: Logger): Promise<Chang
   });
   await bus.start();
   return bus;
+}
+
+/**
+ * The workflows `serve` runs: the configured directories and, with HANDOFF_CONFORMANCE_FIXTURES=1,
+ * the canonical conformance fixtures. A file that does not load is logged with its problems and
+ * listed (GET /v1/workflows?include=refused, /healthz degraded) unless config.strictWorkflows.
+ */
+async function loadHostWorkflows(
+  config: Config,
+  log: Logger,
+): Promise<{ workflows: WorkflowRegistry; catalog: WorkflowCatalog }> {
+  const dirs = config.conformanceFixtures ? [...config.workflowDirs, CONFORMANCE_FIXTURES] : config.workflowDirs;
+  const opts = { secrets: config.secrets };
+  if (config.strictWorkflows) {
+    const workflows = await loadWorkflows(dirs, opts);
+    return { workflows, catalog: { refused: [], fixtures: fixtureIds(workflows.ids(), () => true, config) } };
+  }
+  const { registry, refused, dirOf } = await loadWorkflowDirs(dirs, opts);
+  for (const r of refused) log.error({ file: r.file, problems: r.problems }, 'workflow refused');
+  const fixtures = fixtureIds(registry.ids(), (id) => dirOf.get(id) === CONFORMANCE_FIXTURES, config);
+  return { workflows: registry, catalog: { refused, fixtures } };
+}
+
+/** The seeded fixtures: the loaded `conformance-*` workflows of the fixtures directory. */
+function fixtureIds(ids: string[], fromFixtures: (id: string) => boolean, config: Config): string[] {
+  if (!config.conformanceFixtures) return [];
+  return ids.filter((id) => id.startsWith('conformance-') && fromFixtures(id)).sort();
 }

@@ -20,6 +20,10 @@ export function serveCommand(): Command {
     .option('--log-level <level>', 'pino log level (HANDOFF_LOG_LEVEL, default info)')
     .option('--tls-cert <pem>', 'serve HTTPS with this PEM certificate (HANDOFF_TLS_CERT; needs --tls-key)')
     .option('--tls-key <pem>', 'the PEM private key of --tls-cert (HANDOFF_TLS_KEY)')
+    .option(
+      '--strict-workflows',
+      'refuse to start when a workflow file does not load (HANDOFF_STRICT_WORKFLOWS=1); default: start without it, listed',
+    )
     .action(async (opts: RawOptions) => {
       let config: Config;
       try {

@@ -53,13 +53,12 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
       events: [{ type: 'approval.ask', nodeId: i.nodeId, payload: { ...base, question } }],
     };
   }
+  const required = Number(i.data.requiredApprovals ?? 1);
   if (action === 'accept' || action === 'edit-accept') {
     const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
-    const required = Number(i.data.requiredApprovals ?? 1);
-    if (votes.length < required) {
-      const events = [
-        { ...received, payload: { ...received.payload, votes: votes.length, requiredApprovals: required } },
-      ];
+    const accepts = votes.filter(isAccept).length;
+    if (accepts < required) {
+      const events = [{ ...received, payload: { ...received.payload, votes: accepts, requiredApprovals: required } }];
       return { kind: 'vote', interrupt: { ...i, votes }, events };
     }
     return resolveWith(
@@ -70,6 +69,22 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
       received,
       approvalOutput(i, votes, action, principalId, feedback),
     );
+  }
+  if (action === 'reject' && i.data.rejectionPolicy === 'majority') {
+    // A reject is one vote; the gate ends rejected once rejects are more than half the quorum.
+    const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
+    const rejects = votes.filter((x) => x.action === 'reject').length;
+    if (rejects * 2 <= required) {
+      const events = [{ ...received, payload: { ...received.payload, rejects, requiredApprovals: required } }];
+      return { kind: 'vote', interrupt: { ...i, votes }, events };
+    }
+    const output = {
+      action,
+      decidedBy: principalId,
+      rejecters: votes.filter((x) => x.action === 'reject').map((x) => x.principalId),
+      ...(feedback !== undefined ? { feedback } : {}),
+    };
+    return resolveWith(spread(i, { votes }), 'reject', principalId, now, received, output);
   }
   // reject (single veto) and refine end the gate at once.
   const output = {
@@ -84,7 +99,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
 /** An approvers list (a gate's own, or the one an escalation set) names who may decide. */
 function checkApprover(i: InterruptRecord, principalId: string): void {
   const approvers = i.data.approversList as string[] | undefined;
-  if (approvers && !approvers.includes(principalId)) {
+  if (approvers?.length && !approvers.includes(principalId)) {
     throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
   }
 }
@@ -107,6 +122,10 @@ function checkActionFields(action: string, v: Record<string, unknown>): void {
   }
 }
 
+function isAccept(vote: InterruptVote): boolean {
+  return vote.action === 'accept' || vote.action === 'edit-accept';
+}
+
 /** One vote per principal: a later vote replaces that principal's earlier one. */
 function upsertVote(votes: InterruptVote[], vote: InterruptVote): InterruptVote[] {
   return [...votes.filter((x) => x.principalId !== vote.principalId), vote];
@@ -126,7 +145,7 @@ function approvalOutput(
     action,
     artifact,
     decidedBy: principalId,
-    approvers: votes.map((x) => x.principalId),
+    approvers: votes.filter(isAccept).map((x) => x.principalId),
   };
   if (feedback !== undefined) output.feedback = feedback;
   return output;

@@ -26,6 +26,7 @@ import {
   commitTransition,
   completeNode,
   failAt,
+  failureRoute,
   findNode,
   noLease,
   scopeOf,
@@ -295,6 +296,8 @@ async function apply(
     case 'failed': {
       // The node's own events go after its node.started and before its node.failed.
       const before = [...prefix, ...own([...startEvent, ...(result.events ?? [])])];
+      const routed = failureRoute(def, run, line, result.error, before);
+      if (routed) return { kind: 'continue', run: await commit(routed) };
       return { kind: 'settled', run: await commit(failAt(run, line, result.error, nowIso, before)) };
     }
     case 'cancelled': {

@@ -377,7 +377,18 @@ export const WorkflowSummary = Type.Object(
   { $id: 'WorkflowSummary' },
 );
 
-export const WorkflowList = Type.Object({ workflows: Type.Array(ref(WorkflowSummary)) }, { $id: 'WorkflowList' });
+export const RefusedWorkflow = Type.Object(
+  { file: Type.String(), problems: Type.Array(Type.String()) },
+  { $id: 'RefusedWorkflow', description: 'A workflow file the host did not load, and why.' },
+);
+
+export const WorkflowList = Type.Object(
+  {
+    workflows: Type.Array(ref(WorkflowSummary)),
+    refused: Type.Optional(Type.Array(ref(RefusedWorkflow), { description: 'With `?include=refused`.' })),
+  },
+  { $id: 'WorkflowList' },
+);
 
 /** The published JSON Schemas, registered under a short `$id` (the document's component name). */
 export const WorkflowDefinition = Type.Unsafe<WorkflowDefinitionType>({
@@ -403,6 +414,10 @@ export const Discovery = Type.Object(
     ),
     supportedTransports: Type.Array(Type.String()),
     workflows: Type.Array(Type.String(), { description: 'Ids of the loaded workflows.' }),
+    fixtures: Type.Array(Type.String(), {
+      description:
+        'Ids of the canonical OpenWOP conformance fixtures seeded (RFC 0003; HANDOFF_CONFORMANCE_FIXTURES=1).',
+    }),
     a2a: Type.Optional(ref(A2ACapability)),
   },
   {
@@ -414,9 +429,12 @@ export const Discovery = Type.Object(
 
 export const Health = Type.Object(
   {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('unavailable')]),
     database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
     message: Type.Optional(Type.String({ description: 'Why the database is unavailable (503 only).' })),
+    refusedWorkflows: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'How many workflow files were refused at start (`degraded`).' }),
+    ),
   },
   { $id: 'Health' },
 );
@@ -436,6 +454,7 @@ export const REST_SCHEMAS: TSchema[] = [
   ResolveInterruptResponse,
   PollEventsResponse,
   WorkflowSummary,
+  RefusedWorkflow,
   WorkflowList,
   WorkflowDefinition,
   A2ACapability,

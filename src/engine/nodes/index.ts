@@ -6,6 +6,7 @@ import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
 import { httpRequest } from './http-request.js';
 import { llmChatNode } from './llm-chat.js';
+import { noop } from './noop.js';
 import { join, parallel } from './parallel.js';
 import { transform } from './transform.js';
 import type { NodeType } from './types.js';
@@ -13,6 +14,7 @@ import type { NodeType } from './types.js';
 // Each type checks its own config, so the map erases the config type parameter.
 const ALL: NodeType<any>[] = [
   transform,
+  noop,
   delay,
   approvalGate,
   clarificationGate,
