@@ -43,6 +43,8 @@ import { PeerWakes } from './peers/wakes.js';
 import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
+import { WebhookService } from './webhooks/webhooks.js';
 import type { CommitListener, Pipeline, Store, TransitionStep } from './store/store.js';
 
 export interface Host {
@@ -103,6 +105,15 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     // Longer than an attempt (checked by loadConfig); how long a dead instance's claimed deliveries wait.
     leaseMs: config.push.leaseMs,
   });
+  // Webhook deliveries share the push egress policy and its guarded dispatcher (https, SSRF-checked at every dial).
+  const webhooks = new WebhookService(store, {
+    vault,
+    policy,
+    dispatcher,
+    logger: log,
+    now: () => clock.now(),
+    timeoutMs: PUSH_ATTEMPT_TIMEOUT_MS,
+  });
   const taskCache = TaskCache.forStore(store);
   // The peer-cancel pass is built below; a withdrawn branch's peer task wakes it once it exists.
   let wakePeerCancels = () => {};
@@ -113,6 +124,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       taskCache,
       wakePushWorker: () => pushWorker.kick(),
       wakePeerCancels: () => wakePeerCancels(),
+      webhooks: webhooks.listener,
       children: {
         step: childCascadeStep(workflows, clock),
         listener: childWakeListener(store, () => runner.kick(), log),
@@ -242,6 +254,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
         a2aRestRoutes(a, deps);
       },
       (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
+      (a) => webhookRoutes(a, webhooks),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -277,6 +290,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       await runner.stop();
       await peers.close().catch(() => {});
       await pushWorker.stop();
+      await webhooks.drain();
       await dispatcher.close().catch(() => {});
       await services.calls?.dispatcher.close().catch(() => {});
       await bus.close();
@@ -311,6 +325,8 @@ export function pipeline(parts: {
   wakePushWorker: () => void;
   /** A branch was withdrawn: the peer task it waited on (marked in its transaction) wants a cancel. */
   wakePeerCancels?: () => void;
+  /** Sends the committed events to the tenant's webhook subscriptions (src/webhooks/). */
+  webhooks?: CommitListener;
   children: { step: TransitionStep; listener: CommitListener };
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
@@ -324,6 +340,7 @@ export function pipeline(parts: {
       push.listener,
       ...(wake ? [withdrawalListener(wake)] : []),
       parts.children.listener,
+      ...(parts.webhooks ? [parts.webhooks] : []),
     ],
   };
 }

@@ -163,6 +163,21 @@ export interface RunValuesTable {
   created_at: string;
 }
 
+/** A webhook subscription (spec/v1/webhooks.md): run events of a tenant, signed with its secret. */
+export interface WebhooksTable {
+  webhook_id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of event types. */
+  events: string;
+  /** JSON array of run tags (any overlap delivers), or null: every run. */
+  tags: string | null;
+  /** The signing secret, sealed by the host key (src/push/vault.ts). */
+  secret: string;
+  secret_fingerprint: string;
+  created_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   event_batches: EventBatchesTable;
@@ -176,4 +191,5 @@ export interface Database {
   rate_limits: RateLimitsTable;
   peer_waits: PeerWaitsTable;
   run_values: RunValuesTable;
+  webhooks: WebhooksTable;
 }

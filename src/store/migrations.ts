@@ -403,6 +403,25 @@ function runValues(d: Dialect): Migration {
   };
 }
 
+function webhooks(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(db, d, 'webhooks', {
+        webhook_id: 'text key',
+        tenant_id: 'text!',
+        url: 'text!',
+        events: 'text!',
+        tags: 'text',
+        secret: 'text!',
+        secret_fingerprint: 'text!',
+        created_at: 'text!',
+      });
+      // Every commit's delivery looks up its tenant's subscriptions.
+      await db.schema.createIndex('webhooks_tenant').on('webhooks').column('tenant_id').execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -418,6 +437,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0011_event_batches': eventBatches(dialect),
     '0012_child_runs': childRuns(),
     '0013_run_values': runValues(dialect),
+    '0021_webhooks': webhooks(dialect),
   };
   return { getMigrations: async () => migrations };
 }

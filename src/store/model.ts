@@ -262,3 +262,17 @@ export interface DeliveryRecord {
   /** Absent: `body` is a 0.3 wire body. Set: `body` is the neutral event to encode for it. */
   protocolVersion?: string;
 }
+
+/** A webhook subscription (spec/v1/webhooks.md). */
+export interface WebhookRecord {
+  webhookId: string;
+  tenantId: string;
+  url: string;
+  events: string[];
+  /** Only runs with one of these tags deliver; absent: every run of the tenant. */
+  tags?: string[];
+  /** Sealed by the host key; opened only to sign a delivery. */
+  sealedSecret: string;
+  secretFingerprint: string;
+  createdAt: string;
+}

@@ -34,6 +34,7 @@ for (const dialect of DIALECTS) {
           'push-worker-wake',
           'peer-cancel-wake',
           'child-wake',
+          'webhook-dispatch',
         ],
       });
     });

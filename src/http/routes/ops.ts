@@ -73,6 +73,8 @@ export function opsRoutes(
         workflows: workflows.ids(),
         // RFC 0003: the canonical fixtures this host seeded (HANDOFF_CONFORMANCE_FIXTURES=1).
         fixtures: extras.catalog.fixtures,
+        // spec/v1/webhooks.md: best-effort signed deliveries (`v1`), not the RFC 0083 durable mode.
+        webhooks: { supported: true, durable: false, signatureAlgorithms: ['v1'] },
         ...extras.families(req),
       };
       // The body is sent as JSON.stringify writes it (schemas never reshape it), so this is its validator.
