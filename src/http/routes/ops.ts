@@ -30,7 +30,8 @@ export interface DiscoveryExtras {
 }
 
 const DISCOVERY_HEADERS = {
-  'Cache-Control': { description: 'public, max-age=300' },
+  'Cache-Control': { description: 'public, max-age=300 (private for the authenticated view)' },
+  Vary: { description: 'Authorization: an API key adds the caller to the document.' },
   ETag: { description: 'Strong validator of this document (RFC 0165 §C.2); `If-None-Match` with it answers 304.' },
   'Capabilities-Etag': { description: 'The same validator, under the name OpenWOP clients read.' },
 };
@@ -75,11 +76,18 @@ export function opsRoutes(
         fixtures: extras.catalog.fixtures,
         // spec/v1/webhooks.md: best-effort signed deliveries (`v1`), not the RFC 0083 durable mode.
         webhooks: { supported: true, durable: false, signatureAlgorithms: ['v1'] },
+        // RFC 0011: called with a valid API key, the same endpoint adds who the caller is.
+        discovery: { authScoped: { supported: true, mode: 'same-endpoint' } },
         ...extras.families(req),
+        ...(req.caller && req.headers.authorization
+          ? { caller: { tenantId: req.caller.tenantId, principalId: req.caller.principalId } }
+          : {}),
       };
       // The body is sent as JSON.stringify writes it (schemas never reshape it), so this is its validator.
       const etag = strongEtag(JSON.stringify(doc));
-      void reply.headers({ 'Cache-Control': 'public, max-age=300', ETag: etag, 'Capabilities-Etag': etag });
+      // The authenticated view is the caller's own: no shared cache may keep it.
+      const cache = 'caller' in doc ? 'private, max-age=300' : 'public, max-age=300';
+      void reply.headers({ 'Cache-Control': cache, Vary: 'Authorization', ETag: etag, 'Capabilities-Etag': etag });
       if (matchesEtag(req.headers['if-none-match'], etag)) return reply.status(304).send();
       return doc;
     },
