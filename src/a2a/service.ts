@@ -486,6 +486,7 @@ function engineToA2A(err: unknown, taskId: string): unknown {
       return invalidParams(err.message, err.details);
     case 'interrupt_already_resolved':
     case 'interrupt_cancelled':
+    case 'interrupt_gone':
     case 'interrupt_withdrawn':
     case 'interrupt_not_found':
     case 'run_terminal':

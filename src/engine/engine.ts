@@ -383,6 +383,10 @@ export class Engine {
         `the branch at node '${nodeId}' was withdrawn (its join was satisfied, or the run ended without it)`,
       );
     }
+    if (latest?.status === 'cancelled' && run.parentRunId !== undefined && isTerminal(run.status)) {
+      // OpenWOP's cascade-cancel profile: a child's interrupt its parent's end invalidated is gone (410).
+      throw new EngineError('interrupt_gone', `the interrupt at node '${nodeId}' ended with its parent run`);
+    }
     if (latest?.status === 'cancelled' || run.status === 'cancelled' || run.status === 'cancelling') {
       throw new EngineError('interrupt_cancelled', `the interrupt at node '${nodeId}' was cancelled with its run`);
     }

@@ -188,6 +188,11 @@ export const RunSnapshot = Type.Object(
         { description: 'The child runs of this run that have not ended yet, oldest first (absent: none).' },
       ),
     ),
+    childRuns: Type.Optional(
+      Type.Array(Type.Object({ runId: Type.String(), status: ref(RunStatus) }, { additionalProperties: true }), {
+        description: 'The same list as `children` (the name OpenWOP readers use).',
+      }),
+    ),
     tags: Type.Array(Type.String()),
     metadata: OpenObject(),
     createdAt: DateTime(),

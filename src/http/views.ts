@@ -46,7 +46,8 @@ export function runSnapshot(
     ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
     ...(run.error ? { error: run.error } : {}),
     ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId ?? '' } : {}),
-    ...(children.length > 0 ? { children } : {}),
+    // `childRuns`: the same list under the name OpenWOP's cascade scenario reads.
+    ...(children.length > 0 ? { children, childRuns: children } : {}),
     tags: run.tags,
     metadata: run.metadata,
     createdAt: run.createdAt,

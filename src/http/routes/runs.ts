@@ -62,6 +62,7 @@ const RESOLVE_RESPONSES = {
       'or the run kept changing (`conflict`).',
   ),
   413: TOO_LARGE,
+  410: failure('The interrupt of a child run was invalidated when its parent ended (`interrupt_gone`).'),
   415: BAD_MEDIA_TYPE,
   422: failure('The interrupt was cancelled with its run (`interrupt_cancelled`).'),
 };
