@@ -117,6 +117,41 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.waitForStatus(slow, ['cancelled'], as(0))).status, 'cancelled');
     });
 
+    it('interrupt-approval: suspends at gate, a bad action is 400, an unknown node 404, accept completes', async () => {
+      const runId = await t.createRun('conformance-approval', {}, as(0));
+      const suspended = await t.waitForStatus(runId, ['waiting-approval'], as(0));
+      assert.equal(suspended.currentNodeId, 'gate');
+      const bad = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'maybe' } }, as(0));
+      assert.equal(bad.status, 400);
+      const unknown = await t.post(
+        `/v1/runs/${runId}/interrupts/no-such-node`,
+        { resumeValue: { action: 'accept' } },
+        as(0),
+      );
+      assert.equal(unknown.status, 404);
+      const ok = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } }, as(0));
+      assert.equal(ok.status, 200);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-clarification: suspends at ask, {answers: {q1}} completes', async () => {
+      const runId = await t.createRun('conformance-clarification', {}, as(0));
+      assert.equal((await t.waitForStatus(runId, ['waiting-input'], as(0))).currentNodeId, 'ask');
+      const ok = await t.post(`/v1/runs/${runId}/interrupts/ask`, { resumeValue: { answers: { q1: 'blue' } } }, as(0));
+      assert.equal(ok.status, 200);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-auth-required: a bearer resolves, no key is 401', async () => {
+      const runId = await t.createRun('conformance-interrupt-auth-required', {}, as(0));
+      await t.waitForStatus(runId, ['waiting-approval'], as(0));
+      const anonymous = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } });
+      assert.equal(anonymous.status, 401);
+      const ok = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } }, as(1));
+      assert.ok(ok.status >= 200 && ok.status < 300, ok.text);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
     const vote = (runId: string, i: number, action: string) =>
       t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action, voter: `approver-${i + 1}` } }, as(i));
 
