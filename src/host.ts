@@ -19,6 +19,7 @@ import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
 import { ChildRuns, childCascadeStep, childWakeListener } from './engine/children.js';
 import { Engine } from './engine/engine.js';
 import type { NodeServices } from './engine/nodes/services.js';
+import { hmacInterruptTokens } from './engine/interrupt-tokens.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import {
@@ -87,7 +88,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const { workflows, catalog } = await loadHostWorkflows(config, log);
   const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
-  const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
+  const hostKey = loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key'));
+  const vault = new Vault(hostKey);
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs });
   const dispatcher = createGuardedDispatcher({
     policy,
@@ -182,6 +184,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     ...nodeServices(config, opts),
     peers: peersForNodes,
     redactor: config.secrets.redactor,
+    interruptTokens: hmacInterruptTokens(hostKey),
   };
   const runner = new Runner(store, workflows, bus, {
     instanceId: config.instanceId,

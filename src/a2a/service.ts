@@ -482,6 +482,7 @@ function engineToA2A(err: unknown, taskId: string): unknown {
     case 'not_found':
       return taskNotFound(taskId);
     case 'validation_error':
+    case 'correlation_mismatch':
     case 'forbidden':
       return invalidParams(err.message, err.details);
     case 'interrupt_already_resolved':

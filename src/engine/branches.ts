@@ -67,11 +67,13 @@ function dropUndefined<T extends object>(o: T): T {
 /** A forked run's status: waiting on a person while any interrupt is open, else running. */
 export function forkedStatus(cursor: RunCursor): RunStatus {
   let input = false;
+  let external = false;
   for (const b of cursor.branches ?? []) {
     if (b.waiting === 'approval') return 'waiting-approval';
     if (b.waiting === 'clarification') input = true;
+    if (b.waiting === 'external-event') external = true;
   }
-  return input ? 'waiting-input' : 'running';
+  return input ? 'waiting-input' : external ? 'waiting-external' : 'running';
 }
 
 /**

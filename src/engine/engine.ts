@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
 import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';
-import { isTerminal, isWaiting } from '../store/model.js';
+import { isSuspended, isTerminal } from '../store/model.js';
 import type { NewRun, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
@@ -150,7 +150,7 @@ export class Engine {
       }
       const events = tx.deferredEvents(run.runId);
       // Known without a query: the run is new, its interrupts are the ones this transaction opened.
-      const open = isWaiting(settled.status) ? await tx.interrupts.getOpen(run.runId) : undefined;
+      const open = isSuspended(settled.status) ? await tx.interrupts.getOpen(run.runId) : undefined;
       const result: StartRunResult = { run: settled, replayed: false };
       if (events) result.events = events;
       if (open) result.open = open;

@@ -1,6 +1,7 @@
 // Deciding what a resume value does to an open interrupt — pure, no I/O. Host-side checks
 // (approvers list, action allowed, quorum) all happen here, before the engine moves the run.
 import type { InterruptRecord, InterruptVote, NewEvent } from '../store/model.js';
+import { isDeepStrictEqual } from 'node:util';
 import { EngineError } from './errors.js';
 import { normalizeApprovalAction } from './vocabulary.js';
 import { spread } from './spread.js';
@@ -24,9 +25,53 @@ export function decide(i: InterruptRecord, principalId: string, resumeValue: unk
     throw new EngineError('validation_error', 'resumeValue must be an object');
   }
   const value = resumeValue as Record<string, unknown>;
+  if (i.kind === 'external-event') return decideExternalEvent(i, principalId, value, now);
   return i.kind === 'approval'
     ? decideApproval(i, principalId, value, now)
     : decideClarification(i, principalId, value, now);
+}
+
+/**
+ * The event an external-event interrupt waits for: it resolves the wait only when every field of
+ * the node's `correlation` has that value in it (else 422 `correlation_mismatch`, nothing changes).
+ * The resume value is the event, or `{eventPayload: event}`.
+ */
+function decideExternalEvent(
+  i: InterruptRecord,
+  principalId: string,
+  v: Record<string, unknown>,
+  now: string,
+): Decision {
+  const wrapped = v.eventPayload;
+  const event =
+    wrapped && typeof wrapped === 'object' && !Array.isArray(wrapped) ? (wrapped as Record<string, unknown>) : v;
+  const correlation = (i.data.correlation ?? {}) as Record<string, unknown>;
+  const mismatched = Object.keys(correlation).filter((k) => !isDeepStrictEqual(event[k], correlation[k]));
+  if (mismatched.length > 0) {
+    throw new EngineError(
+      'correlation_mismatch',
+      `the event does not match the awaited correlation (${mismatched.join(', ')})`,
+      {
+        fields: mismatched,
+      },
+    );
+  }
+  const received: NewEvent = {
+    type: 'external-event.received',
+    nodeId: i.nodeId,
+    payload: {
+      interruptId: i.interruptId,
+      eventType: i.data.eventType,
+      correlationId: i.data.correlationId,
+      receivedBy: principalId,
+      receivedAt: now,
+    },
+  };
+  return resolveWith(i, 'answer', principalId, now, received, {
+    eventType: i.data.eventType,
+    event,
+    receivedBy: principalId,
+  });
 }
 
 function decideApproval(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {

@@ -8,7 +8,22 @@
 // - `inlineStep` (a request): the instantaneous prefix of a run (inline node types only: no I/O)
 //   executes inside the very transaction that created or resumed it, so a request that needs no
 //   waiting commits once.
-import { isTerminal, type NewEvent, type RunRecord, type RunStatus } from '../store/model.js';
+import {
+  type InterruptKind,
+  isTerminal,
+  type NewEvent,
+  type RunEventType,
+  type RunRecord,
+  type RunStatus,
+  statusOfInterrupt,
+} from '../store/model.js';
+
+/** The kind's own event beside the neutral `interrupt.requested`. */
+const REQUESTED_EVENT: Record<InterruptKind, RunEventType> = {
+  approval: 'approval.requested',
+  clarification: 'clarification.requested',
+  'external-event': 'external-event.requested',
+};
 import type { Store, StoreTx } from '../store/store.js';
 import { cancelNow } from './cancel.js';
 import { type Clock, iso } from './clock.js';
@@ -339,7 +354,7 @@ async function apply(
           ...(result.events ?? []),
           { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
           {
-            type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
+            type: REQUESTED_EVENT[kind],
             nodeId,
             payload: { interruptId, ...data },
           },
@@ -354,7 +369,7 @@ async function apply(
         const place = { started: true, waiting: kind, wakeAt: result.expiresAt, ...kept };
         return { kind: 'continue', run: await commit(branchPatch(run, line, place, events, ctx)) };
       }
-      const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
+      const status: RunStatus = statusOfInterrupt(kind);
       // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
       const cursor = spread(run.cursor, { started: true, ...kept });
       const patch = { status, cursor, wakeAt: result.expiresAt, ...noLease };

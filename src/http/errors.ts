@@ -23,6 +23,7 @@ const ENGINE_STATUS: Record<EngineErrorCode, number> = {
   interrupt_already_resolved: 409,
   interrupt_cancelled: 422,
   interrupt_gone: 410,
+  correlation_mismatch: 422,
   interrupt_withdrawn: 409,
   idempotency_key_mismatch: 409,
   conflict: 409,

@@ -106,7 +106,11 @@ export const RunError = Type.Object(
   { $id: 'RunError', additionalProperties: true },
 );
 
-const InterruptKind = Type.Union([Type.Literal('approval'), Type.Literal('clarification')]);
+const InterruptKind = Type.Union([
+  Type.Literal('approval'),
+  Type.Literal('clarification'),
+  Type.Literal('external-event'),
+]);
 
 export const OpenInterrupt = Type.Object(
   {
@@ -128,6 +132,12 @@ export const OpenInterrupt = Type.Object(
         { additionalProperties: true },
       ),
       { description: '`ask` exchanges recorded while the interrupt stays open.' },
+    ),
+    interruptToken: Type.Optional(
+      Type.String({ description: 'An external-event interrupt: the signed token that resolves it.' }),
+    ),
+    callbackUrl: Type.Optional(
+      Type.String({ description: 'An external-event interrupt: `/v1/interrupts/{token}`, relative to the host.' }),
     ),
   },
   { $id: 'OpenInterrupt', additionalProperties: true, description: 'The open interrupt of a waiting run.' },

@@ -2,7 +2,7 @@
 import type { Static } from '@sinclair/typebox';
 import {
   type InterruptRecord,
-  isWaiting,
+  isSuspended,
   type RunEvent as RunEventRecord,
   type RunHead,
   type RunRecord,
@@ -21,7 +21,7 @@ export function runSnapshot(
   opens: InterruptRecord[] = [],
   children: ChildSummary[] = [],
 ): Static<typeof RunSnapshot> {
-  const waiting = isWaiting(run.status);
+  const waiting = isSuspended(run.status);
   const open = opens[0];
   return {
     runId: run.runId,
@@ -63,6 +63,10 @@ function interruptView(open: InterruptRecord) {
     interruptId: open.interruptId,
     payload: open.data,
     ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
+    // An external-event interrupt's signed token (interrupt.md §Signed-token callback).
+    ...(typeof open.data.interruptToken === 'string'
+      ? { interruptToken: open.data.interruptToken, callbackUrl: String(open.data.callbackUrl) }
+      : {}),
     votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
     exchanges: open.exchanges,
   };

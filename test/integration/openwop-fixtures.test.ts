@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { hmacInterruptTokens } from '../../src/engine/interrupt-tokens.js';
+import { loadHostKey } from '../../src/push/vault.js';
 import { DIALECTS, REPO_ROOT, type TestHost, bearer, startTestHost } from '../support/host.js';
+
+/** The host key the test host made in its data directory (the token signer's key). */
+const hostKeyOf = (t: TestHost) => loadHostKey(undefined, join(t.config.dataDir, 'secret.key'));
 
 const FIXTURES_DIR = join(REPO_ROOT, 'fixtures', 'conformance');
 const FIXTURE_FILES = readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.json'));
@@ -150,6 +155,33 @@ for (const dialect of DIALECTS) {
       const ok = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } }, as(1));
       assert.ok(ok.status >= 200 && ok.status < 300, ok.text);
       assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-external-event: waits waiting-external with a signed token; a mismatch is 422, a match completes', async () => {
+      const runId = await t.createRun('conformance-interrupt-external-event', {}, as(0));
+      const waiting = await t.waitForStatus(runId, ['waiting-external'], as(0));
+      const token = waiting.interrupt.interruptToken as string;
+      assert.equal(waiting.interrupt.kind, 'external-event');
+      assert.equal(waiting.interrupt.callbackUrl, `/v1/interrupts/${token}`);
+      const ref = hmacInterruptTokens(hostKeyOf(t)).verify(token);
+      assert.deepEqual(ref, {
+        runId,
+        nodeId: 'wait-for-order',
+        correlationId: waiting.interrupt.payload.correlationId,
+      });
+      const url = `/v1/runs/${runId}/interrupts/wait-for-order`;
+      const wrong = await t.post(url, { resumeValue: { orderId: 'different-order', status: 'completed' } }, as(0));
+      assert.equal(wrong.status, 422, wrong.text);
+      assert.equal(wrong.body.error, 'correlation_mismatch');
+      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-external');
+      const event = { orderId: 'fixture-order-1', status: 'completed', externalReference: 'conformance-test-123' };
+      const ok = await t.post(url, { resumeValue: event }, as(0));
+      assert.equal(ok.status, 200, ok.text);
+      const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.nodeStates['wait-for-order'].event, event);
+      const received = (await t.events(runId, as(0))).find((e) => e.type === 'external-event.received');
+      assert.equal(received.payload.correlationId, waiting.interrupt.payload.correlationId);
     });
 
     const vote = (runId: string, i: number, action: string) =>

@@ -2,6 +2,7 @@
 import { a2aInvoke } from './a2a-invoke/index.js';
 import { forEach, subWorkflow } from './child-runs/index.js';
 import { delay } from './delay.js';
+import { externalEvent } from './external-event.js';
 import { fail } from './fail.js';
 import { approvalGate, clarificationGate } from './gates.js';
 import { httpRequest } from './http-request.js';
@@ -19,6 +20,7 @@ const ALL: NodeType<any>[] = [
   approvalGate,
   clarificationGate,
   fail,
+  externalEvent,
   httpRequest,
   llmChatNode,
   a2aInvoke,
