@@ -368,7 +368,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     await page.goto(`${srv.url}/console/operations`);
     const refused = page.locator('ul.refused > li', { hasText: refusedFile });
     await refused.waitFor();
-    assert.match(await refused.innerText(), /invalid JSON/);
+    assert.match(String(await refused.textContent()), /invalid JSON/);
     const health = await getJson(`${srv.url}/healthz`);
     assert.equal(health.body.status, 'degraded');
   });
