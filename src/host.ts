@@ -56,6 +56,8 @@ export interface Host {
   engine: Engine;
   runner: Runner;
   pushWorker: PushWorker;
+  /** Webhook subscriptions and their outbox worker (started by listen()). */
+  webhooks: WebhookService;
   metrics: Metrics;
   app: FastifyInstance;
   /** The SSE streams of this host and their shared limits. */
@@ -115,6 +117,9 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     logger: log,
     now: () => clock.now(),
     timeoutMs: PUSH_ATTEMPT_TIMEOUT_MS,
+    schedule: parseSchedule(config.push.retrySchedule),
+    instanceId: config.instanceId,
+    leaseMs: config.push.leaseMs,
   });
   const taskCache = TaskCache.forStore(store);
   // The peer-cancel pass is built below; a withdrawn branch's peer task wakes it once it exists.
@@ -126,7 +131,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       taskCache,
       wakePushWorker: () => pushWorker.kick(),
       wakePeerCancels: () => wakePeerCancels(),
-      webhooks: webhooks.listener,
+      webhooks,
       children: {
         step: childCascadeStep(workflows, clock),
         listener: childWakeListener(store, () => runner.kick(), log),
@@ -270,6 +275,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     engine,
     runner,
     pushWorker,
+    webhooks,
     metrics,
     app,
     sse,
@@ -280,6 +286,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       const address = await app.listen({ host: config.host, port: config.port });
       runner.start();
       pushWorker.start();
+      webhooks.start();
       retention.start();
       cancels.start();
       return address;
@@ -293,7 +300,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       await runner.stop();
       await peers.close().catch(() => {});
       await pushWorker.stop();
-      await webhooks.drain();
+      await webhooks.stop();
       await dispatcher.close().catch(() => {});
       await services.calls?.dispatcher.close().catch(() => {});
       await bus.close();
@@ -328,14 +335,14 @@ export function pipeline(parts: {
   wakePushWorker: () => void;
   /** A branch was withdrawn: the peer task it waited on (marked in its transaction) wants a cancel. */
   wakePeerCancels?: () => void;
-  /** Sends the committed events to the tenant's webhook subscriptions (src/webhooks/). */
-  webhooks?: CommitListener;
+  /** The webhook outbox: its rows in the transaction, its worker woken after (src/webhooks/). */
+  webhooks?: { step: TransitionStep; listener: CommitListener };
   children: { step: TransitionStep; listener: CommitListener };
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
   const wake = parts.wakePeerCancels;
   return {
-    steps: [taskRecordStep, push.step, parts.children.step],
+    steps: [taskRecordStep, push.step, ...(parts.webhooks ? [parts.webhooks.step] : []), parts.children.step],
     listeners: [
       ...(parts.taskCache ? [parts.taskCache.listener] : []),
       parts.metrics.runListener,
@@ -343,7 +350,7 @@ export function pipeline(parts: {
       push.listener,
       ...(wake ? [withdrawalListener(wake)] : []),
       parts.children.listener,
-      ...(parts.webhooks ? [parts.webhooks] : []),
+      ...(parts.webhooks ? [parts.webhooks.listener] : []),
     ],
   };
 }

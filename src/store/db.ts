@@ -178,6 +178,27 @@ export interface WebhooksTable {
   created_at: string;
 }
 
+/** One signed delivery of one run event to one webhook subscription (the webhook outbox). */
+export interface WebhookDeliveriesTable {
+  delivery_id: string;
+  webhook_id: string;
+  tenant_id: string;
+  run_id: string;
+  sequence: number;
+  event_type: string;
+  /** The delivery body as sent (`{runId, workspaceId, event}`). */
+  body: string;
+  /** pending | delivered | dead */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   event_batches: EventBatchesTable;
@@ -192,4 +213,5 @@ export interface Database {
   peer_waits: PeerWaitsTable;
   run_values: RunValuesTable;
   webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

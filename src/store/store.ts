@@ -19,7 +19,6 @@ import { TERMINAL_STATUSES } from './model.js';
 import { Events } from './repos/events.js';
 import type { Dialect } from './repos/repo.js';
 import { Quotas } from './repos/quotas.js';
-import { Webhooks } from './repos/webhooks.js';
 import { Runs } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
 import type { SqliteDirect } from './statements.js';
@@ -98,7 +97,6 @@ export class Store extends Tables {
   readonly runs: Runs;
   readonly events: Events;
   readonly quotas: Quotas;
-  readonly webhooks: Webhooks;
   /**
    * Where defined, this process's own commits are all announced to the pipeline's listeners, and
    * the returned number changes when anything else writes the database — what a read cache needs
@@ -135,7 +133,6 @@ export class Store extends Tables {
     this.runs = new Runs(opts.db, opts.dialect, now, pool);
     this.events = new Events(opts.db, opts.dialect, now, pool);
     this.quotas = new Quotas(opts.db, opts.dialect, now, pool);
-    this.webhooks = new Webhooks(opts.db, opts.dialect, now, pool);
   }
 
   /** Set the transition pipeline, once, before the first transaction (the host's composition). */

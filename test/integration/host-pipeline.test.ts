@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
 
     it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
-        steps: ['a2a-task-record', 'push-outbox', 'child-cascade'],
+        steps: ['a2a-task-record', 'push-outbox', 'webhook-outbox', 'child-cascade'],
         listeners: [
           ...(dialect === 'sqlite' ? ['task-cache'] : []),
           'metrics',
@@ -34,7 +34,7 @@ for (const dialect of DIALECTS) {
           'push-worker-wake',
           'peer-cancel-wake',
           'child-wake',
-          'webhook-dispatch',
+          'webhook-worker-wake',
         ],
       });
     });

@@ -1,9 +1,10 @@
 // Webhook subscriptions (spec/v1/webhooks.md), the legs of the OpenWOP `webhook-negative`
 // scenario and the signed delivery: the SSRF guard at registration (loopback, plain http),
 // validation errors, unknown ids, tenancy, and a real loopback HTTPS receiver that checks the
-// `v1` signature with the secret the registration answered; event-type and tag filters, and no
-// delivery after DELETE. SQLite always, PostgreSQL too when HANDOFF_TEST_PG_URL is set. Nothing
-// sleeps: "not delivered" is shown by a later delivery of the same change arriving first.
+// `v1` signature with the secret the registration answered; event-type and tag filters, no
+// delivery after DELETE, and the durable outbox: a failed attempt is retried until delivered.
+// SQLite always, PostgreSQL too when HANDOFF_TEST_PG_URL is set. Nothing sleeps: "not delivered"
+// is shown by the outbox rows the run's commit wrote (none for a filtered-out subscription).
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,16 +81,23 @@ for (const dialect of DIALECTS) {
     before(async () => {
       rx = await startHttpsReceiver();
       rx.behave((req) => {
-        hits.set(req.path, [...(hits.get(req.path) ?? []), req]);
-        return { status: 204 };
+        const seen = [...(hits.get(req.path) ?? []), req];
+        hits.set(req.path, seen);
+        // The flaky endpoint fails its first attempt: the outbox must try again.
+        return { status: req.path === '/flaky' && seen.length === 1 ? 503 : 204 };
       });
       caDir = mkdtempSync(join(tmpdir(), 'handoff-wh-ca-'));
       writeFileSync(join(caDir, 'ca.pem'), rx.caPem);
       t = await startTestHost({
         pg: dialect === 'postgres',
         apiKeys: KEYS,
-        env: { HANDOFF_PUSH_ALLOW_CIDRS: '127.0.0.0/8', HANDOFF_PUSH_CA_FILE: join(caDir, 'ca.pem') },
+        env: {
+          HANDOFF_PUSH_ALLOW_CIDRS: '127.0.0.0/8',
+          HANDOFF_PUSH_CA_FILE: join(caDir, 'ca.pem'),
+          HANDOFF_PUSH_RETRY_SCHEDULE: '100ms,100ms',
+        },
       });
+      t.host.webhooks.start();
     });
     after(async () => {
       await t?.close();
@@ -102,6 +110,8 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 201, res.text);
       return res.body as { webhookId: string; secret: string; secretFingerprint: string; subscriptionId: string };
     };
+    const outbox = (runId: string) =>
+      t.host.store.db.selectFrom('webhook_deliveries').selectAll().where('run_id', '=', runId).execute();
     const arrived = (path: string, n = 1) =>
       until(`${n} deliveries at ${path}`, async () =>
         (hits.get(path)?.length ?? 0) >= n ? hits.get(path) : undefined,
@@ -130,8 +140,12 @@ for (const dialect of DIALECTS) {
       assert.equal(body.workspaceId, 'acme');
       assert.equal(body.event.type, 'run.completed');
       assert.equal(typeof body.event.sequence, 'number');
-      assert.equal(hits.get('/other-tag'), undefined, 'a run without the tag is not delivered');
-      assert.equal(hits.get('/other-type'), undefined, 'an event type not asked for is not delivered');
+      const rows = await outbox(run.body.runId);
+      assert.deepEqual(
+        rows.map((r) => [r.webhook_id, r.event_type]),
+        [[hook.webhookId, 'run.completed']],
+        'a run without the tag, or an event type not asked for, is not enqueued',
+      );
       // The secret is stored sealed, never as given.
       const row = await t.host.store.db
         .selectFrom('webhooks')
@@ -140,6 +154,20 @@ for (const dialect of DIALECTS) {
         .executeTakeFirstOrThrow();
       assert.notEqual(row.secret, hook.secret);
       assert.equal(row.secret_fingerprint, hook.secretFingerprint);
+    });
+
+    it('retries a failed delivery from the outbox until the receiver takes it', async () => {
+      const hook = await register('/flaky', { events: ['run.completed'], tags: ['flaky'] });
+      const run = await t.post('/v1/runs', { workflowId: 'echo', inputs: { prompt: 'x' }, tags: ['flaky'] }, ACME);
+      const [first, second] = (await arrived('/flaky', 2)) as ReceivedRequest[];
+      assert.equal(first?.body, second?.body, 'the same delivery, sent again');
+      assert.equal(second?.headers['x-openwop-webhook-id'], hook.webhookId);
+      const row = await until('the delivery settled', async () => {
+        const [r] = await outbox(run.body.runId);
+        return r?.state === 'delivered' ? r : undefined;
+      });
+      assert.equal(row.attempts, 2);
+      assert.equal(row.last_status, 204);
     });
 
     it('delivers nothing after DELETE, and nothing of another tenant', async () => {
@@ -152,8 +180,14 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.request('DELETE', `/v1/webhooks/${gone.webhookId}`, undefined, ACME)).status, 404);
       const later = await register('/later', { events: ['run.completed'] });
       assert.ok(later.webhookId);
-      await t.post('/v1/runs', { workflowId: 'echo', inputs: { prompt: 'again' } }, ACME);
+      const run = await t.post('/v1/runs', { workflowId: 'echo', inputs: { prompt: 'again' } }, ACME);
       await arrived('/later');
+      const rows = await outbox(run.body.runId);
+      assert.deepEqual(
+        rows.map((r) => r.webhook_id),
+        [later.webhookId],
+        'only the live subscription of the run tenant',
+      );
       assert.equal(hits.get('/deleted'), undefined);
       assert.equal(hits.get('/globex'), undefined);
     });

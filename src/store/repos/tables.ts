@@ -13,6 +13,8 @@ import type { Dialect } from './repo.js';
 import type { SqliteDirect } from '../statements.js';
 import { Secrets } from './secrets.js';
 import { TaskRecords } from './task-records.js';
+import { WebhookDeliveries } from './webhook-deliveries.js';
+import { Webhooks } from './webhooks.js';
 
 /** What every repository is built on (Repo's constructor arguments). */
 type RepoArgs = [db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect];
@@ -27,6 +29,8 @@ export class Tables {
   #outbox?: PushOutbox;
   #secrets?: Secrets;
   #peerWaits?: PeerWaits;
+  #webhooks?: Webhooks;
+  #webhookDeliveries?: WebhookDeliveries;
 
   /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
@@ -66,5 +70,15 @@ export class Tables {
   get peerWaits(): PeerWaits {
     this.#peerWaits ??= new PeerWaits(...this.repoArgs);
     return this.#peerWaits;
+  }
+
+  get webhooks(): Webhooks {
+    this.#webhooks ??= new Webhooks(...this.repoArgs);
+    return this.#webhooks;
+  }
+
+  get webhookDeliveries(): WebhookDeliveries {
+    this.#webhookDeliveries ??= new WebhookDeliveries(...this.repoArgs);
+    return this.#webhookDeliveries;
   }
 }

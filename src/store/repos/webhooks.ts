@@ -45,6 +45,17 @@ export class Webhooks extends Repo {
     return Number(res.numDeletedRows) > 0;
   }
 
+  /** One subscription, whatever its tenant (the worker signs with its secret). */
+  async get(webhookId: string): Promise<WebhookRecord | undefined> {
+    const row = await this.db.selectFrom('webhooks').selectAll().where('webhook_id', '=', webhookId).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** Whether any tenant has a subscription (the commit step skips its read while none has). */
+  async any(): Promise<boolean> {
+    return (await this.db.selectFrom('webhooks').select('webhook_id').limit(1).executeTakeFirst()) !== undefined;
+  }
+
   /** The tenant's subscriptions, oldest first. */
   async forTenant(tenantId: string): Promise<WebhookRecord[]> {
     const rows = await this.db
