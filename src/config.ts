@@ -33,6 +33,10 @@ export interface Config {
    */
   pgPoolSize: number;
   workflowDirs: string[];
+  /** Seed the canonical OpenWOP `conformance-*` fixtures and advertise them (HANDOFF_CONFORMANCE_FIXTURES=1). */
+  conformanceFixtures: boolean;
+  /** A refused workflow file stops the host (`--strict-workflows`, HANDOFF_STRICT_WORKFLOWS=1); default: it is listed. */
+  strictWorkflows: boolean;
   retentionDays: number;
   /** API key → identity. Empty: no authentication, loopback only. */
   apiKeys: Map<string, ApiKeyIdentity>;
@@ -152,6 +156,8 @@ export interface Config {
 
 /** The demo workflows shipped with the package (…/workflows next to dist/ and src/). */
 export const BUILTIN_WORKFLOWS = resolve(fileURLToPath(new URL('../../workflows', import.meta.url)));
+/** The canonical OpenWOP conformance fixtures shipped with the package (…/fixtures/conformance). */
+export const CONFORMANCE_FIXTURES = resolve(fileURLToPath(new URL('../../fixtures/conformance', import.meta.url)));
 
 /** Identity used for every request when no API keys are configured (loopback-only mode). */
 export const LOCAL_IDENTITY: ApiKeyIdentity = { tenantId: 'default', principalId: 'local' };
@@ -178,6 +184,7 @@ export interface RawOptions {
   logLevel?: string;
   tlsCert?: string;
   tlsKey?: string;
+  strictWorkflows?: boolean;
 }
 
 export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.env): Config {
@@ -192,6 +199,8 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     dataDir,
     pgPoolSize: int('HANDOFF_PG_POOL_SIZE', env.HANDOFF_PG_POOL_SIZE ?? '10', 1, 1000),
     workflowDirs: [BUILTIN_WORKFLOWS, ...extraDirs.map((d) => resolve(d))],
+    conformanceFixtures: env.HANDOFF_CONFORMANCE_FIXTURES === '1',
+    strictWorkflows: flags.strictWorkflows === true || env.HANDOFF_STRICT_WORKFLOWS === '1',
     retentionDays: num('retention-days', flags.retentionDays ?? env.HANDOFF_RETENTION_DAYS ?? '30', 0),
     apiKeys: parseApiKeys(env.HANDOFF_API_KEYS),
     defaultSkill: flags.defaultSkill ?? env.HANDOFF_DEFAULT_SKILL ?? 'echo',

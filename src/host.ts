@@ -13,15 +13,21 @@ import { taskRecordStep } from './a2a/task-records.js';
 import { busPublisher, type ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
-import { type Config, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
+import { type Config, CONFORMANCE_FIXTURES, PUSH_ATTEMPT_TIMEOUT_MS, sqliteFile } from './config.js';
 import { CALL_EGRESS_SETTINGS, createEgressPolicy, PUSH_EGRESS_SETTINGS } from './egress/address.js';
 import { createGuardedDispatcher, type Resolver } from './egress/dispatcher.js';
 import { ChildRuns, childCascadeStep, childWakeListener } from './engine/children.js';
 import { Engine } from './engine/engine.js';
 import type { NodeServices } from './engine/nodes/services.js';
+import { hmacInterruptTokens } from './engine/interrupt-tokens.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
-import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
+import {
+  loadWorkflowDirs,
+  loadWorkflows,
+  type WorkflowCatalog,
+  type WorkflowRegistry,
+} from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
 import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
@@ -38,6 +44,8 @@ import { PeerWakes } from './peers/wakes.js';
 import { PeerCancels } from './peers/cancels.js';
 import type { PeerClient, PeerTarget, Peers, RunContext } from './peers/client.js';
 import { peerCallbackRoutes } from './http/routes/peer-callbacks.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
+import { WebhookService } from './webhooks/webhooks.js';
 import type { CommitListener, Pipeline, Store, TransitionStep } from './store/store.js';
 import { checkChannels, createNotifier } from './notify/notifier.js';
 import { decisionLinkRoutes } from './http/routes/decision-links.js';
@@ -55,11 +63,15 @@ export interface Host {
   pushWorker: PushWorker;
   /** Sends the notifications of gates (src/notify/). */
   notifyWorker: NotifyWorker;
+  /** Webhook subscriptions and their outbox worker (started by listen()). */
+  webhooks: WebhookService;
   metrics: Metrics;
   app: FastifyInstance;
   /** The SSE streams of this host and their shared limits. */
   sse: SseHub;
   workflows: WorkflowRegistry;
+  /** The workflow files refused at start, and the conformance fixtures seeded. */
+  catalog: WorkflowCatalog;
   /** Serialized Tasks for tasks/get (SQLite only; undefined on PostgreSQL). */
   taskCache: TaskCache | undefined;
   /** Listen on config.host:port; resolves with the bound address. */
@@ -84,13 +96,14 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   // Before any part that makes spans: the SDK registers the tracer the API hands out.
   const stopTracing = config.tracing ? await startTracing(process.env) : undefined;
   const metrics = new Metrics(config.instanceId);
-  // An unknown secret fails here, naming it: a workflow never fails at run time for want of one.
-  const workflows = await loadWorkflows(config.workflowDirs, { secrets: config.secrets });
-  // So does a notify entry whose channel this host cannot send (no SMTP server, no webhook key).
+  // An unknown secret refuses its workflow here, naming it: a workflow never fails at run time for want of one.
+  const { workflows, catalog } = await loadHostWorkflows(config, log);
+  // A notify entry whose channel this host cannot send (no SMTP server, no webhook key) fails here.
   checkChannels(workflows, config.notify);
   const store = await openHostStore(config, log, metrics, clock);
   const bus = await openBus(config, store, log);
-  const vault = new Vault(loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key')));
+  const hostKey = loadHostKey(config.push.secretKey, join(config.dataDir, 'secret.key'));
+  const vault = new Vault(hostKey);
   const policy = createEgressPolicy({ allowCidrs: config.push.allowCidrs, settings: PUSH_EGRESS_SETTINGS });
   const dispatcher = createGuardedDispatcher({
     policy,
@@ -109,6 +122,18 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     leaseMs: config.push.leaseMs,
   });
   const notifier = createNotifier(config, { store, workflows, vault, dispatcher, logger: log, metrics });
+  // Webhook deliveries share the push egress policy and its guarded dispatcher (https, SSRF-checked at every dial).
+  const webhooks = new WebhookService(store, {
+    vault,
+    policy,
+    dispatcher,
+    logger: log,
+    now: () => clock.now(),
+    timeoutMs: PUSH_ATTEMPT_TIMEOUT_MS,
+    schedule: parseSchedule(config.push.retrySchedule),
+    instanceId: config.instanceId,
+    leaseMs: config.push.leaseMs,
+  });
   const taskCache = TaskCache.forStore(store);
   // The peer-cancel pass is built below; a withdrawn branch's peer task wakes it once it exists.
   let wakePeerCancels = () => {};
@@ -120,6 +145,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       wakePushWorker: () => pushWorker.kick(),
       notify: notifier.outbox,
       wakePeerCancels: () => wakePeerCancels(),
+      webhooks,
       children: {
         step: childCascadeStep(workflows, clock),
         listener: childWakeListener(store, () => runner.kick(), log),
@@ -173,10 +199,12 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     maxMs: config.agents.pollMaxMs,
     pollMs: Math.max(config.pollMs, 1_000),
   });
+  const interruptTokens = hmacInterruptTokens(hostKey);
   const services: NodeServices = {
     ...nodeServices(config, opts),
     peers: peersForNodes,
     redactor: config.secrets.redactor,
+    interruptTokens,
   };
   const runner = new Runner(store, workflows, bus, {
     instanceId: config.instanceId,
@@ -230,6 +258,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     engine,
     bus,
     workflows,
+    catalog,
     metrics,
     sse,
     plugins: [
@@ -250,9 +279,10 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       },
       (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
       (a) => {
-        const links = notifier.links(engine, clock);
+        const links = notifier.links(engine, clock, interruptTokens);
         void a.register(decisionLinkRoutes, { links, store, kick: () => notifier.worker.kick() });
       },
+      (a) => webhookRoutes(a, webhooks),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
@@ -266,10 +296,12 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     runner,
     pushWorker,
     notifyWorker: notifier.worker,
+    webhooks,
     metrics,
     app,
     sse,
     workflows,
+    catalog,
     taskCache,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
@@ -277,6 +309,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       pushWorker.start();
       notifier.listening(address);
       notifier.worker.start();
+      webhooks.start();
       retention.start();
       cancels.start();
       return address;
@@ -291,6 +324,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       await peers.close().catch(() => {});
       await pushWorker.stop();
       await notifier.close();
+      await webhooks.stop();
       await dispatcher.close().catch(() => {});
       await services.calls?.dispatcher.close().catch(() => {});
       await bus.close();
@@ -329,12 +363,20 @@ export function pipeline(parts: {
   notify?: { step: TransitionStep; listener: CommitListener };
   /** A branch was withdrawn: the peer task it waited on (marked in its transaction) wants a cancel. */
   wakePeerCancels?: () => void;
+  /** The webhook outbox: its rows in the transaction, its worker woken after (src/webhooks/). */
+  webhooks?: { step: TransitionStep; listener: CommitListener };
   children: { step: TransitionStep; listener: CommitListener };
 }): Pipeline {
   const push = pushOutbox(parts.wakePushWorker);
   const wake = parts.wakePeerCancels;
   return {
-    steps: [taskRecordStep, push.step, ...(parts.notify ? [parts.notify.step] : []), parts.children.step],
+    steps: [
+      taskRecordStep,
+      push.step,
+      ...(parts.notify ? [parts.notify.step] : []),
+      ...(parts.webhooks ? [parts.webhooks.step] : []),
+      parts.children.step,
+    ],
     listeners: [
       ...(parts.taskCache ? [parts.taskCache.listener] : []),
       parts.metrics.runListener,
@@ -343,6 +385,7 @@ export function pipeline(parts: {
       ...(parts.notify ? [parts.notify.listener] : []),
       ...(wake ? [withdrawalListener(wake)] : []),
       parts.children.listener,
+      ...(parts.webhooks ? [parts.webhooks.listener] : []),
     ],
   };
 }
@@ -401,4 +444,31 @@ async function openBus(config: Config, store: Store, log: Logger): Promise<Chang
   });
   await bus.start();
   return bus;
+}
+
+/**
+ * The workflows `serve` runs: the configured directories and, with HANDOFF_CONFORMANCE_FIXTURES=1,
+ * the canonical conformance fixtures. A file that does not load is logged with its problems and
+ * listed (GET /v1/workflows?include=refused, /healthz degraded) unless config.strictWorkflows.
+ */
+async function loadHostWorkflows(
+  config: Config,
+  log: Logger,
+): Promise<{ workflows: WorkflowRegistry; catalog: WorkflowCatalog }> {
+  const dirs = config.conformanceFixtures ? [...config.workflowDirs, CONFORMANCE_FIXTURES] : config.workflowDirs;
+  const opts = { secrets: config.secrets };
+  if (config.strictWorkflows) {
+    const workflows = await loadWorkflows(dirs, opts);
+    return { workflows, catalog: { refused: [], fixtures: fixtureIds(workflows.ids(), () => true, config) } };
+  }
+  const { registry, refused, dirOf } = await loadWorkflowDirs(dirs, opts);
+  for (const r of refused) log.error({ file: r.file, problems: r.problems }, 'workflow refused');
+  const fixtures = fixtureIds(registry.ids(), (id) => dirOf.get(id) === CONFORMANCE_FIXTURES, config);
+  return { workflows: registry, catalog: { refused, fixtures } };
+}
+
+/** The seeded fixtures: the loaded `conformance-*` workflows of the fixtures directory. */
+function fixtureIds(ids: string[], fromFixtures: (id: string) => boolean, config: Config): string[] {
+  if (!config.conformanceFixtures) return [];
+  return ids.filter((id) => id.startsWith('conformance-') && fromFixtures(id)).sort();
 }

@@ -1,5 +1,6 @@
-// Operations: every run with filters, push deliveries (retry a dead letter), the agent card and
-// discovery document, and links to metrics and the OpenAPI document.
+// Operations: every run with filters, push deliveries (retry a dead letter), the workflow files the
+// host refused at start, the agent card and discovery document, and links to metrics and the
+// OpenAPI document.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { useLoaded, useRunChanges } from './live.js';
@@ -7,7 +8,7 @@ import { DeadNotifications } from './notifications.js';
 import { Link, runPath } from './router.js';
 import { Ago } from './time.js';
 import { ActivityLine } from './people.js';
-import type { AgentCard, Delivery, RunList, RunSummary, WorkflowSummary } from './types.js';
+import type { AgentCard, Delivery, RefusedWorkflow, RunList, RunSummary, WorkflowSummary } from './types.js';
 import { ErrorNote, Fact, Json, Notice, SelectField, Status, statusWords, StreamBadge, Table } from './ui.js';
 
 const STATUSES = [
@@ -38,11 +39,13 @@ export function Operations() {
       </h1>
       <nav aria-label="Sections" class="sections">
         <a href="#runs">Runs</a> · <a href="#deliveries">Push deliveries</a> ·{' '}
-        <a href="#notifications">Notifications</a> · <a href="#agent">Agent</a> · <a href="#links">Links</a>
+        <a href="#notifications">Notifications</a> · <a href="#workflows">Workflows</a> · <a href="#agent">Agent</a> ·{' '}
+        <a href="#links">Links</a>
       </nav>
       <Runs />
       <Deliveries taskId={taskId} />
       <DeadNotifications />
+      <Workflows />
       <Agent />
       <section id="links" aria-labelledby="links-title">
         <h2 id="links-title">Links</h2>
@@ -328,6 +331,40 @@ function lastResult(d: Delivery): string {
   if (d.lastStatus !== null) return `HTTP ${d.lastStatus}${d.lastError ? ` (${d.lastError})` : ''}`;
   if (d.lastError) return d.lastError;
   return d.attempts === 0 ? 'Not tried yet' : '—';
+}
+
+/** The loaded workflows, and each file the host refused at start with its problems. */
+function Workflows() {
+  const { value, error } = useLoaded(
+    () => api<{ workflows: WorkflowSummary[]; refused?: RefusedWorkflow[] }>('/v1/workflows?include=refused'),
+    [],
+  );
+  const refused = value?.refused ?? [];
+  return (
+    <section id="workflows" aria-labelledby="workflows-title">
+      <h2 id="workflows-title">Workflows</h2>
+      {error && <ErrorNote>Could not read the workflows. {error}</ErrorNote>}
+      {value && <p>{value.workflows.length} loaded.</p>}
+      {refused.length > 0 && (
+        <>
+          <h3>Refused workflow files</h3>
+          <p>These files did not load; the host runs without them until they are fixed.</p>
+          <ul class="refused">
+            {refused.map((r) => (
+              <li key={r.file}>
+                <code>{r.file}</code>
+                <ul>
+                  {r.problems.map((p) => (
+                    <li key={p}>{p}</li>
+                  ))}
+                </ul>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
 }
 
 function Agent() {

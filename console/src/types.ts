@@ -182,6 +182,12 @@ export interface WorkflowDefinition extends WorkflowSummary {
   inputSchema?: InputSchema;
 }
 
+/** A workflow file the host did not load (GET /v1/workflows?include=refused). */
+export interface RefusedWorkflow {
+  file: string;
+  problems: string[];
+}
+
 /** Every open interrupt of a run, whether its host lists them all (`interrupts`) or only one. */
 export function openInterrupts<T>(run: { interrupt?: T; interrupts?: T[] }): T[] {
   return run.interrupts ?? (run.interrupt ? [run.interrupt] : []);

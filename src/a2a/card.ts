@@ -25,12 +25,19 @@ export interface AgentCardOptions {
   requireAuth: boolean;
 }
 
+/** The version the discovery block prefers, and the card its agentCardUrl answers in. */
+const PREFERRED_VERSION = '1.0';
+
 export interface A2ADiscoveryBlock {
   supported: true;
   agentCardUrl: string;
   durableTasks: true;
   streaming: boolean;
   pushNotifications: boolean;
+  /** RFC 0152 §A: the versions served, the preferred one first; the card lists the same set. */
+  protocolVersions: string[];
+  preferredVersion: string;
+  profiles: string[];
 }
 
 /** Where JSON-RPC is served and where the card is served, relative to the base URL. */
@@ -80,9 +87,15 @@ export function buildA2ADiscoveryBlock(
 ): A2ADiscoveryBlock {
   return {
     supported: true,
-    agentCardUrl: origin(opts.baseUrl) + AGENT_CARD_PATH,
+    // The card in the preferred version (RFC 0152 §C): the well-known path answers a header-less
+    // request with the 0.3 card, which the 0.3 SDK clients read, and `?A2A-Version=1.0` with the
+    // 1.0 card, whose supportedInterfaces list exactly protocolVersions (docs/decisions.md).
+    agentCardUrl: `${origin(opts.baseUrl) + AGENT_CARD_PATH}?A2A-Version=${PREFERRED_VERSION}`,
     durableTasks: true,
     streaming: opts.streaming,
     pushNotifications: opts.pushNotifications,
+    protocolVersions: ['1.0', '0.3'],
+    preferredVersion: PREFERRED_VERSION,
+    profiles: ['a2a-1.0', 'a2a-0.3-legacy'],
   };
 }

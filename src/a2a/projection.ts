@@ -4,7 +4,15 @@
 // message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
 //
 //   const task = toTask({ run, contextId, stateTimestamp: run.updatedAt, artifacts, history });
-import type { InterruptKind, RunEvent, RunEventType, RunHead, RunStatus, TaskRecord } from '../store/model.js';
+import {
+  type InterruptKind,
+  type RunEvent,
+  type RunEventType,
+  type RunHead,
+  type RunStatus,
+  statusOfInterrupt,
+  type TaskRecord,
+} from '../store/model.js';
 import type { InterruptVote } from '../store/model.js';
 import { artifactHash } from '../engine/audit.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
@@ -77,7 +85,7 @@ export function stateAfterEvent(e: RunEvent): EventState | undefined {
     case 'node.resumed':
       return projectState('running');
     case 'interrupt.requested':
-      return projectState(e.payload.kind === 'clarification' ? 'waiting-input' : 'waiting-approval');
+      return projectState(statusOfInterrupt(e.payload.kind as InterruptKind));
     case 'run.completed':
       return projectState('completed');
     case 'run.failed': {

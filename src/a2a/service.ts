@@ -493,10 +493,12 @@ function engineToA2A(err: unknown, taskId: string): unknown {
     case 'not_found':
       return taskNotFound(taskId);
     case 'validation_error':
+    case 'correlation_mismatch':
     case 'forbidden':
       return invalidParams(err.message, err.details);
     case 'interrupt_already_resolved':
     case 'interrupt_cancelled':
+    case 'interrupt_gone':
     case 'interrupt_withdrawn':
     case 'interrupt_not_found':
     case 'run_terminal':

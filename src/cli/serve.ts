@@ -26,6 +26,10 @@ export function serveCommand(): Command {
       '--pid-file <file>',
       "write this process's id to <file> once listening, removed after a drain (HANDOFF_PID_FILE): `kill $(cat <file>)`",
     )
+    .option(
+      '--strict-workflows',
+      'refuse to start when a workflow file does not load (HANDOFF_STRICT_WORKFLOWS=1); default: start without it, listed',
+    )
     .action(async ({ pidFile: pidFlag, ...opts }: RawOptions & { pidFile?: string }) => {
       const pidFile = pidFlag ?? process.env.HANDOFF_PID_FILE;
       let config: Config;

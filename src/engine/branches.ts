@@ -67,11 +67,13 @@ function dropUndefined<T extends object>(o: T): T {
 /** A forked run's status: waiting on a person while any interrupt is open, else running. */
 export function forkedStatus(cursor: RunCursor): RunStatus {
   let input = false;
+  let external = false;
   for (const b of cursor.branches ?? []) {
     if (b.waiting === 'approval') return 'waiting-approval';
     if (b.waiting === 'clarification') input = true;
+    if (b.waiting === 'external-event') external = true;
   }
-  return input ? 'waiting-input' : 'running';
+  return input ? 'waiting-input' : external ? 'waiting-external' : 'running';
 }
 
 /**
@@ -367,6 +369,14 @@ async function holds(edge: WorkflowEdge, scope: EvalScope): Promise<boolean> {
   }
 }
 
+/**
+ * The edge is taken only when its source failed (`triggerRule: any_failed`; the default
+ * `all_success` is taken when it completed): src/engine/transitions.ts, failureRoute.
+ */
+export function onFailure(edge: WorkflowEdge): boolean {
+  return edge.triggerRule === 'any_failed';
+}
+
 /** The first outgoing edge of `fromId` whose condition holds (the ordinary rule). */
 export async function firstNext(
   def: WorkflowDefinition,
@@ -374,7 +384,7 @@ export async function firstNext(
   scope: EvalScope,
 ): Promise<string | undefined> {
   for (const edge of def.edges) {
-    if (edge.sourceNodeId !== fromId) continue;
+    if (edge.sourceNodeId !== fromId || onFailure(edge)) continue;
     if (await holds(edge, scope)) return edge.targetNodeId;
   }
   return undefined;
@@ -384,7 +394,7 @@ export async function firstNext(
 export async function allNext(def: WorkflowDefinition, fromId: string, scope: EvalScope): Promise<string[]> {
   const out: string[] = [];
   for (const edge of def.edges) {
-    if (edge.sourceNodeId !== fromId) continue;
+    if (edge.sourceNodeId !== fromId || onFailure(edge)) continue;
     if (await holds(edge, scope)) out.push(edge.targetNodeId);
   }
   return out;

@@ -75,7 +75,9 @@ export function childCascadeStep(workflows: WorkflowSource, clock: Clock): Trans
 
 /** Cancel every unfinished child of `parent` in `tx` (their own children follow by the step). */
 export async function cancelChildren(tx: StoreTx, parent: RunRecord, now: number): Promise<void> {
-  const payload = { reason: `its parent run ${parent.runId} ended ${parent.status}`, parentRunId: parent.runId };
+  // OpenWOP interrupt-profiles.md §cascade-cancel: a cascaded cancel says `parent-cancelled` and
+  // names the parent (a direct cancel never sets parentRunId); how the parent ended is beside it.
+  const payload = { reason: 'parent-cancelled', parentRunId: parent.runId, parentStatus: parent.status };
   for (const child of await tx.childRuns(parent.runId)) await requestCancel(tx, child, payload, now);
 }
 

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../store/errors.js';
 import type { InterruptRecord, NewEvent, RunEvent, RunRecord } from '../store/model.js';
-import { isTerminal, isWaiting } from '../store/model.js';
+import { isSuspended, isTerminal } from '../store/model.js';
 import type { NewRun, Store, StoreTx } from '../store/store.js';
 import { EngineError } from './errors.js';
 import { newRunId } from './ids.js';
@@ -186,7 +186,7 @@ export class Engine {
       }
       const events = tx.deferredEvents(run.runId);
       // Known without a query: the run is new, its interrupts are the ones this transaction opened.
-      const open = isWaiting(settled.status) ? await tx.interrupts.getOpen(run.runId) : undefined;
+      const open = isSuspended(settled.status) ? await tx.interrupts.getOpen(run.runId) : undefined;
       const result: StartRunResult = { run: settled, replayed: false };
       if (events) result.events = events;
       if (open) result.open = open;
@@ -453,6 +453,10 @@ export class Engine {
         'interrupt_withdrawn',
         `the branch at node '${nodeId}' was withdrawn (its join was satisfied, or the run ended without it)`,
       );
+    }
+    if (latest?.status === 'cancelled' && run.parentRunId !== undefined && isTerminal(run.status)) {
+      // OpenWOP's cascade-cancel profile: a child's interrupt its parent's end invalidated is gone (410).
+      throw new EngineError('interrupt_gone', `the interrupt at node '${nodeId}' ended with its parent run`);
     }
     if (latest?.status === 'cancelled' || run.status === 'cancelled' || run.status === 'cancelling') {
       throw new EngineError('interrupt_cancelled', `the interrupt at node '${nodeId}' was cancelled with its run`);

@@ -8,6 +8,10 @@ export type EngineErrorCode =
   | 'interrupt_not_found'
   | 'interrupt_already_resolved'
   | 'interrupt_cancelled'
+  /** An external event whose fields do not match the correlation the interrupt awaits. */
+  | 'correlation_mismatch'
+  /** The interrupt of a child run its parent's end cancelled (OpenWOP interrupt-profiles.md §cascade-cancel). */
+  | 'interrupt_gone'
   | 'interrupt_withdrawn'
   | 'idempotency_key_mismatch'
   | 'conflict'

@@ -1,6 +1,7 @@
 // Deciding what a resume value does to an open interrupt — pure, no I/O. Host-side checks
 // (approvers list, action allowed, quorum) all happen here, before the engine moves the run.
 import type { InterruptRecord, InterruptVote, NewEvent } from '../store/model.js';
+import { isDeepStrictEqual } from 'node:util';
 import { EngineError } from './errors.js';
 import { normalizeApprovalAction } from './vocabulary.js';
 import { spread } from './spread.js';
@@ -24,9 +25,53 @@ export function decide(i: InterruptRecord, principalId: string, resumeValue: unk
     throw new EngineError('validation_error', 'resumeValue must be an object');
   }
   const value = resumeValue as Record<string, unknown>;
+  if (i.kind === 'external-event') return decideExternalEvent(i, principalId, value, now);
   return i.kind === 'approval'
     ? decideApproval(i, principalId, value, now)
     : decideClarification(i, principalId, value, now);
+}
+
+/**
+ * The event an external-event interrupt waits for: it resolves the wait only when every field of
+ * the node's `correlation` has that value in it (else 422 `correlation_mismatch`, nothing changes).
+ * The resume value is the event, or `{eventPayload: event}`.
+ */
+function decideExternalEvent(
+  i: InterruptRecord,
+  principalId: string,
+  v: Record<string, unknown>,
+  now: string,
+): Decision {
+  const wrapped = v.eventPayload;
+  const event =
+    wrapped && typeof wrapped === 'object' && !Array.isArray(wrapped) ? (wrapped as Record<string, unknown>) : v;
+  const correlation = (i.data.correlation ?? {}) as Record<string, unknown>;
+  const mismatched = Object.keys(correlation).filter((k) => !isDeepStrictEqual(event[k], correlation[k]));
+  if (mismatched.length > 0) {
+    throw new EngineError(
+      'correlation_mismatch',
+      `the event does not match the awaited correlation (${mismatched.join(', ')})`,
+      {
+        fields: mismatched,
+      },
+    );
+  }
+  const received: NewEvent = {
+    type: 'external-event.received',
+    nodeId: i.nodeId,
+    payload: {
+      interruptId: i.interruptId,
+      eventType: i.data.eventType,
+      correlationId: i.data.correlationId,
+      receivedBy: principalId,
+      receivedAt: now,
+    },
+  };
+  return resolveWith(i, 'answer', principalId, now, received, {
+    eventType: i.data.eventType,
+    event,
+    receivedBy: principalId,
+  });
 }
 
 function decideApproval(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
@@ -53,13 +98,12 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
       events: [{ type: 'approval.ask', nodeId: i.nodeId, payload: { ...base, question } }],
     };
   }
+  const required = Number(i.data.requiredApprovals ?? 1);
   if (action === 'accept' || action === 'edit-accept') {
     const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
-    const required = Number(i.data.requiredApprovals ?? 1);
-    if (votes.length < required) {
-      const events = [
-        { ...received, payload: { ...received.payload, votes: votes.length, requiredApprovals: required } },
-      ];
+    const accepts = votes.filter(isAccept).length;
+    if (accepts < required) {
+      const events = [{ ...received, payload: { ...received.payload, votes: accepts, requiredApprovals: required } }];
       return { kind: 'vote', interrupt: { ...i, votes }, events };
     }
     return resolveWith(
@@ -70,6 +114,22 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
       received,
       approvalOutput(i, votes, action, principalId, feedback),
     );
+  }
+  if (action === 'reject' && i.data.rejectionPolicy === 'majority') {
+    // A reject is one vote; the gate ends rejected once rejects are more than half the quorum.
+    const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
+    const rejects = votes.filter((x) => x.action === 'reject').length;
+    if (rejects * 2 <= required) {
+      const events = [{ ...received, payload: { ...received.payload, rejects, requiredApprovals: required } }];
+      return { kind: 'vote', interrupt: { ...i, votes }, events };
+    }
+    const output = {
+      action,
+      decidedBy: principalId,
+      rejecters: votes.filter((x) => x.action === 'reject').map((x) => x.principalId),
+      ...(feedback !== undefined ? { feedback } : {}),
+    };
+    return resolveWith(spread(i, { votes }), 'reject', principalId, now, received, output);
   }
   // reject (single veto) and refine end the gate at once.
   const output = {
@@ -84,7 +144,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
 /** An approvers list (a gate's own, or the one an escalation set) names who may decide. */
 function checkApprover(i: InterruptRecord, principalId: string): void {
   const approvers = i.data.approversList as string[] | undefined;
-  if (approvers && !approvers.includes(principalId)) {
+  if (approvers?.length && !approvers.includes(principalId)) {
     throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
   }
 }
@@ -107,6 +167,10 @@ function checkActionFields(action: string, v: Record<string, unknown>): void {
   }
 }
 
+function isAccept(vote: InterruptVote): boolean {
+  return vote.action === 'accept' || vote.action === 'edit-accept';
+}
+
 /** One vote per principal: a later vote replaces that principal's earlier one. */
 function upsertVote(votes: InterruptVote[], vote: InterruptVote): InterruptVote[] {
   return [...votes.filter((x) => x.principalId !== vote.principalId), vote];
@@ -126,7 +190,7 @@ function approvalOutput(
     action,
     artifact,
     decidedBy: principalId,
-    approvers: votes.map((x) => x.principalId),
+    approvers: votes.filter(isAccept).map((x) => x.principalId),
   };
   if (feedback !== undefined) output.feedback = feedback;
   return output;

@@ -9,7 +9,7 @@ import { expiryEntry } from './audit.js';
 import { deadlineOf, expire } from './deadlines.js';
 import type { Decision } from './interrupts.js';
 import { NODE_TYPES } from './nodes/index.js';
-import { commitTransition, completeNode, failAt, findNode, noLease } from './transitions.js';
+import { commitTransition, completeNode, failAt, failureRoute, findNode, noLease } from './transitions.js';
 import type { WorkflowDefinition } from './workflow/definition.js';
 
 /** Commit the exit of a gate: continue, refine (re-run the producer), or fail on reject. */
@@ -47,6 +47,9 @@ export async function commitResolution(
         }
       : { code: 'interrupt_rejected', message: `rejected at '${gate.id}'`, details: { decidedBy: d.decidedBy } };
     const rejected: NewEvent = { type: 'node.completed', nodeId: gate.id, payload: { ordinal, outcome: 'rejected' } };
+    // A reject with an `any_failed` edge out of the gate routes there (its node.failed says so).
+    const routed = failureRoute(def, run, line, error, events);
+    if (routed) return commitTransition(tx, run, routed, fence, Date.parse(now));
     const failed = failAt(run, line, error, now, [...events, ...stamped([rejected], line)]);
     // The gate completed (rejected); it did not fail: its line ends with the run.
     const kept = failed.events.filter((e) => !(e.type === 'node.failed' && e.nodeId === gate.id));

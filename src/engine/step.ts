@@ -9,7 +9,22 @@
 //   executes inside the very transaction that created or resumed it, so a request that needs no
 //   waiting commits once.
 import type { RetryRecord } from './activity.js';
-import { isTerminal, type NewEvent, type RunRecord, type RunStatus } from '../store/model.js';
+import {
+  type InterruptKind,
+  isTerminal,
+  type NewEvent,
+  type RunEventType,
+  type RunRecord,
+  type RunStatus,
+  statusOfInterrupt,
+} from '../store/model.js';
+
+/** The kind's own event beside the neutral `interrupt.requested`. */
+const REQUESTED_EVENT: Record<InterruptKind, RunEventType> = {
+  approval: 'approval.requested',
+  clarification: 'clarification.requested',
+  'external-event': 'external-event.requested',
+};
 import type { Store, StoreTx } from '../store/store.js';
 import { cancelNow } from './cancel.js';
 import { type Clock, iso } from './clock.js';
@@ -27,6 +42,7 @@ import {
   commitTransition,
   completeNode,
   failAt,
+  failureRoute,
   findNode,
   noLease,
   scopeOf,
@@ -383,6 +399,8 @@ async function apply(
     case 'failed': {
       // The node's own events go after its node.started and before its node.failed.
       const before = [...prefix, ...own([...startEvent, ...(result.events ?? [])])];
+      const routed = failureRoute(def, run, line, result.error, before);
+      if (routed) return { kind: 'continue', run: await commit(routed) };
       return { kind: 'settled', run: await commit(failAt(run, line, result.error, nowIso, before)) };
     }
     case 'cancelled': {
@@ -424,7 +442,7 @@ async function apply(
           ...(result.events ?? []),
           { type: 'node.suspended', nodeId, payload: { kind, interruptId } },
           {
-            type: kind === 'approval' ? 'approval.requested' : 'clarification.requested',
+            type: REQUESTED_EVENT[kind],
             nodeId,
             payload: { interruptId, ...data },
           },
@@ -439,7 +457,7 @@ async function apply(
         const place = { started: true, waiting: kind, wakeAt: result.expiresAt, ...kept };
         return { kind: 'continue', run: await commit(branchPatch(run, line, place, events, ctx)) };
       }
-      const status: RunStatus = kind === 'approval' ? 'waiting-approval' : 'waiting-input';
+      const status: RunStatus = statusOfInterrupt(kind);
       // The gate's deadline, if it has one, is the run's timer while it waits (deadlines.ts).
       const cursor = spread(run.cursor, { started: true, ...kept });
       const patch = { status, cursor, wakeAt: result.expiresAt, ...noLease };

@@ -13,6 +13,7 @@ import {
   isForked,
   type Line,
   linesOf,
+  onFailure,
   stamped,
 } from './branches.js';
 import type { EvalScope } from './nodes/types.js';
@@ -219,6 +220,32 @@ function completed(
     },
     events,
     withdrawn,
+  };
+}
+
+/**
+ * A node of an unforked run failed and has an outgoing `any_failed` edge: the node fails (its
+ * `node.failed`, its error as its output) and the run goes on along that edge instead of failing.
+ * Undefined when there is no such edge (or the run is forked): the run fails (failAt).
+ */
+export function failureRoute(
+  def: WorkflowDefinition,
+  run: RunRecord,
+  line: Line,
+  error: RunError,
+  before: NewEvent[],
+): Transition | undefined {
+  if (isForked(run.cursor)) return undefined;
+  const edge = def.edges.find((e) => e.sourceNodeId === line.nodeId && onFailure(e));
+  if (!edge) return undefined;
+  const nodeId = line.nodeId;
+  const ordinal = run.cursor.ordinals[nodeId] ?? 0;
+  const state = { outputs: withEntry(run.state.outputs, nodeId, { error }), vars: run.state.vars };
+  const ordinals = withEntry(run.cursor.ordinals, nodeId, ordinal + 1);
+  const failed: NewEvent = { type: 'node.failed', nodeId, payload: { ordinal, error, routedTo: edge.targetNodeId } };
+  return {
+    patch: { status: 'running', state, cursor: { nodeId: edge.targetNodeId, ordinals }, wakeAt: undefined },
+    events: [...before, failed],
   };
 }
 

@@ -14,7 +14,7 @@ import { A2A_REST_PATH } from '../a2a/codec/rest.js';
 import type { ChangeBus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
-import type { WorkflowRegistry } from '../engine/workflow/loader.js';
+import type { WorkflowCatalog, WorkflowRegistry } from '../engine/workflow/loader.js';
 import type { Metrics } from '../metrics.js';
 import { authHook, publicRoutes } from './auth.js';
 import { errorHandler, HttpError } from './errors.js';
@@ -39,6 +39,8 @@ export interface AppDeps {
   engine: Engine;
   bus: ChangeBus;
   workflows: WorkflowRegistry;
+  /** Refused workflow files and seeded fixtures (absent: none). */
+  catalog?: WorkflowCatalog;
   metrics: Metrics;
   /** The host's SSE streams and their shared limits. */
   sse: SseHub;
@@ -108,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),
     transports: deps.discovery?.transports ?? [],
+    catalog: deps.catalog ?? { refused: [], fixtures: [] },
   });
   for (const plugin of deps.plugins ?? []) plugin(app);
   return app;

@@ -22,6 +22,8 @@ const ENGINE_STATUS: Record<EngineErrorCode, number> = {
   interrupt_not_found: 404,
   interrupt_already_resolved: 409,
   interrupt_cancelled: 422,
+  interrupt_gone: 410,
+  correlation_mismatch: 422,
   interrupt_withdrawn: 409,
   idempotency_key_mismatch: 409,
   conflict: 409,

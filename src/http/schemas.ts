@@ -107,7 +107,11 @@ export const RunError = Type.Object(
   { $id: 'RunError', additionalProperties: true },
 );
 
-const InterruptKind = Type.Union([Type.Literal('approval'), Type.Literal('clarification')]);
+const InterruptKind = Type.Union([
+  Type.Literal('approval'),
+  Type.Literal('clarification'),
+  Type.Literal('external-event'),
+]);
 
 export const OpenInterrupt = Type.Object(
   {
@@ -136,6 +140,12 @@ export const OpenInterrupt = Type.Object(
         { additionalProperties: true },
       ),
       { description: '`ask` exchanges recorded while the interrupt stays open.' },
+    ),
+    interruptToken: Type.Optional(
+      Type.String({ description: 'An external-event interrupt: the signed token that resolves it.' }),
+    ),
+    callbackUrl: Type.Optional(
+      Type.String({ description: 'An external-event interrupt: `/v1/interrupts/{token}`, relative to the host.' }),
     ),
   },
   { $id: 'OpenInterrupt', additionalProperties: true, description: 'The open interrupt of a waiting run.' },
@@ -243,6 +253,11 @@ export const RunSnapshot = Type.Object(
         ),
         { description: 'The child runs of this run that have not ended yet, oldest first (absent: none).' },
       ),
+    ),
+    childRuns: Type.Optional(
+      Type.Array(Type.Object({ runId: Type.String(), status: ref(RunStatus) }, { additionalProperties: true }), {
+        description: 'The same list as `children` (the name OpenWOP readers use).',
+      }),
     ),
     tags: Type.Array(Type.String()),
     metadata: OpenObject(),
@@ -460,7 +475,18 @@ export const WorkflowSummary = Type.Object(
   { $id: 'WorkflowSummary' },
 );
 
-export const WorkflowList = Type.Object({ workflows: Type.Array(ref(WorkflowSummary)) }, { $id: 'WorkflowList' });
+export const RefusedWorkflow = Type.Object(
+  { file: Type.String(), problems: Type.Array(Type.String()) },
+  { $id: 'RefusedWorkflow', description: 'A workflow file the host did not load, and why.' },
+);
+
+export const WorkflowList = Type.Object(
+  {
+    workflows: Type.Array(ref(WorkflowSummary)),
+    refused: Type.Optional(Type.Array(ref(RefusedWorkflow), { description: 'With `?include=refused`.' })),
+  },
+  { $id: 'WorkflowList' },
+);
 
 /** The published JSON Schemas, registered under a short `$id` (the document's component name). */
 export const WorkflowDefinition = Type.Unsafe<WorkflowDefinitionType>({
@@ -486,6 +512,10 @@ export const Discovery = Type.Object(
     ),
     supportedTransports: Type.Array(Type.String()),
     workflows: Type.Array(Type.String(), { description: 'Ids of the loaded workflows.' }),
+    fixtures: Type.Array(Type.String(), {
+      description:
+        'Ids of the canonical OpenWOP conformance fixtures seeded (RFC 0003; HANDOFF_CONFORMANCE_FIXTURES=1).',
+    }),
     a2a: Type.Optional(ref(A2ACapability)),
   },
   {
@@ -497,9 +527,12 @@ export const Discovery = Type.Object(
 
 export const Health = Type.Object(
   {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('unavailable')]),
     database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
     message: Type.Optional(Type.String({ description: 'Why the database is unavailable (503 only).' })),
+    refusedWorkflows: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'How many workflow files were refused at start (`degraded`).' }),
+    ),
   },
   { $id: 'Health' },
 );
@@ -571,6 +604,7 @@ export const REST_SCHEMAS: TSchema[] = [
   ResolveInterruptResponse,
   PollEventsResponse,
   WorkflowSummary,
+  RefusedWorkflow,
   WorkflowList,
   WorkflowDefinition,
   A2ACapability,

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Activity, type ActivityInterrupt, activityOf } from '../engine/activity.js';
 import {
   type InterruptRecord,
-  isWaiting,
+  isSuspended,
   type RunEvent as RunEventRecord,
   type RunHead,
   type RunRecord,
@@ -23,7 +23,7 @@ export function runSnapshot(
   opens: InterruptRecord[] = [],
   children: ChildSummary[] = [],
 ): Static<typeof RunSnapshot> {
-  const waiting = isWaiting(run.status);
+  const waiting = isSuspended(run.status);
   const open = opens[0];
   return {
     runId: run.runId,
@@ -49,7 +49,8 @@ export function runSnapshot(
     ...(run.error ? { error: run.error } : {}),
     ...activityField(run, opens),
     ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId ?? '' } : {}),
-    ...(children.length > 0 ? { children } : {}),
+    // `childRuns`: the same list under the name OpenWOP's cascade scenario reads.
+    ...(children.length > 0 ? { children, childRuns: children } : {}),
     tags: run.tags,
     metadata: run.metadata,
     createdAt: run.createdAt,
@@ -72,6 +73,10 @@ function interruptView(open: InterruptRecord) {
     payload: open.data,
     artifactHash: artifactHash(open),
     ...(typeof open.data.expiresAt === 'string' ? { expiresAt: open.data.expiresAt } : {}),
+    // An external-event interrupt's signed token (interrupt.md §Signed-token callback).
+    ...(typeof open.data.interruptToken === 'string'
+      ? { interruptToken: open.data.interruptToken, callbackUrl: String(open.data.callbackUrl) }
+      : {}),
     votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
     exchanges: open.exchanges,
   };

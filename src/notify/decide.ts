@@ -3,6 +3,7 @@
 // decided by the link's recipient (so `approversList` applies), with the link spent in that same
 // transaction: of two uses, exactly one commits. GET shows the gate and changes nothing.
 import type { Clock } from '../engine/clock.js';
+import type { InterruptTokens } from '../engine/interrupt-tokens.js';
 import { artifactHash } from '../engine/audit.js';
 import type { Engine } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
@@ -16,7 +17,7 @@ export class LinkRefused extends Error {
   override readonly name = 'LinkRefused';
   constructor(
     readonly status: 404 | 409 | 410,
-    readonly code: 'link_not_found' | 'link_used' | 'link_expired',
+    readonly code: 'link_not_found' | 'link_used' | 'link_expired' | 'interrupt_gone',
     message: string,
   ) {
     super(message);
@@ -31,7 +32,8 @@ export interface LinkView {
   runId: string;
   nodeId: string;
   interruptId: string;
-  kind: InterruptRecord['kind'];
+  /** Decision links are made for gates only (never an external-event wait). */
+  kind: 'approval' | 'clarification';
   title: string;
   recipient: string;
   artifact?: unknown;
@@ -50,11 +52,38 @@ export class DecisionLinkService {
     private readonly engine: Engine,
     private readonly signer: LinkSigner,
     private readonly clock: Clock,
+    /** The signed callback tokens of external-event waits, answered by the same route. */
+    private readonly interruptTokens?: InterruptTokens,
   ) {}
+
+  /**
+   * Resolve the external-event wait a signed callback token names (OpenWOP's signed-token
+   * callback): only the wait of that execution (its correlation id), while it is open. A forged
+   * or malformed token is undefined (the caller then tries it as a decision link).
+   */
+  async resolveByInterruptToken(token: string, resumeValue: unknown) {
+    const ref = this.interruptTokens?.verify(token);
+    if (!ref) return undefined;
+    const run = await this.store.runs.get(ref.runId);
+    const open = run && (await this.store.interrupts.getOpen(ref.runId, ref.nodeId));
+    if (!run || !open || open.kind !== 'external-event' || open.data.correlationId !== ref.correlationId) {
+      throw new LinkRefused(410, 'interrupt_gone', 'the wait this token names has ended');
+    }
+    const caller = { tenantId: run.tenantId, principalId: `token:${ref.nodeId}` };
+    try {
+      return await this.engine.resolveInterrupt(caller, ref.runId, ref.nodeId, resumeValue, { surface: 'link' });
+    } catch (err) {
+      if (err instanceof EngineError && GATE_GONE.has(err.code)) {
+        throw new LinkRefused(410, 'interrupt_gone', 'the wait this token names has ended');
+      }
+      throw err;
+    }
+  }
 
   /** The gate the token decides, if the token may still decide it; throws LinkRefused. */
   async inspect(token: string): Promise<LinkView> {
     const { link, interrupt, workflowId } = await this.usable(token);
+    if (interrupt.kind === 'external-event') throw NOT_FOUND();
     const d = interrupt.data;
     return {
       runId: link.runId,

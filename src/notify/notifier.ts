@@ -2,6 +2,7 @@
 // its worker (sends them), the decision links, and the load-time check that every channel a
 // workflow names is configured on this host.
 import { join } from 'node:path';
+import type { InterruptTokens } from '../engine/interrupt-tokens.js';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -117,7 +118,8 @@ export function createNotifier(config: Config, parts: NotifierParts) {
     outbox,
     worker,
     /** The decision links' service, once the engine exists. */
-    links: (engine: Engine, clock: Clock) => new DecisionLinkService(parts.store, engine, signer, clock),
+    links: (engine: Engine, clock: Clock, interruptTokens?: InterruptTokens) =>
+      new DecisionLinkService(parts.store, engine, signer, clock, interruptTokens),
     /** Without HANDOFF_PUBLIC_URL, links point at the address the host listens on. */
     listening(address: string) {
       if (!config.publicUrl) baseUrl = address;

@@ -228,6 +228,42 @@ export interface DecisionLinksTable {
   created_at: string;
 }
 
+/** A webhook subscription (spec/v1/webhooks.md): run events of a tenant, signed with its secret. */
+export interface WebhooksTable {
+  webhook_id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of event types. */
+  events: string;
+  /** JSON array of run tags (any overlap delivers), or null: every run. */
+  tags: string | null;
+  /** The signing secret, sealed by the host key (src/push/vault.ts). */
+  secret: string;
+  secret_fingerprint: string;
+  created_at: string;
+}
+
+/** One signed delivery of one run event to one webhook subscription (the webhook outbox). */
+export interface WebhookDeliveriesTable {
+  delivery_id: string;
+  webhook_id: string;
+  tenant_id: string;
+  run_id: string;
+  sequence: number;
+  event_type: string;
+  /** The delivery body as sent (`{runId, workspaceId, event}`). */
+  body: string;
+  /** pending | delivered | dead */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+}
+
 export interface Database {
   runs: RunsTable;
   event_batches: EventBatchesTable;
@@ -245,4 +281,6 @@ export interface Database {
   audit_heads: AuditHeadsTable;
   notifications: NotificationsTable;
   decision_links: DecisionLinksTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -487,6 +487,55 @@ function notifications(d: Dialect): Migration {
   };
 }
 
+function webhooks(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(db, d, 'webhooks', {
+        webhook_id: 'text key',
+        tenant_id: 'text!',
+        url: 'text!',
+        events: 'text!',
+        tags: 'text',
+        secret: 'text!',
+        secret_fingerprint: 'text!',
+        created_at: 'text!',
+      });
+      // Every commit's delivery looks up its tenant's subscriptions.
+      await db.schema.createIndex('webhooks_tenant').on('webhooks').column('tenant_id').execute();
+    },
+  };
+}
+
+function webhookDeliveries(d: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createTable(db, d, 'webhook_deliveries', {
+        delivery_id: 'text key',
+        webhook_id: 'text!',
+        tenant_id: 'text!',
+        run_id: 'text!',
+        sequence: 'integer!',
+        event_type: 'text!',
+        body: 'text!',
+        state: 'text!',
+        attempts: 'integer!',
+        next_attempt_at: 'int64!',
+        lease_owner: 'text',
+        lease_expires_at: 'int64',
+        last_status: 'integer',
+        last_error: 'text',
+        created_at: 'text!',
+      });
+      // The worker's claim: pending rows by due time.
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['state', 'next_attempt_at'])
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -504,6 +553,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0013_run_values': runValues(dialect),
     '0016_notifications': notifications(dialect),
     '0019_audit_log': auditLog(dialect),
+    '0021_webhooks': webhooks(dialect),
+    '0022_webhook_deliveries': webhookDeliveries(dialect),
   };
   return { getMigrations: async () => migrations };
 }

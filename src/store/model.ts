@@ -132,6 +132,8 @@ export const RUN_EVENT_TYPES = [
   ...(['approval.requested', 'approval.received', 'approval.ask'] as const),
   ...(['clarification.requested', 'clarification.resolved', 'interrupt.requested', 'interrupt.resolved'] as const),
   ...(['interrupt.expired', 'interrupt.escalated'] as const),
+  // An external-event interrupt opened (core.externalEvent), and the event that resolved it.
+  ...(['external-event.requested', 'external-event.received'] as const),
   ...(['artifact.created', 'a2a.message'] as const),
   // A run's call to another agent (a2a.invoke): the peer task it waits on, and its changes.
   ...(['a2a.task.linked', 'a2a.task.updated'] as const),
@@ -171,7 +173,19 @@ export interface NewEvent {
   payload?: Record<string, unknown>;
 }
 
-export type InterruptKind = 'approval' | 'clarification';
+export type InterruptKind = 'approval' | 'clarification' | 'external-event';
+
+/** The status a run enters while an interrupt of `kind` is open. */
+export function statusOfInterrupt(kind: InterruptKind): RunStatus {
+  return kind === 'approval' ? 'waiting-approval' : kind === 'clarification' ? 'waiting-input' : 'waiting-external';
+}
+
+/**
+ * Suspended at an interrupt: a person's (isWaiting) or an outside event's (`waiting-external`).
+ * Kept apart from WAITING_STATUSES, which the run index predicates and the claim are built from:
+ * an external wait has no deadline for the worker to expire.
+ */
+export const isSuspended = (s: RunStatus): boolean => isWaiting(s) || s === 'waiting-external';
 export type InterruptStatus = 'open' | 'resolved' | 'cancelled';
 
 export interface InterruptVote {
@@ -265,4 +279,18 @@ export interface DeliveryRecord {
   deliveredAt?: string;
   /** Absent: `body` is a 0.3 wire body. Set: `body` is the neutral event to encode for it. */
   protocolVersion?: string;
+}
+
+/** A webhook subscription (spec/v1/webhooks.md). */
+export interface WebhookRecord {
+  webhookId: string;
+  tenantId: string;
+  url: string;
+  events: string[];
+  /** Only runs with one of these tags deliver; absent: every run of the tenant. */
+  tags?: string[];
+  /** Sealed by the host key; opened only to sign a delivery. */
+  sealedSecret: string;
+  secretFingerprint: string;
+  createdAt: string;
 }

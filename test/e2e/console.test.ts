@@ -4,7 +4,7 @@
 // retried, tenants kept apart, and a decision made elsewhere shown instead of overwritten.
 // Every wait is on a condition on the page or the API; nothing sleeps.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -38,6 +38,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
   let browser: Browser;
   let rx: HttpsReceiver;
   const dirs: string[] = [];
+  let refusedFile = '';
 
   before(async () => {
     assert.ok(
@@ -49,6 +50,11 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     dirs.push(dataDir);
     const caFile = join(dataDir, 'receiver-ca.pem');
     writeFileSync(caFile, rx.caPem);
+    // One workflow file that does not load: `serve` starts without it and lists it.
+    const extra = join(dataDir, 'workflows');
+    mkdirSync(extra);
+    writeFileSync(join(extra, 'broken.json'), '{ "id": ');
+    refusedFile = join(extra, 'broken.json');
     srv = await startServer({
       dataDir,
       env: {
@@ -56,6 +62,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
         HANDOFF_PUSH_ALLOW_CIDRS: '127.0.0.0/8',
         HANDOFF_PUSH_CA_FILE: caFile,
         HANDOFF_PUSH_RETRY_SCHEDULE: '100ms',
+        HANDOFF_WORKFLOWS: extra,
       },
     });
     // Root runs Chromium only without its sandbox; the pages are our own, on loopback.
@@ -364,6 +371,16 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     assert.equal(run.status, 'failed');
     assert.equal(run.error.code, 'interrupt_rejected');
     await page.context().close();
+  });
+
+  it('lists a refused workflow file with its problem on the operations page', async () => {
+    const page = await signIn(ALICE);
+    await page.goto(`${srv.url}/console/operations`);
+    const refused = page.locator('ul.refused > li', { hasText: refusedFile });
+    await refused.waitFor();
+    assert.match(String(await refused.textContent()), /invalid JSON/);
+    const health = await getJson(`${srv.url}/healthz`);
+    assert.equal(health.body.status, 'degraded');
   });
 
   it('keeps the API unchanged for clients that are not browsers', async () => {

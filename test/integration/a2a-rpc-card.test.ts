@@ -242,7 +242,7 @@ and wins over the environment', () => {
         assert.equal(card.url, `${PUBLIC}/v1/a2a`);
         assert.deepEqual(card.additionalInterfaces, [{ url: `${PUBLIC}/v1/a2a`, transport: 'JSONRPC' }]);
       }
-      assert.equal(doc.a2a.agentCardUrl, `${PUBLIC}/.well-known/agent-card.json`);
+      assert.equal(doc.a2a.agentCardUrl, `${PUBLIC}/.well-known/agent-card.json?A2A-Version=1.0`);
     }
   });
 });

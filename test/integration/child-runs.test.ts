@@ -208,7 +208,9 @@ or A2A, and the parent goes on', async () => {
       const sibling = await settle(waiting.run_id);
       assert.equal(sibling.status, 'cancelled');
       const why = (await events(waiting.run_id)).find((e: Json) => e.type === 'run.cancelled');
-      assert.equal(why.payload.reason, `its parent run ${runId} ended failed`);
+      assert.equal(why.payload.reason, 'parent-cancelled');
+      assert.equal(why.payload.parentRunId, runId);
+      assert.equal(why.payload.parentStatus, 'failed');
     });
 
     it('continueOnError: every child runs, the failures are in the results', async () => {
@@ -244,7 +246,9 @@ or A2A, and the parent goes on', async () => {
         const snap = await settle(r.runId);
         assert.equal(snap.status, 'cancelled', `${r.runId}: ${JSON.stringify(snap)}`);
         const cancelled = (await events(r.runId)).find((e: Json) => e.type === 'run.cancelled');
-        assert.match(cancelled.payload.reason, /its parent run run_\S+ ended cancelled/);
+        assert.equal(cancelled.payload.reason, 'parent-cancelled');
+        assert.match(cancelled.payload.parentRunId, /^run_/);
+        assert.equal(cancelled.payload.parentStatus, 'cancelled');
       }
       // A grandchild's gate is closed: deciding it now is refused.
       const late = await t.post(
@@ -252,7 +256,8 @@ or A2A, and the parent goes on', async () => {
         { resumeValue: { action: 'accept' } },
         ALICE,
       );
-      assert.equal(late.status, 422, late.text);
+      assert.equal(late.status, 410, late.text);
+      assert.equal(late.body.error, 'interrupt_gone');
       assert.equal((await a2aClient(t, ALICE).getTask(grandchildren[0].runId)).status.state, 'canceled');
     });
 

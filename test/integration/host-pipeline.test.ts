@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
 
     it('is in the documented order (no tasks/get cache on PostgreSQL)', () => {
       assert.deepEqual(t.host.store.pipelineOrder, {
-        steps: ['a2a-task-record', 'push-outbox', 'notify-outbox', 'child-cascade'],
+        steps: ['a2a-task-record', 'push-outbox', 'notify-outbox', 'webhook-outbox', 'child-cascade'],
         listeners: [
           ...(dialect === 'sqlite' ? ['task-cache'] : []),
           'metrics',
@@ -35,6 +35,7 @@ for (const dialect of DIALECTS) {
           'notify-worker-wake',
           'peer-cancel-wake',
           'child-wake',
+          'webhook-worker-wake',
         ],
       });
     });

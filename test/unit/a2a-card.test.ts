@@ -62,10 +62,13 @@ test('discovery block mirrors the card flags', () => {
   const block = buildA2ADiscoveryBlock(opts);
   assert.deepEqual(block, {
     supported: true,
-    agentCardUrl: 'https://handoff.example.com/.well-known/agent-card.json',
+    agentCardUrl: 'https://handoff.example.com/.well-known/agent-card.json?A2A-Version=1.0',
     durableTasks: true,
     streaming: true,
     pushNotifications: false,
+    protocolVersions: ['1.0', '0.3'],
+    preferredVersion: '1.0',
+    profiles: ['a2a-1.0', 'a2a-0.3-legacy'],
   });
   const card = buildAgentCard(opts);
   assert.equal(card.capabilities.streaming, block.streaming);

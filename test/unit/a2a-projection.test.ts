@@ -220,9 +220,13 @@ describe('conformance shape checks (openwop.md §6.3 item 4 a–e)', () => {
     };
     assert.ok(['supported', 'agentCardUrl'].every((k) => a2a.required.includes(k)));
     assert.equal(a2a.additionalProperties, false);
+    // The RFC 0100 fields and RFC 0152's three version fields.
     assert.deepEqual(Object.keys(a2a.properties).sort(), [
       'agentCardUrl',
       'durableTasks',
+      'preferredVersion',
+      'profiles',
+      'protocolVersions',
       'pushNotifications',
       'streaming',
       'supported',
@@ -233,7 +237,8 @@ describe('conformance shape checks (openwop.md §6.3 item 4 a–e)', () => {
     };
     assert.ok(v(ok), JSON.stringify(v.errors));
     assert.equal(v({ a2a: { supported: true } }), false);
-    assert.equal(v({ a2a: { ...ok.a2a, protocolVersions: ['0.3'] } }), false);
+    assert.ok(v({ a2a: { ...ok.a2a, protocolVersions: ['1.0', '0.3'], preferredVersion: '1.0' } }));
+    assert.equal(v({ a2a: { ...ok.a2a, transports: ['grpc'] } }), false, 'still closed');
   });
 });
 

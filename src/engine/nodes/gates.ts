@@ -23,9 +23,10 @@ interface ApprovalGateConfig extends DeadlineConfig, NotifyConfig {
   actions?: string[];
   /** Default 1. */
   requiredApprovals?: number;
-  /** Principal ids allowed to decide; absent = anyone. */
+  /** Principal ids allowed to decide; absent or empty = anyone. */
   approversList?: string[];
-  rejectionPolicy?: 'single-veto';
+  /** `single-veto` (default): one reject ends the gate; `majority`: rejects of more than half of `requiredApprovals` do. */
+  rejectionPolicy?: 'single-veto' | 'majority';
 }
 
 export const approvalGate: NodeType<ApprovalGateConfig> = {
@@ -42,9 +43,9 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       artifactFrom: { type: 'string', minLength: 1 },
       actions: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: APPROVAL_ACTION_NAMES } },
       requiredApprovals: { type: 'integer', minimum: 1 },
-      // An empty list would let nobody decide; absence means anyone may.
-      approversList: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
-      rejectionPolicy: { enum: ['single-veto'] },
+      // Absent or empty, anyone may decide (the canonical quorum fixture writes `[]` for an open gate).
+      approversList: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1 } },
+      rejectionPolicy: { enum: ['single-veto', 'majority'] },
       ...DEADLINE_PROPERTIES,
       ...NOTIFY_PROPERTIES,
     },
@@ -76,7 +77,7 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       artifact,
       actions,
       requiredApprovals: c.requiredApprovals ?? 1,
-      ...(c.approversList ? { approversList: c.approversList } : {}),
+      ...(c.approversList?.length ? { approversList: c.approversList } : {}),
       rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
       ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),
     };

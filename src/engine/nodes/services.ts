@@ -9,6 +9,7 @@ import type { Redactor } from '../../secrets/redact.js';
 import type { SecretStore } from '../../secrets/store.js';
 import type { PeerService } from './a2a-invoke/service.js';
 import type { ChildRunService } from './child-runs/service.js';
+import type { InterruptTokens } from '../interrupt-tokens.js';
 
 /** Outbound calls (http.request, llm.chat): the egress guard, secrets and model endpoints. */
 export interface CallServices {
@@ -33,4 +34,6 @@ export interface NodeServices {
   redactor?: Redactor;
   /** Child runs (core.forEach, core.subWorkflow). */
   children?: ChildRunService;
+  /** Signs the callback tokens of external-event interrupts (core.externalEvent). */
+  interruptTokens?: InterruptTokens;
 }

@@ -6,7 +6,7 @@
 // Adding a node type: one file (or folder) here exporting a NodeType, plus its line in index.ts.
 import type { InterruptKind, NewEvent, RunError } from '../../store/model.js';
 import type { StoreTx } from '../../store/store.js';
-import type { WorkflowNode } from '../workflow/definition.js';
+import type { PortValue, WorkflowNode } from '../workflow/definition.js';
 import type { NodeServices } from './services.js';
 
 /** What templates and conditions see (`{{ inputs.prompt }}`, `vars.i < inputs.steps`). */
@@ -121,6 +121,8 @@ export interface ConfigCheck {
   nodeId: string;
   /** Every node id of the workflow. */
   nodeIds: ReadonlySet<string>;
+  /** The node's input ports. */
+  inputs: Readonly<Record<string, PortValue>>;
   /** Problems compiling an author-written JSON Schema found at `path` (none: it compiles). */
   schemaProblems(schema: Record<string, unknown>, path: string): string[];
 }

@@ -33,6 +33,8 @@ export interface WorkflowEdge {
   targetNodeId: string;
   condition?: EdgeCondition;
   label?: string;
+  /** `all_success` (default): taken when the source completed; `any_failed`: when it failed. */
+  triggerRule?: 'all_success' | 'any_failed';
 }
 
 export interface WorkflowVariable {
@@ -41,6 +43,7 @@ export interface WorkflowVariable {
   required?: boolean;
   defaultValue?: unknown;
   sensitive?: boolean;
+  description?: string;
 }
 
 export interface WorkflowDefinition {

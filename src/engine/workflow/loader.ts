@@ -206,7 +206,12 @@ function nodeProblems(node: WorkflowNode, nodeIds: Set<string>, isSecret: (name:
     ...findTemplateProblems(node.config, 'config'),
     ...secretProblems(node.config, 'config', type.secretPaths ?? [], isSecret),
     ...Object.entries(node.inputs).flatMap(([name, port]) => portProblems(name, port, nodeIds)),
-    ...(type.checkConfig?.(node.config, { nodeId: node.id, nodeIds, schemaProblems: schemaCompileProblems }) ?? []),
+    ...(type.checkConfig?.(node.config, {
+      nodeId: node.id,
+      nodeIds,
+      inputs: node.inputs,
+      schemaProblems: schemaCompileProblems,
+    }) ?? []),
   ];
 }
 
@@ -302,28 +307,76 @@ export class WorkflowRegistry {
   }
 }
 
+/** A workflow file the host did not load, and why (`handoff serve` starts without it). */
+export interface RefusedWorkflow {
+  file: string;
+  problems: string[];
+}
+
+/** What the host shows of its workflow files besides the workflows: the refused, the seeded fixtures. */
+export interface WorkflowCatalog {
+  refused: RefusedWorkflow[];
+  /** Ids of the canonical OpenWOP conformance fixtures seeded (discovery `fixtures`). */
+  fixtures: string[];
+}
+
+/** What a non-strict load gives: the workflows that load, and the files it refused. */
+export interface LoadResult {
+  registry: WorkflowRegistry;
+  refused: RefusedWorkflow[];
+  /** The directory each loaded workflow came from, by id. */
+  dirOf: ReadonlyMap<string, string>;
+}
+
 /**
  * Reads every `*.json` file (sorted by name) of each directory. A workflow id defined in two files
  * is an error naming both; a missing directory is an error too (a typo should not hide workflows).
+ * Strict: the first refused file throws (`handoff validate`, `serve --strict-workflows`).
  */
 export async function loadWorkflows(dirs: string[], opts: LoadOptions = {}): Promise<WorkflowRegistry> {
-  const registry = new WorkflowRegistry();
-  const sources = new Map<string, string>();
+  const result = await loadWorkflowDirs(dirs, opts);
+  const first = result.refused[0];
+  if (first) throw new WorkflowValidationError(first.file, first.problems);
+  return result.registry;
+}
+
+/**
+ * Like loadWorkflows, but a file that does not load is refused, not fatal: every valid workflow
+ * loads, each refused file is reported with its problems. A workflow whose child workflow was
+ * refused is refused in turn (it could never run).
+ */
+export async function loadWorkflowDirs(dirs: string[], opts: LoadOptions = {}): Promise<LoadResult> {
+  const refused: RefusedWorkflow[] = [];
+  const loaded = new Map<string, { def: WorkflowDefinition; file: string; dir: string }>();
   for (const dir of dirs) {
     for (const file of await jsonFiles(dir)) {
-      const def = validateWorkflow(await readJson(file), file, opts);
-      const previous = sources.get(def.id);
-      if (previous)
-        throw new WorkflowValidationError(file, [`workflow id "${def.id}" is already defined in ${previous}`]);
-      sources.set(def.id, file);
-      registry.add(def);
+      try {
+        const def = validateWorkflow(await readJson(file), file, opts);
+        const previous = loaded.get(def.id);
+        if (previous) {
+          throw new WorkflowValidationError(file, [`workflow id "${def.id}" is already defined in ${previous.file}`]);
+        }
+        loaded.set(def.id, { def, file, dir });
+      } catch (err) {
+        if (!(err instanceof WorkflowValidationError)) throw err;
+        refused.push({ file, problems: err.problems });
+      }
     }
   }
   // What spans workflows is checked once all are loaded: a node may name one from a later file.
-  for (const [id, problems] of childWorkflowProblems(registry.list())) {
-    throw new WorkflowValidationError(sources.get(id) ?? id, problems.slice(0, MAX_REPORTED));
+  // Refusing one may break another that names it, so check again until nothing more is refused.
+  for (;;) {
+    const problems = childWorkflowProblems([...loaded.values()].map((l) => l.def));
+    if (problems.size === 0) break;
+    for (const [id, list] of problems) {
+      const entry = loaded.get(id);
+      refused.push({ file: entry?.file ?? id, problems: list.slice(0, MAX_REPORTED) });
+      loaded.delete(id);
+    }
   }
-  return registry;
+  const registry = new WorkflowRegistry([...loaded.values()].map((l) => l.def));
+  const dirOf = new Map([...loaded].map(([id, l]) => [id, l.dir]));
+  return { registry, refused, dirOf };
 }
 
 /** The `*.json` files of `dir`, sorted by name (what the host loads, what `handoff validate` checks). */

@@ -40,7 +40,9 @@ const LINK_REFUSALS = {
   409: failure(
     'The link was used already, or the gate was decided (`link_used`); or the draft changed since it was shown (`artifact_changed`).',
   ),
-  410: failure('The link has expired (`link_expired`).'),
+  410: failure(
+    'The link has expired (`link_expired`), or the external-event wait a callback token names has ended (`interrupt_gone`).',
+  ),
   429: tryLater('Too many requests for this link or from this address (`rate_limited`).'),
 };
 
@@ -197,9 +199,11 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
       },
     },
     async (req) => {
-      const { run, interrupt, outcome } = await deps.links
-        .decide(req.params.token, req.body.resumeValue, req.body.expectedArtifactHash)
-        .catch(refusal);
+      // An external-event wait's signed callback token, else a decision link.
+      const { run, interrupt, outcome } = await ((await deps.links
+        .resolveByInterruptToken(req.params.token, req.body.resumeValue)
+        .catch(refusal)) ??
+        deps.links.decide(req.params.token, req.body.resumeValue, req.body.expectedArtifactHash).catch(refusal));
       return {
         runId: run.runId,
         status: run.status,

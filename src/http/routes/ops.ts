@@ -1,6 +1,7 @@
 // Operational and read-only routes: discovery, workflows, health, metrics.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
+import type { WorkflowCatalog, WorkflowRegistry } from '../../engine/workflow/loader.js';
+import { matchesEtag, strongEtag } from '../etag.js';
 import type { Metrics } from '../../metrics.js';
 import type { Store } from '../../store/store.js';
 import { VERSION } from '../../version.js';
@@ -8,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpError } from '../errors.js';
 import {
   Discovery,
+  empty,
   failure,
   Health,
   raw,
@@ -23,7 +25,16 @@ export interface DiscoveryExtras {
   /** Extra root families (e.g. the `a2a` block), added by the surfaces that provide them. */
   families: (req: FastifyRequest) => Record<string, unknown>;
   transports: string[];
+  /** Refused workflow files and seeded conformance fixtures. */
+  catalog: WorkflowCatalog;
 }
+
+const DISCOVERY_HEADERS = {
+  'Cache-Control': { description: 'public, max-age=300 (private for the authenticated view)' },
+  Vary: { description: 'Authorization: an API key adds the caller to the document.' },
+  ETag: { description: 'Strong validator of this document (RFC 0165 §C.2); `If-None-Match` with it answers 304.' },
+  'Capabilities-Etag': { description: 'The same validator, under the name OpenWOP clients read.' },
+};
 
 export function opsRoutes(
   app: FastifyInstance,
@@ -42,15 +53,13 @@ export function opsRoutes(
         tags: ['discovery'],
         summary: 'OpenWOP discovery document',
         response: {
-          200: withHeaders(ref(Discovery, 'The discovery document.'), {
-            'Cache-Control': { description: 'public, max-age=300' },
-          }),
+          200: withHeaders(ref(Discovery, 'The discovery document.'), DISCOVERY_HEADERS),
+          304: withHeaders(empty('Not modified: `If-None-Match` names the current ETag.'), DISCOVERY_HEADERS),
         },
       },
     },
     async (req, reply) => {
-      void reply.header('Cache-Control', 'public, max-age=300');
-      return {
+      const doc = {
         protocolVersion: '1.0',
         implementation: { name: 'handoff', version: VERSION },
         supportedEnvelopes: [],
@@ -63,8 +72,24 @@ export function opsRoutes(
         },
         supportedTransports: ['rest', ...extras.transports],
         workflows: workflows.ids(),
+        // RFC 0003: the canonical fixtures this host seeded (HANDOFF_CONFORMANCE_FIXTURES=1).
+        fixtures: extras.catalog.fixtures,
+        // spec/v1/webhooks.md: best-effort signed deliveries (`v1`), not the RFC 0083 durable mode.
+        webhooks: { supported: true, durable: false, signatureAlgorithms: ['v1'] },
+        // RFC 0011: called with a valid API key, the same endpoint adds who the caller is.
+        discovery: { authScoped: { supported: true, mode: 'same-endpoint' } },
         ...extras.families(req),
+        ...(req.caller && req.headers.authorization
+          ? { caller: { tenantId: req.caller.tenantId, principalId: req.caller.principalId } }
+          : {}),
       };
+      // The body is sent as JSON.stringify writes it (schemas never reshape it), so this is its validator.
+      const etag = strongEtag(JSON.stringify(doc));
+      // The authenticated view is the caller's own: no shared cache may keep it.
+      const cache = 'caller' in doc ? 'private, max-age=300' : 'public, max-age=300';
+      void reply.headers({ 'Cache-Control': cache, Vary: 'Authorization', ETag: etag, 'Capabilities-Etag': etag });
+      if (matchesEtag(req.headers['if-none-match'], etag)) return reply.status(304).send();
+      return doc;
     },
   );
 
@@ -75,13 +100,19 @@ export function opsRoutes(
         operationId: 'listWorkflows',
         tags: ['workflows'],
         summary: 'Loaded workflow definitions',
+        querystring: Type.Object({
+          include: Type.Optional(
+            Type.Literal('refused', { description: '`refused`: also list the workflow files the host refused.' }),
+          ),
+        }),
         response: { 200: ref(WorkflowList, 'Every loaded workflow.'), 401: UNAUTHORIZED },
       },
     },
-    async () => ({
+    async (req) => ({
       workflows: workflows
         .list()
         .map((w) => ({ id: w.id, name: w.name, version: w.version, description: w.description })),
+      ...(req.query.include === 'refused' ? { refused: extras.catalog.refused } : {}),
     }),
   );
 
@@ -115,12 +146,18 @@ export function opsRoutes(
         operationId: 'getHealth',
         tags: ['operations'],
         summary: 'Health check',
-        response: { 200: ref(Health, 'The database answers.'), 503: ref(Health, 'The database does not answer.') },
+        response: {
+          200: ref(Health, 'The database answers (`degraded`: some workflow files were refused).'),
+          503: ref(Health, 'The database does not answer.'),
+        },
       },
     },
     async (_req, reply) => {
       try {
         await store.ping();
+        // Serving, without the workflows of the files it refused at start (GET /v1/workflows?include=refused).
+        const refused = extras.catalog.refused.length;
+        if (refused > 0) return { status: 'degraded' as const, database: store.dialect, refusedWorkflows: refused };
         return { status: 'ok' as const, database: store.dialect };
       } catch (err) {
         return reply

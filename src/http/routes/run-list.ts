@@ -4,7 +4,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import { BytePage } from '../../byte-page.js';
-import { isWaiting, RUN_STATUSES, type RunStatus } from '../../store/model.js';
+import { isSuspended, RUN_STATUSES, type RunStatus } from '../../store/model.js';
 import type { RunHead } from '../../store/model.js';
 import type { OpenInterruptHead } from '../../store/repos/interrupts.js';
 import { runListCursor } from '../../store/repos/runs.js';
@@ -99,7 +99,7 @@ export function runListRoutes(
           ...(cursor !== undefined ? { cursor } : {}),
           limit: limit ?? 50,
         });
-        const waiting = page.runs.filter((r) => isWaiting(r.status));
+        const waiting = page.runs.filter((r) => isSuspended(r.status));
         const open = await store.interrupts.openHeads(waiting.map((r) => r.runId));
         // A page ends early, before its summaries would pass listMaxBytes of JSON; the first always fits.
         const shown = new BytePage(listMaxBytes);

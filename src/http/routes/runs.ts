@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Config } from '../../config.js';
 import type { Caller, Engine } from '../../engine/engine.js';
-import { isTerminal, isWaiting } from '../../store/model.js';
+import { isSuspended, isTerminal } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
 import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
@@ -64,8 +64,12 @@ const RESOLVE_RESPONSES = {
       'or the run kept changing (`conflict`).',
   ),
   413: TOO_LARGE,
+  410: failure('The interrupt of a child run was invalidated when its parent ended (`interrupt_gone`).'),
   415: BAD_MEDIA_TYPE,
-  422: failure('The interrupt was cancelled with its run (`interrupt_cancelled`).'),
+  422: failure(
+    'The interrupt was cancelled with its run (`interrupt_cancelled`), or an external event does not match ' +
+      'the correlation it awaits (`correlation_mismatch`).',
+  ),
 };
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~:-]{1,255}$/;
@@ -174,7 +178,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     },
     async (req) => {
       const run = await engine.getRun(req.caller, req.params.id);
-      const waiting = isWaiting(run.status);
+      const waiting = isSuspended(run.status);
       return runSnapshot(
         run,
         waiting ? await engine.store.interrupts.listOpen(run.runId) : [],

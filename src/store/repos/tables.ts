@@ -15,6 +15,8 @@ import { PushOutbox } from './push-outbox.js';
 import type { Dialect } from './repo.js';
 import type { SqliteDirect } from '../statements.js';
 import { Secrets } from './secrets.js';
+import { WebhookDeliveries } from './webhook-deliveries.js';
+import { Webhooks } from './webhooks.js';
 import { TaskRecords } from './task-records.js';
 
 /** What every repository is built on (Repo's constructor arguments). */
@@ -33,6 +35,8 @@ export class Tables {
   #audit?: AuditLog;
   #notifications?: Notifications;
   #decisionLinks?: DecisionLinks;
+  #webhooks?: Webhooks;
+  #webhookDeliveries?: WebhookDeliveries;
 
   /** `direct`: SQLite's connection for fixed statements, bound like `db` (statements.ts). */
   constructor(db: Kysely<Database>, dialect: Dialect, now: () => Date, direct?: SqliteDirect) {
@@ -88,5 +92,15 @@ export class Tables {
   get decisionLinks(): DecisionLinks {
     this.#decisionLinks ??= new DecisionLinks(...this.repoArgs);
     return this.#decisionLinks;
+  }
+
+  get webhooks(): Webhooks {
+    this.#webhooks ??= new Webhooks(...this.repoArgs);
+    return this.#webhooks;
+  }
+
+  get webhookDeliveries(): WebhookDeliveries {
+    this.#webhookDeliveries ??= new WebhookDeliveries(...this.repoArgs);
+    return this.#webhookDeliveries;
   }
 }

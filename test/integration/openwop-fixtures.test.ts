@@ -1,0 +1,231 @@
+// The OpenWOP core-standard floor against Handoff with HANDOFF_CONFORMANCE_FIXTURES=1: the
+// canonical fixtures seeded verbatim and advertised (RFC 0003), and the legs of the suite's floor
+// scenarios (runs-lifecycle, failure-path, eventOrdering, idempotency, interrupt-quorum-resolution)
+// as they send and expect them (docs/protocol/openwop.md#conformance). SQLite always, PostgreSQL
+// too when HANDOFF_TEST_PG_URL is set.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { hmacInterruptTokens } from '../../src/engine/interrupt-tokens.js';
+import { loadHostKey } from '../../src/push/vault.js';
+import { DIALECTS, REPO_ROOT, type TestHost, bearer, startTestHost } from '../support/host.js';
+
+/** The host key the test host made in its data directory (the token signer's key). */
+const hostKeyOf = (t: TestHost) => loadHostKey(undefined, join(t.config.dataDir, 'secret.key'));
+
+const FIXTURES_DIR = join(REPO_ROOT, 'fixtures', 'conformance');
+const FIXTURE_FILES = readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.json'));
+const KEYS = ['key-voter-0001', 'key-voter-0002', 'key-voter-0003'] as const;
+const as = (i: number) => bearer(KEYS[i] as string);
+
+for (const dialect of DIALECTS) {
+  describe(`OpenWOP conformance fixtures (${dialect})`, () => {
+    let t: TestHost;
+    before(async () => {
+      t = await startTestHost({
+        pg: dialect === 'postgres',
+        apiKeys: KEYS.map((k, i) => `${k}=acme:voter-${i + 1}`).join(','),
+        env: { HANDOFF_CONFORMANCE_FIXTURES: '1' },
+      });
+    });
+    after(async () => t?.close());
+
+    it('discovery advertises every shipped fixture, with an ETag a revalidation answers 304', async () => {
+      const res = await t.get('/.well-known/openwop');
+      assert.equal(res.status, 200);
+      const ids = FIXTURE_FILES.map((f) => JSON.parse(readFileSync(join(FIXTURES_DIR, f), 'utf8')).id).sort();
+      assert.deepEqual(res.body.fixtures, ids);
+      assert.ok(ids.includes('conformance-noop') && ids.includes('conformance-interrupt-quorum'));
+      assert.match(String(res.headers.etag), /^".+"$/);
+      assert.equal(res.headers['capabilities-etag'], res.headers.etag);
+      const again = await t.request('GET', '/.well-known/openwop', undefined, {
+        'if-none-match': String(res.headers.etag),
+      });
+      assert.equal(again.status, 304);
+    });
+
+    it('each fixture is served as its canonical JSON, verbatim', async () => {
+      for (const file of FIXTURE_FILES) {
+        const canonical = JSON.parse(readFileSync(join(FIXTURES_DIR, file), 'utf8'));
+        const res = await t.get(`/v1/workflows/${canonical.id}`, as(0));
+        assert.equal(res.status, 200, file);
+        assert.deepEqual(res.body, canonical, file);
+      }
+    });
+
+    it('runs-lifecycle: conformance-noop answers 201 {runId, status} and completes', async () => {
+      const res = await t.post('/v1/runs', { workflowId: 'conformance-noop' }, as(0));
+      assert.equal(res.status, 201);
+      assert.equal(typeof res.body.runId, 'string');
+      assert.equal(typeof res.body.status, 'string');
+      const done = await t.waitForStatus(res.body.runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'completed');
+      assert.equal(done.runId, res.body.runId);
+    });
+
+    it('eventOrdering: one terminal event, last, sequences non-decreasing and stable', async () => {
+      const runId = await t.createRun('conformance-multi-node', {}, as(0));
+      await t.waitForStatus(runId, ['completed'], as(0));
+      const a = await t.get(`/v1/runs/${runId}/events/poll`, as(0));
+      const b = await t.get(`/v1/runs/${runId}/events/poll`, as(0));
+      const seqs = a.body.events.map((e: { sequence: number }) => e.sequence);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((x, y) => x - y),
+      );
+      assert.deepEqual(
+        seqs,
+        b.body.events.map((e: { sequence: number }) => e.sequence),
+      );
+      const terminal = a.body.events.filter((e: { type: string }) =>
+        /^run\.(completed|failed|cancelled)$/.test(e.type),
+      );
+      assert.equal(terminal.length, 1);
+      assert.equal(a.body.events.at(-1).type, 'run.completed');
+      const nodes = a.body.events
+        .filter((e: { type: string }) => e.type === 'node.completed')
+        .map((e: { nodeId: string }) => e.nodeId);
+      assert.deepEqual(nodes, ['a', 'b', 'c']);
+    });
+
+    it('failure-path: conformance-failure ends failed with a structured error', async () => {
+      const runId = await t.createRun('conformance-failure', {}, as(0));
+      const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'failed');
+      assert.equal(typeof done.error.code, 'string');
+      assert.equal(typeof done.error.message, 'string');
+    });
+
+    it('idempotency: conformance-idempotent replays the same run and refuses another body', async () => {
+      const key = { ...as(0), 'idempotency-key': `fixture-${dialect}-replay` };
+      const body = { workflowId: 'conformance-idempotent', inputs: { nonce: 'abc-123' } };
+      const first = await t.post('/v1/runs', body, key);
+      assert.equal(first.status, 201);
+      const replay = await t.post('/v1/runs', body, key);
+      assert.equal(replay.body.runId, first.body.runId);
+      assert.ok(replay.headers['openwop-idempotent-replay']);
+      const other = await t.post('/v1/runs', { ...body, inputs: { nonce: 'DIFFERENT' } }, key);
+      assert.equal(other.status, 409);
+      assert.equal(other.body.error, 'idempotency_key_mismatch');
+      assert.equal(other.body.runId, undefined);
+    });
+
+    it('conformance-delay sleeps for inputs.delayMs, the variable default otherwise', async () => {
+      const runId = await t.createRun('conformance-delay', { delayMs: 0 }, as(0));
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+      const slow = await t.createRun('conformance-cancellable', {}, as(0));
+      const waiting = await t.get(`/v1/runs/${slow}`, as(0));
+      assert.notEqual(waiting.body.status, 'completed', 'the 30 s default holds the run');
+      const cancel = await t.post(`/v1/runs/${slow}/cancel`, { reason: 'conformance' }, as(0));
+      assert.equal(cancel.status, 200);
+      assert.equal((await t.waitForStatus(slow, ['cancelled'], as(0))).status, 'cancelled');
+    });
+
+    it('interrupt-approval: suspends at gate, a bad action is 400, an unknown node 404, accept completes', async () => {
+      const runId = await t.createRun('conformance-approval', {}, as(0));
+      const suspended = await t.waitForStatus(runId, ['waiting-approval'], as(0));
+      assert.equal(suspended.currentNodeId, 'gate');
+      const bad = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'maybe' } }, as(0));
+      assert.equal(bad.status, 400);
+      const unknown = await t.post(
+        `/v1/runs/${runId}/interrupts/no-such-node`,
+        { resumeValue: { action: 'accept' } },
+        as(0),
+      );
+      assert.equal(unknown.status, 404);
+      const ok = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } }, as(0));
+      assert.equal(ok.status, 200);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-clarification: suspends at ask, {answers: {q1}} completes', async () => {
+      const runId = await t.createRun('conformance-clarification', {}, as(0));
+      assert.equal((await t.waitForStatus(runId, ['waiting-input'], as(0))).currentNodeId, 'ask');
+      const ok = await t.post(`/v1/runs/${runId}/interrupts/ask`, { resumeValue: { answers: { q1: 'blue' } } }, as(0));
+      assert.equal(ok.status, 200);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-auth-required: a bearer resolves, no key is 401', async () => {
+      const runId = await t.createRun('conformance-interrupt-auth-required', {}, as(0));
+      await t.waitForStatus(runId, ['waiting-approval'], as(0));
+      const anonymous = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } });
+      assert.equal(anonymous.status, 401);
+      const ok = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'accept' } }, as(1));
+      assert.ok(ok.status >= 200 && ok.status < 300, ok.text);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-external-event: waits waiting-external with a signed token; a mismatch is 422, a match completes', async () => {
+      const runId = await t.createRun('conformance-interrupt-external-event', {}, as(0));
+      const waiting = await t.waitForStatus(runId, ['waiting-external'], as(0));
+      const token = waiting.interrupt.interruptToken as string;
+      assert.equal(waiting.interrupt.kind, 'external-event');
+      assert.equal(waiting.interrupt.callbackUrl, `/v1/interrupts/${token}`);
+      const ref = hmacInterruptTokens(hostKeyOf(t)).verify(token);
+      assert.deepEqual(ref, {
+        runId,
+        nodeId: 'wait-for-order',
+        correlationId: waiting.interrupt.payload.correlationId,
+      });
+      const url = `/v1/runs/${runId}/interrupts/wait-for-order`;
+      const wrong = await t.post(url, { resumeValue: { orderId: 'different-order', status: 'completed' } }, as(0));
+      assert.equal(wrong.status, 422, wrong.text);
+      assert.equal(wrong.body.error, 'correlation_mismatch');
+      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-external');
+      const event = { orderId: 'fixture-order-1', status: 'completed', externalReference: 'conformance-test-123' };
+      const ok = await t.post(url, { resumeValue: event }, as(0));
+      assert.equal(ok.status, 200, ok.text);
+      const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.nodeStates['wait-for-order'].event, event);
+      const received = (await t.events(runId, as(0))).find((e) => e.type === 'external-event.received');
+      assert.equal(received.payload.correlationId, waiting.interrupt.payload.correlationId);
+    });
+
+    const vote = (runId: string, i: number, action: string) =>
+      t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action, voter: `approver-${i + 1}` } }, as(i));
+
+    it('interrupt-quorum: partial accepts keep the run waiting; the third completes it', async () => {
+      const runId = await t.createRun('conformance-interrupt-quorum', {}, as(0));
+      await t.waitForStatus(runId, ['waiting-approval'], as(0));
+      for (const i of [0, 1]) {
+        const partial = await vote(runId, i, 'accept');
+        assert.ok(partial.status >= 200 && partial.status < 300, partial.text);
+        assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-approval');
+      }
+      // One vote per authenticated actor: voting again changes nothing.
+      const repeat = await vote(runId, 1, 'accept');
+      assert.ok(repeat.status >= 200 && repeat.status < 300, repeat.text);
+      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-approval');
+      assert.ok((await vote(runId, 2, 'accept')).status < 300);
+      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+    });
+
+    it('interrupt-quorum: under majority one reject waits, the second fails the run', async () => {
+      const runId = await t.createRun('conformance-interrupt-quorum', {}, as(0));
+      await t.waitForStatus(runId, ['waiting-approval'], as(0));
+      assert.ok((await vote(runId, 0, 'reject')).status < 300);
+      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-approval');
+      assert.ok((await vote(runId, 1, 'reject')).status < 300);
+      const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'failed');
+      assert.equal(done.error.code, 'interrupt_rejected');
+    });
+  });
+}
+
+describe('HANDOFF_CONFORMANCE_FIXTURES off (the default)', () => {
+  let t: TestHost;
+  before(async () => {
+    t = await startTestHost();
+  });
+  after(async () => t?.close());
+
+  it('seeds and advertises no fixture', async () => {
+    const res = await t.get('/.well-known/openwop');
+    assert.deepEqual(res.body.fixtures, []);
+    assert.equal((await t.get('/v1/workflows/conformance-noop')).status, 404);
+  });
+});
