@@ -184,6 +184,26 @@ for (const dialect of DIALECTS) {
       assert.equal(received.payload.correlationId, waiting.interrupt.payload.correlationId);
     });
 
+    it('interrupt-external-event by its signed token (no API key): 422 on a mismatch, a match completes, then 410', async () => {
+      const runId = await t.createRun('conformance-interrupt-external-event', {}, as(0));
+      const waiting = await t.waitForStatus(runId, ['waiting-external'], as(0));
+      const url = waiting.interrupt.callbackUrl as string;
+      const forged = await t.post(`${url.slice(0, -2)}xx`, { resumeValue: { orderId: 'fixture-order-1' } });
+      assert.equal(forged.status, 404, forged.text);
+      const wrong = await t.post(url, { resumeValue: { orderId: 'different-order', status: 'completed' } });
+      assert.equal(wrong.status, 422, wrong.text);
+      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-external');
+      const event = { orderId: 'fixture-order-1', status: 'completed', externalReference: 'by-token' };
+      const ok = await t.post(url, { resumeValue: event });
+      assert.equal(ok.status, 200, ok.text);
+      const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.nodeStates['wait-for-order'].event, event);
+      const again = await t.post(url, { resumeValue: event });
+      assert.equal(again.status, 410, again.text);
+      assert.equal(again.body.error, 'interrupt_gone');
+    });
+
     const vote = (runId: string, i: number, action: string) =>
       t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action, voter: `approver-${i + 1}` } }, as(i));
 
