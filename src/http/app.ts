@@ -21,8 +21,8 @@ import { errorHandler, HttpError } from './errors.js';
 import { hostHook, nulIdHook, originHook } from './guards.js';
 import { jsonBodyParser } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
-import { registerTenantRate } from './quotas.js';
-import { sendError } from './routes/a2a-rest.js';
+import { type RunQuota, registerTenantRate } from './quotas.js';
+import { sendError } from './routes/a2a/rest.js';
 import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runListRoutes } from './routes/run-list.js';
@@ -39,6 +39,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** The host's SSE streams and their shared limits. */
   sse: SseHub;
+  /** HANDOFF_TENANT_MAX_ACTIVE_RUNS, for every route that starts a run. */
+  quota: RunQuota;
   /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
   plugins?: Array<(app: FastifyInstance) => void>;
   discovery?: Partial<DiscoveryExtras>;
@@ -97,7 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
     done();
   });
-  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
+  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, quota: deps.quota });
   runListRoutes(app, deps.engine.store, deps.bus, deps.sse, deps.config.listMaxBytes);
   consoleRoutes(app);
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {

@@ -2,7 +2,7 @@
 // hands back A2A 1.0 objects (0.3 answers already translated), and these become plain JSON with
 // the stored RFC 0100 state spellings.
 import { type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
-import type { StoredTaskState } from '../a2a/types.js';
+import type { TaskState as StoredTaskState } from '../a2a/model.js';
 import { INVALID_AGENT_RESPONSE, peerError } from './errors.js';
 
 export type PeerPart =
@@ -55,7 +55,7 @@ const STATES: Partial<Record<TaskState, StoredTaskState>> = {
 };
 
 /** A peer task's terminal and interrupted states: the A2A vocabulary's own. */
-export { INTERRUPTED_STATES, TERMINAL_STATES } from '../a2a/types.js';
+export { INTERRUPTED_STATES, TERMINAL_STATES } from '../a2a/model.js';
 
 function stateOf(state: TaskState | undefined, taskId: string): StoredTaskState {
   const stored = state === undefined ? undefined : STATES[state];

@@ -2,12 +2,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
-import type { Config } from '../../config.js';
 import type { Caller, Engine } from '../../engine/engine.js';
 import { isTerminal, isWaiting } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import { followRun } from '../../engine/follow.js';
-import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
+import type { RunQuota } from '../quotas.js';
 import { openOrRefuse, parseLastEventId, type SseHub } from '../sse.js';
 import {
   BAD_MEDIA_TYPE,
@@ -72,10 +71,11 @@ export interface RunRouteDeps {
   engine: Engine;
   bus: ChangeBus;
   sse: SseHub;
-  config: Config;
+  /** HANDOFF_TENANT_MAX_ACTIVE_RUNS, checked before a run starts. */
+  quota: RunQuota;
 }
 
-export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: RunRouteDeps): void {
+export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota }: RunRouteDeps): void {
   // Long-polls parked waiting for events; a graceful shutdown answers them at once.
   const parked = new Set<() => void>();
   app.addHook('preClose', async () => {
@@ -130,11 +130,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
       if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
         throw new HttpError(400, 'validation_error', 'Idempotency-Key must be 1-255 URL-safe characters');
       }
-      const refusal = await activeRunsRefusal(engine.store, config, req.caller.tenantId);
-      if (refusal) {
-        void reply.header('Retry-After', String(ACTIVE_RUNS_RETRY_AFTER_S));
-        throw new HttpError(429, 'too_many_active_runs', refusal);
-      }
+      await quota.admit(req, reply);
       const { run, replayed } = await engine.startRun(req.caller, {
         workflowId: body.workflowId,
         inputs: body.inputs ?? {},
