@@ -2,7 +2,7 @@
 // hands back A2A 1.0 objects (0.3 answers already translated), and these become plain JSON with
 // the stored RFC 0100 state spellings.
 import { type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
-import type { TaskState as StoredTaskState } from '../a2a/model.js';
+import type * as N from '../a2a/model.js';
 import { INVALID_AGENT_RESPONSE, peerError } from './errors.js';
 
 export type PeerPart =
@@ -26,7 +26,7 @@ export interface PeerStatusMessage {
 export interface PeerTask {
   taskId: string;
   contextId: string;
-  state: StoredTaskState;
+  state: N.TaskState;
   statusMessage?: PeerStatusMessage;
   artifacts: PeerArtifact[];
   /** The peer's clock at its last status change (ISO 8601), when it gave one. */
@@ -43,7 +43,7 @@ export interface PeerMessage {
   parts: PeerPart[];
 }
 
-const STATES: Partial<Record<TaskState, StoredTaskState>> = {
+const STATES: Partial<Record<TaskState, N.TaskState>> = {
   [TaskState.TASK_STATE_SUBMITTED]: 'submitted',
   [TaskState.TASK_STATE_WORKING]: 'working',
   [TaskState.TASK_STATE_INPUT_REQUIRED]: 'input-required',
@@ -57,7 +57,7 @@ const STATES: Partial<Record<TaskState, StoredTaskState>> = {
 /** A peer task's terminal and interrupted states: the A2A vocabulary's own. */
 export { INTERRUPTED_STATES, TERMINAL_STATES } from '../a2a/model.js';
 
-function stateOf(state: TaskState | undefined, taskId: string): StoredTaskState {
+function stateOf(state: TaskState | undefined, taskId: string): N.TaskState {
   const stored = state === undefined ? undefined : STATES[state];
   if (!stored) throw peerError(INVALID_AGENT_RESPONSE, `task ${taskId} has no known state (${String(state)})`);
   return stored;
