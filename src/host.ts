@@ -233,7 +233,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
           sse,
           seams: { engine, service: a2a, pushPolicy: policy },
         }),
-      (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
+      (a) => peerCallbackRoutes(a, { waitOf: (waitId) => store.peerWaits.get(waitId), wakes: peerWakes }),
     ],
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });

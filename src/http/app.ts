@@ -27,6 +27,7 @@ import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
+import { RunReads } from '../engine/run-reads.js';
 import type { SseHub } from './sse.js';
 import { compileValidator } from './validation.js';
 
@@ -99,8 +100,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
     done();
   });
-  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, quota: deps.quota });
-  runListRoutes(app, deps.engine.store, deps.bus, deps.sse, deps.config.listMaxBytes);
+  const reads = new RunReads(deps.engine.store, deps.bus);
+  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, quota: deps.quota, reads });
+  runListRoutes(app, reads, deps.bus, deps.sse, deps.config.listMaxBytes);
   consoleRoutes(app);
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {
     families: deps.discovery?.families ?? (() => ({})),

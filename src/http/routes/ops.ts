@@ -2,7 +2,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WorkflowRegistry } from '../../engine/workflow/loader.js';
 import type { Metrics } from '../../metrics.js';
-import type { Store } from '../../store/store.js';
 import { VERSION } from '../../version.js';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../errors.js';
@@ -25,9 +24,15 @@ export interface DiscoveryExtras {
   transports: string[];
 }
 
+/** The database behind the health check: whether it answers, and which it is. */
+export interface DatabaseProbe {
+  ping(): Promise<void>;
+  readonly dialect: 'sqlite' | 'postgres';
+}
+
 export function opsRoutes(
   app: FastifyInstance,
-  store: Store,
+  database: DatabaseProbe,
   workflows: WorkflowRegistry,
   metrics: Metrics,
   extras: DiscoveryExtras,
@@ -120,12 +125,12 @@ export function opsRoutes(
     },
     async (_req, reply) => {
       try {
-        await store.ping();
-        return { status: 'ok' as const, database: store.dialect };
+        await database.ping();
+        return { status: 'ok' as const, database: database.dialect };
       } catch (err) {
         return reply
           .status(503)
-          .send({ status: 'unavailable', database: store.dialect, message: (err as Error).message });
+          .send({ status: 'unavailable', database: database.dialect, message: (err as Error).message });
       }
     },
   );

@@ -3,9 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Caller, Engine } from '../../engine/engine.js';
-import { isTerminal, isWaiting } from '../../store/model.js';
+import { isTerminal } from '../../store/model.js';
 import { HttpError } from '../errors.js';
-import { followRun } from '../../engine/follow.js';
+import type { RunReads } from '../../engine/run-reads.js';
 import type { RunQuota } from '../quotas.js';
 import { openOrRefuse, parseLastEventId, type SseHub } from '../sse.js';
 import {
@@ -73,9 +73,11 @@ export interface RunRouteDeps {
   sse: SseHub;
   /** HANDOFF_TENANT_MAX_ACTIVE_RUNS, checked before a run starts. */
   quota: RunQuota;
+  /** A run's open interrupts and events. */
+  reads: RunReads;
 }
 
-export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota }: RunRouteDeps): void {
+export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads }: RunRouteDeps): void {
   // Long-polls parked waiting for events; a graceful shutdown answers them at once.
   const parked = new Set<() => void>();
   app.addHook('preClose', async () => {
@@ -168,12 +170,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota }: Run
     },
     async (req) => {
       const run = await engine.getRun(req.caller, req.params.id);
-      const waiting = isWaiting(run.status);
-      return runSnapshot(
-        run,
-        waiting ? await engine.store.interrupts.listOpen(run.runId) : [],
-        await engine.childrenOf(run),
-      );
+      return runSnapshot(run, await reads.openInterrupts(run), await engine.childrenOf(run));
     },
   );
 
@@ -299,7 +296,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota }: Run
         throw new HttpError(400, 'validation_error', (err as Error).message);
       }
       const stream = openOrRefuse(sse, reply);
-      for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: stream.signal })) {
+      for await (const e of reads.follow(run.runId, { after: after ?? -1, signal: stream.signal })) {
         if (!(await stream.ready())) break;
         stream.send(eventDoc(e), { id: e.sequence, event: e.type });
       }
@@ -329,7 +326,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota }: Run
       const after = req.query.lastSequence ?? req.query.since ?? -1;
       const limit = req.query.limit ?? 500;
       const timeoutMs = (req.query.timeout ?? 30) * 1000;
-      const events = await pollEvents(engine, bus, parked, run.runId, after, limit, timeoutMs, isTerminal(run.status));
+      const events = await pollEvents(reads, bus, parked, run.runId, after, limit, timeoutMs, isTerminal(run.status));
       const latest = await engine.getRun(req.caller, run.runId);
       const terminal = isTerminal(latest.status);
       const last = events.at(-1)?.sequence ?? after;
@@ -347,7 +344,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota }: Run
 
 /** Long-poll: subscribe first, then read, so an event committed in between is never missed. */
 async function pollEvents(
-  engine: Engine,
+  reads: RunReads,
   bus: ChangeBus,
   parked: Set<() => void>,
   runId: string,
@@ -361,12 +358,12 @@ async function pollEvents(
   const unsubscribe = bus.subscribeRun(runId, () => wake());
   parked.add(wake);
   try {
-    const first = await engine.store.events.list(runId, after, limit);
+    const first = await reads.events(runId, after, limit);
     if (first.length > 0 || terminal || timeoutMs === 0) return first;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
-    return engine.store.events.list(runId, after, limit);
+    return reads.events(runId, after, limit);
   } finally {
     parked.delete(wake);
     unsubscribe();
