@@ -27,7 +27,7 @@ import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.j
 import { buildApp } from './http/app.js';
 import { SseHub } from './http/sse.js';
 import { RunQuota } from './http/quotas.js';
-import { a2aRoutes, discoveryBlock } from './http/routes/a2a/index.js';
+import { a2aRoutes, cardSays, discoveryBlock } from './http/routes/a2a/index.js';
 import { Deliveries } from './push/deliveries.js';
 import { Metrics } from './metrics.js';
 import { parseSchedule } from './push/schedule.js';
@@ -209,6 +209,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   const handler = new TaskHandler(a2a, streams, store, {
     push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
     listMaxBytes: config.listMaxBytes,
+    card: cardSays(config, workflows),
   });
   const quota = new RunQuota(store, config);
   const sse = new SseHub(config.sse, metrics);
@@ -225,7 +226,6 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       (a) =>
         a2aRoutes(a, {
           config,
-          workflows,
           binding: new A2ABinding(handler, taskCache),
           taskStates: new TaskStates(store, config.listMaxBytes),
           deliveries: new Deliveries(store, () => pushWorker?.kick()),

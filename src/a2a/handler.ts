@@ -16,7 +16,9 @@ import { deleteConfig, putConfig, view } from '../push/configs.js';
 import { encodeCursor, decodeCursor } from '../store/cursor.js';
 import { isTerminal, isWaiting, type PushConfigRecord, type TaskRecord } from '../store/model.js';
 import type { Store } from '../store/store.js';
+import { agentCardFor } from './card-v1.js';
 import { v1_0 } from './codec/v1_0.js';
+import type { AgentCardOptions } from './v0_3/card.js';
 import {
   contentTypeNotSupported,
   extendedCardNotConfigured,
@@ -98,6 +100,9 @@ export interface A2AHandler {
   ): Promise<{ configs: N.PushConfig[]; nextPageToken: string }>;
   /** Idempotent. Errors: push-not-supported, task-not-found. */
   deletePushConfig(ctx: CallContext, req: N.PushDeleteRequest): Promise<void>;
+  /** The public agent card in `version`'s shape (0.3: the card that also lists supportedInterfaces),
+   * its URLs under `baseUrl`. No errors. */
+  card(version: ProtocolVersion, baseUrl: string): unknown;
   /** The authenticated extended card. Errors: extended-card-not-configured (0.3),
    * unsupported-operation (1.0: the card declares none). */
   extendedCard(ctx: CallContext, req: N.ExtendedCardRequest): Promise<never>;
@@ -114,8 +119,26 @@ export class TaskHandler implements A2AHandler {
     private readonly service: A2AService,
     private readonly streams: A2AStreams,
     private readonly store: Store,
-    private readonly opts: { push?: PushSupport; listMaxBytes?: number } = {},
+    private readonly opts: {
+      push?: PushSupport;
+      listMaxBytes?: number;
+      /** What the card says (name, skills, features, auth), its URLs aside. */
+      card?: () => Omit<AgentCardOptions, 'baseUrl'>;
+    } = {},
   ) {}
+
+  card(version: ProtocolVersion, baseUrl: string): unknown {
+    const says = this.opts.card?.() ?? {
+      name: 'Handoff',
+      description: '',
+      version: '',
+      skills: [],
+      streaming: true,
+      pushNotifications: true,
+      requireAuth: false,
+    };
+    return agentCardFor(version, { ...says, baseUrl });
+  }
 
   // ------------------------------------------------------------------ messages and tasks
 

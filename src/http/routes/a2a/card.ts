@@ -3,14 +3,12 @@
 // bytes sent, so each version (and each base URL) has its own (A2A 1.0 §8.6.1).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { agentCardFor } from '../../../a2a/card-v1.js';
-import { AGENT_CARD_PATH, type AgentCardOptions } from '../../../a2a/v0_3/card.js';
+import { AGENT_CARD_PATH } from '../../../a2a/v0_3/card.js';
 import { cardVersion } from '../../../a2a/versions.js';
-import { VERSION } from '../../../version.js';
 import { AgentCard, AgentCardV1 } from '../../a2a-schemas.js';
 import { matchesEtag, strongEtag } from '../../etag.js';
 import { empty, ref, typed, withHeaders } from '../../schemas.js';
-import { A2A_FEATURES, type A2ARouteDeps, baseUrl, versionAsked } from './index.js';
+import { type A2ARouteDeps, baseUrl, versionAsked } from './index.js';
 
 /** The card changes only with the host's configuration and workflows: caches may keep it a while. */
 const CARD_CACHE_CONTROL = 'public, max-age=300';
@@ -20,22 +18,11 @@ const CARD_HEADERS = {
   Vary: { description: '`A2A-Version`: the card’s shape follows the version asked for.' },
 };
 
-export function cardRoutes(app: FastifyInstance, deps: Pick<A2ARouteDeps, 'config' | 'workflows'>): void {
-  const cardOptions = (req: FastifyRequest): AgentCardOptions => ({
-    baseUrl: baseUrl(deps.config, req),
-    name: 'Handoff',
-    description: 'Durable, human-in-the-loop OpenWOP workflow runs as A2A tasks',
-    version: VERSION,
-    skills: deps.workflows
-      .list()
-      .filter((w) => w.public !== false)
-      .map((w) => ({ id: w.id, name: w.name, description: w.description ?? w.name })),
-    ...A2A_FEATURES,
-    requireAuth: deps.config.apiKeys.size > 0,
-  });
+export function cardRoutes(app: FastifyInstance, deps: Pick<A2ARouteDeps, 'config' | 'binding'>): void {
   const card = async (req: FastifyRequest, reply: FastifyReply) => {
     const asked = versionAsked(req);
-    const body = JSON.stringify(agentCardFor(cardVersion(asked.header, asked.query), cardOptions(req)));
+    const version = cardVersion(asked.header, asked.query);
+    const body = JSON.stringify(deps.binding.handler.card(version, baseUrl(deps.config, req)));
     const etag = strongEtag(body);
     void reply.headers({ Vary: 'A2A-Version', 'Cache-Control': CARD_CACHE_CONTROL, ETag: etag });
     if (matchesEtag(req.headers['if-none-match'], etag)) return reply.status(304).send();

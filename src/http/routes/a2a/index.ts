@@ -13,6 +13,7 @@ import { VERSION_HEADER } from '../../../a2a/versions.js';
 import type { Config } from '../../../config.js';
 import type { Engine } from '../../../engine/engine.js';
 import type { WorkflowRegistry } from '../../../engine/workflow/loader.js';
+import { VERSION } from '../../../version.js';
 import type { EgressPolicy } from '../../../egress/address.js';
 import type { Deliveries } from '../../../push/deliveries.js';
 import type { RunQuota } from '../../quotas.js';
@@ -25,7 +26,6 @@ import { seamRoutes } from './seams.js';
 
 export interface A2ARouteDeps {
   config: Config;
-  workflows: WorkflowRegistry;
   /** The handler, and the encoding of its answers for each version. */
   binding: A2ABinding;
   taskStates: TaskStates;
@@ -40,6 +40,21 @@ export interface A2ARouteDeps {
 
 /** The features this host really serves; the card and the discovery block both read these. */
 export const A2A_FEATURES = { streaming: true, pushNotifications: true } as const;
+
+/** What the card says besides its URLs: the public workflows as skills, the features, auth. */
+export function cardSays(config: Config, workflows: WorkflowRegistry) {
+  return () => ({
+    name: 'Handoff',
+    description: 'Durable, human-in-the-loop OpenWOP workflow runs as A2A tasks',
+    version: VERSION,
+    skills: workflows
+      .list()
+      .filter((w) => w.public !== false)
+      .map((w) => ({ id: w.id, name: w.name, description: w.description ?? w.name })),
+    ...A2A_FEATURES,
+    requireAuth: config.apiKeys.size > 0,
+  });
+}
 
 export function baseUrl(config: Config, req: FastifyRequest): string {
   if (config.publicUrl) return config.publicUrl;
