@@ -163,10 +163,10 @@ export class PeerStreams {
       // changes nothing the node acts on, and waking it would only cost a tasks/get.
       const news =
         last === undefined
-          ? task.state !== hold.seen && this.firstNews(wait.waitId, hold.seen, task.state)
-          : task.state !== last;
+          ? task.status.state !== hold.seen && this.firstNews(wait.waitId, hold.seen, task.status.state)
+          : task.status.state !== last;
       if (last !== undefined) this.mismatches.delete(wait.waitId);
-      last = task.state;
+      last = task.status.state;
       if (news) await this.opts.wakes.request(wait, 'stream');
       await pace(bucket, stop.signal);
     }

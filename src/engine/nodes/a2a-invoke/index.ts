@@ -17,7 +17,8 @@ import type { PeerClient, PeerTarget, RunContext } from '../../../peers/client.j
 import { retryWaitMs } from '../../../egress/retry-after.js';
 import { PeerError } from '../../../peers/errors.js';
 import { contextIdFor, messageIdFor } from '../../../peers/identity.js';
-import type { PeerTask } from '../../../peers/normalize.js';
+import type { TaskView } from '../../../a2a/model.js';
+import { textOf } from '../../../peers/normalize.js';
 import { INTERRUPTED_STATES } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
 import type { PeerWaitRecord } from '../../../store/repos/peer-waits.js';
@@ -138,7 +139,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       // No task was made: the answer is the outcome.
       await peers.waits.finish(wait.waitId);
       const message = {
-        text: sent.message.text,
+        text: textOf(sent.message),
         parts: sent.message.parts.map((p) => ({ ...p, contentTrust: 'untrusted' })),
       };
       return {
@@ -153,17 +154,17 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       nodeId: ctx.node.id,
       ordinal: ctx.ordinal,
       target,
-      peerTaskId: task.taskId,
+      peerTaskId: task.id,
       ...(push ? { tokenHash: push.tokenHash } : {}),
     });
     // An earlier attempt of this send (its answer lost, or a crash before its commit) may have made
     // a task of its own on a peer that does not dedup by messageId: only the recorded one stays.
     const repeated = prior !== undefined || Date.parse(wait.createdAt) < ctx.now;
-    if (repeated && task.contextId === contextId) await cancelStrays(client, contextId, task.taskId);
+    if (repeated && task.contextId === contextId) await cancelStrays(client, contextId, task.id);
     // Registered on the task once it exists (a refused registration must not fail the call), then
     // the task read again: a change between the answer and the registration is not missed.
     if (push) {
-      if (await registered(client, task.taskId, push.config)) task = await client.getTask(task.taskId);
+      if (await registered(client, task.id, push.config)) task = await client.getTask(task.id);
       else modes.splice(modes.indexOf('push'), 1);
     }
     const linked: NewEvent = {
@@ -171,13 +172,13 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       nodeId: ctx.node.id,
       payload: {
         agent: call.agent,
-        peerTaskId: task.taskId,
+        peerTaskId: task.id,
         contextId: task.contextId,
         cardUrl: client.chosen.url,
         protocolVersion: call.protocolVersion,
         binding: call.binding,
         waitModes: modes,
-        state: task.state,
+        state: task.status.state,
       },
     };
     const waiting: InvokeState = {
@@ -188,7 +189,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: I
       target,
       protocolVersion: call.protocolVersion,
       binding: call.binding,
-      taskId: task.taskId,
+      taskId: task.id,
       contextId: task.contextId,
       mode: modes,
       waitId: wait.waitId,
@@ -258,7 +259,7 @@ async function settle(
   peers: PeerService,
   run: Required<RunContext>,
   s: InvokeState,
-  task: PeerTask,
+  task: TaskView,
   events: NewEvent[],
 ): Promise<NodeResult> {
   const call: CallInfo = {
@@ -266,13 +267,13 @@ async function settle(
     protocolVersion: s.protocolVersion as string,
     binding: s.binding as string,
   };
-  const changed = task.state !== s.state;
+  const changed = task.status.state !== s.state;
   const own: NewEvent[] = [...events];
   if (changed && events.every((e) => e.type !== 'a2a.task.linked')) {
     own.push({
       type: 'a2a.task.updated',
       nodeId: ctx.node.id,
-      payload: { peerTaskId: task.taskId, state: task.state, peerTimestamp: task.peerTimestamp ?? null },
+      payload: { peerTaskId: task.id, state: task.status.state, peerTimestamp: task.status.timestamp ?? null },
     });
   }
   const done = terminalResult(task, call, ctx.now);
@@ -281,22 +282,23 @@ async function settle(
     return withEvents(done, own);
   }
   const { answered, stateAt: _at, lastFailure: _failed, ...prior } = s;
-  const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
+  const unread =
+    answered !== undefined && answered.state === task.status.state && answered.at === task.status.timestamp;
   const next: InvokeState = {
     ...prior,
-    state: task.state,
-    ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
+    state: task.status.state,
+    ...(task.status.timestamp ? { stateAt: task.status.timestamp } : {}),
     ...(unread ? { answered } : {}),
     attempt: changed ? 0 : s.attempt + 1,
-    waitingOn: { agent: call.agent, peerTaskId: task.taskId, state: task.state },
+    waitingOn: { agent: call.agent, peerTaskId: task.id, state: task.status.state },
   };
   if (overdue(ctx, s, run)) return giveUp(ctx, peers, next, own);
   const policy = ctx.config.onInputRequired ?? 'clarify';
-  if (INTERRUPTED_STATES.has(task.state) && policy !== 'wait' && !unread) {
+  if (INTERRUPTED_STATES.has(task.status.state) && policy !== 'wait' && !unread) {
     if (policy === 'fail') {
       return withEvents(
-        fail('external_input_required', `agent '${call.agent}' asks for input: ${task.statusMessage?.text ?? ''}`, {
-          peerTaskId: task.taskId,
+        fail('external_input_required', `agent '${call.agent}' asks for input: ${textOf(task.status.message)}`, {
+          peerTaskId: task.id,
           output: outputOf(task),
         }),
         own,
@@ -313,7 +315,7 @@ async function settle(
     };
   }
   // Sleeping: a stream wait watches the task until news, whatever its state (src/peers/streams.ts).
-  if (next.mode?.includes('stream') && next.waitId) peers.onStreamWait?.(streamWait(ctx, next), task.state);
+  if (next.mode?.includes('stream') && next.waitId) peers.onStreamWait?.(streamWait(ctx, next), task.status.state);
   return {
     kind: 'sleep',
     wakeAt: Math.min(s.deadline, ctx.now + backoff(peers, next.attempt)),
