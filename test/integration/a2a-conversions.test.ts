@@ -103,7 +103,7 @@ describe('the 0.3 wire stays at the edge', () => {
 
   it('the names the inversion removed are gone', () => {
     const src = files('src').map((f) => readFileSync(join(ROOT, f), 'utf8'));
-    for (const name of ['toStoredSend', 'encodeStoredMessage', 'StoredTaskState', 'StoredSendParams']) {
+    for (const name of ['toStoredSend', 'encodeStoredMessage', 'StoredTaskState', 'StoredSendParams', 'PeerTask']) {
       assert.ok(!src.some((text) => text.includes(name)), `${name} is still in src/`);
     }
   });
