@@ -108,7 +108,7 @@ export interface A2AHandler {
   extendedCard(ctx: CallContext, req: N.ExtendedCardRequest): Promise<never>;
 }
 
-/** The default of HANDOFF_LIST_MAX_BYTES (config.ts), for an A2AOperations built without it. */
+/** The default of HANDOFF_LIST_MAX_BYTES (config.ts), for a handler built without it. */
 const LIST_MAX_BYTES = 4 * 1024 * 1024;
 
 /** The default page of ListTaskPushNotificationConfigs (1.0); 0.3 lists all (they are capped). */
@@ -120,24 +120,15 @@ export class TaskHandler implements A2AHandler {
     private readonly streams: A2AStreams,
     private readonly store: Store,
     private readonly opts: {
+      /** What the card says (name, skills, features, auth), its URLs aside. */
+      card: () => Omit<AgentCardOptions, 'baseUrl'>;
       push?: PushSupport;
       listMaxBytes?: number;
-      /** What the card says (name, skills, features, auth), its URLs aside. */
-      card?: () => Omit<AgentCardOptions, 'baseUrl'>;
-    } = {},
+    },
   ) {}
 
   card(version: ProtocolVersion, baseUrl: string): unknown {
-    const says = this.opts.card?.() ?? {
-      name: 'Handoff',
-      description: '',
-      version: '',
-      skills: [],
-      streaming: true,
-      pushNotifications: true,
-      requireAuth: false,
-    };
-    return agentCardFor(version, { ...says, baseUrl });
+    return agentCardFor(version, { ...this.opts.card(), baseUrl });
   }
 
   // ------------------------------------------------------------------ messages and tasks
@@ -148,10 +139,10 @@ export class TaskHandler implements A2AHandler {
     return { kind: 'task', task: await this.service.send(ctx.caller, req, ctx.version) };
   }
 
-  stream(ctx: CallContext, req: N.SendRequest): Promise<TaskStream> {
+  async stream(ctx: CallContext, req: N.SendRequest): Promise<TaskStream> {
     checkTenant(ctx.caller, req.tenant);
     checkOutputModes(req.configuration.acceptedOutputModes);
-    return this.streams.openMessage(ctx.caller, req, ctx.version).then((o) => this.taskStream(o));
+    return this.taskStream(await this.streams.openMessage(ctx.caller, req, ctx.version));
   }
 
   private taskStream(opened: OpenedStream): TaskStream {
@@ -162,16 +153,14 @@ export class TaskHandler implements A2AHandler {
     return stream;
   }
 
-  get(ctx: CallContext, req: N.GetTaskRequest): Promise<N.TaskView> {
+  async get(ctx: CallContext, req: N.GetTaskRequest): Promise<N.TaskView> {
     checkTenant(ctx.caller, req.tenant);
     return this.service.task(ctx.caller, req.id, req.historyLength);
   }
 
-  subscribe(ctx: CallContext, req: SubscribeRequest): Promise<TaskStream> {
+  async subscribe(ctx: CallContext, req: SubscribeRequest): Promise<TaskStream> {
     checkTenant(ctx.caller, req.tenant);
-    return this.streams
-      .openObserver(ctx.caller, req.id, req.after, ctx.version !== '0.3')
-      .then((o) => this.taskStream(o));
+    return this.taskStream(await this.streams.openObserver(ctx.caller, req.id, req.after, ctx.version !== '0.3'));
   }
 
   async extendedCard(ctx: CallContext, req: N.ExtendedCardRequest): Promise<never> {
