@@ -66,6 +66,23 @@ describe('shape conversions per request', () => {
     assert.ok(got.conversions <= 2, `GetTask: ${got.conversions} conversions`);
   });
 
+  it('the history keeps a 1.0 message as sent; a 0.3 reader sees its own form of it', async () => {
+    const message = {
+      messageId: `msg-bare-${Date.now()}`,
+      role: 'ROLE_USER',
+      parts: [{ text: 'count', mediaType: 'text/plain' }, { data: 5 }],
+    };
+    const sent = await counted(() => rpc('SendMessage', { message }, V1));
+    const id = sent.body.result.task.id as string;
+    const v1 = await counted(() => rpc('GetTask', { id }, V1));
+    assert.deepEqual(v1.body.result.history[0].parts, message.parts);
+    const v03 = await counted(() => rpc('tasks/get', { id }));
+    assert.deepEqual(v03.body.result.history[0].parts, [
+      { kind: 'text', text: 'count' },
+      { kind: 'data', data: { value: 5 } },
+    ]);
+  });
+
   it('a 0.3 send crosses at most three', async () => {
     const sent = await counted(() => rpc('message/send', { message: textMessage('three') }));
     assert.equal(sent.body.result.status.state, 'completed');
