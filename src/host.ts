@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { pushOutbox, renderPush } from './a2a/push.js';
-import { A2AOperations } from './a2a/operations.js';
+import { A2ABinding } from './a2a/binding.js';
+import { TaskHandler } from './a2a/handler.js';
 import { A2AService } from './a2a/service.js';
 import { A2AStreams } from './a2a/stream.js';
 import { TaskCache } from './a2a/task-cache.js';
 import { taskRecordStep } from './a2a/task-records.js';
+import { TaskStates } from './a2a/task-states.js';
 import { busPublisher, type ChangeBus } from './bus/bus.js';
 import { InProcessBus } from './bus/in-process.js';
 import { PgBus } from './bus/pg.js';
@@ -30,8 +32,9 @@ import {
 } from './engine/workflow/loader.js';
 import { buildApp } from './http/app.js';
 import { SseHub } from './http/sse.js';
-import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
-import { a2aRestRoutes } from './http/routes/a2a-rest.js';
+import { RunQuota } from './http/quotas.js';
+import { a2aRoutes, cardSays, discoveryBlock } from './http/routes/a2a/index.js';
+import { Deliveries } from './push/deliveries.js';
 import { Metrics } from './metrics.js';
 import { parseSchedule } from './push/schedule.js';
 import { loadHostKey, Vault } from './push/vault.js';
@@ -245,12 +248,13 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
   });
   const retention = new Retention(store, config.retentionDays, log);
-  const operations = new A2AOperations(a2a, store, {
+  const streams = new A2AStreams(engine, bus, a2a);
+  const handler = new TaskHandler(a2a, streams, store, {
     push: { vault, policy, maxConfigsPerTask: config.quotas.pushConfigsPerTask },
     listMaxBytes: config.listMaxBytes,
-    ...(taskCache ? { cache: taskCache } : {}),
+    card: cardSays(config, workflows),
   });
-  const streams = new A2AStreams(engine, bus, a2a);
+  const quota = new RunQuota(store, config);
   const sse = new SseHub(config.sse, metrics);
   const app = await buildApp({
     config,
@@ -261,23 +265,19 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
     catalog,
     metrics,
     sse,
+    quota,
     plugins: [
-      (a) => {
-        const deps = {
+      (a) =>
+        a2aRoutes(a, {
           config,
-          engine,
-          workflows,
-          service: a2a,
-          operations,
-          streams,
-          pushPolicy: policy,
-          pushWorker,
+          binding: new A2ABinding(handler, taskCache),
+          taskStates: new TaskStates(store, config.listMaxBytes),
+          deliveries: new Deliveries(store, () => pushWorker?.kick()),
+          quota,
           sse,
-        };
-        a2aRoutes(a, deps);
-        a2aRestRoutes(a, deps);
-      },
-      (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
+          seams: { engine, service: a2a, pushPolicy: policy },
+        }),
+      (a) => peerCallbackRoutes(a, { waitOf: (waitId) => store.peerWaits.get(waitId), wakes: peerWakes }),
       (a) => {
         const links = notifier.links(engine, clock, interruptTokens);
         void a.register(decisionLinkRoutes, { links, store, kick: () => notifier.worker.kick() });

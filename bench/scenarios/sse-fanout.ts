@@ -24,7 +24,7 @@
 //
 // Handoff only (needs /v1/runs and the `steps` workflow): other targets are reported as skipped.
 import { artifactFromEvent, isTerminalState, stateAfterEvent } from '../../src/a2a/projection.js';
-import type { TaskState } from '../../src/a2a/types.js';
+import type { WireTaskState as TaskState } from '../../src/a2a/v0_3/types.js';
 import type { RunEvent } from '../../src/store/model.js';
 import { nowMs, sleep } from '../lib/clock.js';
 import { handoffCells, handoffOrigin } from '../lib/handoff-only.js';
@@ -142,7 +142,7 @@ async function readLog(base: string, runId: string): Promise<RunLog> {
 /** Sequences an observe-mode (resubscribe) stream must deliver after its snapshot: an artifact
  * update per artifact, a status update per change of A2A state, up to a terminal state. */
 function expectedA2A(log: RunLog, afterSeq: number, state: TaskState): number[] {
-  if (isTerminalState(state)) return [];
+  if (state !== 'unknown' && isTerminalState(state)) return [];
   const out: number[] = [];
   let current = state;
   for (const seq of ascending(log.events.keys())) {

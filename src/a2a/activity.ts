@@ -4,10 +4,9 @@
 // so that the projection calls it in a line.
 import { type ActivityInterrupt, activityOf, activityOfEvent } from '../engine/activity.js';
 import type { RunEvent, RunHead } from '../store/model.js';
-import type { Message, Task, TaskStatusUpdateEvent } from './types.js';
+import type { Message, StatusUpdate, TaskView } from './model.js';
 
 const statusMessage = (messageId: string, taskId: string, contextId: string, text: string): Message => ({
-  kind: 'message',
   messageId,
   role: 'agent',
   taskId,
@@ -20,7 +19,7 @@ const statusMessage = (messageId: string, taskId: string, contextId: string, tex
  * as the status message while the task is `working`. The message id derives from the run's version,
  * so reads of one version are identical.
  */
-export function withActivity(task: Task, run: RunHead, opens: readonly ActivityInterrupt[]): void {
+export function withActivity(task: TaskView, run: RunHead, opens: readonly ActivityInterrupt[]): void {
   const activity = activityOf(run, opens);
   if (!activity) return;
   const openwop = (task.metadata?.openwop ?? {}) as Record<string, unknown>;
@@ -31,16 +30,14 @@ export function withActivity(task: Task, run: RunHead, opens: readonly ActivityI
 }
 
 /** The `working` update a run event announces a new activity with (a retry, a linked peer task), if any. */
-export function activityUpdate(taskId: string, contextId: string, e: RunEvent): TaskStatusUpdateEvent | undefined {
+export function activityUpdate(taskId: string, contextId: string, e: RunEvent): StatusUpdate | undefined {
   const activity = activityOfEvent(e);
   if (!activity) return undefined;
   const message = statusMessage(`${taskId}:activity-event:${e.sequence}`, taskId, contextId, activity.summary);
   return {
-    kind: 'status-update',
     taskId,
     contextId,
     status: { state: 'working', timestamp: e.timestamp, message },
-    final: false,
     metadata: { openwop: { runId: taskId, nodeId: e.nodeId, activity } },
   };
 }

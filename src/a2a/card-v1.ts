@@ -8,9 +8,9 @@
 //   plus the same `supportedInterfaces`, so a 1.x client that fetched it still finds 1.0.
 //
 // JSON-RPC 0.3 and 1.0 share one URL: the method name and A2A-Version tell them apart.
-import { A2A_RPC_PATH, type AgentCardOptions, buildAgentCard, origin } from './card.js';
+import { A2A_RPC_PATH, type AgentCardOptions, buildAgentCard, origin } from './v0_3/card.js';
 import { A2A_REST_PATH } from './codec/rest.js';
-import type { AgentCard, SecurityScheme } from './types.js';
+import type { AgentCard, SecurityScheme } from './v0_3/types.js';
 import type { ProtocolVersion } from './versions.js';
 
 export interface V1AgentInterface {

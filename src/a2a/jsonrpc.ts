@@ -9,14 +9,8 @@
 // (A2A lets peers add fields) but typed: a known field of the wrong type is -32602 (params-schema.ts).
 import type { AnySchemaObject } from 'ajv/dist/2020.js';
 import { inspectJson } from '../json-guard.js';
-import {
-  type A2AError,
-  invalidParams,
-  invalidRequest,
-  parseError,
-  type JsonRpcErrorObject,
-  taskNotFound,
-} from './errors.js';
+import { type A2AError, invalidParams, invalidRequest, parseError, taskNotFound } from './errors.js';
+import { type JsonRpcErrorObject, jsonRpcErrorV0_3 } from './codec/error-forms.js';
 import { bool, compileParams, count, nonEmpty, obj, type ParamsCheck, str, strArray } from './params-schema.js';
 import { isPlainObject } from './values.js';
 
@@ -58,7 +52,7 @@ export const successResponse = <T>(id: JsonRpcId, result: T): JsonRpcSuccess<T> 
 export const errorResponse = (id: JsonRpcId, err: A2AError): JsonRpcFailure => ({
   jsonrpc: '2.0',
   id,
-  error: err.toJSON(),
+  error: jsonRpcErrorV0_3(err),
 });
 
 /** Parse raw body text; a syntax error is -32700 with id null (the id is unreadable). */

@@ -4,7 +4,7 @@
 // `decidedBy` is never read from a message: the caller's principal is the host's to supply.
 import type { InterruptKind } from '../store/model.js';
 import { APPROVAL_ACTIONS, type ApprovalAction, approvalActionOf } from '../engine/vocabulary.js';
-import type { Part } from './types.js';
+import type { Part } from './model.js';
 import { isPlainObject, stringArray } from './values.js';
 
 export interface FileInputRef {
@@ -23,18 +23,21 @@ export function partsToInputs(parts: Part[]): { inputs: Record<string, unknown> 
   let merged: Record<string, unknown> = {};
   for (const p of parts) {
     if (p.kind === 'text') texts.push(p.text);
-    else if (p.kind === 'data') merged = { ...merged, ...p.data };
-    else files.push(fileRef(p.file));
+    else if (p.kind === 'data') merged = { ...merged, ...dataObject(p.data) };
+    else files.push(fileRef(p));
   }
   const inputs: Record<string, unknown> = texts.length > 0 ? { prompt: texts.join('\n'), ...merged } : merged;
   if (files.length > 0) inputs.files = files;
   return { inputs };
 }
 
-function fileRef(f: { name?: string; mimeType?: string; uri?: string; bytes?: string }): FileInputRef {
+/** A data part's value as an object: a bare value (1.0 allows one) is `{value}`, as it always was. */
+const dataObject = (data: unknown): Record<string, unknown> => (isPlainObject(data) ? data : { value: data ?? null });
+
+function fileRef(f: { name?: string; mediaType?: string; uri?: string; bytes?: string }): FileInputRef {
   const ref: FileInputRef = {};
   if (f.name !== undefined) ref.name = f.name;
-  if (f.mimeType !== undefined) ref.mimeType = f.mimeType;
+  if (f.mediaType !== undefined) ref.mimeType = f.mediaType;
   if (typeof f.uri === 'string') ref.uri = f.uri;
   if (typeof f.bytes === 'string') ref.size = Buffer.byteLength(f.bytes, 'base64');
   return ref;
@@ -71,7 +74,7 @@ const textOf = (parts: Part[]): string =>
     .trim();
 
 const dataParts = (parts: Part[]): Record<string, unknown>[] =>
-  parts.filter((p): p is Extract<Part, { kind: 'data' }> => p.kind === 'data').map((p) => p.data);
+  parts.filter((p): p is Extract<Part, { kind: 'data' }> => p.kind === 'data').map((p) => dataObject(p.data));
 
 /** `metadata.openwop` of the message, when it is an object. */
 const openwopMeta = (metadata: unknown): Record<string, unknown> | undefined =>

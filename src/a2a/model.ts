@@ -1,10 +1,14 @@
-// The protocol-neutral A2A objects the handlers work on. Each protocol version has a codec
-// (codec/v0_3.ts, codec/v1_0.ts) that maps these to and from its wire; nothing here knows a wire
-// spelling (`kind` discriminators, `TASK_STATE_*`, `final`, wrapper objects).
+// The protocol-neutral A2A model, shaped like A2A 1.0: what the handler (handler.ts), the service,
+// the projection, streams, the push outbox and storage speak. Each binding converts its wire to
+// and from it once: codec/v1_0.ts (JSON-RPC and HTTP+JSON 1.0) and the 0.3 edge adapter
+// (v0_3/codec.ts). Nothing here knows a wire spelling (`kind` on messages and tasks, `TASK_STATE_*`,
+// `final`, wrapper objects). The part `kind` is this model's own discriminator.
 //
-// Types only. Optional fields are absent, never undefined-valued, so a codec can copy what is set.
+// Types and the state vocabulary. Optional fields are absent, never undefined-valued, so a codec
+// can copy what is set.
 
-/** A task's state in the stored RFC 0100 spelling (A2ATaskState.state). */
+/** A task's state: the one TaskState type. Spelled as RFC 0100's A2ATaskState.state (lowercase
+ * hyphen, which that record requires); each wire maps it to its own spelling. */
 export type TaskState =
   | 'submitted'
   | 'working'
@@ -14,6 +18,11 @@ export type TaskState =
   | 'failed'
   | 'canceled'
   | 'rejected';
+
+/** The states a task never leaves (the one list: projection, peers, CLI). */
+export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'canceled', 'failed', 'rejected']);
+/** The states in which a task waits for its caller (a reply, credentials): a turn is over. */
+export const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set(['input-required', 'auth-required']);
 
 export type Metadata = Record<string, unknown>;
 
@@ -46,14 +55,11 @@ export type FilePart = {
 
 export type Part = TextPart | DataPart | FilePart;
 
-// The shapes every wire shares, over the wire's own Part, Message and state spelling: the 0.3 wire
-// types (types.ts) are these plus their `kind` discriminators.
-
-/** A message's fields, over the Part `P` of a wire. */
-export interface MessageOf<P> {
+/** A message: the caller's (role user) or the agent's. */
+export interface Message {
   messageId: string;
   role: 'user' | 'agent';
-  parts: P[];
+  parts: Part[];
   taskId?: string;
   contextId?: string;
   referenceTaskIds?: string[];
@@ -61,52 +67,35 @@ export interface MessageOf<P> {
   metadata?: Metadata;
 }
 
-export interface ArtifactOf<P> {
+export interface Artifact {
   artifactId: string;
   name?: string;
   description?: string;
-  parts: P[];
+  parts: Part[];
   metadata?: Metadata;
   extensions?: string[];
 }
 
-export interface TaskStatusOf<S, M> {
-  state: S;
+// ---------------------------------------------------------------- tasks and events
+
+export interface TaskStatus {
+  state: TaskState;
   /** The agent's status message (e.g. the failure text of a failed run). */
-  message?: M;
+  message?: Message;
   /** ISO 8601; Handoff always sets it, a peer's Task may not. */
   timestamp?: string;
 }
 
-/** A task's fields, over a wire's state spelling `S`, Message `M` and Artifact `A`. */
-export interface TaskOf<S, M, A> {
-  id: string;
-  contextId: string;
-  status: TaskStatusOf<S, M>;
-  artifacts?: A[];
-  history?: M[];
-  metadata?: Metadata;
-}
-
-export interface ArtifactUpdateOf<A> {
-  taskId: string;
-  contextId: string;
-  artifact: A;
-  append?: boolean;
-  lastChunk?: boolean;
-  metadata?: Metadata;
-}
-
-export type Message = MessageOf<Part>;
-export type Artifact = ArtifactOf<Part>;
-
-// ---------------------------------------------------------------- tasks and events
-
-export type TaskStatus = TaskStatusOf<TaskState, Message>;
-
 /** A task as a caller sees it. `artifacts` absent and `artifacts: []` differ on the 1.0 wire
  * (ListTasks without includeArtifacts must omit the field); the 0.3 wire omits both. */
-export type TaskView = TaskOf<TaskState, Message, Artifact>;
+export interface TaskView {
+  id: string;
+  contextId: string;
+  status: TaskStatus;
+  artifacts?: Artifact[];
+  history?: Message[];
+  metadata?: Metadata;
+}
 
 /** A status change. Whether it ends a stream (0.3 `final`) is the stream's decision, not the event's. */
 export interface StatusUpdate {
@@ -116,9 +105,16 @@ export interface StatusUpdate {
   metadata?: Metadata;
 }
 
-export type ArtifactUpdate = ArtifactUpdateOf<Artifact>;
+export interface ArtifactUpdate {
+  taskId: string;
+  contextId: string;
+  artifact: Artifact;
+  append?: boolean;
+  lastChunk?: boolean;
+  metadata?: Metadata;
+}
 
-/** One item of a stream (and the body of a 1.0 push). */
+/** One item of a stream, and the event a push carries (encoded for its config's version). */
 export type StreamEvent =
   | { kind: 'task'; task: TaskView }
   | { kind: 'message'; message: Message }
@@ -248,3 +244,27 @@ export interface RequestOf {
 }
 
 export type Operation = keyof RequestOf;
+
+// ---------------------------------------------------------------- RFC 0100 stored record
+
+/** The interrupt kinds RFC 0100 can name in `interruptKind`. */
+export type A2AInterruptKind = 'approval' | 'clarification';
+
+/** `$defs.PushConfig` of a2a-task-state.schema.json: never the raw token, at most a fingerprint. */
+export interface A2APushConfigRecord {
+  url: string;
+  tokenFingerprint?: string;
+}
+
+/** The persisted projection of a run (schemas/a2a-task-state.schema.json). Closed: serialise
+ * exactly these fields; tenant, principal and secrets live in separate columns. */
+export interface A2ATaskState {
+  taskId: string;
+  runId: string;
+  contextId?: string;
+  state: TaskState;
+  /** Present iff state is `input-required` and the wait is an approval or a clarification. */
+  interruptKind?: A2AInterruptKind;
+  updatedAt: string;
+  pushConfig?: A2APushConfigRecord;
+}

@@ -1,4 +1,4 @@
-// The one pure projection OpenWOP run → A2A v0.3 Task, shared by tasks/get, streams, pushes and
+// The one pure projection OpenWOP run → A2A Task (the neutral model, model.ts), shared by tasks/get, streams, pushes and
 // the REST read seam, so every surface reports the same state for the same run. The status table
 // is docs/protocol/openwop.md#forward-projection verbatim. Also: A2A message parts → run inputs, and a resume
 // message → an interrupt resolution (docs/protocol/openwop.md#resume-by-message).
@@ -18,24 +18,24 @@ import { artifactHash } from '../engine/audit.js';
 import { normalizeApprovalAction } from '../engine/vocabulary.js';
 import { withActivity } from './activity.js';
 import { isPlainObject, stringArray } from './values.js';
-import { INTERRUPTED_STATES, TERMINAL_STATES } from './types.js';
-import type {
-  A2AInterruptKind,
-  A2APushConfigRecord,
-  A2ATaskState,
-  Artifact,
-  Message,
-  StoredTaskState,
-  Task,
-  TaskArtifactUpdateEvent,
-  TaskState,
-  TaskStatusUpdateEvent,
-} from './types.js';
+import {
+  type A2AInterruptKind,
+  type A2APushConfigRecord,
+  type A2ATaskState,
+  type Artifact,
+  type ArtifactUpdate,
+  INTERRUPTED_STATES,
+  type Message,
+  type StatusUpdate,
+  TERMINAL_STATES,
+  type TaskState,
+  type TaskView,
+} from './model.js';
 
 // ---------------------------------------------------------------- state table
 
 export interface ProjectedState {
-  state: StoredTaskState;
+  state: TaskState;
   /** Set iff `state` is `input-required` and the wait is an approval or a clarification. */
   interruptKind?: A2AInterruptKind;
 }
@@ -109,7 +109,7 @@ export function toTaskState(rec: TaskRecord, pushConfig?: A2APushConfigRecord): 
     taskId: rec.taskId,
     runId: rec.taskId,
     contextId: rec.contextId,
-    state: rec.state as StoredTaskState,
+    state: rec.state as TaskState,
     updatedAt: rec.updatedAt,
   };
   if (rec.interruptKind) out.interruptKind = rec.interruptKind;
@@ -151,12 +151,12 @@ export interface ToTaskInput {
   historyLength?: number;
 }
 
-export function toTask(input: ToTaskInput): Task {
+export function toTask(input: ToTaskInput): TaskView {
   const { run, contextId } = input;
   const { state } = projectState(run.status, input.interruptKind ?? input.interrupt?.kind);
   // runStatus keeps what the projection loses (drift #1: paused; also cancelling, waiting-external).
   const openwop: Record<string, unknown> = { runId: run.runId, workflowId: run.workflowId, runStatus: run.status };
-  const task: Task = { kind: 'task', id: run.runId, contextId, status: { state, timestamp: input.stateTimestamp } };
+  const task: TaskView = { id: run.runId, contextId, status: { state, timestamp: input.stateTimestamp } };
 
   if (state === 'input-required') {
     openwop.interrupt = interruptMetadata(run.status, input.interrupt);
@@ -190,7 +190,6 @@ const runError = (run: RunHead): { code: string; message: string } => ({
 
 /** A status message is an agent Message; its id is derived so repeated reads are identical. */
 const agentMessage = (messageId: string, taskId: string, contextId: string, text: string): Message => ({
-  kind: 'message',
   messageId,
   role: 'agent',
   taskId,
@@ -236,31 +235,23 @@ function interruptMetadata(status: RunStatus, interrupt?: InterruptView): Record
 // ---------------------------------------------------------------- events
 
 export interface StatusUpdateOptions {
-  final: boolean;
   interruptKind?: A2AInterruptKind;
   error?: { code: string; message: string };
 }
 
 /** Content-free status update (stream events and push bodies): state, kind and error only; never
- * run inputs, outputs or interrupt payloads. */
+ * run inputs, outputs or interrupt payloads. Whether it ends a stream is the stream's to say. */
 export function toStatusUpdate(
   taskId: string,
   contextId: string,
   state: TaskState,
   timestamp: string,
-  opts: StatusUpdateOptions,
-): TaskStatusUpdateEvent {
+  opts: StatusUpdateOptions = {},
+): StatusUpdate {
   const openwop: Record<string, unknown> = { runId: taskId };
   if (state === 'input-required' && opts.interruptKind) openwop.interrupt = { kind: opts.interruptKind };
   if (state === 'failed' && opts.error) openwop.error = { code: opts.error.code, message: opts.error.message };
-  return {
-    kind: 'status-update',
-    taskId,
-    contextId,
-    status: { state, timestamp },
-    final: opts.final,
-    metadata: { openwop },
-  };
+  return { taskId, contextId, status: { state, timestamp }, metadata: { openwop } };
 }
 
 /**
@@ -268,14 +259,12 @@ export function toStatusUpdate(
  * Streams only (pushes stay on the RFC 0100 transitions). The message id derives from the event,
  * so a replay after a Last-Event-ID sends the same message.
  */
-export function toProgressUpdate(taskId: string, contextId: string, e: RunEvent, label: string): TaskStatusUpdateEvent {
+export function toProgressUpdate(taskId: string, contextId: string, e: RunEvent, label: string): StatusUpdate {
   const message = agentMessage(`${taskId}:progress:${e.sequence}`, taskId, contextId, label);
   return {
-    kind: 'status-update',
     taskId,
     contextId,
     status: { state: 'working', timestamp: e.timestamp, message },
-    final: false,
     metadata: { openwop: { runId: taskId, nodeId: e.nodeId } },
   };
 }
@@ -285,15 +274,16 @@ export function toArtifactUpdate(
   contextId: string,
   artifact: Artifact,
   opts: { append?: boolean; lastChunk?: boolean } = {},
-): TaskArtifactUpdateEvent {
-  const ev: TaskArtifactUpdateEvent = { kind: 'artifact-update', taskId, contextId, artifact };
+): ArtifactUpdate {
+  const ev: ArtifactUpdate = { taskId, contextId, artifact };
   if (opts.append !== undefined) ev.append = opts.append;
   if (opts.lastChunk !== undefined) ev.lastChunk = opts.lastChunk;
   return ev;
 }
 
-/** An `artifact.created` run event → A2A Artifact; undefined for any other event. v0.3 data
- * parts must hold an object, so a bare value is wrapped as `{value}`. */
+/** An `artifact.created` run event → A2A Artifact; undefined for any other event. A bare value
+ * is wrapped as `{value}`: an artifact's data is an object in every version (0.3 requires it, and
+ * 1.0 clients have always read it so). */
 export function artifactFromEvent(event: RunEvent): Artifact | undefined {
   if (event.type !== 'artifact.created') return undefined;
   const { artifactId, name, data } = event.payload;

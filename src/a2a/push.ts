@@ -6,16 +6,14 @@
 import type { CommitListener, RunChange, StoreTx, TransitionStep } from '../store/store.js';
 import { isTerminalState, projectState, toStatusUpdate } from './projection.js';
 import { contextIdOf } from './task-records.js';
-import type { StoredTaskState } from './types.js';
 import { CODECS } from './codec/index.js';
-import { decodeStreamEvent } from './codec/v0_3.js';
-import type { StreamEvent } from './model.js';
+import type { StreamEvent, TaskState } from './model.js';
 import type { DeliveryRecord } from '../store/model.js';
 import type { RenderedPush } from '../push/worker.js';
 import { SERVED_VERSIONS, type ProtocolVersion } from './versions.js';
 
 /** RFC 0100: push at least on entering these states. */
-export const PUSH_STATES: ReadonlySet<StoredTaskState> = new Set(['input-required', 'completed', 'failed', 'canceled']);
+export const PUSH_STATES: ReadonlySet<TaskState> = new Set(['input-required', 'completed', 'failed', 'canceled']);
 
 /** The pipeline step that writes the outbox rows, and the listener that wakes the worker. */
 export function pushOutbox(wake: () => void): { step: TransitionStep; listener: CommitListener } {
@@ -50,12 +48,15 @@ async function enqueueForTransition(tx: StoreTx, change: RunChange): Promise<boo
   if (configs.length === 0) return false;
   const final = isTerminalState(next.state);
   // Content-free: the state and the interrupt kind, never inputs, outputs or error text.
-  const update = toStatusUpdate(change.run.runId, contextIdOf(change.run), next.state, change.run.updatedAt, {
-    final,
-    ...(next.interruptKind ? { interruptKind: next.interruptKind } : {}),
-  });
+  const update = toStatusUpdate(
+    change.run.runId,
+    contextIdOf(change.run),
+    next.state,
+    change.run.updatedAt,
+    next.interruptKind ? { interruptKind: next.interruptKind } : {},
+  );
   // The neutral event: each delivery is encoded for its config's version when it is sent.
-  const serialized = JSON.stringify({ event: decodeStreamEvent(update).event, final } satisfies NeutralPush);
+  const serialized = JSON.stringify({ event: { kind: 'status-update', update }, final } satisfies NeutralPush);
   await tx.outbox.enqueue(
     configs.map((c) => ({
       taskId: c.taskId,
@@ -77,15 +78,16 @@ interface NeutralPush {
 }
 
 /**
- * What a delivery sends: 0.3 registrations the 0.3 status update as `application/json` (rows
- * written before the version was kept hold that body already), 1.0 ones a StreamResponse as
- * `application/a2a+json`. The version goes out as A2A-Version.
+ * What a delivery sends: the neutral event encoded for the version its config was registered in
+ * (every stored body is neutral: migration 0014 converted the 0.3 bodies of older rows) — for 0.3
+ * the status update as `application/json`, for 1.0 a StreamResponse as `application/a2a+json`.
+ * The version goes out as A2A-Version.
  */
 export function renderPush(row: DeliveryRecord): RenderedPush {
-  const version = row.protocolVersion as ProtocolVersion | undefined;
-  if (version === undefined || !(SERVED_VERSIONS as readonly string[]).includes(version)) {
-    return { body: row.body, contentType: 'application/json', version: '0.3' };
-  }
+  const asked = row.protocolVersion;
+  const version: ProtocolVersion = (SERVED_VERSIONS as readonly string[]).includes(asked ?? '')
+    ? (asked as ProtocolVersion)
+    : '0.3';
   const { event, final } = JSON.parse(row.body) as NeutralPush;
   return {
     body: JSON.stringify(CODECS[version].encodeStreamEvent(event, final)),

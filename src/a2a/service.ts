@@ -1,5 +1,5 @@
 // The run-facing A2A work over the engine: start or resume a task by message, wait, and build the
-// Task (in its stored 0.3 form; operations.ts serves it in every version). Every answer is built from the store by the one
+// Task, all in the neutral model (model.ts); the bindings encode it for their version. Every answer is built from the store by the one
 // projection (projection.ts), so tasks/get after a restart says exactly what a live call said.
 import type { ChangeBus } from '../bus/bus.js';
 import type { Caller, Engine } from '../engine/engine.js';
@@ -24,7 +24,6 @@ import {
   pushNotSupported,
   pushUrlRefused,
   taskNotFound,
-  UNSUPPORTED_OPERATION,
   unsupportedOperation,
 } from './errors.js';
 import {
@@ -37,16 +36,12 @@ import {
 } from './projection.js';
 import { expectedHashOf, namedNode, parseResumeMessage, partsToInputs } from './messages.js';
 import { contextIdOf } from './task-records.js';
-import { type PushConfigInput, putConfig } from '../push/configs.js';
+import { putConfig } from '../push/configs.js';
 import { checkPushUrl, type EgressPolicy } from '../egress/address.js';
 import type { Vault } from '../push/vault.js';
 import type { StoreTx } from '../store/store.js';
 import type { ProtocolVersion } from './versions.js';
-import type { Message, MessageSendParams, Part, PushNotificationConfig, Task } from './types.js';
-
-/** message/send params in their stored (0.3) form, with the version of the request that carried
- * them (an inline push config is registered in it). */
-export type StoredSendParams = MessageSendParams & { protocolVersion?: ProtocolVersion };
+import type { Message, Part, PushConfigInput, SendRequest, TaskView } from './model.js';
 
 /** Push support: absent means every push method answers -32003. */
 export interface PushSupport {
@@ -72,18 +67,19 @@ export class A2AService {
     private readonly opts: A2AServiceOptions,
   ) {}
 
-  /** message/send: start or resume, then (blocking) wait until the caller must act or the end. */
-  async send(caller: Caller, p: StoredSendParams): Promise<Task> {
-    const { run, created, open, known, appended } = await this.startOrResume(caller, p);
-    const blocking = p.configuration?.blocking !== false;
-    const settled = blocking ? await this.waitSettled(caller, run) : run;
+  /** message/send: start or resume, then (blocking) wait until the caller must act or the end.
+   * `version`: the request's, in which an inline push config is registered. */
+  async send(caller: Caller, p: SendRequest, version: ProtocolVersion): Promise<TaskView> {
+    const { run, created, open, known, appended } = await this.startOrResume(caller, p, version);
+    const settled = p.configuration.blocking ? await this.waitSettled(caller, run) : run;
+    const historyLength = p.configuration.historyLength;
     // A task this request created and settled in its own transaction: its whole log is known, and
     // so is the interrupt it waits at, if any.
-    if (created && settled === run) return this.taskFromLog(run, created, open, p.configuration?.historyLength);
+    if (created && settled === run) return this.taskFromLog(run, created, open, historyLength);
     // A reply's transaction left the run and its record as they are, and appended the newest
     // events: only the log before them is read.
-    if (settled !== run) return this.task(caller, settled.runId, p.configuration?.historyLength, settled);
-    return this.task(caller, settled.runId, p.configuration?.historyLength, settled, known, appended);
+    if (settled !== run) return this.task(caller, settled.runId, historyLength, settled);
+    return this.task(caller, settled.runId, historyLength, settled, known, appended);
   }
 
   /**
@@ -92,19 +88,16 @@ export class A2AService {
    */
   async startOrResume(
     caller: Caller,
-    p: StoredSendParams,
+    p: SendRequest,
+    version: ProtocolVersion,
   ): Promise<Started & { known?: TaskRecord; appended?: RunEvent[] }> {
-    const inline = p.configuration?.pushNotificationConfig;
-    if (inline) this.checkPush(inline.url, p.protocolVersion);
+    const inline = p.configuration.pushConfig;
+    if (inline) this.checkPush(inline.url, version);
+    const register = inline ? this.registerInline(caller, inline, version) : undefined;
     // A reply may register a config too, in the transaction that applies it (a refused reply
     // registers nothing); it applies from this message's transitions on.
-    if (p.message.taskId)
-      return this.resume(
-        caller,
-        p.message,
-        inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined,
-      );
-    return this.start(caller, p);
+    if (p.message.taskId) return this.resume(caller, p.message, register);
+    return this.start(caller, p, register);
   }
 
   /**
@@ -113,14 +106,14 @@ export class A2AService {
    * A retried message (same principal and messageId) is answered with the task it started; that
    * task is looked up only when this start fails (the task record's messageId is a unique key).
    */
-  private async start(caller: Caller, p: StoredSendParams): Promise<Started> {
+  private async start(caller: Caller, p: SendRequest, register?: Registration): Promise<Started> {
     const msg = p.message;
     const prior = async () => {
       const rec = await this.engine.store.tasks.findByMessage(caller.tenantId, caller.principalId, msg.messageId);
       return rec && { run: await this.engine.getRun(caller, rec.taskId), before: -1 };
     };
     try {
-      return await this.startNew(caller, p);
+      return await this.startNew(caller, p, register);
     } catch (err) {
       // Started before (a retry), or a parallel copy won the race: that task is the answer.
       const again = await prior();
@@ -130,7 +123,7 @@ export class A2AService {
     }
   }
 
-  private async startNew(caller: Caller, p: StoredSendParams): Promise<Started> {
+  private async startNew(caller: Caller, p: SendRequest, register?: Registration): Promise<Started> {
     const msg = p.message;
     const skill = skillOf(msg, p) ?? this.opts.defaultSkill;
     if (!this.opts.skills().includes(skill)) {
@@ -140,8 +133,6 @@ export class A2AService {
     }
     const contextId = msg.contextId;
     const { inputs } = partsToInputs(msg.parts);
-    const inline = p.configuration?.pushNotificationConfig;
-    const register = inline ? this.registerInline(caller, inline, p.protocolVersion) : undefined;
     let attempt = 0;
     const { run, events, open } = await this.engine.startRun(caller, {
       workflowId: skill,
@@ -181,7 +172,7 @@ export class A2AService {
   private async resume(
     caller: Caller,
     msg: Message,
-    onAccepted?: (tx: StoreTx, run: RunRecord) => Promise<void>,
+    onAccepted?: Registration,
   ): Promise<{ run: RunRecord; before: number; known?: TaskRecord; appended?: RunEvent[] }> {
     const taskId = msg.taskId as string;
     // Set once the task is found and the context matches: a failure after that may be because
@@ -306,10 +297,10 @@ export class A2AService {
   }
 
   /** An inline config is registered in the version of the request that carried it. */
-  private registerInline(caller: Caller, config: PushNotificationConfig, protocolVersion = '0.3') {
+  private registerInline(caller: Caller, config: PushConfigInput, protocolVersion: ProtocolVersion): Registration {
     const { vault, maxConfigsPerTask } = this.pushSupport();
     return async (tx: StoreTx, run: RunRecord) => {
-      const input = { ...configInput(config), protocolVersion };
+      const input = spread(config, { protocolVersion });
       await putConfig(tx, vault, run.runId, caller.tenantId, input, maxConfigsPerTask, caller);
     };
   }
@@ -340,7 +331,7 @@ export class A2AService {
     known?: RunRecord,
     knownRec?: TaskRecord,
     appended?: RunEvent[],
-  ): Promise<Task> {
+  ): Promise<TaskView> {
     const { rec, run } = known
       ? { rec: knownRec ?? (await this.visibleTask(caller, taskId)), run: known }
       : await this.taskAndRun(caller, taskId);
@@ -374,7 +365,7 @@ export class A2AService {
     run: RunHead,
     open: InterruptRecord | undefined,
     ask: { historyLength: number; artifacts: boolean },
-  ): Promise<Task> {
+  ): Promise<TaskView> {
     const types: RunEventType[] = [];
     if (ask.artifacts) types.push('artifact.created');
     if (ask.historyLength > 0) types.push('a2a.message');
@@ -388,7 +379,7 @@ export class A2AService {
    * Its record's context is the one in the run's metadata and its state time the run's update, and
    * its open interrupt the one that transaction opened (`open`).
    */
-  private taskFromLog(run: RunRecord, log: RunEvent[], open?: InterruptRecord, historyLength?: number): Task {
+  private taskFromLog(run: RunRecord, log: RunEvent[], open?: InterruptRecord, historyLength?: number): TaskView {
     return toTask(taskInput(run, contextIdOf(run), run.updatedAt, log, open, historyLength));
   }
 
@@ -422,6 +413,9 @@ export class A2AService {
     }
   }
 }
+
+/** What registers a request's inline push config, in the transaction that starts or resumes its task. */
+type Registration = (tx: StoreTx, run: RunRecord) => Promise<void>;
 
 /** A task this message started (`before` -1; `created` and `open` as `start` documents them). */
 interface Started {
@@ -458,33 +452,27 @@ function taskInput(
 
 const interruptView = (i: InterruptRecord) => ({ kind: i.kind, nodeId: i.nodeId, data: i.data, votes: i.votes });
 
-function configInput(c: PushNotificationConfig): PushConfigInput {
-  return {
-    url: c.url,
-    ...(c.id ? { id: c.id } : {}),
-    ...(c.token ? { token: c.token } : {}),
-    ...(c.authentication ? { authentication: c.authentication } : {}),
-  };
-}
-
-function skillOf(msg: Message, p: StoredSendParams): string | undefined {
+function skillOf(msg: Message, p: SendRequest): string | undefined {
   const fromMsg = msg.metadata?.skillId;
   const fromParams = p.metadata?.skillId;
   const s = typeof fromMsg === 'string' ? fromMsg : typeof fromParams === 'string' ? fromParams : undefined;
   return s;
 }
 
-/** The caller's message, kept in the run's event log as task history (content stays internal). */
+/** The caller's message, kept in the run's event log as task history, in the neutral form
+ * (content stays internal). */
 function messageEvent(msg: Message, replyFrom?: string): NewEvent {
-  const message = spread(msg, { kind: 'message' as const, parts: msg.parts.map(withoutBytes) });
+  const message = msg.parts.some(hasBytes) ? spread(msg, { parts: msg.parts.map(withoutBytes) }) : msg;
   return { type: 'a2a.message', payload: replyFrom ? { message, principalId: replyFrom } : { message } };
 }
 
+const hasBytes = (part: Part): boolean => part.kind === 'file' && part.bytes !== undefined;
+
 /** Inline file bytes never enter the event log: keep the reference (name, type, size) only. */
 function withoutBytes(part: Part): Part {
-  if (part.kind !== 'file' || !('bytes' in part.file)) return part;
-  const { bytes, ...rest } = part.file as { bytes: string; name?: string; mimeType?: string };
-  return { ...part, file: { ...rest, uri: `omitted:${Buffer.byteLength(bytes, 'base64')}-bytes` } } as Part;
+  if (part.kind !== 'file' || part.bytes === undefined) return part;
+  const { bytes, ...rest } = part;
+  return { ...rest, uri: `omitted:${Buffer.byteLength(bytes, 'base64')}-bytes` };
 }
 
 function engineToA2A(err: unknown, taskId: string): unknown {
@@ -506,7 +494,7 @@ function engineToA2A(err: unknown, taskId: string): unknown {
     case 'artifact_changed': {
       // The code in every form: the message, 0.3's `data`, 1.0's ErrorInfo metadata.
       const details = { error: 'artifact_changed', ...(err.details as Record<string, string>) };
-      return new A2AError(UNSUPPORTED_OPERATION, `artifact_changed: ${err.message}`, details, details);
+      return new A2AError('unsupported-operation', `artifact_changed: ${err.message}`, details, details);
     }
     default:
       return err;

@@ -21,12 +21,9 @@ import {
 import { activityUpdate } from './activity.js';
 import type { A2AService } from './service.js';
 import type { WireCodec } from './codec/codec.js';
-import { decodeStreamEvent } from './codec/v0_3.js';
 import { unsupportedOperation } from './errors.js';
-import type { SendRequest } from './model.js';
+import type { SendRequest, StreamEvent, TaskState, TaskView } from './model.js';
 import type { ProtocolVersion } from './versions.js';
-import { checkOutputModes, toStoredSend } from './operations.js';
-import type { StoredTaskState, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
 /** `message`: the turn ends at input-required too; `observe` (resubscribe) only at a terminal state. */
 export type StreamMode = 'message' | 'observe';
@@ -34,8 +31,16 @@ export type StreamMode = 'message' | 'observe';
 export interface StreamItem {
   /** The run event sequence: the SSE id a client resumes after. */
   id?: number;
-  result: Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
+  /** A Task (the first item), a status update or an artifact update, in the neutral model. */
+  event: StreamEvent;
+  /** The last item of the stream (0.3 writes it as a status update's `final`). */
+  final: boolean;
 }
+
+const taskItem = (task: TaskView, id?: number): StreamItem =>
+  id === undefined
+    ? { event: { kind: 'task', task }, final: false }
+    : { id, event: { kind: 'task', task }, final: false };
 
 export interface OpenedStream {
   taskId: string;
@@ -46,7 +51,7 @@ export interface OpenedStream {
   after: number;
   mode: StreamMode;
   /** The state the client last saw, so repeats are not sent. */
-  state?: StoredTaskState;
+  state?: TaskState;
   /** Node id → what a progress update says when it starts; absent when the workflow turns it off. */
   progress?: ReadonlyMap<string, string>;
   /**
@@ -82,13 +87,11 @@ export class A2AStreams {
 
   /** message/stream: start or resume like message/send (errors surface before any SSE byte). */
   async openMessage(caller: Caller, req: SendRequest, version: ProtocolVersion): Promise<OpenedStream> {
-    checkOutputModes(req.configuration.acceptedOutputModes);
-    const params = toStoredSend(req, version);
-    const { run, before } = await this.service.startOrResume(caller, params);
-    const task = await this.service.task(caller, run.runId, params.configuration?.historyLength);
+    const { run, before } = await this.service.startOrResume(caller, req, version);
+    const task = await this.service.task(caller, run.runId, req.configuration.historyLength);
     // The first Task shows the state before this message's effects; the log replays the rest.
-    const state: StoredTaskState = before === -1 ? 'submitted' : 'input-required';
-    const first: Task = {
+    const state: TaskState = before === -1 ? 'submitted' : 'input-required';
+    const first: TaskView = {
       ...task,
       status: { state, timestamp: before === -1 ? run.createdAt : task.status.timestamp },
     };
@@ -96,7 +99,7 @@ export class A2AStreams {
     const opened: OpenedStream = {
       taskId: run.runId,
       contextId: task.contextId,
-      first: { result: first },
+      first: taskItem(first),
       after: before,
       mode: 'message',
       state,
@@ -134,10 +137,10 @@ export class A2AStreams {
     const opened: OpenedStream = {
       taskId,
       contextId: task.contextId,
-      first: { id: run.nextSeq - 1, result: task },
+      first: taskItem(task, run.nextSeq - 1),
       after: run.nextSeq - 1,
       mode: 'observe',
-      state: task.status.state as StoredTaskState,
+      state: task.status.state,
       ...this.progressOf(run.workflowId),
     };
     // A terminal task: the snapshot is all there is.
@@ -155,20 +158,20 @@ export class A2AStreams {
    * branch (what tasks/get says). The run as it is now decides: later than `e` at worst, which
    * only ever skips a `working` that had already ended.
    */
-  private async stillWaiting(taskId: string, state: StoredTaskState | undefined, e: RunEvent): Promise<boolean> {
+  private async stillWaiting(taskId: string, state: TaskState | undefined, e: RunEvent): Promise<boolean> {
     if (state !== 'input-required' || typeof e.payload.branch !== 'string') return false;
     const run = await this.engine.store.runs.get(taskId);
     return run !== undefined && isWaiting(run.status);
   }
 
   /** The final input-required update of a reply's turn, with the kind the run now waits on. */
-  private async turnOver(opened: OpenedStream, e: RunEvent): Promise<TaskStatusUpdateEvent> {
+  private async turnOver(opened: OpenedStream, e: RunEvent): Promise<StreamItem> {
     const run = await this.engine.store.runs.get(opened.taskId);
     const kind = run ? projectState(run.status).interruptKind : undefined;
-    return toStatusUpdate(opened.taskId, opened.contextId, 'input-required', e.timestamp, {
-      final: true,
+    const update = toStatusUpdate(opened.taskId, opened.contextId, 'input-required', e.timestamp, {
       ...(kind ? { interruptKind: kind } : {}),
     });
+    return { id: e.sequence, event: { kind: 'status-update', update }, final: true };
   }
 
   private progressOf(workflowId: string): Pick<OpenedStream, 'progress'> {
@@ -183,12 +186,13 @@ export class A2AStreams {
     for await (const e of followRun(this.engine.store, this.bus, opened.taskId, { after: opened.after, signal })) {
       const art = e.type === 'artifact.created' ? artifactFromEvent(e) : undefined;
       if (art) {
-        yield { id: e.sequence, result: toArtifactUpdate(opened.taskId, opened.contextId, art, { lastChunk: true }) };
+        const update = toArtifactUpdate(opened.taskId, opened.contextId, art, { lastChunk: true });
+        yield { id: e.sequence, event: { kind: 'artifact-update', update }, final: false };
         continue;
       }
       const activity = state === 'working' ? activityUpdate(opened.taskId, opened.contextId, e) : undefined;
       if (activity) {
-        yield { id: e.sequence, result: activity };
+        yield { id: e.sequence, event: { kind: 'status-update', update: activity }, final: false };
         continue;
       }
       const label = e.type === 'node.started' && e.nodeId !== undefined ? opened.progress?.get(e.nodeId) : undefined;
@@ -200,23 +204,23 @@ export class A2AStreams {
         // A node starts in a running run (or in a branch of one no branch of which waits on a
         // person, above): the task is working, whatever it showed before.
         state = 'working';
-        yield { id: e.sequence, result: toProgressUpdate(opened.taskId, opened.contextId, e, label) };
+        const update = toProgressUpdate(opened.taskId, opened.contextId, e, label);
+        yield { id: e.sequence, event: { kind: 'status-update', update }, final: false };
         continue;
       }
       if (opened.turnEndsAt !== undefined && e.sequence >= opened.turnEndsAt && state === 'input-required') {
         // A reply to one of several open interrupts: the others still wait, so does the task.
-        yield { id: e.sequence, result: await this.turnOver(opened, e) };
+        yield await this.turnOver(opened, e);
         return;
       }
       if (!next || next.state === state) continue;
       state = next.state;
       const final = isTerminalState(next.state) || (opened.mode === 'message' && next.state === 'input-required');
       const update = toStatusUpdate(opened.taskId, opened.contextId, next.state, e.timestamp, {
-        final,
         ...(next.interruptKind ? { interruptKind: next.interruptKind } : {}),
         ...(next.error ? { error: next.error } : {}),
       });
-      yield { id: e.sequence, result: update };
+      yield { id: e.sequence, event: { kind: 'status-update', update }, final };
       if (final) return;
     }
   }
@@ -228,21 +232,20 @@ export class A2AStreams {
  * (the artifact to approve and the questions can be large); `metadata.openwop.truncated` says so
  * and points to tasks/get, which returns it whole. The status is kept: it is what streams are about.
  */
-export function trimmedTask(task: Task): Task {
+export function trimmedTask(task: TaskView): TaskView {
   const openwop = { ...((task.metadata?.openwop ?? {}) as Record<string, unknown>) };
   const interrupt = openwop.interrupt as Record<string, unknown> | undefined;
   if (interrupt) openwop.interrupt = { kind: interrupt.kind, nodeId: interrupt.nodeId, actions: interrupt.actions };
   openwop.truncated = true;
   openwop.hint = `This Task is too large for a stream (HANDOFF_SSE_MAX_BUFFER); read it whole with tasks/get, id "${task.id}"`;
-  return { kind: 'task', id: task.id, contextId: task.contextId, status: task.status, metadata: { openwop } };
+  return { id: task.id, contextId: task.contextId, status: task.status, metadata: { openwop } };
 }
 
-/**
- * A stream item on `codec`'s wire. Items are built in the stored (0.3) form, which is already the
- * 0.3 wire; for 1.0 the item becomes a StreamResponse member (its `final` is the stream's close).
- */
-export function encodeItem(codec: WireCodec, result: StreamItem['result']): unknown {
-  if (codec.version === '0.3') return result;
-  const { event, final } = decodeStreamEvent(result);
-  return codec.encodeStreamEvent(event, final);
+/** A stream item on `codec`'s wire: the one conversion an item makes. */
+export const encodeItem = (codec: WireCodec, item: StreamItem): unknown =>
+  codec.encodeStreamEvent(item.event, item.final);
+
+/** The item to send in place of a first Task too large for the stream (`trimmedTask`). */
+export function trimmedItem(item: StreamItem): StreamItem {
+  return item.event.kind === 'task' ? { ...item, event: { kind: 'task', task: trimmedTask(item.event.task) } } : item;
 }

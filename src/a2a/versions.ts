@@ -5,7 +5,7 @@
 //   const { operation, streaming } = jsonRpcMethod(body.method, version);   // throws -32601 / -32009
 //
 // A version is Major.Minor; a patch number is ignored. No header (or an empty one) means 0.3.
-import { A2AError, methodNotFound, VERSION_NOT_SUPPORTED, versionNotSupported } from './errors.js';
+import { A2AError, methodNotFound, versionNotSupported } from './errors.js';
 import type { Operation } from './model.js';
 
 export const SERVED_VERSIONS = ['0.3', '1.0'] as const;
@@ -105,7 +105,7 @@ export function jsonRpcMethod(method: string, requested: ProtocolVersion): Resol
   const operation = METHODS[other].get(method);
   if (!operation) throw methodNotFound(method);
   throw new A2AError(
-    VERSION_NOT_SUPPORTED,
+    'version-not-supported',
     `${method} is an A2A ${other} method but the request asks for A2A ${requested}` +
       (other === '1.0'
         ? ` (no ${VERSION_HEADER} header means 0.3): send ${VERSION_HEADER}: 1.0`

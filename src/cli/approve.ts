@@ -7,7 +7,7 @@
 // (`expectedArtifactHash`): one that changed meanwhile is refused, not approved unseen.
 import { APPROVAL_ACTIONS, type ApprovalAction } from '../engine/vocabulary.js';
 import { type Command, Option } from 'commander';
-import type { Part } from '../a2a/types.js';
+import type { Part } from '../a2a/v0_3/types.js';
 import { UsageError } from './client/card.js';
 import * as cmd from './client/command.js';
 

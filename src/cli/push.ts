@@ -2,7 +2,7 @@
 // (0.3 tasks/pushNotificationConfig/*, 1.0 Create|Get|List|Delete TaskPushNotificationConfig). The agent's egress guard may refuse a webhook URL: its
 // JSON-RPC error (code and reason) is printed and the exit code is 1.
 import { Command } from 'commander';
-import type { TaskPushNotificationConfig } from '../a2a/types.js';
+import type { TaskPushNotificationConfig } from '../a2a/v0_3/types.js';
 import { taskCommand, type ClientOptions, connect, printJson, run } from './client/command.js';
 import { EXIT_OK, Paint } from './client/output.js';
 

@@ -3,7 +3,7 @@
 // Handoff's own `GET /v1/a2a/tasks`, so any other 0.3 agent, or a host without that route, gets a
 // clear error and exit 1.
 import type { Command } from 'commander';
-import type { A2ATaskState } from '../a2a/types.js';
+import type { A2ATaskState } from '../a2a/model.js';
 import type { A2AClient } from './client/a2a.js';
 import { baseUrlOf, UsageError } from './client/card.js';
 import { clientCommand, type ClientOptions, connect, connection, printJson, run } from './client/command.js';

@@ -19,7 +19,7 @@
 // command to answer each. Reconnection notes go to stderr. Exit code from the final state: 0 completed,
 // 1 failed/canceled/rejected or an error, 3 when the agent ends the stream at input-required.
 import type { Command } from 'commander';
-import type { Artifact, Task } from '../a2a/types.js';
+import type { Artifact, Task } from '../a2a/v0_3/types.js';
 import { UsageError } from './client/card.js';
 import { clientCommand, type ClientOptions, connect, type Connected, run } from './client/command.js';
 import { HttpStatusError, NetworkError } from './client/http.js';

@@ -5,7 +5,7 @@
 // schemas: the codec decodes and checks each request, so a malformed one is the binding's own
 // google.rpc.Status error, not Fastify's.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { A2A_ERROR_DOMAIN } from '../a2a/errors.js';
+import { A2A_ERROR_DOMAIN } from '../a2a/codec/error-forms.js';
 import type { Operation } from '../a2a/model.js';
 import { type RestRoute, restQueryOf } from '../a2a/codec/rest.js';
 import { AgentCardV1 } from './a2a-schemas.js';

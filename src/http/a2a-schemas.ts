@@ -5,7 +5,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import a2aTaskStateSchema from '../../schemas/a2a-task-state.schema.json' with { type: 'json' };
 import * as rpcErrors from '../a2a/errors.js';
 import { KNOWN_METHODS, validateParams } from '../a2a/jsonrpc.js';
-import type { A2ATaskState as A2ATaskStateRecord } from '../a2a/types.js';
+import type { A2ATaskState as A2ATaskStateRecord } from '../a2a/model.js';
 import { DELIVERY_STATES } from '../store/model.js';
 import { OpenObject, ref } from './schemas.js';
 

@@ -21,13 +21,14 @@ import { errorHandler, HttpError } from './errors.js';
 import { hostHook, nulIdHook, originHook } from './guards.js';
 import { jsonBodyParser } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
-import { registerTenantRate } from './quotas.js';
-import { sendError } from './routes/a2a-rest.js';
+import { type RunQuota, registerTenantRate } from './quotas.js';
+import { sendError } from './routes/a2a/rest.js';
 import { consoleRoutes, isBrowserAtRoot } from './routes/console.js';
 import { type DiscoveryExtras, opsRoutes } from './routes/ops.js';
 import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
 import { auditRoutes } from './routes/audit.js';
+import { RunReads } from '../engine/run-reads.js';
 import type { SseHub } from './sse.js';
 import { compileValidator } from './validation.js';
 import { traceRequests } from './tracing.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** The host's SSE streams and their shared limits. */
   sse: SseHub;
+  /** HANDOFF_TENANT_MAX_ACTIVE_RUNS, for every route that starts a run. */
+  quota: RunQuota;
   /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
   plugins?: Array<(app: FastifyInstance) => void>;
   discovery?: Partial<DiscoveryExtras>;
@@ -103,8 +106,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
     done();
   });
-  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, config: deps.config });
-  runListRoutes(app, deps.engine.store, deps.bus, deps.sse, deps.config.listMaxBytes);
+  const reads = new RunReads(deps.engine.store, deps.bus);
+  runRoutes(app, { engine: deps.engine, bus: deps.bus, sse: deps.sse, quota: deps.quota, reads });
+  runListRoutes(app, reads, deps.bus, deps.sse, deps.config.listMaxBytes);
   auditRoutes(app, deps.engine.store);
   consoleRoutes(app);
   opsRoutes(app, deps.engine.store, deps.workflows, deps.metrics, {

@@ -2,13 +2,13 @@
 // authenticated tenant; its window in memory on SQLite — one process owns the file — and in a
 // PostgreSQL table shared by every instance otherwise), and a ceiling on a tenant's open runs.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { HttpError } from './errors.js';
 
 /** Retry-After for a tenant at its open-run ceiling: runs end on their own schedule, not the caller's. */
-export const ACTIVE_RUNS_RETRY_AFTER_S = 10;
+const ACTIVE_RUNS_RETRY_AFTER_S = 10;
 
 /** HANDOFF_TENANT_RATE: 429 + Retry-After past `max` requests of one tenant per window. */
 export async function registerTenantRate(
@@ -59,14 +59,34 @@ function sharedWindowStore(store: Store) {
   };
 }
 
+/** A run the tenant may not start now: 429 `too_many_active_runs`, `Retry-After` set on the reply.
+ * The REST API sends it as is; the A2A bindings answer it in their own error form. */
+export class TooManyActiveRuns extends HttpError {
+  constructor(message: string) {
+    super(429, 'too_many_active_runs', message, { retryAfterSeconds: ACTIVE_RUNS_RETRY_AFTER_S });
+  }
+}
+
 /**
- * HANDOFF_TENANT_MAX_ACTIVE_RUNS: a message explaining the refusal when the tenant already has
- * that many runs that are not terminal, else undefined. Checked before a run is started.
+ * HANDOFF_TENANT_MAX_ACTIVE_RUNS, the one check of every route that starts a run (the REST run
+ * API, A2A JSON-RPC and HTTP+JSON): a tenant that already has that many runs that are not
+ * terminal is refused before anything is started.
  */
-export async function activeRunsRefusal(store: Store, config: Config, tenantId: string): Promise<string | undefined> {
-  const max = config.quotas.tenantMaxActiveRuns;
-  if (max === undefined) return undefined;
-  const active = await store.quotas.activeRuns(tenantId);
-  if (active < max) return undefined;
-  return `this tenant already has ${active} runs that are not finished (HANDOFF_TENANT_MAX_ACTIVE_RUNS is ${max}); retry when some have ended`;
+export class RunQuota {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+  ) {}
+
+  /** Throws TooManyActiveRuns (after setting Retry-After on `reply`) when the caller's tenant is at its ceiling. */
+  async admit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const max = this.config.quotas.tenantMaxActiveRuns;
+    if (max === undefined) return;
+    const active = await this.store.quotas.activeRuns(req.caller.tenantId);
+    if (active < max) return;
+    void reply.header('Retry-After', String(ACTIVE_RUNS_RETRY_AFTER_S));
+    throw new TooManyActiveRuns(
+      `this tenant already has ${active} runs that are not finished (HANDOFF_TENANT_MAX_ACTIVE_RUNS is ${max}); retry when some have ended`,
+    );
+  }
 }

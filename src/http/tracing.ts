@@ -3,7 +3,7 @@
 // A2A operations are named as the draft OpenTelemetry conventions for A2A name them (the 1.0
 // method: SendMessage, GetTask, …) with `a2a.*` attributes; other routes `<METHOD> <route>`.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { A2A_RPC_PATH } from '../a2a/card.js';
+import { A2A_RPC_PATH } from '../a2a/v0_3/card.js';
 import { A2A_REST_PATH, REST_ROUTES } from '../a2a/codec/rest.js';
 import { methodName, neutralMethodName } from '../a2a/versions.js';
 import {

@@ -36,15 +36,8 @@ import { INVALID_AGENT_RESPONSE, PeerError, peerError, refusedError, toPeerError
 import { checkInputUrl, peerFetch, shownUrl } from './http.js';
 import { traceparentFor } from './identity.js';
 import { currentTraceContext, failSpanWith, inSpan, SpanKind, tracingEnabled } from '../telemetry/tracing.js';
-import {
-  applyStreamEvent,
-  INTERRUPTED_STATES,
-  type PeerMessage,
-  type PeerTask,
-  TERMINAL_STATES,
-  toPeerMessage,
-  toPeerTask,
-} from './normalize.js';
+import type { Message as NeutralMessage, TaskView } from '../a2a/model.js';
+import { applyStreamEvent, INTERRUPTED_STATES, messageOf, TERMINAL_STATES, taskOf } from './normalize.js';
 import { type AgentEntry, cardUrlFor, trustedOrigins } from './registry.js';
 
 export interface PeersOptions {
@@ -116,7 +109,7 @@ export interface PeerPushConfig {
   id?: string;
 }
 
-export type SendResult = { kind: 'task'; task: PeerTask } | { kind: 'message'; message: PeerMessage };
+export type SendResult = { kind: 'task'; task: TaskView } | { kind: 'message'; message: NeutralMessage };
 
 /** How to reach a target: where its card is, the fetch for it, and (a registry entry) whom it trusts. */
 interface Route {
@@ -377,18 +370,18 @@ export class PeerClient {
     const result = await this.call('send', (options) =>
       this.client.sendMessage({ tenant: '', message, configuration, metadata: undefined }, options),
     );
-    if ('messageId' in result) return { kind: 'message', message: toPeerMessage(result) };
-    return { kind: 'task', task: req.taskId ? this.theTask(req.taskId, 'send', result) : toPeerTask(result) };
+    if ('messageId' in result) return { kind: 'message', message: messageOf(result) };
+    return { kind: 'task', task: req.taskId ? this.theTask(req.taskId, 'send', result) : taskOf(result) };
   }
 
-  async getTask(taskId: string): Promise<PeerTask> {
+  async getTask(taskId: string): Promise<TaskView> {
     const answer = await this.call('getTask', (o) =>
       this.client.getTask({ tenant: '', id: taskId, historyLength: 0 }, o),
     );
     return this.theTask(taskId, 'getTask', answer);
   }
 
-  async cancelTask(taskId: string): Promise<PeerTask> {
+  async cancelTask(taskId: string): Promise<TaskView> {
     const answer = await this.call('cancelTask', (o) =>
       this.client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, o),
     );
@@ -403,10 +396,10 @@ export class PeerClient {
   async cancelContext(contextId: string, except?: string): Promise<string[]> {
     const cancelled: string[] = [];
     for (const task of await this.tasksInContext(contextId)) {
-      if (task.taskId === except || TERMINAL_STATES.has(task.state)) continue;
+      if (task.id === except || TERMINAL_STATES.has(task.status.state)) continue;
       try {
-        await this.cancelTask(task.taskId);
-        cancelled.push(task.taskId);
+        await this.cancelTask(task.id);
+        cancelled.push(task.id);
       } catch (err) {
         if (!(err instanceof PeerError) || err.failure.kind === 'transport') throw err;
       }
@@ -420,8 +413,8 @@ export class PeerClient {
    * caller act on tasks that are not this context's. A 0.3 peer has no list: a PeerError
    * `unsupported(err)` (errors.ts) recognises.
    */
-  async tasksInContext(contextId: string): Promise<PeerTask[]> {
-    const found: PeerTask[] = [];
+  async tasksInContext(contextId: string): Promise<TaskView[]> {
+    const found: TaskView[] = [];
     let pageToken = '';
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const answer = await this.call('listTasks', (o) =>
@@ -439,7 +432,7 @@ export class PeerClient {
           o,
         ),
       );
-      found.push(...answer.tasks.map(toPeerTask).filter((t) => t.contextId === contextId));
+      found.push(...answer.tasks.map(taskOf).filter((t) => t.contextId === contextId));
       pageToken = answer.nextPageToken;
       if (!pageToken) break;
     }
@@ -466,19 +459,19 @@ export class PeerClient {
   async *subscribe(
     taskId: string,
     opts: { signal?: AbortSignal; throughInterrupts?: boolean } = {},
-  ): AsyncGenerator<PeerTask, void, undefined> {
+  ): AsyncGenerator<TaskView, void, undefined> {
     const stop = new AbortController();
     const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
     const what = this.what('subscribe');
-    let known: PeerTask | undefined;
+    let known: TaskView | undefined;
     try {
       for await (const event of this.client.resubscribeTask({ tenant: '', id: taskId }, this.options(signal))) {
         known = applyStreamEvent(known, event);
         if (!known) continue;
-        if (known.taskId !== taskId) throw otherTask(what, known.taskId, taskId);
+        if (known.id !== taskId) throw otherTask(what, known.id, taskId);
         yield known;
-        if (TERMINAL_STATES.has(known.state)) return;
-        if (!opts.throughInterrupts && INTERRUPTED_STATES.has(known.state)) return;
+        if (TERMINAL_STATES.has(known.status.state)) return;
+        if (!opts.throughInterrupts && INTERRUPTED_STATES.has(known.status.state)) return;
       }
     } catch (err) {
       if (opts.signal?.aborted) return;
@@ -486,7 +479,7 @@ export class PeerClient {
       const unsupported = e.failure.kind === 'peer' && e.failure.code === A2A_ERROR_CODE.UNSUPPORTED_OPERATION;
       if (known !== undefined || !unsupported) throw e;
       const task = await this.getTask(taskId);
-      if (!TERMINAL_STATES.has(task.state)) throw e;
+      if (!TERMINAL_STATES.has(task.status.state)) throw e;
       yield task;
       return;
     } finally {
@@ -528,9 +521,9 @@ export class PeerClient {
   }
 
   /** A peer answering for another task than the one asked about is not a valid A2A answer. */
-  private theTask(taskId: string, method: string, answer: Task): PeerTask {
-    const task = toPeerTask(answer);
-    if (task.taskId !== taskId) throw otherTask(this.what(method), task.taskId, taskId);
+  private theTask(taskId: string, method: string, answer: Task): TaskView {
+    const task = taskOf(answer);
+    if (task.id !== taskId) throw otherTask(this.what(method), task.id, taskId);
     return task;
   }
 

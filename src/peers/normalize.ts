@@ -1,49 +1,13 @@
-// The one small shape a caller of a peer needs, whatever protocol version the peer spoke: the SDK
-// hands back A2A 1.0 objects (0.3 answers already translated), and these become plain JSON with
-// the stored RFC 0100 state spellings.
-import { type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
-import type { StoredTaskState } from '../a2a/types.js';
+// A peer's answers in the A2A core's own neutral model (src/a2a/model.ts), whatever protocol
+// version the peer spoke: the SDK hands back A2A 1.0 objects (0.3 answers already translated), and
+// these become the neutral Task and Message the server side speaks too — no model of their own.
+// Parts keep what a caller of a peer has always been given: a text, a data value, a file's
+// reference or bytes with its name and media type.
+import { type Artifact, type Message, type Part, Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
+import type * as N from '../a2a/model.js';
 import { INVALID_AGENT_RESPONSE, peerError } from './errors.js';
 
-export type PeerPart =
-  | { kind: 'text'; text: string }
-  | { kind: 'data'; data: unknown }
-  | { kind: 'file'; uri?: string; bytes?: string; name?: string; mediaType?: string };
-
-export interface PeerArtifact {
-  artifactId: string;
-  name?: string;
-  parts: PeerPart[];
-}
-
-/** The agent's words with a state: the question of input-required, the reason of failed. */
-export interface PeerStatusMessage {
-  /** The text parts joined by newlines ('' when there are none). */
-  text: string;
-  parts: PeerPart[];
-}
-
-export interface PeerTask {
-  taskId: string;
-  contextId: string;
-  state: StoredTaskState;
-  statusMessage?: PeerStatusMessage;
-  artifacts: PeerArtifact[];
-  /** The peer's clock at its last status change (ISO 8601), when it gave one. */
-  peerTimestamp?: string;
-  /** The task's metadata as the peer sent it (e.g. a Handoff peer's `openwop.interrupt.questions`). */
-  metadata?: Record<string, unknown>;
-}
-
-/** A peer may answer a message with a message instead of a task (no task was made). */
-export interface PeerMessage {
-  messageId: string;
-  contextId?: string;
-  text: string;
-  parts: PeerPart[];
-}
-
-const STATES: Partial<Record<TaskState, StoredTaskState>> = {
+const STATES: Partial<Record<TaskState, N.TaskState>> = {
   [TaskState.TASK_STATE_SUBMITTED]: 'submitted',
   [TaskState.TASK_STATE_WORKING]: 'working',
   [TaskState.TASK_STATE_INPUT_REQUIRED]: 'input-required',
@@ -55,15 +19,15 @@ const STATES: Partial<Record<TaskState, StoredTaskState>> = {
 };
 
 /** A peer task's terminal and interrupted states: the A2A vocabulary's own. */
-export { INTERRUPTED_STATES, TERMINAL_STATES } from '../a2a/types.js';
+export { INTERRUPTED_STATES, TERMINAL_STATES } from '../a2a/model.js';
 
-function stateOf(state: TaskState | undefined, taskId: string): StoredTaskState {
-  const stored = state === undefined ? undefined : STATES[state];
-  if (!stored) throw peerError(INVALID_AGENT_RESPONSE, `task ${taskId} has no known state (${String(state)})`);
-  return stored;
+function stateOf(state: TaskState | undefined, taskId: string): N.TaskState {
+  const known = state === undefined ? undefined : STATES[state];
+  if (!known) throw peerError(INVALID_AGENT_RESPONSE, `task ${taskId} has no known state (${String(state)})`);
+  return known;
 }
 
-function toPeerPart(part: Part): PeerPart {
+function partOf(part: Part): N.Part {
   const c = part.content;
   const file = {
     ...(part.filename ? { name: part.filename } : {}),
@@ -83,75 +47,68 @@ function toPeerPart(part: Part): PeerPart {
   }
 }
 
-const textOf = (parts: PeerPart[]): string =>
-  parts
+/** A message's text parts joined by newlines ('' when there are none). */
+export const textOf = (message: N.Message | undefined): string =>
+  (message?.parts ?? [])
     .filter((p) => p.kind === 'text')
     .map((p) => p.text)
     .join('\n');
 
-const toArtifact = (a: Artifact): PeerArtifact => ({
+const artifactOf = (a: Artifact): N.Artifact => ({
   artifactId: a.artifactId,
   ...(a.name ? { name: a.name } : {}),
-  parts: a.parts.map(toPeerPart),
+  parts: a.parts.map(partOf),
 });
 
-function toStatusMessage(m: Message | undefined): PeerStatusMessage | undefined {
-  if (!m) return undefined;
-  const parts = m.parts.map(toPeerPart);
-  return { text: textOf(parts), parts };
-}
-
-export function toPeerTask(task: Task): PeerTask {
-  const statusMessage = toStatusMessage(task.status?.message);
+export function messageOf(m: Message): N.Message {
   return {
-    taskId: task.id,
-    contextId: task.contextId,
-    state: stateOf(task.status?.state, task.id),
-    ...(statusMessage ? { statusMessage } : {}),
-    artifacts: task.artifacts.map(toArtifact),
-    ...(task.status?.timestamp ? { peerTimestamp: task.status.timestamp } : {}),
-    ...(task.metadata && Object.keys(task.metadata).length > 0 ? { metadata: task.metadata } : {}),
+    messageId: m.messageId,
+    role: m.role === Role.ROLE_AGENT ? 'agent' : 'user',
+    parts: m.parts.map(partOf),
+    ...(m.contextId ? { contextId: m.contextId } : {}),
+    ...(m.taskId ? { taskId: m.taskId } : {}),
   };
 }
 
-export function toPeerMessage(m: Message): PeerMessage {
-  const parts = m.parts.map(toPeerPart);
-  return { messageId: m.messageId, ...(m.contextId ? { contextId: m.contextId } : {}), text: textOf(parts), parts };
+function statusOf(status: Task['status'], taskId: string): N.TaskStatus {
+  return {
+    state: stateOf(status?.state, taskId),
+    ...(status?.message ? { message: messageOf(status.message) } : {}),
+    ...(status?.timestamp ? { timestamp: status.timestamp } : {}),
+  };
+}
+
+/** A peer's Task; `artifacts` is always there (`[]` when it has none). */
+export function taskOf(task: Task): N.TaskView {
+  return {
+    id: task.id,
+    contextId: task.contextId,
+    status: statusOf(task.status, task.id),
+    artifacts: task.artifacts.map(artifactOf),
+    ...(task.metadata && Object.keys(task.metadata).length > 0 ? { metadata: task.metadata } : {}),
+  };
 }
 
 /**
  * Fold one stream event into the task as known so far. A Task event replaces it; status and
  * artifact updates change it; a stray Message changes nothing.
  */
-export function applyStreamEvent(known: PeerTask | undefined, event: StreamResponse): PeerTask | undefined {
+export function applyStreamEvent(known: N.TaskView | undefined, event: StreamResponse): N.TaskView | undefined {
   const p = event.payload;
-  if (p?.$case === 'task') return toPeerTask(p.value);
+  if (p?.$case === 'task') return taskOf(p.value);
   if (p?.$case === 'statusUpdate') {
     const u = p.value;
-    const statusMessage = toStatusMessage(u.status?.message);
-    const {
-      statusMessage: _old,
-      peerTimestamp: _oldTime,
-      ...rest
-    } = known ?? {
-      taskId: u.taskId,
-      contextId: u.contextId,
-      artifacts: [],
-    };
-    return {
-      ...rest,
-      state: stateOf(u.status?.state, u.taskId),
-      ...(statusMessage ? { statusMessage } : {}),
-      ...(u.status?.timestamp ? { peerTimestamp: u.status.timestamp } : {}),
-    };
+    const base = known ?? { id: u.taskId, contextId: u.contextId, artifacts: [] };
+    return { ...base, status: statusOf(u.status, u.taskId) };
   }
   if (p?.$case === 'artifactUpdate' && known && p.value.artifact) {
-    return { ...known, artifacts: mergeArtifact(known.artifacts, toArtifact(p.value.artifact), p.value.append) };
+    const artifacts = mergeArtifact(known.artifacts ?? [], artifactOf(p.value.artifact), p.value.append);
+    return { ...known, artifacts };
   }
   return known;
 }
 
-function mergeArtifact(list: PeerArtifact[], next: PeerArtifact, append: boolean): PeerArtifact[] {
+function mergeArtifact(list: N.Artifact[], next: N.Artifact, append: boolean): N.Artifact[] {
   const i = list.findIndex((a) => a.artifactId === next.artifactId);
   if (i < 0) return [...list, next];
   const merged = append ? { ...list[i]!, parts: [...list[i]!.parts, ...next.parts] } : next;

@@ -27,7 +27,7 @@
 // the instance that next executes the node holds again; polling stays the floor.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { StoredTaskState } from '../a2a/types.js';
+import type { TaskState } from '../a2a/model.js';
 import type { RunNotice } from '../bus/bus.js';
 import { type Backoff, stepMs } from '../egress/backoff.js';
 import type { PeerWaitRecord } from '../store/repos/peer-waits.js';
@@ -59,7 +59,7 @@ interface Hold {
   wait: PeerWaitRecord;
   stop: AbortController;
   /** The state the node last read. */
-  seen: StoredTaskState;
+  seen: TaskState;
   /** Asked for again by an execution since the run's last commit. */
   renewed: boolean;
 }
@@ -80,7 +80,7 @@ export class PeerStreams {
   }
 
   /** The node sleeps on this wait having read `seen`: renew its hold, or open one if there is room. */
-  hold(wait: PeerWaitRecord, seen: StoredTaskState): void {
+  hold(wait: PeerWaitRecord, seen: TaskState): void {
     const mine = this.held.get(wait.runId);
     if (mine?.wait.waitId === wait.waitId) {
       mine.seen = seen;
@@ -160,7 +160,7 @@ export class PeerStreams {
     if (stop.signal.aborted) return;
     this.opts.onSubscribe?.();
     const bucket = { tokens: STREAM_EVENTS_PER_SECOND, at: Date.now() };
-    let last: StoredTaskState | undefined;
+    let last: TaskState | undefined;
     for await (const task of client.subscribe(taskId, { signal: stop.signal, throughInterrupts: true })) {
       this.opts.onEvent?.();
       // The first event is the task as it is now: news only if it moved since the node read it.
@@ -168,10 +168,10 @@ export class PeerStreams {
       // changes nothing the node acts on, and waking it would only cost a tasks/get.
       const news =
         last === undefined
-          ? task.state !== hold.seen && this.firstNews(wait.waitId, hold.seen, task.state)
-          : task.state !== last;
+          ? task.status.state !== hold.seen && this.firstNews(wait.waitId, hold.seen, task.status.state)
+          : task.status.state !== last;
       if (last !== undefined) this.mismatches.delete(wait.waitId);
-      last = task.state;
+      last = task.status.state;
       if (news) await this.opts.wakes.request(wait, 'stream');
       await pace(bucket, stop.signal);
     }
@@ -181,7 +181,7 @@ export class PeerStreams {
    * A peer whose stream opens at another state than its tasks/get says would otherwise wake the
    * run at every hold: the same mismatch twice in a row wakes it once.
    */
-  private firstNews(waitId: string, seen: StoredTaskState, now: StoredTaskState): boolean {
+  private firstNews(waitId: string, seen: TaskState, now: TaskState): boolean {
     const key = `${seen}>${now}`;
     if (this.mismatches.get(waitId) === key) return false;
     this.mismatches.delete(waitId);

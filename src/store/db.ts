@@ -122,8 +122,8 @@ export interface PushOutboxTable {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
-  /** Null: `body` is the 0.3 wire body (rows from before 0008). Set: `body` is the neutral event,
-   * encoded for this version at delivery. */
+  /** The version `body` (the neutral event) is encoded for at delivery. Rows from before 0008 had
+   * none and a 0.3 wire body: migration 0014 made them '0.3' with a neutral body. */
   protocol_version: string | null;
 }
 

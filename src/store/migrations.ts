@@ -2,6 +2,7 @@
 // Kysely's Migrator keeps the applied list and a lock table on both dialects, so several
 // instances starting together migrate once (one holds the lock, the rest wait).
 import { WAITING_STATUSES } from './model.js';
+import { neutralA2AForms } from './neutral-a2a.js';
 import {
   type CreateTableBuilder,
   type Kysely,
@@ -551,6 +552,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0011_event_batches': eventBatches(dialect),
     '0012_child_runs': childRuns(),
     '0013_run_values': runValues(dialect),
+    // The A2A core speaks the neutral model: stored history messages and old push bodies follow.
+    '0014_neutral_a2a': { up: neutralA2AForms },
     '0016_notifications': notifications(dialect),
     '0019_audit_log': auditLog(dialect),
     '0021_webhooks': webhooks(dialect),

@@ -5,7 +5,8 @@
 // hostile requests nearest to them getting the error they deserve instead.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { extensionSupportRequired, invalidAgentResponse, pushNotSupported, restError } from '../../src/a2a/errors.js';
+import { restError } from '../../src/a2a/codec/error-forms.js';
+import { extensionSupportRequired, invalidAgentResponse, pushNotSupported } from '../../src/a2a/errors.js';
 import { KEY_ALICE, KEY_EVE, oneErrorEvent, startA2ATeam } from '../support/a2a.js';
 import { bearer, type Json, type Reply, type TestHost } from '../support/host.js';
 
@@ -280,7 +281,7 @@ describe('A2A 1.0 errors (sqlite)', () => {
 
   it('-32003 PushNotificationNotSupported cannot occur: push is always on; hostile configs are -32602 (400)', async () => {
     // Every host is built with push support (host.ts) and says so; -32003 is only what
-    // A2AOperations answers when built without it.
+    // the handler answers when built without it.
     const card = await t.get('/.well-known/agent-card.json', V1);
     assert.equal(card.body.capabilities.pushNotifications, true);
     assert.deepEqual(restError(pushNotSupported()).httpStatus, 400);

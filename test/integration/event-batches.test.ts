@@ -4,8 +4,8 @@
 //   its own timestamp kept where commits of one transaction were a moment apart;
 // - a page that starts inside a batch, or ends inside one, has no gap and no repeat, and the page
 //   query seeks on the key (SQLite's plan);
-// - a database populated before 0011 migrates forward: every event reads back exactly as it was,
-//   and the run's next commit continues its sequence.
+// - a database populated before 0011 migrates forward: every event reads back exactly as it was
+//   (the A2A message in the neutral form 0014 gives it), and the run's next commit continues its sequence.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -43,6 +43,8 @@ const OLD_EVENTS: Array<[seq: number, type: string, nodeId: string | null, paylo
   [3, 'artifact.created', 'n1', '{"artifactId":"n1","data":{"list":[1,2.5,null,true],"deep":{"a":{"b":[]}}}}', 'B'],
   [4, 'node.suspended', 'n2', '{}', 'C'],
 ];
+/** OLD_EVENTS' a2a.message payload after migration 0014 (the neutral Message). */
+const NEUTRAL_MESSAGE_PAYLOAD = { message: { parts: [{ kind: 'text', text: 'héllo "x" ✓' }] } };
 const at = (tag: string) => `2029-12-31T23:59:5${'ABC'.indexOf(tag)}.000Z`;
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
@@ -147,7 +149,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const store = await openStore(where);
       try {
         const expected: RunEvent[] = OLD_EVENTS.map(([sequence, type, nodeId, payload, tag]) => {
-          const e = { runId, sequence, type, payload: JSON.parse(payload), timestamp: at(tag) } as RunEvent;
+          // The A2A message as migration 0014 then keeps it: the neutral form (no `kind`).
+          const read = type === 'a2a.message' ? NEUTRAL_MESSAGE_PAYLOAD : JSON.parse(payload);
+          const e = { runId, sequence, type, payload: read, timestamp: at(tag) } as RunEvent;
           return nodeId === null ? e : { ...e, nodeId };
         });
         assert.deepEqual(await store.events.list(runId), expected);

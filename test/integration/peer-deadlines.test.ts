@@ -60,8 +60,8 @@ describe('a2a.invoke timeoutMs holds in every state', () => {
     const v1 = await peers.resolve({ agent: 'v1' }, RUN);
     const other = await v1.send({ messageId: randomUUID(), text: 'not yours', skillId: 'echo' });
     assert.equal(other.kind, 'task');
-    otherTaskId = other.kind === 'task' ? other.task.taskId : '';
-    await until('the other task completes', async () => (await v1.getTask(otherTaskId)).state === 'completed');
+    otherTaskId = other.kind === 'task' ? other.task.id : '';
+    await until('the other task completes', async () => (await v1.getTask(otherTaskId)).status.state === 'completed');
     liar = await startFlakyProxy(agent.url, {
       rewrite: (body) => {
         const rpc = JSON.parse(body) as { method?: string; params?: { id?: string } };
@@ -124,7 +124,7 @@ describe('a2a.invoke timeoutMs holds in every state', () => {
     assert.ok((await a.events(runId)).some((e) => e.type === 'interrupt.expired'));
     const peerTaskId = run.error.details.peerTaskId as string;
     const v1 = await peers.resolve({ agent: 'v1' }, RUN);
-    await until('the peer task is cancelled', async () => (await v1.getTask(peerTaskId)).state === 'canceled');
+    await until('the peer task is cancelled', async () => (await v1.getTask(peerTaskId)).status.state === 'canceled');
   });
 
   it('a tasks/get answer about another task is refused as an invalid agent response', async () => {

@@ -89,13 +89,13 @@ describe('peer tasks made by a send whose answer was lost', () => {
     const direct = await peers.resolve({ agent: 'sdk' }, RUN);
     const tasks = await until('the stray task is cancelled', async () => {
       const all = await direct.tasksInContext(contextOf(runId));
-      return all.some((t) => t.state === 'canceled') && all;
+      return all.some((t) => t.status.state === 'canceled') && all;
     });
     assert.equal(tasks.length, 2, JSON.stringify(tasks));
-    for (const t of tasks) assert.equal(t.state, t.taskId === recorded ? 'input-required' : 'canceled');
+    for (const t of tasks) assert.equal(t.status.state, t.id === recorded ? 'input-required' : 'canceled');
     await a.post(`/v1/runs/${runId}/cancel`, {});
     await until('the recorded task is cancelled with the run', async () =>
-      (await direct.tasksInContext(contextOf(runId))).every((t) => t.state === 'canceled'),
+      (await direct.tasksInContext(contextOf(runId))).every((t) => t.status.state === 'canceled'),
     );
   });
 

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { PeerError } from '../../src/peers/errors.js';
 import { Peers, type PeerClient } from '../../src/peers/client.js';
 import { messageIdFor, traceIdFor } from '../../src/peers/identity.js';
-import type { PeerTask } from '../../src/peers/normalize.js';
+import type { TaskView } from '../../src/a2a/model.js';
+import { textOf } from '../../src/peers/normalize.js';
 import type { AgentEntry } from '../../src/peers/registry.js';
 import { startTestHost, type TestHost } from '../support/host.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
@@ -102,20 +103,23 @@ async function caFile(pem: string): Promise<string> {
 }
 
 /** Read the task until it is in one of `states`. */
-const reaches = (peer: PeerClient, taskId: string, ...states: string[]): Promise<PeerTask> =>
+const reaches = (peer: PeerClient, taskId: string, ...states: string[]): Promise<TaskView> =>
   until(`task ${taskId} ${states.join('|')}`, async () => {
     const t = await peer.getTask(taskId);
-    return states.includes(t.state) && t;
+    return states.includes(t.status.state) && t;
   });
 
-async function sendTask(peer: PeerClient, req: Parameters<PeerClient['send']>[0]): Promise<PeerTask> {
+async function sendTask(peer: PeerClient, req: Parameters<PeerClient['send']>[0]): Promise<TaskView> {
   const sent = await peer.send(req);
   assert.equal(sent.kind, 'task', JSON.stringify(sent));
-  return (sent as { task: PeerTask }).task;
+  return (sent as { task: TaskView }).task;
 }
 
-const textsOf = (t: PeerTask): string[] =>
-  t.artifacts.flatMap((a) => a.parts.flatMap((p) => (p.kind === 'text' ? [p.text] : [])));
+/** The words a task's status carries. */
+const said = (t: TaskView): string => textOf(t.status.message);
+
+const textsOf = (t: TaskView): string[] =>
+  (t.artifacts ?? []).flatMap((a) => a.parts.flatMap((p) => (p.kind === 'text' ? [p.text] : [])));
 
 async function rejectsWith(p: Promise<unknown>, check: (e: PeerError) => boolean): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
@@ -173,8 +177,8 @@ for (const f of FOREIGN) {
 
     it('echo: the send answers with the task at once; it completes with the input echoed', async () => {
       const sent = await sendTask(peer, { messageId: freshId('echo'), text: 'hello peer', data: { n: 1 } });
-      assert.ok(['submitted', 'working', 'completed'].includes(sent.state), sent.state);
-      const done = await reaches(peer, sent.taskId, 'completed');
+      assert.ok(['submitted', 'working', 'completed'].includes(sent.status.state), sent.status.state);
+      const done = await reaches(peer, sent.id, 'completed');
       assert.deepEqual(done.artifacts, [
         {
           artifactId: 'echo',
@@ -193,74 +197,71 @@ for (const f of FOREIGN) {
         sendTask(peer, { messageId: freshId('approve-a'), text: 'ship it?', skillId: 'approval' }),
         sendTask(peer, { messageId: freshId('approve-b'), text: 'ship it?', skillId: 'approval' }),
       ]);
-      const parked = await reaches(peer, a.taskId, 'input-required');
-      assert.equal(parked.statusMessage?.text, APPROVAL_QUESTION);
-      await reaches(peer, b.taskId, 'input-required');
+      const parked = await reaches(peer, a.id, 'input-required');
+      assert.equal(said(parked), APPROVAL_QUESTION);
+      await reaches(peer, b.id, 'input-required');
       await peer.send({
         messageId: freshId('accept'),
-        taskId: a.taskId,
+        taskId: a.id,
         contextId: a.contextId,
         data: { action: 'accept' },
       });
-      await peer.send({ messageId: freshId('reject'), taskId: b.taskId, data: { action: 'reject' } });
-      const accepted = await reaches(peer, a.taskId, 'completed');
-      assert.deepEqual(accepted.artifacts[0]?.parts, [{ kind: 'data', data: { approved: true } }]);
-      const rejected = await reaches(peer, b.taskId, 'rejected');
-      assert.equal(rejected.statusMessage?.text, 'rejected by the reviewer');
+      await peer.send({ messageId: freshId('reject'), taskId: b.id, data: { action: 'reject' } });
+      const accepted = await reaches(peer, a.id, 'completed');
+      assert.deepEqual(accepted.artifacts?.[0]?.parts, [{ kind: 'data', data: { approved: true } }]);
+      const rejected = await reaches(peer, b.id, 'rejected');
+      assert.equal(said(rejected), 'rejected by the reviewer');
     });
 
     it('clarify: the question, then a text reply completes it with the answer', async () => {
       const sent = await sendTask(peer, { messageId: freshId('clarify'), text: 'start', skillId: 'clarify' });
-      assert.equal((await reaches(peer, sent.taskId, 'input-required')).statusMessage?.text, SAMPLE_QUESTION);
-      await peer.send({ messageId: freshId('answer'), taskId: sent.taskId, text: 'Ada' });
-      assert.deepEqual(textsOf(await reaches(peer, sent.taskId, 'completed')), ['Hello, Ada!']);
+      assert.equal(said(await reaches(peer, sent.id, 'input-required')), SAMPLE_QUESTION);
+      await peer.send({ messageId: freshId('answer'), taskId: sent.id, text: 'Ada' });
+      assert.deepEqual(textsOf(await reaches(peer, sent.id, 'completed')), ['Hello, Ada!']);
     });
 
     it("fail and reject end in failed and rejected, with the agent's words", async () => {
       const failed = await sendTask(peer, { messageId: freshId('fail'), text: 'x', skillId: 'fail' });
       const refused = await sendTask(peer, { messageId: freshId('reject'), text: 'x', skillId: 'reject' });
-      assert.equal((await reaches(peer, failed.taskId, 'failed')).statusMessage?.text, 'the fail skill always fails');
-      assert.equal(
-        (await reaches(peer, refused.taskId, 'rejected')).statusMessage?.text,
-        'the reject skill refuses every task',
-      );
+      assert.equal(said(await reaches(peer, failed.id, 'failed')), 'the fail skill always fails');
+      assert.equal(said(await reaches(peer, refused.id, 'rejected')), 'the reject skill refuses every task');
     });
 
     it('subscribe follows a working task to its end, one folded task per event', async () => {
       const sent = await sendTask(peer, { messageId: freshId('slow'), text: 'x', skillId: 'slow' });
-      const seen: PeerTask[] = [];
-      for await (const t of peer.subscribe(sent.taskId)) {
+      const seen: TaskView[] = [];
+      for await (const t of peer.subscribe(sent.id)) {
         seen.push(t);
         // The task works until the test ends it: end it once the stream has shown it working.
-        if (t.state === 'working' && seen.filter((s) => s.state === 'working').length === 1) {
-          await f.finish(sent.taskId, { state: 'completed', text: 'finished by the test' });
+        if (t.status.state === 'working' && seen.filter((s) => s.status.state === 'working').length === 1) {
+          await f.finish(sent.id, { state: 'completed', text: 'finished by the test' });
         }
       }
       assert.ok(
-        seen.some((t) => t.state === 'working'),
-        JSON.stringify(seen.map((t) => t.state)),
+        seen.some((t) => t.status.state === 'working'),
+        JSON.stringify(seen.map((t) => t.status.state)),
       );
       const last = seen.at(-1)!;
-      assert.equal(last.state, 'completed');
-      assert.equal(last.statusMessage?.text, 'finished by the test');
-      assert.equal(last.taskId, sent.taskId);
+      assert.equal(last.status.state, 'completed');
+      assert.equal(said(last), 'finished by the test');
+      assert.equal(last.id, sent.id);
     });
 
     it('subscribe to a parked task yields it and ends (its caller must answer first)', async () => {
       const sent = await sendTask(peer, { messageId: freshId('park'), text: 'x', skillId: 'approval' });
-      await reaches(peer, sent.taskId, 'input-required');
+      await reaches(peer, sent.id, 'input-required');
       const seen: string[] = [];
-      for await (const t of peer.subscribe(sent.taskId)) seen.push(t.state);
+      for await (const t of peer.subscribe(sent.id)) seen.push(t.status.state);
       assert.deepEqual(seen, ['input-required']);
     });
 
     it('subscribe to a finished task reads it once (SDK agents refuse to stream a terminal task)', async () => {
       const sent = await sendTask(peer, { messageId: freshId('done'), text: 'x' });
-      await reaches(peer, sent.taskId, 'completed');
-      const seen: PeerTask[] = [];
-      for await (const t of peer.subscribe(sent.taskId)) seen.push(t);
+      await reaches(peer, sent.id, 'completed');
+      const seen: TaskView[] = [];
+      for await (const t of peer.subscribe(sent.id)) seen.push(t);
       assert.deepEqual(
-        seen.map((t) => t.state),
+        seen.map((t) => t.status.state),
         ['completed'],
       );
       assert.deepEqual(textsOf(seen[0]!), ['x']);
@@ -268,21 +269,21 @@ for (const f of FOREIGN) {
 
     it('cancel: a working task is canceled', async () => {
       const sent = await sendTask(peer, { messageId: freshId('cancel'), text: 'x', skillId: 'slow' });
-      await reaches(peer, sent.taskId, 'working');
-      const canceled = await peer.cancelTask(sent.taskId);
-      assert.equal(canceled.state, 'canceled');
-      assert.equal((await peer.getTask(sent.taskId)).state, 'canceled');
+      await reaches(peer, sent.id, 'working');
+      const canceled = await peer.cancelTask(sent.id);
+      assert.equal(canceled.status.state, 'canceled');
+      assert.equal((await peer.getTask(sent.id)).status.state, 'canceled');
     });
 
     it('the test agent can end a task itself: a working one fails, a parked one is canceled', async () => {
       const working = await sendTask(peer, { messageId: freshId('finish-a'), text: 'x', skillId: 'slow' });
       const parked = await sendTask(peer, { messageId: freshId('finish-b'), text: 'x', skillId: 'approval' });
-      await reaches(peer, working.taskId, 'working');
-      await reaches(peer, parked.taskId, 'input-required');
-      await f.finish(working.taskId, { state: 'failed', text: 'broke down' });
-      await f.finish(parked.taskId, { state: 'canceled' });
-      assert.equal((await reaches(peer, working.taskId, 'failed')).statusMessage?.text, 'broke down');
-      await reaches(peer, parked.taskId, 'canceled');
+      await reaches(peer, working.id, 'working');
+      await reaches(peer, parked.id, 'input-required');
+      await f.finish(working.id, { state: 'failed', text: 'broke down' });
+      await f.finish(parked.id, { state: 'canceled' });
+      assert.equal(said(await reaches(peer, working.id, 'failed')), 'broke down');
+      await reaches(peer, parked.id, 'canceled');
     });
 
     it('push: a webhook given with the send is pushed to with its token; one set later is confirmed', async () => {
@@ -297,8 +298,8 @@ for (const f of FOREIGN) {
       await until('a push for the task', () =>
         hooks.seen.find((h) => h.path === path && Object.values(h.headers).some((v) => String(v).includes(token))),
       );
-      const set = await peer.setPushConfig(sent.taskId, { url: `${hooks.url}/other`, token: 'tok-set', id: 'second' });
-      assert.deepEqual(set, { id: 'second', taskId: sent.taskId, url: `${hooks.url}/other` });
+      const set = await peer.setPushConfig(sent.id, { url: `${hooks.url}/other`, token: 'tok-set', id: 'second' });
+      assert.deepEqual(set, { id: 'second', taskId: sent.id, url: `${hooks.url}/other` });
     });
 
     it('does not dedup by messageId (SDK agents make a second task for the same message)', async () => {
@@ -307,7 +308,7 @@ for (const f of FOREIGN) {
         await sendTask(peer, { messageId, text: 'x' }),
         await sendTask(peer, { messageId, text: 'x' }),
       ];
-      assert.notEqual(one.taskId, two.taskId);
+      assert.notEqual(one.id, two.id);
     });
 
     it("keeps the peer's error code: an unknown task is -32001", async () => {
@@ -320,7 +321,7 @@ for (const f of FOREIGN) {
     it('sends the A2A version, and a traceparent per request in the run’s one trace', async () => {
       const from = f.requests().length;
       const sent = await sendTask(peer, { messageId: freshId('trace'), text: 'x' });
-      await peer.getTask(sent.taskId);
+      await peer.getTask(sent.id);
       const calls = f.requests().slice(from);
       assert.equal(calls.length, 2);
       for (const c of calls) assert.equal(c.headers['a2a-version'], f.protocolVersion);
@@ -344,11 +345,11 @@ describe('a Handoff host (A2A 1.0 JSON-RPC, API keys) as the peer', () => {
 
   it('an approval run: the send returns the parked task; the accept completes it', async () => {
     const sent = await sendTask(peer, { messageId: freshId('h-approval'), text: 'launch plan', skillId: 'approval' });
-    assert.equal(sent.state, 'input-required');
-    const reply = await peer.send({ messageId: freshId('h-accept'), taskId: sent.taskId, data: { action: 'accept' } });
+    assert.equal(sent.status.state, 'input-required');
+    const reply = await peer.send({ messageId: freshId('h-accept'), taskId: sent.id, data: { action: 'accept' } });
     assert.equal(reply.kind, 'task');
-    const done = await reaches(peer, sent.taskId, 'completed');
-    assert.deepEqual(done.artifacts[0]?.parts, [
+    const done = await reaches(peer, sent.id, 'completed');
+    assert.deepEqual(done.artifacts?.[0]?.parts, [
       { kind: 'data', data: { text: 'Draft: launch plan', approvedBy: 'caller' } },
     ]);
   });
@@ -357,11 +358,11 @@ describe('a Handoff host (A2A 1.0 JSON-RPC, API keys) as the peer', () => {
     const messageId = freshId('h-twice');
     const one = await sendTask(peer, { messageId, text: 'plan', skillId: 'approval' });
     const two = await sendTask(peer, { messageId, text: 'plan', skillId: 'approval' });
-    assert.equal(two.taskId, one.taskId);
+    assert.equal(two.id, one.id);
     const replyId = freshId('h-reply-twice');
-    await peer.send({ messageId: replyId, taskId: one.taskId, data: { action: 'accept' } });
-    const again = await peer.send({ messageId: replyId, taskId: one.taskId, data: { action: 'accept' } });
-    assert.equal(again.kind === 'task' && again.task.state, 'completed');
+    await peer.send({ messageId: replyId, taskId: one.id, data: { action: 'accept' } });
+    const again = await peer.send({ messageId: replyId, taskId: one.id, data: { action: 'accept' } });
+    assert.equal(again.kind === 'task' && again.task.status.state, 'completed');
   });
 
   it('subscribe follows a run with durable steps to completed; cancel stops another', async () => {
@@ -371,7 +372,7 @@ describe('a Handoff host (A2A 1.0 JSON-RPC, API keys) as the peer', () => {
       skillId: 'steps',
     });
     const states: string[] = [];
-    for await (const t of peer.subscribe(steps.taskId)) states.push(t.state);
+    for await (const t of peer.subscribe(steps.id)) states.push(t.status.state);
     assert.equal(states.at(-1), 'completed');
     assert.ok(states.includes('working'), states.join(','));
 
@@ -380,8 +381,8 @@ describe('a Handoff host (A2A 1.0 JSON-RPC, API keys) as the peer', () => {
       data: { steps: 1, stepMs: 3_600_000 },
       skillId: 'steps',
     });
-    await peer.cancelTask(long.taskId);
-    await reaches(peer, long.taskId, 'canceled');
+    await peer.cancelTask(long.id);
+    await reaches(peer, long.id, 'canceled');
   });
 
   it('push: a webhook given with the send is pushed the parked state with the token', async () => {
@@ -396,22 +397,22 @@ describe('a Handoff host (A2A 1.0 JSON-RPC, API keys) as the peer', () => {
       rx.requests.find((r) => r.headers['x-a2a-notification-token'] === token),
     );
     // Registered over 1.0, so pushed in 1.0: a StreamResponse, with its version.
-    assert.equal(JSON.parse(push.body).statusUpdate.taskId, sent.taskId);
+    assert.equal(JSON.parse(push.body).statusUpdate.taskId, sent.id);
     assert.equal(push.headers['a2a-version'], '1.0');
-    const set = await peer.setPushConfig(sent.taskId, {
+    const set = await peer.setPushConfig(sent.id, {
       url: rx.urlFor('127.0.0.1', '/second'),
       token: 'tok-2',
       id: 'second',
     });
-    assert.deepEqual(set, { id: 'second', taskId: sent.taskId, url: rx.urlFor('127.0.0.1', '/second') });
+    assert.deepEqual(set, { id: 'second', taskId: sent.id, url: rx.urlFor('127.0.0.1', '/second') });
   });
 
   it("keeps the host's error codes: unknown task -32001, a message to a finished task -32004", async () => {
     await rejectsWith(peer.getTask('run_nope'), (e) => e.failure.kind === 'peer' && e.failure.code === -32001);
     const done = await sendTask(peer, { messageId: freshId('h-echo'), text: 'x' });
-    await reaches(peer, done.taskId, 'completed');
+    await reaches(peer, done.id, 'completed');
     await rejectsWith(
-      peer.send({ messageId: freshId('h-late'), taskId: done.taskId, text: 'more' }),
+      peer.send({ messageId: freshId('h-late'), taskId: done.id, text: 'more' }),
       (e) => e.failure.kind === 'peer' && e.failure.code === -32004,
     );
   });

@@ -211,7 +211,7 @@ describe('peers from the registry that fail', () => {
     const seen: string[] = [];
     await fails(
       (async () => {
-        for await (const t of peer.subscribe('t-short')) seen.push(t.state);
+        for await (const t of peer.subscribe('t-short')) seen.push(t.status.state);
       })(),
       isTransport,
     );
@@ -284,8 +284,8 @@ describe('peers named by a URL from run input (the full egress guard)', () => {
       assert.deepEqual(peer.chosen, { url: `${tlsUrl}/v1/a2a`, binding: 'JSONRPC', protocolVersion: '1.0' });
       const sent = await peer.send({ messageId: messageIdFor('guarded:1'), text: 'over tls' });
       assert.equal(sent.kind, 'task');
-      const taskId = sent.kind === 'task' ? sent.task.taskId : '';
-      const done = await until('completed', async () => (await peer.getTask(taskId)).state === 'completed');
+      const taskId = sent.kind === 'task' ? sent.task.id : '';
+      const done = await until('completed', async () => (await peer.getTask(taskId)).status.state === 'completed');
       assert.ok(done);
     });
 

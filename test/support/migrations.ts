@@ -2,8 +2,14 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/store.js';
 
-/** Undo migration 0013: no table of parts stored by reference. */
+/** Undo migration 0014 (a data conversion: only its record), so an earlier one may run again. */
+export async function undoNeutralA2A(store: Store): Promise<void> {
+  await sql`delete from "kysely_migration" where "name" = '0014_neutral_a2a'`.execute(store.db);
+}
+
+/** Undo migration 0013 (and 0014): no table of parts stored by reference. */
 export async function undoRunValues(store: Store): Promise<void> {
+  await undoNeutralA2A(store);
   await sql`drop table "run_values"`.execute(store.db);
   await sql`delete from "kysely_migration" where "name" = '0013_run_values'`.execute(store.db);
 }

@@ -13,7 +13,7 @@ import {
 } from '@a2a-js/sdk/client';
 import type * as Sdk03 from 'a2a-js-sdk-v03';
 import * as Client03 from 'a2a-js-sdk-v03/client';
-import { type AgentCardOptions, buildAgentCard } from '../../src/a2a/card.js';
+import { type AgentCardOptions, buildAgentCard } from '../../src/a2a/v0_3/card.js';
 import { agentCardFor } from '../../src/a2a/card-v1.js';
 import { cardVersion } from '../../src/a2a/versions.js';
 

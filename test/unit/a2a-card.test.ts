@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as Sdk from 'a2a-js-sdk-v03';
-import type * as W from '../../src/a2a/types.js';
-import { buildA2ADiscoveryBlock, buildAgentCard, type AgentCardOptions } from '../../src/a2a/card.js';
+import type * as W from '../../src/a2a/v0_3/types.js';
+import { buildA2ADiscoveryBlock, buildAgentCard, type AgentCardOptions } from '../../src/a2a/v0_3/card.js';
 
 const opts: AgentCardOptions = {
   baseUrl: 'https://handoff.example.com/',

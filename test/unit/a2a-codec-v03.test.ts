@@ -1,14 +1,16 @@
-// The 0.3 codec against the shapes Handoff sends today: every Task, event and push config the 0.3
-// projection builds goes through the neutral model and comes back byte for byte, so the service can
-// switch to neutral objects without a 0.3 client seeing any change.
+// The 0.3 edge adapter against the shapes Handoff sent while 0.3 was its internal form
+// (test/support/a2a-v03-today.ts): every Task and event the neutral projection builds, encoded for
+// 0.3, is those bytes, and each comes back through the neutral model byte for byte — a 0.3 client
+// sees no change from the inversion.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage, decodeStreamEvent, decodeTask, v0_3 } from '../../src/a2a/codec/v0_3.js';
-import { A2AError, taskNotFound } from '../../src/a2a/errors.js';
+import { decodeMessage, decodeStreamEvent, decodeTask, v0_3 } from '../../src/a2a/v0_3/codec.js';
+import { A2AError, invalidParams, taskNotFound } from '../../src/a2a/errors.js';
 import { validateParams } from '../../src/a2a/jsonrpc.js';
 import type * as N from '../../src/a2a/model.js';
 import { artifactFromEvent, toArtifactUpdate, toStatusUpdate, toTask } from '../../src/a2a/projection.js';
-import type * as W from '../../src/a2a/types.js';
+import type * as W from '../../src/a2a/v0_3/types.js';
+import { TODAYS_V03 } from '../support/a2a-v03-today.js';
 import type { RunEvent, RunRecord, RunStatus } from '../../src/store/model.js';
 
 const TS = '2026-06-13T19:00:00.000Z';
@@ -39,14 +41,13 @@ function artifactEvent(artifactId: string, data: unknown, name?: string): RunEve
   return { runId: 'run_1', sequence: 3, type: 'artifact.created', timestamp: TS, payload } as RunEvent;
 }
 
-const artifact = (id: string, data: unknown, name?: string): W.Artifact =>
-  artifactFromEvent(artifactEvent(id, data, name)) as W.Artifact;
+const artifact = (id: string, data: unknown, name?: string): N.Artifact =>
+  artifactFromEvent(artifactEvent(id, data, name)) as N.Artifact;
 
-/** A history message as the 0.3 service stores it (the caller's message, kind first). */
-const history: W.Message[] = [
-  { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'draft a brief' }] },
+/** A history message as the service stores it (the caller's message, neutral). */
+const history: N.Message[] = [
+  { messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'draft a brief' }] },
   {
-    kind: 'message',
     messageId: 'm2',
     role: 'user',
     taskId: 'run_1',
@@ -56,8 +57,8 @@ const history: W.Message[] = [
   },
 ];
 
-/** Tasks exactly as the 0.3 projection builds them today. */
-const todaysTasks: Record<string, W.Task> = {
+/** The neutral Tasks of the runs whose 0.3 Tasks are in TODAYS_V03. */
+const projected: Record<string, N.TaskView> = {
   submitted: toTask({ run: run('pending'), contextId: 'ctx_1', stateTimestamp: TS, artifacts: [], history: [] }),
   working: toTask({ run: run('running'), contextId: 'ctx_1', stateTimestamp: TS, artifacts: [], history }),
   approval: toTask({
@@ -100,30 +101,32 @@ const todaysTasks: Record<string, W.Task> = {
 };
 
 const same = (actual: unknown, expected: unknown) => assert.equal(JSON.stringify(actual), JSON.stringify(expected));
+const todaysTasks = TODAYS_V03.tasks;
 
 describe('0.3 codec: byte-identical round trips of what the projection builds', () => {
   for (const [name, task] of Object.entries(todaysTasks)) {
     test(`Task (${name}) → neutral → Task`, () => {
+      same(v0_3.encodeTask(projected[name] as N.TaskView), task);
       same(v0_3.encodeTask(decodeTask(task)), task);
       same(v0_3.encodeSendResult({ kind: 'task', task: decodeTask(task) }), task);
       same(v0_3.encodeStreamEvent({ kind: 'task', task: decodeTask(task) }, false), task);
     });
   }
 
-  const updates: Array<[string, W.TaskStatusUpdateEvent]> = [
-    ['working', toStatusUpdate('run_1', 'ctx_1', 'working', TS, { final: false })],
-    [
-      'input-required',
-      toStatusUpdate('run_1', 'ctx_1', 'input-required', TS, { final: true, interruptKind: 'approval' }),
-    ],
+  const updates: Array<[string, N.StatusUpdate, boolean]> = [
+    ['working', toStatusUpdate('run_1', 'ctx_1', 'working', TS), false],
+    ['input-required', toStatusUpdate('run_1', 'ctx_1', 'input-required', TS, { interruptKind: 'approval' }), true],
     [
       'failed',
-      toStatusUpdate('run_1', 'ctx_1', 'failed', TS, { final: true, error: { code: 'node_failed', message: 'boom' } }),
+      toStatusUpdate('run_1', 'ctx_1', 'failed', TS, { error: { code: 'node_failed', message: 'boom' } }),
+      true,
     ],
-    ['completed', toStatusUpdate('run_1', 'ctx_1', 'completed', TS, { final: true })],
+    ['completed', toStatusUpdate('run_1', 'ctx_1', 'completed', TS), true],
   ];
-  for (const [name, update] of updates) {
+  for (const [name, neutral, isFinal] of updates) {
+    const update = TODAYS_V03.updates[name] as W.TaskStatusUpdateEvent;
     test(`status-update (${name}, final ${update.final}) → neutral → status-update, also as a push body`, () => {
+      same(v0_3.encodeStreamEvent({ kind: 'status-update', update: neutral }, isFinal), update);
       const { event, final } = decodeStreamEvent(update);
       assert.equal(final, update.final);
       assert.equal(event.kind, 'status-update');
@@ -132,13 +135,21 @@ describe('0.3 codec: byte-identical round trips of what the projection builds', 
   }
 
   test('artifact-update (lastChunk, data wrapped) → neutral → artifact-update', () => {
-    for (const a of [artifact('a1', { k: 'v' }, 'named'), artifact('a2', 'bare')]) {
-      const update = toArtifactUpdate('run_1', 'ctx_1', a, { lastChunk: true });
+    const cases: Array<[string, N.Artifact]> = [
+      ['named', artifact('a1', { k: 'v' }, 'named')],
+      ['bare', artifact('a2', 'bare')],
+    ];
+    for (const [name, a] of cases) {
+      const update = TODAYS_V03.artifacts[name] as W.TaskArtifactUpdateEvent;
+      const neutral = toArtifactUpdate('run_1', 'ctx_1', a, { lastChunk: true });
+      same(v0_3.encodeStreamEvent({ kind: 'artifact-update', update: neutral }, false), update);
       const { event, final } = decodeStreamEvent(update);
       assert.equal(final, false);
       same(v0_3.encodeStreamEvent(event, false), update);
     }
-    const both = toArtifactUpdate('run_1', 'ctx_1', artifact('a1', {}), { append: true, lastChunk: false });
+    const both = TODAYS_V03.artifacts.both as W.TaskArtifactUpdateEvent;
+    const neutralBoth = toArtifactUpdate('run_1', 'ctx_1', artifact('a1', {}), { append: true, lastChunk: false });
+    same(v0_3.encodeStreamEvent({ kind: 'artifact-update', update: neutralBoth }, false), both);
     same(v0_3.encodeStreamEvent(decodeStreamEvent(both).event, false), both);
   });
 
@@ -314,7 +325,7 @@ describe('0.3 codec: requests', () => {
       assert.ok(expected, method);
       assert.throws(
         () => v0_3.decodeRequest(op, params),
-        (e: unknown) => e instanceof A2AError && e.code === -32602 && e.message === expected.message,
+        (e: unknown) => e instanceof A2AError && e.kind === 'invalid-params' && e.message === expected.message,
       );
     }
   });
@@ -322,7 +333,7 @@ describe('0.3 codec: requests', () => {
   test('ListTasks is not a 0.3 operation', () => {
     assert.throws(
       () => v0_3.decodeRequest('list', {}),
-      (e: unknown) => e instanceof A2AError && e.code === -32004,
+      (e: unknown) => e instanceof A2AError && e.kind === 'unsupported-operation',
     );
   });
 });
@@ -332,7 +343,7 @@ describe('0.3 codec: peers and errors', () => {
     const task: W.Task = { kind: 'task', id: 't', contextId: 'c', status: { state: 'unknown' } };
     assert.throws(
       () => decodeTask(task),
-      (e: unknown) => e instanceof A2AError && e.code === -32006,
+      (e: unknown) => e instanceof A2AError && e.kind === 'invalid-agent-response',
     );
   });
 
@@ -352,7 +363,7 @@ describe('0.3 codec: peers and errors', () => {
 
   test('errors keep the 0.3 form: code, message, the 0.3 data only', () => {
     assert.deepEqual(v0_3.encodeError(taskNotFound('run_x')), { code: -32001, message: 'Task not found: run_x' });
-    assert.deepEqual(v0_3.encodeError(new A2AError(-32602, 'bad', { errors: [] })), {
+    assert.deepEqual(v0_3.encodeError(invalidParams('bad', { errors: [] })), {
       code: -32602,
       message: 'bad',
       data: { errors: [] },

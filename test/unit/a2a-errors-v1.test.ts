@@ -14,16 +14,15 @@ import {
   invalidAgentResponse,
   invalidParams,
   invalidRequest,
-  jsonRpcErrorV1,
   methodNotFound,
   parseError,
   pushNotSupported,
-  restError,
   taskNotCancelable,
   taskNotFound,
   unsupportedOperation,
   versionNotSupported,
 } from '../../src/a2a/errors.js';
+import { JSON_RPC_CODES, jsonRpcErrorV0_3, jsonRpcErrorV1, restError } from '../../src/a2a/codec/error-forms.js';
 
 interface Row {
   err: A2AError;
@@ -112,9 +111,9 @@ const rows: Row[] = [
 
 describe('1.0 JSON-RPC error form', () => {
   for (const { err, reason, sdk } of rows) {
-    test(`${err.code} → data [ErrorInfo ${reason}]`, () => {
+    test(`${JSON_RPC_CODES[err.kind]} → data [ErrorInfo ${reason}]`, () => {
       const wire = jsonRpcErrorV1(err);
-      assert.equal(wire.code, err.code);
+      assert.equal(wire.code, JSON_RPC_CODES[err.kind]);
       assert.equal(wire.message, err.message);
       assert.ok(Array.isArray(wire.data));
       const [info] = wire.data as Array<Record<string, unknown>>;
@@ -158,8 +157,8 @@ describe('1.0 JSON-RPC error form', () => {
   });
 
   test('the 0.3 form is unchanged by the 1.0 context', () => {
-    assert.deepEqual(taskNotFound('run_x').toJSON(), { code: -32001, message: 'Task not found: run_x' });
-    assert.deepEqual(versionNotSupported('2.0', ['0.3']).toJSON(), {
+    assert.deepEqual(jsonRpcErrorV0_3(taskNotFound('run_x')), { code: -32001, message: 'Task not found: run_x' });
+    assert.deepEqual(jsonRpcErrorV0_3(versionNotSupported('2.0', ['0.3'])), {
       code: -32009,
       message: "A2A version '2.0' is not supported; supported versions: 0.3",
     });
@@ -168,7 +167,7 @@ describe('1.0 JSON-RPC error form', () => {
 
 describe('1.0 HTTP+JSON error form', () => {
   for (const { err, reason, http, status, sdk } of rows) {
-    test(`${err.code} → HTTP ${http} ${status}`, () => {
+    test(`${JSON_RPC_CODES[err.kind]} → HTTP ${http} ${status}`, () => {
       const { httpStatus, body } = restError(err);
       assert.equal(httpStatus, http);
       assert.deepEqual(Object.keys(body.error), ['code', 'status', 'message', 'details']);
@@ -200,8 +199,8 @@ describe('1.0 HTTP+JSON error form', () => {
     });
   });
 
-  test('an error code outside the table is answered as internal', () => {
-    const { httpStatus, body } = restError(new A2AError(-32099, 'odd'));
+  test('an internal error is answered as internal', () => {
+    const { httpStatus, body } = restError(new A2AError('internal', 'odd'));
     assert.equal(httpStatus, 500);
     assert.equal(body.error.status, 'INTERNAL');
   });

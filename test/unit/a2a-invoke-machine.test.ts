@@ -22,7 +22,7 @@ import {
   type Waiting,
 } from '../../src/engine/nodes/a2a-invoke/state.js';
 import type { NodeResult } from '../../src/engine/nodes/types.js';
-import type { PeerTask } from '../../src/peers/normalize.js';
+import type { Message, TaskState, TaskView } from '../../src/a2a/model.js';
 import type { NewEvent } from '../../src/store/model.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');
@@ -64,12 +64,16 @@ const sending = (over: Partial<Sending> = {}): Sending => ({
   ...over,
 });
 
-const task = (state: PeerTask['state'], over: Partial<PeerTask> = {}): PeerTask => ({
-  taskId: 'task-1',
+/** A peer task as the peer client hands it over (the neutral model). */
+const task = (state: TaskState, over: { timestamp?: string; message?: Message } = {}): TaskView => ({
+  id: 'task-1',
   contextId: 'ctx-1',
-  state,
+  status: {
+    state,
+    ...(over.timestamp ? { timestamp: over.timestamp } : {}),
+    ...(over.message ? { message: over.message } : {}),
+  },
   artifacts: [],
-  ...over,
 });
 
 const LINKED: NewEvent = { type: 'a2a.task.linked', nodeId: 'ask', payload: {} };
@@ -87,7 +91,7 @@ function sleepOf(v: Verdict) {
 
 describe('a2a.invoke: waiting on the peer task', () => {
   it('after the send, sleeps one poll minimum on the task it linked, logging no update of its own', () => {
-    const v = sleepOf(settle(waiting(), task('working', { peerTimestamp: 't1' }), [LINKED], facts()));
+    const v = sleepOf(settle(waiting(), task('working', { timestamp: 't1' }), [LINKED], facts()));
     assert.equal(v.result.wakeAt, NOW + 1000);
     assert.deepEqual(v.result.events, [LINKED]);
     assert.deepEqual(v.result.state, {
@@ -116,7 +120,7 @@ describe('a2a.invoke: waiting on the peer task', () => {
 
   it('logs a changed state and polls from the minimum again', () => {
     const v = sleepOf(
-      settle(waiting({ state: 'submitted', attempt: 4 }), task('working', { peerTimestamp: 't2' }), [], facts()),
+      settle(waiting({ state: 'submitted', attempt: 4 }), task('working', { timestamp: 't2' }), [], facts()),
     );
     assert.equal(v.result.wakeAt, NOW + 1000);
     assert.deepEqual(v.result.events, [
@@ -144,7 +148,7 @@ describe('a2a.invoke: waiting on the peer task', () => {
 
 describe('a2a.invoke: the peer task ends', () => {
   it('completed: the node completes with the untrusted output and the replay record', () => {
-    const v = settle(waiting({ state: 'working' }), task('completed', { peerTimestamp: 't9' }), [], facts());
+    const v = settle(waiting({ state: 'working' }), task('completed', { timestamp: 't9' }), [], facts());
     assert.equal(v.kind, 'ended');
     const r = resultOf(v);
     assert.equal(r.kind, 'completed');
@@ -180,12 +184,12 @@ describe('a2a.invoke: the peer task ends', () => {
 });
 
 describe('a2a.invoke: the peer asks for input', () => {
-  const said = { text: 'Which year?', parts: [{ kind: 'text' as const, text: 'Which year?' }] };
+  const said: Message = { messageId: 'q1', role: 'agent', parts: [{ kind: 'text', text: 'Which year?' }] };
 
   it('clarify: opens a clarification on the run that expires with the call', () => {
     const v = settle(
       waiting({ state: 'working' }),
-      task('input-required', { statusMessage: said, peerTimestamp: 't3' }),
+      task('input-required', { message: said, timestamp: 't3' }),
       [],
       facts(),
     );
@@ -211,7 +215,7 @@ describe('a2a.invoke: the peer asks for input', () => {
     const r = resultOf(
       settle(
         waiting({ state: 'working' }),
-        task('input-required', { statusMessage: said }),
+        task('input-required', { message: said }),
         [],
         facts({ onInputRequired: 'fail' }),
       ),
@@ -231,9 +235,9 @@ describe('a2a.invoke: the peer asks for input', () => {
 
   it('after relaying an answer, the same question (state and peer clock) is not asked again; a new one is', () => {
     const s = waiting({ state: 'input-required', answered: { state: 'input-required', at: 't3' } });
-    const same = sleepOf(settle(s, task('input-required', { peerTimestamp: 't3' }), [], facts()));
+    const same = sleepOf(settle(s, task('input-required', { timestamp: 't3' }), [], facts()));
     assert.deepEqual((same.result.state as Waiting).answered, { state: 'input-required', at: 't3' });
-    const again = resultOf(settle(s, task('input-required', { peerTimestamp: 't4' }), [], facts()));
+    const again = resultOf(settle(s, task('input-required', { timestamp: 't4' }), [], facts()));
     assert.equal(again.kind, 'interrupt');
     if (again.kind === 'interrupt') assert.equal((again.state as Waiting).answered, undefined);
   });

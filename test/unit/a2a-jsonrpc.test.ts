@@ -10,11 +10,9 @@ import {
   validateParams,
   KNOWN_METHODS,
 } from '../../src/a2a/jsonrpc.js';
+import { INVALID_PARAMS, JSON_RPC_CODES, jsonRpcErrorV0_3 } from '../../src/a2a/codec/error-forms.js';
 import {
-  A2AError,
-  INVALID_PARAMS,
-  INVALID_REQUEST,
-  PARSE_ERROR,
+  type A2AError,
   invalidParams,
   taskNotFound,
   toA2AError,
@@ -25,6 +23,11 @@ import {
   unsupportedOperation,
   invalidRequest,
 } from '../../src/a2a/errors.js';
+
+const INVALID_REQUEST = -32600;
+const PARSE_ERROR = -32700;
+/** The JSON-RPC code a binding sends for the error's kind. */
+const codeOf = (e: A2AError): number => JSON_RPC_CODES[e.kind];
 
 const req = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   jsonrpc: '2.0',
@@ -38,7 +41,7 @@ function expectError(body: unknown, code: number, id: string | number | null) {
   const env = parseEnvelope(body);
   assert.equal(env.ok, false, JSON.stringify(body));
   if (env.ok) return;
-  assert.equal(env.error.code, code);
+  assert.equal(codeOf(env.error), code);
   assert.equal(env.id, id);
 }
 
@@ -140,7 +143,7 @@ describe('responses and JSON parsing', () => {
 
   test('parseJson: malformed → -32700', () => {
     const bad = parseJson('{"jsonrpc":');
-    assert.ok(!bad.ok && bad.error.code === PARSE_ERROR);
+    assert.ok(!bad.ok && codeOf(bad.error) === PARSE_ERROR);
     const good = parseJson('{"a":1}');
     assert.ok(good.ok);
     assert.deepEqual(good.value, { a: 1 });
@@ -149,24 +152,24 @@ describe('responses and JSON parsing', () => {
 
 describe('errors', () => {
   test('codes and factories', () => {
-    assert.equal(taskNotFound('x').code, -32001);
-    assert.equal(taskNotCancelable('x').code, -32002);
-    assert.equal(pushNotSupported().code, -32003);
-    assert.equal(unsupportedOperation('nope').code, -32004);
-    assert.equal(methodNotFound('m').code, -32601);
+    assert.equal(codeOf(taskNotFound('x')), -32001);
+    assert.equal(codeOf(taskNotCancelable('x')), -32002);
+    assert.equal(codeOf(pushNotSupported()), -32003);
+    assert.equal(codeOf(unsupportedOperation('nope')), -32004);
+    assert.equal(codeOf(methodNotFound('m')), -32601);
     assert.match(methodNotFound('m').message, /m/);
-    assert.equal(invalidRequest('r').code, -32600);
-    assert.equal(internal().code, -32603);
+    assert.equal(codeOf(invalidRequest('r')), -32600);
+    assert.equal(codeOf(internal()), -32603);
     assert.ok(taskNotFound('x') instanceof Error);
   });
 
   test('toA2AError hides foreign errors', () => {
     const e = toA2AError(new Error('SQLITE_BUSY: secret path'));
-    assert.equal(e.code, -32603);
+    assert.equal(codeOf(e), -32603);
     assert.ok(!e.message.includes('SQLITE'));
     const own = taskNotFound('x');
     assert.equal(toA2AError(own), own);
-    assert.deepEqual(JSON.parse(JSON.stringify(new A2AError(-32004, 'x'))), { code: -32004, message: 'x' });
+    assert.deepEqual(jsonRpcErrorV0_3(unsupportedOperation('x')), { code: -32004, message: 'x' });
   });
 });
 
@@ -181,7 +184,7 @@ describe('validateParams', () => {
   const fails = (method: string, params: unknown, field: string) => {
     const err = validateParams(method, params);
     assert.ok(err, `${method} ${JSON.stringify(params)} should fail`);
-    assert.equal(err.code, INVALID_PARAMS);
+    assert.equal(codeOf(err), INVALID_PARAMS);
     assert.ok(err.message.startsWith(`${field}:`), `got "${err.message}", expected field ${field}`);
   };
   const passes = (method: string, params: unknown) => assert.equal(validateParams(method, params)?.message, undefined);

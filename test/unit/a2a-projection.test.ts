@@ -26,7 +26,7 @@ import {
 } from '../../src/a2a/projection.js';
 import { parseResumeMessage, partsToInputs } from '../../src/a2a/messages.js';
 import { taskRecordOf } from '../../src/a2a/task-records.js';
-import type { Message, Part } from '../../src/a2a/types.js';
+import type { Message, Part } from '../../src/a2a/model.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -75,7 +75,6 @@ function run(status: RunStatus, over: Partial<RunRecord> = {}): RunRecord {
 }
 
 const msg = (id: string, text: string): Message => ({
-  kind: 'message',
   messageId: id,
   role: 'user',
   parts: [{ kind: 'text', text }],
@@ -126,7 +125,7 @@ describe('projectState: the §1.3/§7.4 table', () => {
       assert.ok(isTerminalState(s));
       assert.ok(isFinalForMessageStream(s));
     }
-    for (const s of ['submitted', 'working', 'unknown'] as const) {
+    for (const s of ['submitted', 'working'] as const) {
       assert.ok(!isTerminalState(s));
       assert.ok(!isFinalForMessageStream(s));
     }
@@ -249,7 +248,6 @@ describe('toTask', () => {
     const t = toTask({ ...base, run: run('running', { cursor: { ordinals: {}, nodeId: 'draft' } }) });
     const summary = 'Running node draft';
     assert.deepEqual(t, {
-      kind: 'task',
       id: 'run_1',
       contextId: 'ctx_1',
       status: {
@@ -365,7 +363,6 @@ describe('toTask', () => {
     });
     assert.equal(t.status.state, 'failed');
     assert.equal(t.status.message?.role, 'agent');
-    assert.equal(t.status.message?.kind, 'message');
     assert.deepEqual(t.status.message?.parts, [{ kind: 'text', text: 'Rejected by reviewer' }]);
     assert.equal(t.status.message?.taskId, 'run_1');
     assert.deepEqual(openwopOf(t).error, {
@@ -399,29 +396,22 @@ describe('toTask', () => {
 
 describe('events', () => {
   test('toStatusUpdate is content-free and carries kind / error', () => {
-    const ir = toStatusUpdate('run_1', 'ctx_1', 'input-required', TS, { final: true, interruptKind: 'approval' });
+    const ir = toStatusUpdate('run_1', 'ctx_1', 'input-required', TS, { interruptKind: 'approval' });
     assert.deepEqual(ir, {
-      kind: 'status-update',
       taskId: 'run_1',
       contextId: 'ctx_1',
       status: { state: 'input-required', timestamp: TS },
-      final: true,
       metadata: { openwop: { runId: 'run_1', interrupt: { kind: 'approval' } } },
     });
-    const failed = toStatusUpdate('run_1', 'ctx_1', 'failed', TS, {
-      final: true,
-      error: { code: 'x', message: 'boom' },
-    });
+    const failed = toStatusUpdate('run_1', 'ctx_1', 'failed', TS, { error: { code: 'x', message: 'boom' } });
     assert.deepEqual(failed.metadata, { openwop: { runId: 'run_1', error: { code: 'x', message: 'boom' } } });
-    const working = toStatusUpdate('run_1', 'ctx_1', 'working', TS, { final: false, interruptKind: 'approval' });
+    const working = toStatusUpdate('run_1', 'ctx_1', 'working', TS, { interruptKind: 'approval' });
     assert.deepEqual(working.metadata, { openwop: { runId: 'run_1' } });
-    assert.equal(working.final, false);
   });
 
   test('toArtifactUpdate', () => {
     const artifact = { artifactId: 'a1', parts: [{ kind: 'data' as const, data: {} }] };
     assert.deepEqual(toArtifactUpdate('run_1', 'ctx_1', artifact), {
-      kind: 'artifact-update',
       taskId: 'run_1',
       contextId: 'ctx_1',
       artifact,
@@ -480,8 +470,8 @@ describe('partsToInputs', () => {
       { kind: 'data', data: { a: 1, b: 1 } },
       { kind: 'text', text: 'line 2' },
       { kind: 'data', data: { b: 2 } },
-      { kind: 'file', file: { uri: 'https://x.example/f.pdf', name: 'f.pdf', mimeType: 'application/pdf' } },
-      { kind: 'file', file: { bytes: Buffer.from('hello').toString('base64'), name: 'h.txt', mimeType: 'text/plain' } },
+      { kind: 'file', uri: 'https://x.example/f.pdf', name: 'f.pdf', mediaType: 'application/pdf' },
+      { kind: 'file', bytes: Buffer.from('hello').toString('base64'), name: 'h.txt', mediaType: 'text/plain' },
     ];
     const { inputs } = partsToInputs(parts);
     assert.deepEqual(inputs, {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { RestRequestMalformedError, fromRestErrorBody } from '@a2a-js/sdk/errors';
 import { A2A_REST_PATH, decodeRestRequest, REST_ROUTES } from '../../src/a2a/codec/rest.js';
-import { restError, toA2AError } from '../../src/a2a/errors.js';
+import { restError } from '../../src/a2a/codec/error-forms.js';
+import { toA2AError } from '../../src/a2a/errors.js';
 import { encodePageToken } from '../../src/a2a/page-token.js';
 
 let app: FastifyInstance;

@@ -3,7 +3,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { v1_0 } from '../../src/a2a/codec/v1_0.js';
-import { A2AError, jsonRpcErrorV1, restError } from '../../src/a2a/errors.js';
+import { jsonRpcErrorV1, restError } from '../../src/a2a/codec/error-forms.js';
+import { A2AError } from '../../src/a2a/errors.js';
 import type { Operation } from '../../src/a2a/model.js';
 import { decodePageToken, encodePageToken } from '../../src/a2a/page-token.js';
 
@@ -15,7 +16,7 @@ function refusal(operation: Operation, params: unknown): A2AError {
     v1_0.decodeRequest(operation, params);
   } catch (e) {
     assert.ok(e instanceof A2AError, String(e));
-    assert.equal(e.code, -32602, e.message);
+    assert.equal(e.kind, 'invalid-params', e.message);
     return e;
   }
   assert.fail(`decoded: ${JSON.stringify(params)}`);

@@ -1,6 +1,7 @@
 // Version negotiation (A2A-Version header or query parameter) and the JSON-RPC method tables.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { JSON_RPC_CODES } from '../../src/a2a/codec/error-forms.js';
 import { A2AError } from '../../src/a2a/errors.js';
 import { CODECS } from '../../src/a2a/codec/index.js';
 import { cardVersion, jsonRpcMethod, methodName, requestedVersion, SERVED_VERSIONS } from '../../src/a2a/versions.js';
@@ -11,7 +12,7 @@ const code = (fn: () => unknown): number | undefined => {
     return undefined;
   } catch (e) {
     assert.ok(e instanceof A2AError);
-    return e.code;
+    return JSON_RPC_CODES[e.kind];
   }
 };
 

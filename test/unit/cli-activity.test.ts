@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatEventLine, formatTask, Paint } from '../../src/cli/client/output.js';
-import type { Task } from '../../src/a2a/types.js';
+import type { Task } from '../../src/a2a/v0_3/types.js';
 
 // Not a TTY: no colours.
 const plain = new Paint({ isTTY: false } as NodeJS.WriteStream);

@@ -2,7 +2,7 @@
 // npx handoff, handoff), and an approval's `next` line offers the gate's own actions.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Task } from '../../src/a2a/types.js';
+import type { Task } from '../../src/a2a/v0_3/types.js';
 import { cliCommand } from '../../src/cli/client/invocation.js';
 import { formatTask, Paint } from '../../src/cli/client/output.js';
 

@@ -7,7 +7,8 @@ import { JsonRpcTaskNotFoundError, JsonRpcTransportError, RestTaskNotFoundError 
 import { EgressDeniedError } from '../../src/egress/dispatcher.js';
 import { PeerError, toPeerError } from '../../src/peers/errors.js';
 import { messageIdFor, traceIdFor, traceparentFor } from '../../src/peers/identity.js';
-import { applyStreamEvent, type PeerTask, toPeerTask } from '../../src/peers/normalize.js';
+import type { TaskView } from '../../src/a2a/model.js';
+import { applyStreamEvent, taskOf } from '../../src/peers/normalize.js';
 import { Redactor } from '../../src/secrets/redact.js';
 
 describe('message identity', () => {
@@ -74,8 +75,8 @@ const artifactEvent = (id: string, value: string, append: boolean): StreamRespon
 });
 
 describe('the normalized task', () => {
-  it('uses the stored RFC 0100 state names and plain-JSON parts (text, data, file)', () => {
-    const task = toPeerTask({
+  it('is the neutral Task: the RFC 0100 state names and plain-JSON parts (text, data, file)', () => {
+    const task = taskOf({
       id: 't',
       contextId: 'c',
       status: status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which one?'),
@@ -102,10 +103,19 @@ describe('the normalized task', () => {
       metadata: undefined,
     });
     assert.deepEqual(task, {
-      taskId: 't',
+      id: 't',
       contextId: 'c',
-      state: 'input-required',
-      statusMessage: { text: 'Which one?', parts: [{ kind: 'text', text: 'Which one?' }] },
+      status: {
+        state: 'input-required',
+        message: {
+          messageId: 'm',
+          role: 'agent',
+          parts: [{ kind: 'text', text: 'Which one?' }],
+          contextId: 'c',
+          taskId: 't',
+        },
+        timestamp: '2026-01-01T00:00:00Z',
+      },
       artifacts: [
         {
           artifactId: 'a',
@@ -116,14 +126,13 @@ describe('the normalized task', () => {
           ],
         },
       ],
-      peerTimestamp: '2026-01-01T00:00:00Z',
     });
   });
 
   it('refuses a task whose state it does not know (an invalid answer, -32006)', () => {
     assert.throws(
       () =>
-        toPeerTask({
+        taskOf({
           id: 't',
           contextId: 'c',
           status: status(TaskState.TASK_STATE_UNSPECIFIED),
@@ -136,7 +145,7 @@ describe('the normalized task', () => {
   });
 
   it('folds stream events: status replaces state and words, artifacts are added, replaced or appended to', () => {
-    let t: PeerTask | undefined;
+    let t: TaskView | undefined;
     const statusEvent = (state: TaskState, words?: string): StreamResponse => ({
       payload: {
         $case: 'statusUpdate',
@@ -144,23 +153,23 @@ describe('the normalized task', () => {
       },
     });
     t = applyStreamEvent(t, statusEvent(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which one?'));
-    assert.equal(t?.state, 'input-required');
+    assert.equal(t?.status.state, 'input-required');
     t = applyStreamEvent(t, statusEvent(TaskState.TASK_STATE_WORKING));
-    assert.equal(t?.state, 'working');
-    assert.equal(t?.statusMessage, undefined, 'the question belongs to the state it came with');
+    assert.equal(t?.status.state, 'working');
+    assert.equal(t?.status.message, undefined, 'the question belongs to the state it came with');
     t = applyStreamEvent(t, artifactEvent('a', 'one', false));
     t = applyStreamEvent(t, artifactEvent('a', 'two', true));
     t = applyStreamEvent(t, artifactEvent('b', 'x', false));
     t = applyStreamEvent(t, artifactEvent('b', 'y', false));
     assert.deepEqual(
-      t?.artifacts.map((a) => [a.artifactId, a.parts.map((p) => (p.kind === 'text' ? p.text : ''))]),
+      t?.artifacts?.map((a) => [a.artifactId, a.parts.map((p) => (p.kind === 'text' ? p.text : ''))]),
       [
         ['a', ['one', 'two']],
         ['b', ['y']],
       ],
     );
     t = applyStreamEvent(t, statusEvent(TaskState.TASK_STATE_COMPLETED));
-    assert.deepEqual([t?.taskId, t?.contextId, t?.state, t?.artifacts.length], ['t', 'c', 'completed', 2]);
+    assert.deepEqual([t?.id, t?.contextId, t?.status.state, t?.artifacts?.length], ['t', 'c', 'completed', 2]);
   });
 });
 

@@ -5,7 +5,8 @@
 //   const codec = CODECS[version];
 //   const req = codec.decodeRequest('get', params);      // -32602 naming the field when malformed
 //   reply(codec.encodeTask(await service.get(caller, req)));
-import type { A2AError, JsonRpcErrorObject } from '../errors.js';
+import type { A2AError } from '../errors.js';
+import type { JsonRpcErrorObject } from './error-forms.js';
 import type { Metadata, Operation, PushConfig, RequestOf, SendResult, StreamEvent, TaskView } from '../model.js';
 import type { ProtocolVersion } from '../versions.js';
 
@@ -56,3 +57,24 @@ export const artifactUpdateFields = <A>(
   lastChunk: u.lastChunk,
   metadata: u.metadata,
 });
+
+/**
+ * Shape conversions made through a codec: each call of a WireCodec method converts one whole
+ * request, answer, stream item or error between a wire and the neutral model. Read by the test that
+ * holds the paths to their budget (docs/architecture.md: a 1.0 send crosses at most two, a 0.3
+ * send at most three); one increment per call.
+ */
+export const shapeConversions = { count: 0 };
+
+/** The codec with each method counted in `shapeConversions`. */
+export function counted(codec: WireCodec): WireCodec {
+  const out = { ...codec };
+  for (const [name, fn] of Object.entries(codec)) {
+    if (typeof fn !== 'function') continue;
+    (out as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      shapeConversions.count++;
+      return (fn as (...a: unknown[]) => unknown)(...args);
+    };
+  }
+  return out;
+}

@@ -6,11 +6,12 @@
 // Requests are validated (params-schema.ts) before they are read: a wrong type, an unknown enum
 // name or a part with none or two contents is -32602 naming the field. Fields are camelCase as
 // ProtoJSON writes them; unknown fields are ignored; a proto3 empty string means "not set".
-import { invalidAgentResponse, invalidParams, jsonRpcErrorV1 } from '../errors.js';
+import { invalidAgentResponse, invalidParams } from '../errors.js';
+import { jsonRpcErrorV1 } from './error-forms.js';
 import type * as N from '../model.js';
 import { decodePageToken } from '../page-token.js';
 import { bool, compileParams, nonEmpty, obj, type ParamsCheck, str, strArray } from '../params-schema.js';
-import { artifactUpdateFields, compact, taskFields, type WireCodec } from './codec.js';
+import { artifactUpdateFields, compact, counted, taskFields, type WireCodec } from './codec.js';
 
 // ---------------------------------------------------------------- wire types (ProtoJSON)
 
@@ -531,7 +532,7 @@ export function decodeV1Request<O extends N.Operation>(operation: O, value: unkn
   return decodeValid(operation, p as Wire, root) as N.RequestOf[O];
 }
 
-export const v1_0: WireCodec = {
+export const v1_0: WireCodec = counted({
   version: '1.0',
   decodeRequest: (operation, params) => decodeV1Request(operation, params, 'params'),
   encodeSendResult: (result) =>
@@ -541,4 +542,4 @@ export const v1_0: WireCodec = {
   encodePushConfig,
   encodePushConfigList: (configs, nextPageToken) => ({ configs: configs.map(encodePushConfig), nextPageToken }),
   encodeError: jsonRpcErrorV1,
-};
+});

@@ -6,7 +6,7 @@
 //
 //   const a2a = new A2AClient('1.0', new JsonRpcClient(endpoint, conn, a2aHeaders('1.0')));
 //   const { wire, view } = await a2a.getTask(id);      // view.status.state === 'completed'
-import { decodeMessage, v0_3, encodeStoredMessage } from '../../a2a/codec/v0_3.js';
+import { decodeMessage, v0_3 } from '../../a2a/v0_3/codec.js';
 import {
   decodeMessage as decodeV1Message,
   decodeStreamEvent as decodeV1StreamEvent,
@@ -18,7 +18,7 @@ import {
   type V1Task,
 } from '../../a2a/codec/v1_0.js';
 import { isTerminalState } from '../../a2a/projection.js';
-import type { Message, Task, TaskPushNotificationConfig } from '../../a2a/types.js';
+import type { Message, Task, TaskPushNotificationConfig } from '../../a2a/v0_3/types.js';
 import { UsageError } from './card.js';
 import type { JsonRpcClient, StreamItem, StreamOptions } from './rpc.js';
 
@@ -84,7 +84,10 @@ const taskView = (t: V1Task): Task => v0_3.encodeTask(decodeV1Task(t)) as Task;
 
 function sendView(r: unknown): Task | Message {
   if (isObject(r) && isObject(r.message))
-    return encodeStoredMessage(decodeV1Message(r.message as unknown as V1Message));
+    return v0_3.encodeSendResult({
+      kind: 'message',
+      message: decodeV1Message(r.message as unknown as V1Message),
+    }) as Message;
   if (isObject(r) && isObject(r.task)) return taskView(r.task as unknown as V1Task);
   throw new Error('the agent answered SendMessage with neither a task nor a message');
 }

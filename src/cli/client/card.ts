@@ -3,7 +3,7 @@
 // endpoint to speak. A2A 1.0 when the card's `supportedInterfaces` lists a JSONRPC interface of
 // protocolVersion 1.x (or when --a2a-version 1.0 asks for it), else 0.3: `card.url` when its transport
 // is JSONRPC, else the first JSONRPC entry of `additionalInterfaces` (or of `supportedInterfaces`).
-import type { AgentCard } from '../../a2a/types.js';
+import type { AgentCard } from '../../a2a/v0_3/types.js';
 import type { A2AVersion } from './a2a.js';
 import { type Connection, getJson, HttpStatusError } from './http.js';
 

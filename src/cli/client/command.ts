@@ -12,7 +12,7 @@
 //   }
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
-import type { Message, Part, Task } from '../../a2a/types.js';
+import type { Message, Part, Task } from '../../a2a/v0_3/types.js';
 import { A2AClient, A2A_VERSIONS, type Answer, a2aHeaders, parseA2AVersion } from './a2a.js';
 import { type Agent, resolveAgent, UsageError } from './card.js';
 import { type Connection, DEFAULT_TIMEOUT_MS } from './http.js';

@@ -2,17 +2,15 @@
 // docs/protocol/openwop.md#cli-exit-codes), colour only on a TTY without NO_COLOR (node:util styleText), and the
 // human rendering of Tasks, stream events and errors. `--json` output is written by the commands.
 import { styleText } from 'node:util';
-import {
-  type Artifact,
-  INTERRUPTED_STATES,
-  type Message,
-  type Part,
-  type Task,
-  type TaskArtifactUpdateEvent,
-  type TaskState,
-  type TaskStatusUpdateEvent,
-  TERMINAL_STATES,
-} from '../../a2a/types.js';
+import { INTERRUPTED_STATES, type TaskState, TERMINAL_STATES } from '../../a2a/model.js';
+import type {
+  Artifact,
+  Message,
+  Part,
+  Task,
+  TaskArtifactUpdateEvent,
+  TaskStatusUpdateEvent,
+} from '../../a2a/v0_3/types.js';
 import { UsageError } from './card.js';
 import { HttpStatusError, NetworkError } from './http.js';
 import { cliCommand } from './invocation.js';

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WorkflowCatalog, WorkflowRegistry } from '../../engine/workflow/loader.js';
 import { matchesEtag, strongEtag } from '../etag.js';
 import type { Metrics } from '../../metrics.js';
-import type { Store } from '../../store/store.js';
 import { VERSION } from '../../version.js';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../errors.js';
@@ -36,9 +35,15 @@ const DISCOVERY_HEADERS = {
   'Capabilities-Etag': { description: 'The same validator, under the name OpenWOP clients read.' },
 };
 
+/** The database behind the health check: whether it answers, and which it is. */
+export interface DatabaseProbe {
+  ping(): Promise<void>;
+  readonly dialect: 'sqlite' | 'postgres';
+}
+
 export function opsRoutes(
   app: FastifyInstance,
-  store: Store,
+  database: DatabaseProbe,
   workflows: WorkflowRegistry,
   metrics: Metrics,
   extras: DiscoveryExtras,
@@ -154,15 +159,15 @@ export function opsRoutes(
     },
     async (_req, reply) => {
       try {
-        await store.ping();
+        await database.ping();
         // Serving, without the workflows of the files it refused at start (GET /v1/workflows?include=refused).
         const refused = extras.catalog.refused.length;
-        if (refused > 0) return { status: 'degraded' as const, database: store.dialect, refusedWorkflows: refused };
-        return { status: 'ok' as const, database: store.dialect };
+        if (refused > 0) return { status: 'degraded' as const, database: database.dialect, refusedWorkflows: refused };
+        return { status: 'ok' as const, database: database.dialect };
       } catch (err) {
         return reply
           .status(503)
-          .send({ status: 'unavailable', database: store.dialect, message: (err as Error).message });
+          .send({ status: 'unavailable', database: database.dialect, message: (err as Error).message });
       }
     },
   );

@@ -11,13 +11,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PeerWakes } from '../../peers/wakes.js';
 import { CALLBACK_PATH } from '../../peers/service.js';
 import type { PeerWaitRecord } from '../../store/repos/peer-waits.js';
-import type { Store } from '../../store/store.js';
 import { HttpError } from '../errors.js';
 import { JSON_MEDIA_TYPES } from '../json-body.js';
 import { BAD_MEDIA_TYPE, empty, failure, typed } from '../schemas.js';
 
 export interface PeerCallbackDeps {
-  store: Store;
+  /** The wait a callback names (its token hash, its state). */
+  waitOf(waitId: string): Promise<PeerWaitRecord | undefined>;
   wakes: Pick<PeerWakes, 'request'>;
 }
 
@@ -55,7 +55,7 @@ export function peerCallbackRoutes(app: FastifyInstance, deps: PeerCallbackDeps)
   };
   // Checked as the request arrives: nothing of the body is read for a request that fails it.
   const authenticate = async (req: FastifyRequest<{ Params: { waitId: string } }>) => {
-    const wait = await deps.store.peerWaits.get(req.params.waitId);
+    const wait = await deps.waitOf(req.params.waitId);
     // Unknown and tokenless waits look alike: the id alone opens nothing.
     if (!wait?.tokenHash) throw new HttpError(404, 'not_found', 'no such callback');
     const token = tokenOf(req.headers);

@@ -4,11 +4,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import { BytePage } from '../../byte-page.js';
-import { isSuspended, RUN_STATUSES, type RunStatus } from '../../store/model.js';
+import { RUN_STATUSES, type RunStatus } from '../../store/model.js';
 import type { RunHead } from '../../store/model.js';
 import type { OpenInterruptHead } from '../../store/repos/interrupts.js';
 import { runListCursor } from '../../store/repos/runs.js';
-import type { Store } from '../../store/store.js';
+import type { RunReads } from '../../engine/run-reads.js';
 import { HttpError } from '../errors.js';
 import {
   failure,
@@ -65,7 +65,7 @@ export const RunListQuery = Type.Object(
 
 export function runListRoutes(
   app: FastifyInstance,
-  store: Store,
+  reads: RunReads,
   bus: ChangeBus,
   sse: SseHub,
   listMaxBytes: number,
@@ -92,15 +92,14 @@ export function runListRoutes(
     async (req) => {
       const { status, workflowId, q, limit, cursor } = req.query;
       try {
-        const page = await store.runs.list(req.caller.tenantId, {
+        const page = await reads.page(req.caller.tenantId, {
           ...(status ? { statuses: [...new Set(status.split(','))] as RunStatus[] } : {}),
           ...(workflowId !== undefined ? { workflowId } : {}),
           ...(q !== undefined ? { text: q } : {}),
           ...(cursor !== undefined ? { cursor } : {}),
           limit: limit ?? 50,
         });
-        const waiting = page.runs.filter((r) => isSuspended(r.status));
-        const open = await store.interrupts.openHeads(waiting.map((r) => r.runId));
+        const { open } = page;
         // A page ends early, before its summaries would pass listMaxBytes of JSON; the first always fits.
         const shown = new BytePage(listMaxBytes);
         const runs: Array<Static<typeof RunSummary>> = [];

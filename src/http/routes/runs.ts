@@ -2,12 +2,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
-import type { Config } from '../../config.js';
 import type { Caller, Engine } from '../../engine/engine.js';
-import { isSuspended, isTerminal } from '../../store/model.js';
+import { isTerminal } from '../../store/model.js';
 import { HttpError } from '../errors.js';
-import { followRun } from '../../engine/follow.js';
-import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
+import type { RunReads } from '../../engine/run-reads.js';
+import type { RunQuota } from '../quotas.js';
 import { openOrRefuse, parseLastEventId, type SseHub } from '../sse.js';
 import {
   BAD_MEDIA_TYPE,
@@ -78,10 +77,13 @@ export interface RunRouteDeps {
   engine: Engine;
   bus: ChangeBus;
   sse: SseHub;
-  config: Config;
+  /** HANDOFF_TENANT_MAX_ACTIVE_RUNS, checked before a run starts. */
+  quota: RunQuota;
+  /** A run's open interrupts and events. */
+  reads: RunReads;
 }
 
-export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: RunRouteDeps): void {
+export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads }: RunRouteDeps): void {
   // Long-polls parked waiting for events; a graceful shutdown answers them at once.
   const parked = new Set<() => void>();
   app.addHook('preClose', async () => {
@@ -136,11 +138,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
       if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
         throw new HttpError(400, 'validation_error', 'Idempotency-Key must be 1-255 URL-safe characters');
       }
-      const refusal = await activeRunsRefusal(engine.store, config, req.caller.tenantId);
-      if (refusal) {
-        void reply.header('Retry-After', String(ACTIVE_RUNS_RETRY_AFTER_S));
-        throw new HttpError(429, 'too_many_active_runs', refusal);
-      }
+      await quota.admit(req, reply);
       const { run, replayed } = await engine.startRun(req.caller, {
         workflowId: body.workflowId,
         inputs: body.inputs ?? {},
@@ -178,12 +176,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
     },
     async (req) => {
       const run = await engine.getRun(req.caller, req.params.id);
-      const waiting = isSuspended(run.status);
-      return runSnapshot(
-        run,
-        waiting ? await engine.store.interrupts.listOpen(run.runId) : [],
-        await engine.childrenOf(run),
-      );
+      return runSnapshot(run, await reads.openInterrupts(run), await engine.childrenOf(run));
     },
   );
 
@@ -329,7 +322,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
         throw new HttpError(400, 'validation_error', (err as Error).message);
       }
       const stream = openOrRefuse(sse, reply);
-      for await (const e of followRun(engine.store, bus, run.runId, { after: after ?? -1, signal: stream.signal })) {
+      for await (const e of reads.follow(run.runId, { after: after ?? -1, signal: stream.signal })) {
         if (!(await stream.ready())) break;
         stream.send(eventDoc(e), { id: e.sequence, event: e.type });
       }
@@ -359,7 +352,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
       const after = req.query.lastSequence ?? req.query.since ?? -1;
       const limit = req.query.limit ?? 500;
       const timeoutMs = (req.query.timeout ?? 30) * 1000;
-      const events = await pollEvents(engine, bus, parked, run.runId, after, limit, timeoutMs, isTerminal(run.status));
+      const events = await pollEvents(reads, bus, parked, run.runId, after, limit, timeoutMs, isTerminal(run.status));
       const latest = await engine.getRun(req.caller, run.runId);
       const terminal = isTerminal(latest.status);
       const last = events.at(-1)?.sequence ?? after;
@@ -377,7 +370,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, config }: Ru
 
 /** Long-poll: subscribe first, then read, so an event committed in between is never missed. */
 async function pollEvents(
-  engine: Engine,
+  reads: RunReads,
   bus: ChangeBus,
   parked: Set<() => void>,
   runId: string,
@@ -391,12 +384,12 @@ async function pollEvents(
   const unsubscribe = bus.subscribeRun(runId, () => wake());
   parked.add(wake);
   try {
-    const first = await engine.store.events.list(runId, after, limit);
+    const first = await reads.events(runId, after, limit);
     if (first.length > 0 || terminal || timeoutMs === 0) return first;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
-    return engine.store.events.list(runId, after, limit);
+    return reads.events(runId, after, limit);
   } finally {
     parked.delete(wake);
     unsubscribe();

@@ -16,7 +16,7 @@ export interface NewDelivery {
   /** The event sequence of the transition: the per-config delivery order. */
   seq: number;
   final: boolean;
-  /** The serialized body: the neutral event when `protocolVersion` is set, else the 0.3 body. */
+  /** The serialized body: the neutral event (and whether it ends the task), encoded at delivery. */
   body: string;
   protocolVersion?: string;
 }

@@ -16,7 +16,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { PeerClient, PeerTarget, RunContext } from '../../../peers/client.js';
 import { PeerError } from '../../../peers/errors.js';
 import { contextIdFor, messageIdFor } from '../../../peers/identity.js';
-import type { PeerTask } from '../../../peers/normalize.js';
+import type { TaskView } from '../../../a2a/model.js';
+import { textOf } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
 import type { PeerWaitRecord } from '../../../store/repos/peer-waits.js';
 import { renderTemplate } from '../../workflow/evaluate.js';
@@ -124,7 +125,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
       // No task was made: the answer is the outcome.
       await peers.waits.finish(wait.waitId);
       const message = {
-        text: sent.message.text,
+        text: textOf(sent.message),
         parts: sent.message.parts.map((p) => ({ ...p, contentTrust: 'untrusted' })),
       };
       return {
@@ -139,17 +140,17 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
       nodeId: ctx.node.id,
       ordinal: ctx.ordinal,
       target,
-      peerTaskId: task.taskId,
+      peerTaskId: task.id,
       ...(push ? { tokenHash: push.tokenHash } : {}),
     });
     // An earlier attempt of this send (its answer lost, or a crash before its commit) may have made
     // a task of its own on a peer that does not dedup by messageId: only the recorded one stays.
     const repeated = prior !== undefined || Date.parse(wait.createdAt) < ctx.now;
-    if (repeated && task.contextId === contextId) await cancelStrays(client, contextId, task.taskId);
+    if (repeated && task.contextId === contextId) await cancelStrays(client, contextId, task.id);
     // Registered on the task once it exists (a refused registration must not fail the call), then
     // the task read again: a change between the answer and the registration is not missed.
     if (push) {
-      if (await registered(client, task.taskId, push.config)) task = await client.getTask(task.taskId);
+      if (await registered(client, task.id, push.config)) task = await client.getTask(task.id);
       else modes.splice(modes.indexOf('push'), 1);
     }
     const linked: NewEvent = {
@@ -157,14 +158,14 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
       nodeId: ctx.node.id,
       payload: {
         agent: call.agent,
-        peerTaskId: task.taskId,
+        peerTaskId: task.id,
         contextId: task.contextId,
         cardUrl: client.chosen.url,
         ...peerConsole(client.chosen.url, task),
         protocolVersion: call.protocolVersion,
         binding: call.binding,
         waitModes: modes,
-        state: task.state,
+        state: task.status.state,
       },
     };
     const waiting: Waiting = {
@@ -175,7 +176,7 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
       target,
       protocolVersion: call.protocolVersion,
       binding: call.binding,
-      taskId: task.taskId,
+      taskId: task.id,
       contextId: task.contextId,
       mode: modes,
       waitId: wait.waitId,
@@ -191,10 +192,10 @@ async function send(ctx: NodeContext<InvokeConfig>, peers: PeerService, prior: S
  * The peer task's page in the peer's console, when the peer is a Handoff (its Task names the run
  * behind it in `metadata.openwop.runId`): the console links the delegate's page to it.
  */
-function peerConsole(endpoint: string, task: PeerTask): { peerConsoleUrl?: string } {
+function peerConsole(endpoint: string, task: TaskView): { peerConsoleUrl?: string } {
   const openwop = task.metadata?.openwop as { runId?: unknown } | undefined;
   if (typeof openwop?.runId !== 'string' || !URL.canParse(endpoint)) return {};
-  return { peerConsoleUrl: new URL(`/console/runs/${encodeURIComponent(task.taskId)}`, endpoint).href };
+  return { peerConsoleUrl: new URL(`/console/runs/${encodeURIComponent(task.id)}`, endpoint).href };
 }
 
 /** Cancel the context's other tasks, best effort: a peer without ListTasks (0.3), or one failing now, keeps them. */
@@ -234,7 +235,7 @@ async function relay(ctx: NodeContext<InvokeConfig>, peers: PeerService, s: Wait
     const events: NewEvent[] = [
       { type: 'a2a.task.updated', nodeId: ctx.node.id, payload: { relayed: true, reply: n } },
     ];
-    const task: PeerTask = sent.kind === 'task' ? sent.task : await client.getTask(s.taskId);
+    const task: TaskView = sent.kind === 'task' ? sent.task : await client.getTask(s.taskId);
     return act(ctx, peers, next, settle(next, task, events, factsOf(ctx, peers, run)));
   } catch (err) {
     const again = { ...s, attempt: s.attempt + 1 };

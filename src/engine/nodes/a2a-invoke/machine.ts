@@ -5,7 +5,8 @@
 import { type Backoff, retryMs, stepMs } from '../../../egress/backoff.js';
 import type { PeerTarget } from '../../../peers/client.js';
 import type { PeerFailure } from '../../../peers/errors.js';
-import { INTERRUPTED_STATES, type PeerTask } from '../../../peers/normalize.js';
+import { INTERRUPTED_STATES, type TaskView } from '../../../a2a/model.js';
+import { textOf } from '../../../peers/normalize.js';
 import type { NewEvent } from '../../../store/model.js';
 import { nextRetry, retryEvent } from '../../activity.js';
 import type { NodeResult } from '../types.js';
@@ -60,32 +61,33 @@ const overdue = (s: InvokeState, f: Facts): boolean => f.now >= s.deadline || f.
 const until = (s: InvokeState, f: Facts, ms: number): number => Math.min(s.deadline, f.now + ms);
 
 /** Decide from the peer task just read (or sent to): an outcome, a question for this run, or another sleep. */
-export function settle(s: Waiting, task: PeerTask, events: NewEvent[], f: Facts): Verdict {
+export function settle(s: Waiting, task: TaskView, events: NewEvent[], f: Facts): Verdict {
   const call: CallInfo = { agent: s.agent, protocolVersion: s.protocolVersion, binding: s.binding };
-  const changed = task.state !== s.state;
+  const changed = task.status.state !== s.state;
   const own: NewEvent[] = [...events];
   if (changed && events.every((e) => e.type !== 'a2a.task.linked')) {
     own.push({
       type: 'a2a.task.updated',
       nodeId: f.nodeId,
-      payload: { peerTaskId: task.taskId, state: task.state, peerTimestamp: task.peerTimestamp ?? null },
+      payload: { peerTaskId: task.id, state: task.status.state, peerTimestamp: task.status.timestamp ?? null },
     });
   }
   const done = terminalResult(task, call, f.now);
   if (done) return { kind: 'ended', result: withEvents(done, own) };
   // News from the peer ends a run of transport failures (`retry`); `waitingSince` is the activity's.
   const { answered, stateAt: _at, lastFailure: _failed, retry: _retry, ...prior } = s;
-  const unread = answered !== undefined && answered.state === task.state && answered.at === task.peerTimestamp;
+  const unread =
+    answered !== undefined && answered.state === task.status.state && answered.at === task.status.timestamp;
   const next: Waiting = {
     ...prior,
-    state: task.state,
-    ...(task.peerTimestamp ? { stateAt: task.peerTimestamp } : {}),
+    state: task.status.state,
+    ...(task.status.timestamp ? { stateAt: task.status.timestamp } : {}),
     ...(unread ? { answered } : {}),
     attempt: changed ? 0 : s.attempt + 1,
     waitingSince: changed || !s.waitingSince ? new Date(f.now).toISOString() : s.waitingSince,
   };
   if (overdue(s, f)) return { kind: 'overdue', state: next, events: own };
-  if (INTERRUPTED_STATES.has(task.state) && f.onInputRequired !== 'wait' && !unread) {
+  if (INTERRUPTED_STATES.has(task.status.state) && f.onInputRequired !== 'wait' && !unread) {
     return { kind: 'result', result: asked(s, next, task, own, f) };
   }
   // Sleeping: a stream wait watches the task until news, whatever its state (src/peers/streams.ts).
@@ -95,13 +97,10 @@ export function settle(s: Waiting, task: PeerTask, events: NewEvent[], f: Facts)
 }
 
 /** The peer asks its caller for input: fail, or open a clarification that expires with the call. */
-function asked(s: Waiting, next: Waiting, task: PeerTask, own: NewEvent[], f: Facts): NodeResult {
+function asked(s: Waiting, next: Waiting, task: TaskView, own: NewEvent[], f: Facts): NodeResult {
   if (f.onInputRequired === 'fail') {
-    const message = `agent '${s.agent}' asks for input: ${task.statusMessage?.text ?? ''}`;
-    return withEvents(
-      fail('external_input_required', message, { peerTaskId: task.taskId, output: outputOf(task) }),
-      own,
-    );
+    const message = `agent '${s.agent}' asks for input: ${textOf(task.status.message)}`;
+    return withEvents(fail('external_input_required', message, { peerTaskId: task.id, output: outputOf(task) }), own);
   }
   // The question expires with the call: its expiry re-executes the node, which then gives up.
   const expires = { timeoutMs: f.timeoutMs, expiresAt: new Date(s.deadline).toISOString() };

@@ -1,14 +1,16 @@
 // Reverse projection (docs/protocol/openwop.md, "Reverse projection"): what a peer task's state
 // means for the calling node. Pure: a peer task and the node's state in, a NodeResult out.
-import type { PeerArtifact, PeerPart, PeerStatusMessage, PeerTask } from '../../../peers/normalize.js';
+import type { Artifact, Message, Part, TaskView } from '../../../a2a/model.js';
+import { textOf } from '../../../peers/normalize.js';
 import type { NodeResult } from '../types.js';
 
 /** Everything from a peer crosses a trust boundary (docs/protocol/openwop.md, "Trust boundary"). */
 const UNTRUSTED = { contentTrust: 'untrusted' } as const;
 
-const untrustedParts = (parts: PeerPart[]) => parts.map((p) => ({ ...p, ...UNTRUSTED }));
-const untrustedArtifact = (a: PeerArtifact) => ({ ...a, parts: untrustedParts(a.parts), ...UNTRUSTED });
-const untrustedMessage = (m: PeerStatusMessage) => ({ text: m.text, parts: untrustedParts(m.parts), ...UNTRUSTED });
+const untrustedParts = (parts: Part[]) => parts.map((p) => ({ ...p, ...UNTRUSTED }));
+const untrustedArtifact = (a: Artifact) => ({ ...a, parts: untrustedParts(a.parts), ...UNTRUSTED });
+/** A peer's message as the node shows it: its text parts joined, and every part. */
+export const untrustedMessage = (m: Message) => ({ text: textOf(m), parts: untrustedParts(m.parts), ...UNTRUSTED });
 
 /** Who the node called, as recorded with each outcome. */
 export interface CallInfo {
@@ -18,13 +20,13 @@ export interface CallInfo {
 }
 
 /** The node's output for a peer task: {taskId, contextId, state, artifacts, message?}, all untrusted. */
-export function outputOf(task: PeerTask): Record<string, unknown> {
+export function outputOf(task: TaskView): Record<string, unknown> {
   return {
-    taskId: task.taskId,
+    taskId: task.id,
     contextId: task.contextId,
-    state: task.state,
-    artifacts: task.artifacts.map(untrustedArtifact),
-    ...(task.statusMessage ? { message: untrustedMessage(task.statusMessage) } : {}),
+    state: task.status.state,
+    artifacts: (task.artifacts ?? []).map(untrustedArtifact),
+    ...(task.status.message ? { message: untrustedMessage(task.status.message) } : {}),
     ...UNTRUSTED,
   };
 }
@@ -36,7 +38,7 @@ export function outputOf(task: PeerTask): Record<string, unknown> {
  * of the task for both (src/store/recorded.ts).
  */
 export function replayRecord(
-  task: PeerTask,
+  task: TaskView,
   call: CallInfo,
   now: number,
   output: Record<string, unknown>,
@@ -47,19 +49,19 @@ export function replayRecord(
       protocolVersion: call.protocolVersion,
       binding: call.binding,
       task: output,
-      peerTimestamp: task.peerTimestamp ?? null,
+      peerTimestamp: task.status.timestamp ?? null,
       recordedAt: new Date(now).toISOString(),
     },
   };
 }
 
 /** A terminal peer task as the node's outcome; undefined while the task is not terminal. */
-export function terminalResult(task: PeerTask, call: CallInfo, now: number): NodeResult | undefined {
+export function terminalResult(task: TaskView, call: CallInfo, now: number): NodeResult | undefined {
   const output = outputOf(task);
   const detail = replayRecord(task, call, now, output);
-  const said = task.statusMessage?.text;
-  const details = { ...detail, peerTaskId: task.taskId, agent: call.agent };
-  switch (task.state) {
+  const said = textOf(task.status.message);
+  const details = { ...detail, peerTaskId: task.id, agent: call.agent };
+  switch (task.status.state) {
     case 'completed':
       return { kind: 'completed', output, detail };
     case 'failed':
@@ -88,24 +90,24 @@ export function terminalResult(task: PeerTask, call: CallInfo, now: number): Nod
 }
 
 /** The clarification a peer's question opens on the calling run (input-required, auth-required). */
-export function questionOf(task: PeerTask, agent: string): Record<string, unknown> {
-  const auth = task.state === 'auth-required';
+export function questionOf(task: TaskView, agent: string): Record<string, unknown> {
+  const auth = task.status.state === 'auth-required';
   const text =
-    task.statusMessage?.text ||
+    textOf(task.status.message) ||
     openwopQuestions(task) ||
     (auth ? 'The agent asks for credentials.' : 'The agent asks for input.');
   return {
     title: `Agent '${agent}' asks`,
     questions: [{ id: 'answer', question: text }],
-    peer: { agent, taskId: task.taskId, contextId: task.contextId, state: task.state },
-    ...(task.statusMessage ? { message: untrustedMessage(task.statusMessage) } : {}),
+    peer: { agent, taskId: task.id, contextId: task.contextId, state: task.status.state },
+    ...(task.status.message ? { message: untrustedMessage(task.status.message) } : {}),
     ...(auth ? { subkind: 'auth', metadata: { subkind: 'auth' } } : {}),
     ...UNTRUSTED,
   };
 }
 
 /** An OpenWOP peer (another Handoff) names its questions in `metadata.openwop.interrupt.questions`. */
-function openwopQuestions(task: PeerTask): string | undefined {
+function openwopQuestions(task: TaskView): string | undefined {
   const openwop = task.metadata?.openwop as { interrupt?: { questions?: unknown } } | undefined;
   const qs = openwop?.interrupt?.questions;
   if (!Array.isArray(qs)) return undefined;

@@ -1,7 +1,7 @@
 // What the a2a.invoke node needs from its host (NodeServices.peers): a way to reach a peer, the
 // table of waits, and the knobs of waiting. The host builds it (src/host.ts); tests may too.
 import type { PeerClient, PeerTarget, RunContext } from '../../../peers/client.js';
-import type { PeerTask } from '../../../peers/normalize.js';
+import type { TaskState } from '../../../a2a/model.js';
 import type { PeerWaitInput, PeerWaitRecord } from '../../../store/repos/peer-waits.js';
 
 export type WaitMode = 'push' | 'stream' | 'poll';
@@ -27,5 +27,5 @@ export interface PeerService {
    * The node sleeps on a wait in stream mode, having read the peer task at `seen`: the host holds a
    * subscription for it until news (src/peers/streams.ts).
    */
-  onStreamWait?(wait: PeerWaitRecord, seen: PeerTask['state']): void;
+  onStreamWait?(wait: PeerWaitRecord, seen: TaskState): void;
 }

@@ -2,7 +2,7 @@
 // phase, read back once per execution (stateOf). Also the node's lifecycle hooks that only touch
 // this state: the answer to its clarification (withReply) and what views show (describe).
 import type { PeerTarget } from '../../../peers/client.js';
-import type { PeerTask } from '../../../peers/normalize.js';
+import type { TaskState } from '../../../a2a/model.js';
 import type { RetryRecord } from '../../activity.js';
 import type { NodeView } from '../types.js';
 import type { WaitMode } from './service.js';
@@ -38,7 +38,7 @@ export type Waiting = {
   /** Replies relayed so far (each gets its own message id). */
   replies: number;
   /** The peer task's state as last read (absent only before the first read: the send's answer). */
-  state?: PeerTask['state'];
+  state?: TaskState;
   /** The peer's clock of that state, when it gave one. */
   stateAt?: string;
   /**
@@ -46,7 +46,7 @@ export type Waiting = {
    * peer has not taken the answer up yet (an @a2a-js/sdk 1.x peer answers a non-blocking send with
    * the task as stored, before its executor runs), so the node waits instead of asking again.
    */
-  answered?: { state: PeerTask['state']; at: string };
+  answered?: { state: TaskState; at: string };
   /** This run's clarification was answered: relay it, then wait again (set by withReply). */
   reply?: { answers?: Record<string, unknown> };
   /** Since when the peer task has been in `state` (the run's activity). */

@@ -1,14 +1,16 @@
-// Neutral model ↔ A2A 0.3 JSON-RPC wire (../types.ts): `kind` on every object, lowercase states,
+// The A2A 0.3 edge adapter: neutral model (../model.ts) ↔ the 0.3 JSON-RPC wire (types.ts), the
+// way a2a-go's a2acompat/a2av0 sits beside its 1.0 core. `kind` on every object, lowercase states,
 // `final` on status updates, data parts holding objects only (anything else travels as `{value}`).
 // Objects are written in the field order the 0.3 projection has always used, so a Task, event or
-// push body encoded from the neutral model is byte-identical to the one Handoff sent before.
+// push body is byte-identical to the one Handoff sent when 0.3 was its internal form.
 import { isPlainObject } from '../values.js';
 import { invalidAgentResponse, unsupportedOperation } from '../errors.js';
 import { validateParams } from '../jsonrpc.js';
 import type * as N from '../model.js';
-import type * as W from '../types.js';
+import type * as W from './types.js';
 import { methodName } from '../versions.js';
-import { artifactUpdateFields, compact, taskFields, type WireCodec } from './codec.js';
+import { artifactUpdateFields, compact, counted, taskFields, type WireCodec } from '../codec/codec.js';
+import { jsonRpcErrorV0_3 } from '../codec/error-forms.js';
 
 // ---------------------------------------------------------------- neutral → wire
 
@@ -106,9 +108,6 @@ function encodePushConfig(c: N.PushConfig): W.TaskPushNotificationConfig {
     pushNotificationConfig: compact({ id: c.id, url: c.url, token: c.token, authentication: c.authentication }),
   };
 }
-
-/** A neutral message in the form the event log keeps as task history (the 0.3 Message). */
-export const encodeStoredMessage = (m: N.Message): W.Message => encodeMessage(m);
 
 // ---------------------------------------------------------------- wire → neutral
 
@@ -251,7 +250,7 @@ function decodeValid(operation: N.Operation, params: unknown): N.RequestOf[N.Ope
   }
 }
 
-export const v0_3: WireCodec = {
+export const v0_3: WireCodec = counted({
   version: '0.3',
   decodeRequest,
   encodeSendResult: (result) => (result.kind === 'task' ? encodeTask(result.task) : encodeMessage(result.message)),
@@ -259,5 +258,5 @@ export const v0_3: WireCodec = {
   encodeStreamEvent,
   encodePushConfig,
   encodePushConfigList: (configs) => configs.map(encodePushConfig),
-  encodeError: (err) => err.toJSON(),
-};
+  encodeError: jsonRpcErrorV0_3,
+});

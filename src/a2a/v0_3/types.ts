@@ -1,34 +1,13 @@
-// A2A v0.3 JSON-RPC wire objects that Handoff emits and accepts (docs/protocol/a2a.md#v03-objects), plus the
-// RFC 0100 A2ATaskState record (docs/protocol/openwop.md#a2ataskstate). Types, and the state vocabulary.
+// A2A v0.3 JSON-RPC wire objects that Handoff emits and accepts (docs/protocol/a2a.md#v03-objects):
+// the edge adapter's side (codec.ts converts them to and from the neutral model, ../model.ts), the
+// 0.3 agent card (card.ts) and the CLI's 0.3 printing. Nothing inside the A2A core uses them.
 //
 // Every data object carries its `kind` discriminator: v0.3 lists it as required on the wire.
 
-import type { ArtifactOf, ArtifactUpdateOf, MessageOf, TaskOf, TaskStatusOf } from './model.js';
+import type { TaskState } from '../model.js';
 
-/** The nine v0.3 wire states (lowercase-hyphen, American "canceled"). `unknown` is UNSPECIFIED. */
-export const TASK_STATES = [
-  'submitted',
-  'working',
-  'input-required',
-  'completed',
-  'canceled',
-  'failed',
-  'rejected',
-  'auth-required',
-  'unknown',
-] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-
-/** The stored vocabulary of A2ATaskState.state: the wire states minus `unknown`. */
-export type StoredTaskState = Exclude<TaskState, 'unknown'>;
-
-/** The states a task never leaves (the one list: projection, peers, CLI). */
-export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'canceled', 'failed', 'rejected']);
-/** The states in which a task waits for its caller (a reply, credentials): a turn is over. */
-export const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set(['input-required', 'auth-required']);
-
-/** The interrupt kinds RFC 0100 can name in `interruptKind`. */
-export type A2AInterruptKind = 'approval' | 'clarification';
+/** The v0.3 wire states: the neutral ones plus `unknown` (UNSPECIFIED), which has no neutral meaning. */
+export type WireTaskState = TaskState | 'unknown';
 
 export type Metadata = Record<string, unknown>;
 
@@ -67,18 +46,43 @@ export interface DataPart {
 
 export type Part = TextPart | FilePart | DataPart;
 
-export interface Message extends MessageOf<Part> {
+export interface Message {
   kind: 'message';
+  messageId: string;
+  role: 'user' | 'agent';
+  parts: Part[];
+  taskId?: string;
+  contextId?: string;
+  referenceTaskIds?: string[];
+  extensions?: string[];
+  metadata?: Metadata;
 }
 
 // ---------------------------------------------------------------- tasks, artifacts, events
 
-export type TaskStatus = TaskStatusOf<TaskState, Message>;
+export interface TaskStatus {
+  state: WireTaskState;
+  message?: Message;
+  timestamp?: string;
+}
 
-export type Artifact = ArtifactOf<Part>;
+export interface Artifact {
+  artifactId: string;
+  name?: string;
+  description?: string;
+  parts: Part[];
+  metadata?: Metadata;
+  extensions?: string[];
+}
 
-export interface Task extends TaskOf<TaskState, Message, Artifact> {
+export interface Task {
   kind: 'task';
+  id: string;
+  contextId: string;
+  status: TaskStatus;
+  artifacts?: Artifact[];
+  history?: Message[];
+  metadata?: Metadata;
 }
 
 export interface TaskStatusUpdateEvent {
@@ -91,8 +95,14 @@ export interface TaskStatusUpdateEvent {
   metadata?: Metadata;
 }
 
-export interface TaskArtifactUpdateEvent extends ArtifactUpdateOf<Artifact> {
+export interface TaskArtifactUpdateEvent {
   kind: 'artifact-update';
+  taskId: string;
+  contextId: string;
+  artifact: Artifact;
+  append?: boolean;
+  lastChunk?: boolean;
+  metadata?: Metadata;
 }
 
 // ---------------------------------------------------------------- push notifications
@@ -199,25 +209,4 @@ export interface AgentCard {
   provider?: { organization: string; url: string };
   documentationUrl?: string;
   iconUrl?: string;
-}
-
-// ---------------------------------------------------------------- RFC 0100 stored record
-
-/** `$defs.PushConfig` of a2a-task-state.schema.json: never the raw token, at most a fingerprint. */
-export interface A2APushConfigRecord {
-  url: string;
-  tokenFingerprint?: string;
-}
-
-/** The persisted projection of a run (schemas/a2a-task-state.schema.json). Closed: serialise
- * exactly these fields; tenant, principal and secrets live in separate columns. */
-export interface A2ATaskState {
-  taskId: string;
-  runId: string;
-  contextId?: string;
-  state: StoredTaskState;
-  /** Present iff state is `input-required` and the wait is an approval or a clarification. */
-  interruptKind?: A2AInterruptKind;
-  updatedAt: string;
-  pushConfig?: A2APushConfigRecord;
 }

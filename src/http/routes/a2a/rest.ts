@@ -7,29 +7,20 @@
 // The interface is 1.0 only: a request must say `A2A-Version: 1.0` (header or query parameter);
 // none means 0.3, which this binding does not serve (-32009, HTTP 400).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CODECS } from '../../a2a/codec/index.js';
-import { A2A_REST_PATH, decodeRestRequest, type RestRoute, REST_ROUTES } from '../../a2a/codec/rest.js';
-import {
-  A2A_ERROR_DOMAIN,
-  type A2AError,
-  isA2AError,
-  type RestErrorBody,
-  restError,
-  TRY_LATER,
-  tryLater,
-  VERSION_NOT_SUPPORTED,
-  A2AError as Err,
-} from '../../a2a/errors.js';
-import { RawJson } from '../../a2a/jsonrpc.js';
-import { encodeItem, type OpenedStream } from '../../a2a/stream.js';
-import { requestedVersion, VERSION_HEADER } from '../../a2a/versions.js';
-import { A2A_JSON, restRouteSchema } from '../a2a-rest-schemas.js';
-import { HttpError, toResponse } from '../errors.js';
-import { typed } from '../schemas.js';
-import { jsonBodyParser } from '../json-body.js';
-import { ACTIVE_RUNS_RETRY_AFTER_S, activeRunsRefusal } from '../quotas.js';
-import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../sse.js';
-import { type A2ARouteDeps, isStreaming, openStream, pumpStream, startsRun, versionAsked, wireError } from './a2a.js';
+import { CODECS } from '../../../a2a/codec/index.js';
+import { A2A_ERROR_DOMAIN, type RestErrorBody, restError } from '../../../a2a/codec/error-forms.js';
+import { A2A_REST_PATH, decodeRestRequest, type RestRoute, REST_ROUTES } from '../../../a2a/codec/rest.js';
+import { type A2AError, isA2AError, tryLater, versionNotSupported } from '../../../a2a/errors.js';
+import { RawJson } from '../../../a2a/jsonrpc.js';
+import { requestedVersion, VERSION_HEADER } from '../../../a2a/versions.js';
+import { A2A_JSON, restRouteSchema } from '../../a2a-rest-schemas.js';
+import { HttpError, toResponse } from '../../errors.js';
+import { typed } from '../../schemas.js';
+import { jsonBodyParser } from '../../json-body.js';
+import { TooManyActiveRuns } from '../../quotas.js';
+import { STREAMS_RETRY_AFTER_S, tooManyStreams } from '../../sse.js';
+import { type A2ARouteDeps, versionAsked } from './index.js';
+import { isStreaming, openStream, pumpStream, startsRun, wireError } from './streams.js';
 
 export { A2A_JSON };
 const V1 = CODECS['1.0'];
@@ -65,11 +56,10 @@ export function a2aRestRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
 async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest, reply: FastifyReply) {
   const asked = versionAsked(req);
   if (requestedVersion(asked.header, asked.query) !== '1.0') {
-    throw new Err(
-      VERSION_NOT_SUPPORTED,
+    throw versionNotSupported(
+      '0.3',
+      ['1.0'],
       `the HTTP+JSON binding serves A2A 1.0 only; send ${VERSION_HEADER}: 1.0 (no header means 0.3)`,
-      undefined,
-      { requestedVersion: '0.3', supportedVersions: '1.0' },
     );
   }
   const input = {
@@ -79,14 +69,15 @@ async function handle(deps: A2ARouteDeps, route: RestRoute, req: FastifyRequest,
   };
   const request = decodeRestRequest(route.operation, input);
   if (startsRun(route.operation, request)) {
-    const refusal = await activeRunsRefusal(deps.engine.store, deps.config, req.caller.tenantId);
-    if (refusal) {
-      void reply.header('Retry-After', String(ACTIVE_RUNS_RETRY_AFTER_S));
-      throw tryLater(refusal, ACTIVE_RUNS_RETRY_AFTER_S);
+    try {
+      await deps.quota.admit(req, reply);
+    } catch (err) {
+      if (err instanceof TooManyActiveRuns) throw tryLater(err.message, Number(err.details?.retryAfterSeconds));
+      throw err;
     }
   }
   if (isStreaming(route.operation)) return stream(deps, route, request, req, reply);
-  const result = await deps.operations.dispatch(req.caller, V1, route.operation, request);
+  const result = await deps.binding.call(req.caller, V1, route.operation, request);
   void reply.status(route.status).header('Content-Type', A2A_JSON);
   if (route.status === 204) return reply.send();
   return reply.send(result instanceof RawJson ? result.text : JSON.stringify(result));
@@ -108,15 +99,16 @@ async function stream(
     void reply.header('Retry-After', String(STREAMS_RETRY_AFTER_S));
     return sendError(req, reply, new HttpError(503, 'too_many_streams', tooManyStreams(deps.sse)));
   }
-  let opened: OpenedStream;
+  let opened: Awaited<ReturnType<typeof openStream>>;
   try {
     opened = await openStream(deps, req, V1, route.operation, request);
   } catch (err) {
     slot.release();
     throw err;
   }
-  await pumpStream(slot.open(reply), opened, deps.streams, {
-    frame: (result) => encodeItem(V1, result),
+  await pumpStream(slot.open(reply), opened, {
+    codec: V1,
+    frame: (wire) => wire,
     error: (err) => restError(wireError(req, err)).body,
   });
 }
@@ -130,7 +122,7 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, err: Fastify
 function a2aFailure(req: FastifyRequest, err: A2AError): { status: number; body: RestErrorBody } {
   const { httpStatus, body } = restError(wireError(req, err));
   // A quota refusal is 429 (its Retry-After is already on the reply).
-  return { status: err.code === TRY_LATER ? 429 : httpStatus, body };
+  return { status: err.kind === 'try-later' ? 429 : httpStatus, body };
 }
 
 /** google.rpc.Code of the HTTP statuses the host itself answers with. */

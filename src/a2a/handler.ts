@@ -1,13 +1,13 @@
-// The A2A operations over the neutral model (model.ts), whatever the protocol version or binding
-// that carried the request: a handler takes a neutral request and answers neutral objects; the
-// endpoint decodes and encodes with the codec of the request's version (codec/).
+// The A2A handler: one method per operation, over the neutral model (model.ts), whatever the
+// protocol version or binding that carried the request. The bindings (JSON-RPC 0.3 and 1.0,
+// HTTP+JSON 1.0: binding.ts and src/http/routes/a2a/) decode a request into the neutral one,
+// call a method, and encode its answer or error; each method's comment states its error contract
+// in semantic errors (errors.ts), which only the bindings map to wire codes (codec/error-forms.ts).
 //
-//   const ops = new A2AOperations(service, store, { cache });
-//   const wire = await ops.dispatch(caller, CODECS['1.0'], 'get', req);   // the encoded result
+//   const handler: A2AHandler = new TaskHandler(service, streams, store, { cache, push });
+//   const task = await handler.get({ caller, version: '1.0' }, { id });
 //
-// The run-facing work (start, resume, wait, the projection) stays in service.ts, which speaks the
-// stored form of messages and Tasks (the 0.3 shapes the event log has always held); this module
-// is where that form meets the neutral one.
+// The run-facing work (start, resume, wait, the projection) is the service's (service.ts).
 import type { Caller } from '../engine/engine.js';
 import { EngineError } from '../engine/errors.js';
 import { BytePage } from '../byte-page.js';
@@ -16,106 +16,163 @@ import { deleteConfig, putConfig, view } from '../push/configs.js';
 import { encodeCursor, decodeCursor } from '../store/cursor.js';
 import { isTerminal, isWaiting, type PushConfigRecord, type TaskRecord } from '../store/model.js';
 import type { Store } from '../store/store.js';
-import { listTasksResponseText, v1_0 } from './codec/v1_0.js';
-import { decodeTask, encodeStoredMessage } from './codec/v0_3.js';
-import type { WireCodec } from './codec/codec.js';
+import { agentCardFor } from './card-v1.js';
+import { v1_0 } from './codec/v1_0.js';
+import type { AgentCardOptions } from './v0_3/card.js';
 import {
-  A2AError,
   contentTypeNotSupported,
   extendedCardNotConfigured,
   invalidParams,
+  pushConfigNotFound,
   pushNotSupported,
   pushUrlRefused,
-  TASK_NOT_FOUND,
   taskNotCancelable,
   taskNotFound,
   unsupportedOperation,
 } from './errors.js';
-import { RawJson } from './jsonrpc.js';
 import type * as N from './model.js';
 import { encodePageToken } from './page-token.js';
-import type { A2AService, PushSupport, StoredSendParams } from './service.js';
-import type { TaskCache } from './task-cache.js';
+import type { A2AService, PushSupport } from './service.js';
+import type { A2AStreams, OpenedStream, StreamItem } from './stream.js';
 import type { ProtocolVersion } from './versions.js';
 
-/** The default of HANDOFF_LIST_MAX_BYTES (config.ts), for an A2AOperations built without it. */
+/** Who asks, and in which protocol version (what a push config registered now will speak). */
+export interface CallContext {
+  caller: Caller;
+  version: ProtocolVersion;
+}
+
+/** One page of ListTasks. */
+export interface TaskPage {
+  tasks: N.TaskView[];
+  /** '' on the last page. */
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
+/** An open stream of a task: its first item (the Task, when there is one to send first), then
+ * the items that follow, to the stream's end. */
+export interface TaskStream {
+  /** Let go once sent: a stream lives for hours, and a thousand of them must not hold a thousand Tasks. */
+  first?: StreamItem;
+  updates(signal: AbortSignal): AsyncGenerator<StreamItem>;
+}
+
+/** A subscription: the task, and the event sequence to resume after (the binding reads it from
+ * `Last-Event-ID`, or 0.3's `metadata.lastEventId`), if any. */
+export interface SubscribeRequest extends N.TaskIdRequest {
+  after?: number;
+}
+
+/**
+ * The A2A operations. Every method checks that a request's `tenant` names the caller's own
+ * (else invalid-params), and answers a task of another tenant as task-not-found.
+ */
+export interface A2AHandler {
+  /** SendMessage / message/send: start a task, or resume one with a reply. Errors: invalid-params
+   * (unknown skill, a reply the open interrupt cannot take, a refused push URL, too many configs),
+   * task-not-found (a reply to no task of the caller), unsupported-operation (a reply to a finished
+   * task or one not waiting), content-type-not-supported (acceptedOutputModes), push-not-supported. */
+  send(ctx: CallContext, req: N.SendRequest): Promise<N.SendResult>;
+  /** SendStreamingMessage / message/stream: as `send`, its errors before the stream opens. */
+  stream(ctx: CallContext, req: N.SendRequest): Promise<TaskStream>;
+  /** GetTask / tasks/get. Errors: task-not-found. */
+  get(ctx: CallContext, req: N.GetTaskRequest): Promise<N.TaskView>;
+  /** ListTasks (1.0). Errors: invalid-params (a page token not from this server). */
+  list(ctx: CallContext, req: N.ListTasksRequest): Promise<TaskPage>;
+  /** CancelTask / tasks/cancel: answers the canceled Task. Errors: task-not-found,
+   * task-not-cancelable (already finished). */
+  cancel(ctx: CallContext, req: N.TaskIdRequest): Promise<N.TaskView>;
+  /** SubscribeToTask / tasks/resubscribe. Errors: task-not-found, invalid-params (a bad cursor),
+   * unsupported-operation (1.0: a finished task, nothing to subscribe to). */
+  subscribe(ctx: CallContext, req: SubscribeRequest): Promise<TaskStream>;
+  /** Create / set a push config. Errors: push-not-supported, invalid-params (refused URL, too many
+   * configs), task-not-found. */
+  setPushConfig(ctx: CallContext, req: N.PushCreateRequest): Promise<N.PushConfig>;
+  /** Errors: push-not-supported, task-not-found (no such task, or no such config). */
+  getPushConfig(ctx: CallContext, req: N.PushGetRequest): Promise<N.PushConfig>;
+  /** 0.3 lists every config; 1.0 pages them. Errors: push-not-supported, task-not-found,
+   * invalid-params (a page token not from this server). */
+  listPushConfigs(
+    ctx: CallContext,
+    req: N.PushListRequest,
+  ): Promise<{ configs: N.PushConfig[]; nextPageToken: string }>;
+  /** Idempotent. Errors: push-not-supported, task-not-found. */
+  deletePushConfig(ctx: CallContext, req: N.PushDeleteRequest): Promise<void>;
+  /** The public agent card in `version`'s shape (0.3: the card that also lists supportedInterfaces),
+   * its URLs under `baseUrl`. No errors. */
+  card(version: ProtocolVersion, baseUrl: string): unknown;
+  /** The authenticated extended card. Errors: extended-card-not-configured (0.3),
+   * unsupported-operation (1.0: the card declares none). */
+  extendedCard(ctx: CallContext, req: N.ExtendedCardRequest): Promise<never>;
+}
+
+/** The default of HANDOFF_LIST_MAX_BYTES (config.ts), for a handler built without it. */
 const LIST_MAX_BYTES = 4 * 1024 * 1024;
 
 /** The default page of ListTaskPushNotificationConfigs (1.0); 0.3 lists all (they are capped). */
 const PUSH_LIST_DEFAULT = 100;
 
-export class A2AOperations {
+export class TaskHandler implements A2AHandler {
   constructor(
     private readonly service: A2AService,
+    private readonly streams: A2AStreams,
     private readonly store: Store,
-    private readonly opts: { cache?: TaskCache; push?: PushSupport; listMaxBytes?: number } = {},
+    private readonly opts: {
+      /** What the card says (name, skills, features, auth), its URLs aside. */
+      card: () => Omit<AgentCardOptions, 'baseUrl'>;
+      push?: PushSupport;
+      listMaxBytes?: number;
+    },
   ) {}
 
-  /** Run a non-streaming operation and encode its result for `codec`'s version. */
-  async dispatch<O extends N.Operation>(
-    caller: Caller,
-    codec: WireCodec,
-    op: O,
-    req: N.RequestOf[O],
-  ): Promise<unknown> {
-    checkTenant(caller, (req as { tenant?: string }).tenant);
-    const r = req as never;
-    switch (op) {
-      case 'send':
-        return codec.encodeSendResult(await this.send(caller, r, codec.version));
-      case 'get':
-        return this.getEncoded(caller, codec, r);
-      case 'list':
-        return this.list(caller, r);
-      case 'cancel':
-        return codec.encodeTask(await this.cancel(caller, r));
-      case 'push.create':
-        return codec.encodePushConfig(await this.pushCreate(caller, r, codec.version));
-      case 'push.get':
-        return codec.encodePushConfig(await this.pushGet(caller, r));
-      case 'push.list': {
-        const page = await this.pushList(caller, r, codec.version === '0.3');
-        return codec.encodePushConfigList(page.configs, page.nextPageToken);
-      }
-      case 'push.delete':
-        await this.pushDelete(caller, r);
-        return null;
-      case 'card.extended':
-        // 1.0: the card does not declare extendedAgentCard, so the operation is unsupported (-32004).
-        if (codec.version === '0.3') throw extendedCardNotConfigured();
-        throw unsupportedOperation('this agent declares no extended agent card (capabilities.extendedAgentCard)');
-      default:
-        // stream and subscribe are served as SSE by the endpoints, never as one reply.
-        throw unsupportedOperation(`${op} must be requested as a stream`);
-    }
+  card(version: ProtocolVersion, baseUrl: string): unknown {
+    return agentCardFor(version, { ...this.opts.card(), baseUrl });
   }
 
   // ------------------------------------------------------------------ messages and tasks
 
-  async send(caller: Caller, req: N.SendRequest, version: ProtocolVersion): Promise<N.SendResult> {
+  async send(ctx: CallContext, req: N.SendRequest): Promise<N.SendResult> {
+    checkTenant(ctx.caller, req.tenant);
     checkOutputModes(req.configuration.acceptedOutputModes);
-    const task = await this.service.send(caller, toStoredSend(req, version));
-    return { kind: 'task', task: decodeTask(task) };
+    return { kind: 'task', task: await this.service.send(ctx.caller, req, ctx.version) };
   }
 
-  /** GetTask: from the cache when the encoded Task is held (per version and history length). */
-  private async getEncoded(caller: Caller, codec: WireCodec, req: N.GetTaskRequest): Promise<unknown> {
-    const cache = this.opts.cache;
-    const read = async () => codec.encodeTask(decodeTask(await this.service.task(caller, req.id, req.historyLength)));
-    if (!cache) return read();
-    const held = cache.get(req.id, caller.tenantId, req.historyLength, codec.version);
-    if (held !== undefined) return new RawJson(held);
-    const ticket = cache.begin(req.id);
-    try {
-      const text = JSON.stringify(await read());
-      cache.put(ticket, caller.tenantId, req.historyLength, text, codec.version);
-      return new RawJson(text);
-    } finally {
-      cache.end(ticket);
-    }
+  async stream(ctx: CallContext, req: N.SendRequest): Promise<TaskStream> {
+    checkTenant(ctx.caller, req.tenant);
+    checkOutputModes(req.configuration.acceptedOutputModes);
+    return this.taskStream(await this.streams.openMessage(ctx.caller, req, ctx.version));
   }
 
-  async cancel(caller: Caller, req: N.TaskIdRequest): Promise<N.TaskView> {
+  private taskStream(opened: OpenedStream): TaskStream {
+    const { first } = opened;
+    delete opened.first;
+    const stream: TaskStream = { updates: (signal) => this.streams.updates(opened, signal) };
+    if (first) stream.first = first;
+    return stream;
+  }
+
+  async get(ctx: CallContext, req: N.GetTaskRequest): Promise<N.TaskView> {
+    checkTenant(ctx.caller, req.tenant);
+    return this.service.task(ctx.caller, req.id, req.historyLength);
+  }
+
+  async subscribe(ctx: CallContext, req: SubscribeRequest): Promise<TaskStream> {
+    checkTenant(ctx.caller, req.tenant);
+    return this.taskStream(await this.streams.openObserver(ctx.caller, req.id, req.after, ctx.version !== '0.3'));
+  }
+
+  async extendedCard(ctx: CallContext, req: N.ExtendedCardRequest): Promise<never> {
+    checkTenant(ctx.caller, req.tenant);
+    // 1.0: the card does not declare extendedAgentCard, so the operation is unsupported.
+    if (ctx.version === '0.3') throw extendedCardNotConfigured();
+    throw unsupportedOperation('this agent declares no extended agent card (capabilities.extendedAgentCard)');
+  }
+
+  async cancel(ctx: CallContext, req: N.TaskIdRequest): Promise<N.TaskView> {
+    checkTenant(ctx.caller, req.tenant);
+    const { caller } = ctx;
     await this.service.visibleTask(caller, req.id);
     try {
       await this.service.engine.cancelRun(caller, req.id, 'canceled over A2A', 'a2a');
@@ -126,7 +183,7 @@ export class A2AOperations {
     }
     // A run being executed passes through `cancelling`; the canceled Task is what the caller asked for.
     await this.service.waitFor(caller, req.id, (r) => isTerminal(r.status));
-    return decodeTask(await this.service.task(caller, req.id));
+    return this.service.task(caller, req.id);
   }
 
   /**
@@ -134,10 +191,12 @@ export class A2AOperations {
    * first, by keyset so a task created meanwhile never shifts a page. `totalSize` counts every
    * task matching the filters. Items are light — history only with `historyLength`, artifacts only
    * with `includeArtifacts` — and a page ends early, with its token, before its tasks would pass
-   * `listMaxBytes` of JSON (a larger task comes alone). Answered as JSON text: each task is
-   * serialized once, as the page is filled.
+   * `listMaxBytes` of JSON on the 1.0 wire, the one that has this operation (a larger task comes
+   * alone).
    */
-  async list(caller: Caller, req: N.ListTasksRequest): Promise<RawJson> {
+  async list(ctx: CallContext, req: N.ListTasksRequest): Promise<TaskPage> {
+    checkTenant(ctx.caller, req.tenant);
+    const { caller } = ctx;
     const filter = {
       ...(req.contextId !== undefined ? { contextId: req.contextId } : {}),
       ...(req.state !== undefined ? { state: req.state } : {}),
@@ -150,26 +209,26 @@ export class A2AOperations {
     ]);
     const ask = { historyLength: req.historyLength ?? 0, artifacts: req.includeArtifacts };
     const shown = new BytePage(this.opts.listMaxBytes ?? LIST_MAX_BYTES);
+    const tasks: N.TaskView[] = [];
     let last: TaskRecord | undefined;
     // One task at a time, its open interrupt (the draft to approve: megabytes) read as it comes:
     // what a page reads is bounded by its bytes too.
     for (const { rec, run } of page.tasks) {
       const open = isWaiting(run.status) ? await this.store.interrupts.getOpen(run.runId) : undefined;
-      const view = decodeTask(await this.service.listedTask(rec, run, open, ask));
+      const view = await this.service.listedTask(rec, run, open, ask);
       if (!req.includeArtifacts) delete view.artifacts;
       else view.artifacts ??= [];
       if (!shown.add(JSON.stringify(v1_0.encodeTask(view)))) break;
+      tasks.push(view);
       last = rec;
     }
-    const more = page.more || shown.items.length < page.tasks.length;
-    return new RawJson(
-      listTasksResponseText({
-        tasks: shown.json(),
-        nextPageToken: more && last ? encodePageToken({ timestamp: last.updatedAt, taskId: last.taskId }) : '',
-        pageSize: req.pageSize,
-        totalSize,
-      }),
-    );
+    const more = page.more || tasks.length < page.tasks.length;
+    return {
+      tasks,
+      nextPageToken: more && last ? encodePageToken({ timestamp: last.updatedAt, taskId: last.taskId }) : '',
+      pageSize: req.pageSize,
+      totalSize,
+    };
   }
 
   // ------------------------------------------------------------------ push notification configs
@@ -179,8 +238,10 @@ export class A2AOperations {
     return this.opts.push;
   }
 
-  /** Register a config in `version`: the pushes it causes speak that version. */
-  async pushCreate(caller: Caller, req: N.PushCreateRequest, version: ProtocolVersion = '0.3'): Promise<N.PushConfig> {
+  /** Register a config in the request's version: the pushes it causes speak that version. */
+  async setPushConfig(ctx: CallContext, req: N.PushCreateRequest): Promise<N.PushConfig> {
+    checkTenant(ctx.caller, req.tenant);
+    const { caller, version } = ctx;
     const { vault, policy, maxConfigsPerTask } = this.pushSupport();
     const verdict = checkPushUrl(req.config.url, policy);
     if (!verdict.ok) throw pushUrlRefused(verdict, version, false);
@@ -198,7 +259,9 @@ export class A2AOperations {
    * A config by id. Without an id, with "default" or with the task id, a task that has exactly
    * one config answers with it (what a `set` without an id registered, whatever id it got).
    */
-  async pushGet(caller: Caller, req: N.PushGetRequest): Promise<N.PushConfig> {
+  async getPushConfig(ctx: CallContext, req: N.PushGetRequest): Promise<N.PushConfig> {
+    checkTenant(ctx.caller, req.tenant);
+    const { caller } = ctx;
     this.pushSupport();
     await this.service.visibleTask(caller, req.taskId);
     const configs = await this.tenantConfigs(caller, req.taskId);
@@ -206,23 +269,18 @@ export class A2AOperations {
     const exact = configs.find((c) => c.configId === id);
     const only = configs.length === 1 && (id === req.taskId || id === 'default') ? configs[0] : undefined;
     const found = exact ?? only;
-    if (!found) {
-      throw new A2AError(
-        TASK_NOT_FOUND,
-        `Push notification config not found: ${JSON.stringify(id)} for task ${req.taskId}`,
-        undefined,
-        { taskId: req.taskId, configId: id },
-      );
-    }
+    if (!found) throw pushConfigNotFound(req.taskId, id);
     return publicConfig(req.taskId, view(found));
   }
 
-  /** The task's configs by id; `all` (0.3) returns every one, else a page of `pageSize`. */
-  async pushList(
-    caller: Caller,
+  /** The task's configs by id; 0.3 returns every one, 1.0 a page of `pageSize`. */
+  async listPushConfigs(
+    ctx: CallContext,
     req: N.PushListRequest,
-    all: boolean,
   ): Promise<{ configs: N.PushConfig[]; nextPageToken: string }> {
+    checkTenant(ctx.caller, req.tenant);
+    const { caller } = ctx;
+    const all = ctx.version === '0.3';
     this.pushSupport();
     await this.service.visibleTask(caller, req.taskId);
     const configs = (await this.tenantConfigs(caller, req.taskId)).sort((a, b) => cmp(a.configId, b.configId));
@@ -237,7 +295,9 @@ export class A2AOperations {
   }
 
   /** Idempotent: deleting a config that is not there is no error. */
-  async pushDelete(caller: Caller, req: N.PushDeleteRequest): Promise<void> {
+  async deletePushConfig(ctx: CallContext, req: N.PushDeleteRequest): Promise<void> {
+    checkTenant(ctx.caller, req.tenant);
+    const { caller } = ctx;
     this.pushSupport();
     await this.service.visibleTask(caller, req.taskId);
     await this.store.transaction((tx) => deleteConfig(tx, req.taskId, req.id, caller));
@@ -265,7 +325,7 @@ function checkTenant(caller: Caller, tenant: string | undefined): void {
 const OUTPUT_MODES = ['application/json', 'text/plain'];
 
 /** A caller that accepts none of them cannot be answered: -32005 before anything starts. */
-export function checkOutputModes(accepted: string[] | undefined): void {
+function checkOutputModes(accepted: string[] | undefined): void {
   if (!accepted || accepted.length === 0) return;
   const fits = (range: string, mode: string) => {
     const [type, sub] = range.trim().toLowerCase().split(';')[0]?.split('/') ?? [];
@@ -276,22 +336,6 @@ export function checkOutputModes(accepted: string[] | undefined): void {
   throw contentTypeNotSupported(
     `acceptedOutputModes ${JSON.stringify(accepted)}: this agent answers with ${OUTPUT_MODES.join(' or ')}`,
   );
-}
-
-/** The neutral send request as the service's stored (0.3) params. */
-export function toStoredSend(req: N.SendRequest, protocolVersion: ProtocolVersion): StoredSendParams {
-  const c = req.configuration;
-  return {
-    protocolVersion,
-    message: encodeStoredMessage(req.message),
-    configuration: {
-      blocking: c.blocking,
-      ...(c.historyLength !== undefined ? { historyLength: c.historyLength } : {}),
-      ...(c.acceptedOutputModes ? { acceptedOutputModes: c.acceptedOutputModes } : {}),
-      ...(c.pushConfig ? { pushNotificationConfig: c.pushConfig } : {}),
-    },
-    ...(req.metadata ? { metadata: req.metadata } : {}),
-  };
 }
 
 function withoutSecrets(c: N.PushConfigInput): N.PushConfigInput {
