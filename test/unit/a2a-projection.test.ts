@@ -254,7 +254,6 @@ describe('toTask', () => {
         state: 'working',
         timestamp: TS,
         message: {
-          kind: 'message',
           messageId: 'run_1:activity:1',
           role: 'agent',
           taskId: 'run_1',

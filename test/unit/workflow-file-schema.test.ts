@@ -76,7 +76,7 @@ describe('the minimal workflow file', () => {
     const bad = { id: 'w', nodes: [{ id: 'wait', typeId: 'core.delay' }] };
     assert.throws(
       () => validateWorkflow(bad, 'w.json'),
-      /w\.json: node "wait": config must have required property 'ms'/,
+      /w\.json: node "wait": config\.ms or inputs\.delayMs is required/,
     );
     const unknown = { id: 'w', nodes: [{ id: 'x', typeId: 'core.nope' }] };
     assert.throws(() => validateWorkflow(unknown, 'w.json'), /node "x": unknown typeId "core\.nope"/);
