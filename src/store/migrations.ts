@@ -403,6 +403,30 @@ function runValues(d: Dialect): Migration {
   };
 }
 
+/**
+ * A million waiting runs (issue 38). ListTasks filtered by state walked a tenant's tasks in status
+ * order and skipped those in another state: a page of `input-required` among a million completed
+ * tasks read them all. `a2a_tasks_tenant_state` holds them by tenant and state in the same order,
+ * so a page (and its `totalSize` count) reads only tasks in that state. The unique index of the
+ * starting message ids becomes partial: a run started over REST has none, and its entry was a
+ * null key kept for nothing (a lookup by message id names one, so the index still serves it).
+ */
+function waitingAtScale(): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await createIndex(db, 'a2a_tasks_tenant_state', 'a2a_tasks', ['tenant_id', 'state', 'updated_at', 'task_id']);
+      await db.schema.dropIndex('a2a_tasks_message').execute();
+      await db.schema
+        .createIndex('a2a_tasks_message')
+        .on('a2a_tasks')
+        .columns(['tenant_id', 'principal_id', 'message_id'])
+        .unique()
+        .where(sql.ref('message_id'), 'is not', null)
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -418,6 +442,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0011_event_batches': eventBatches(dialect),
     '0012_child_runs': childRuns(),
     '0013_run_values': runValues(dialect),
+    '0015_waiting_at_scale': waitingAtScale(),
   };
   return { getMigrations: async () => migrations };
 }
