@@ -35,7 +35,7 @@ export interface SeedResult {
 }
 
 /** A UUIDv7 string (48-bit ms timestamp, version 7, variant 10, random rest). */
-function uuidv7(ms: number, rnd: Buffer, at: number): string {
+export function uuidv7(ms: number, rnd: Buffer, at: number): string {
   const b = Buffer.from(rnd.subarray(at, at + 16));
   b.writeUIntBE(ms, 0, 6);
   b[6] = ((b[6] as number) & 0x0f) | 0x70;

@@ -410,10 +410,21 @@ function runValues(d: Dialect): Migration {
  * so a page (and its `totalSize` count) reads only tasks in that state. The unique index of the
  * starting message ids becomes partial: a run started over REST has none, and its entry was a
  * null key kept for nothing (a lookup by message id names one, so the index still serves it).
+ * runs_runnable (the claim, the next wake) drops the runs waiting on a person without a deadline:
+ * nothing of the worker's reads them (src/store/repos/runs.ts TIMED_TERM).
  */
 function waitingAtScale(): Migration {
+  const active = sql<SqlBool>`"status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
+  const timed = sql<SqlBool>`("status" in ('pending', 'running', 'cancelling') or "wake_at" is not null)`;
   return {
     async up(db: Kysely<unknown>) {
+      await db.schema.dropIndex('runs_runnable').execute();
+      await db.schema
+        .createIndex('runs_runnable')
+        .on('runs')
+        .columns(['status', 'wake_at'])
+        .where(sql<SqlBool>`${active} and ${timed}`)
+        .execute();
       await createIndex(db, 'a2a_tasks_tenant_state', 'a2a_tasks', ['tenant_id', 'state', 'updated_at', 'task_id']);
       await db.schema.dropIndex('a2a_tasks_message').execute();
       await db.schema

@@ -9,6 +9,10 @@ export async function undoWaitingAtScale(store: Store): Promise<void> {
   await sql`create unique index "a2a_tasks_message" on "a2a_tasks" ("tenant_id", "principal_id", "message_id")`.execute(
     store.db,
   );
+  await sql`drop index "runs_runnable"`.execute(store.db);
+  await sql`create index "runs_runnable" on "runs" ("status", "wake_at") where "status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`.execute(
+    store.db,
+  );
   await sql`delete from "kysely_migration" where "name" = '0015_waiting_at_scale'`.execute(store.db);
 }
 
