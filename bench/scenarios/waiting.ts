@@ -37,7 +37,7 @@ import {
   startHandoffSqlite,
 } from '../lib/handoff-server.js';
 import { http, jsonOf } from '../lib/http.js';
-import { readRssMiB } from '../lib/proc.js';
+import { loadAverages, readRssMiB } from '../lib/proc.js';
 import { type Figures, registerScenario, type ScenarioContext, type ScenarioResult } from '../lib/registry.js';
 import { fmtFixed, fmtInt, fmtMs, type Section } from '../lib/report.js';
 import { seedWaitingInChild } from '../lib/seed-waiting.js';
@@ -219,6 +219,8 @@ async function measureReads(server: HandoffServer, picked: string[]): Promise<Fi
     for (const [, read] of reads) for (let i = 0; i < 20; i++) await read(readable - 1 - (i % readable));
     for (const [name, read] of reads) put(name, await latencies(SAMPLES, async (i) => void (await read(i))));
     f.rssMiB = readRssMiB(server.pid);
+    // The machine's load while reading (other work on the same cores shows in every latency).
+    f.load1 = loadAverages()[0];
     const decide = (i: number) =>
       expectOk('POST', `${base}/v1/runs/${picked[readable + i]}/interrupts/review`, agent, {
         resumeValue: { action: 'accept' },
@@ -364,6 +366,7 @@ function section(result: ScenarioResult): Section {
         fmtInt(s),
         ...READS.map(([k]) => `${fmtMs(g(`${k}.p50`))} / ${fmtMs(g(`${k}.p99`))}`),
         fmtInt(g('deepPages')),
+        fmtFixed(g('load1'), 1),
         fmtInt(g('readyMs')) + (g('joinMs') === undefined ? '' : ` (join ${fmtInt(g('joinMs'))})`),
         fmtInt(g('rssMiB')),
         fmtInt(g('diskBytesPerRun')),
@@ -386,6 +389,7 @@ function section(result: ScenarioResult): Section {
       'waiting runs',
       ...READS.map(([, label]) => label),
       'deep pages',
+      'load',
       'ready ms',
       'RSS MiB',
       'disk B/run',

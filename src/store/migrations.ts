@@ -411,7 +411,9 @@ function runValues(d: Dialect): Migration {
  * starting message ids becomes partial: a run started over REST has none, and its entry was a
  * null key kept for nothing (a lookup by message id names one, so the index still serves it).
  * runs_runnable (the claim, the next wake) drops the runs waiting on a person without a deadline:
- * nothing of the worker's reads them (src/store/repos/runs.ts TIMED_TERM).
+ * nothing of the worker's reads them (src/store/repos/runs.ts). runs_leased holds the runs a
+ * worker holds (a few per instance): freeing every lease at a SQLite start and an instance's at
+ * its drain read those, not every run stored (at 10⁵ runs that start took seconds).
  */
 function waitingAtScale(): Migration {
   const active = sql<SqlBool>`"status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
@@ -424,6 +426,12 @@ function waitingAtScale(): Migration {
         .on('runs')
         .columns(['status', 'wake_at'])
         .where(sql<SqlBool>`${active} and ${timed}`)
+        .execute();
+      await db.schema
+        .createIndex('runs_leased')
+        .on('runs')
+        .column('lease_owner')
+        .where(sql.ref('lease_owner'), 'is not', null)
         .execute();
       await createIndex(db, 'a2a_tasks_tenant_state', 'a2a_tasks', ['tenant_id', 'state', 'updated_at', 'task_id']);
       await db.schema.dropIndex('a2a_tasks_message').execute();

@@ -7,13 +7,22 @@
 // - each reader's statement, as the store runs it, is planned on its index;
 // - a database populated before 0010 migrates forward, and every reader still answers right;
 // - the purge keeps a finished child whose parent has not ended.
+// Issue 38 (a million waiting runs): the lists a person or a client pages through — ListTasks by
+// state (first and later pages, its totalSize), /v1/a2a/tasks, the inbox, the run list — and the
+// pollers of other tables (push deliveries, peer cancels, a task by its message id) read their
+// own index, in the list's order (no sort of every match); at 10⁴ waiting runs, with the
+// planners' statistics, the same; a host's heap does not grow with the runs that wait; and the
+// retention purge goes in bounded batches, a writer served between two of them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
 import { TERMINAL_STATUSES, type RunStatus } from '../../src/store/model.js';
 import { COUNT_ACTIVE } from '../../src/store/repos/quotas.js';
-import { ACTIVE_CHILDREN, CLAIM, NEXT_WAKE } from '../../src/store/repos/runs.js';
+import { keysetQuery } from '../../src/store/cursor.js';
+import { CLAIM_DUE } from '../../src/store/repos/push-outbox.js';
+import { ACTIVE_CHILDREN, CLAIM, NEXT_WAKE, RUN_LIST_KEY, runListQuery } from '../../src/store/repos/runs.js';
+import { TASK_BY_MESSAGE, TASK_LIST_KEY, tasksQuery, tasksWithRunsQuery } from '../../src/store/repos/task-records.js';
 import type { NewRun, Store } from '../../src/store/store.js';
 import { databasePlaces, inline } from '../support/databases.js';
 import { undoEventBatches } from '../support/migrations.js';
@@ -61,6 +70,153 @@ function purgeQuery(store: Store): string {
     .limit(500)
     .compile();
   return inline(q.sql.replace(/\$\d+/g, '?'), q.parameters);
+}
+
+/** A Kysely query's text with its parameters written in, in the store's dialect. */
+function compiled(q: { compile(): { sql: string; parameters: readonly unknown[] } }): string {
+  const c = q.compile();
+  // inline() writes every parameter as a literal; a null (a lease freed) must stay a null.
+  const text = c.sql.replace(/\$\d+/g, '?');
+  let i = 0;
+  const nulls = text.replace(/\?/g, () => (c.parameters[i++] === null ? 'null' : '?'));
+  return inline(
+    nulls,
+    c.parameters.filter((p) => p !== null),
+  );
+}
+
+/** A reader of any table, and the index each database must read that table through. */
+interface ListReader {
+  name: string;
+  query: string;
+  table: string;
+  /** The name SQLite's plan gives the table when the query aliases it. */
+  alias?: string;
+  /** SQLite's index (rule-based planning: no statistics). */
+  index: string;
+  /** Indexes PostgreSQL may read `table` through. */
+  pg: string[];
+  /** The rows come in the index's order: neither database sorts the matches (a sort reads them all). */
+  ordered?: boolean;
+}
+
+const AFTER = ['2030-01-01T00:00:00.000Z', 'r_zzz'] as const;
+const INBOX = ['waiting-approval', 'waiting-input'] as const;
+
+function listReaders(store: Store): ListReader[] {
+  const db = store.db;
+  const byState = { state: 'input-required' };
+  const t = NOW;
+  return [
+    ...[undefined, AFTER].map((after, i) => ({
+      name: `ListTasks by state, ${i === 0 ? 'first' : 'a later'} page`,
+      query: compiled(keysetQuery(tasksWithRunsQuery(db, 't1', byState), TASK_LIST_KEY, 50, after)),
+      table: 'a2a_tasks',
+      index: 'a2a_tasks_tenant_state',
+      pg: ['a2a_tasks_tenant_state'],
+      ordered: true,
+    })),
+    {
+      name: 'ListTasks by state, totalSize',
+      query: compiled(tasksQuery(db, 't1', byState).select((eb) => eb.fn.countAll().as('n'))),
+      table: 'a2a_tasks',
+      index: 'a2a_tasks_tenant_state',
+      pg: ['a2a_tasks_tenant_state'],
+    },
+    ...[undefined, AFTER].map((after, i) => ({
+      name: `/v1/a2a/tasks, ${i === 0 ? 'first' : 'a later'} page`,
+      query: compiled(keysetQuery(tasksQuery(db, 't1', {}).selectAll(), TASK_LIST_KEY, 50, after)),
+      table: 'a2a_tasks',
+      index: 'a2a_tasks_tenant_updated',
+      pg: ['a2a_tasks_tenant_updated'],
+      ordered: true,
+    })),
+    ...[undefined, AFTER].map((after, i) => ({
+      name: `inbox, ${i === 0 ? 'first' : 'a later'} page`,
+      query: compiled(keysetQuery(runListQuery(db, 't1', { statuses: [...INBOX] }), RUN_LIST_KEY, 50, after)),
+      table: 'runs',
+      index: 'runs_tenant_waiting',
+      pg: ['runs_tenant_waiting'],
+      ordered: true,
+    })),
+    {
+      name: 'run list, a later page',
+      query: compiled(keysetQuery(runListQuery(db, 't1', {}), RUN_LIST_KEY, 50, AFTER)),
+      table: 'runs',
+      index: 'runs_tenant_created',
+      pg: ['runs_tenant_created'],
+      ordered: true,
+    },
+    ...[undefined, 'w1'].map((owner) => {
+      const free = db.updateTable('runs').set({ lease_owner: null, lease_expires_at: null });
+      return {
+        name: owner === undefined ? 'every lease freed at a SQLite start' : "an instance's leases freed at its drain",
+        query: compiled(
+          owner === undefined ? free.where('lease_owner', 'is not', null) : free.where('lease_owner', '=', owner),
+        ),
+        table: 'runs',
+        index: 'runs_leased',
+        pg: ['runs_leased'],
+      };
+    }),
+    {
+      name: 'a task by its starting message',
+      query: inline(TASK_BY_MESSAGE.text, ['t1', 'alice', 'm1']),
+      table: 'a2a_tasks',
+      index: 'a2a_tasks_message',
+      pg: ['a2a_tasks_message'],
+    },
+    {
+      name: 'push deliveries due',
+      query: inline(CLAIM_DUE[store.dialect].text, ['w', t + 1, t, t, 10]),
+      table: 'push_outbox',
+      alias: 'o',
+      index: 'push_outbox_due',
+      pg: ['push_outbox_due', 'push_outbox_order', 'push_outbox_pkey'],
+    },
+    {
+      name: 'peer cancels due',
+      query: compiled(
+        db
+          .selectFrom('peer_waits')
+          .selectAll()
+          .where('state', '=', 'cancel')
+          .where('next_attempt_at', '<=', t)
+          .orderBy('next_attempt_at')
+          .limit(10),
+      ),
+      table: 'peer_waits',
+      index: 'peer_waits_due',
+      pg: ['peer_waits_due'],
+      ordered: true,
+    },
+  ];
+}
+
+/** The plan reads `r.table` only through the reader's indexes, and (ordered) sorts nothing. */
+function assertListPlanned(dialect: string, planText: string, r: ListReader): void {
+  const where = `${r.name} on ${dialect}:\n${planText}`;
+  if (dialect === 'sqlite') {
+    const name = r.alias ?? r.table;
+    assert.match(planText, new RegExp(`SEARCH ${name} USING (COVERING )?INDEX ${r.index}\\b`), where);
+    assert.doesNotMatch(planText, new RegExp(`\\bSCAN (${r.table}|${name})\\b`), where);
+    if (r.ordered) assert.doesNotMatch(planText, /USE TEMP B-TREE FOR ORDER BY/, where);
+    return;
+  }
+  assert.doesNotMatch(planText, new RegExp(`Seq Scan on ${r.table}\\b`), where);
+  const used = [
+    ...planText.matchAll(
+      new RegExp(
+        `(?:Index Scan|Index Only Scan)(?: Backward)? using (\\w+) on ${r.table}\\b|Bitmap Index Scan on (\\w+)`,
+        'g',
+      ),
+    ),
+  ].map((m) => m[1] ?? m[2] ?? '');
+  assert.ok(used.length > 0, where);
+  for (const u of used.filter((x) => x.startsWith(r.table) || x.startsWith(r.table.replace(/s$/, '')))) {
+    assert.ok(r.pg.includes(u), `${u} is not one of ${r.pg}: ${where}`);
+  }
+  if (r.ordered) assert.doesNotMatch(planText, /\bSort\b/, where);
 }
 
 /** Indexes of runs that hold non-terminal runs only (partial): reading any of them reads no finished run. */
@@ -170,6 +326,15 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const store = await openStore({ ...(await place(dialect)), now });
       try {
         for (const r of readers(store)) assertPlanned(dialect, await plan(store, r.query), r);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('every list and poller of issue 38 is planned on its index, in its order', async () => {
+      const store = await openStore({ ...(await place(dialect)), now });
+      try {
+        for (const r of listReaders(store)) assertListPlanned(dialect, await plan(store, r.query), r);
       } finally {
         await store.close();
       }

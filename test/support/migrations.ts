@@ -5,6 +5,7 @@ import type { Store } from '../../src/store/store.js';
 /** Undo migration 0015: no index of tasks by state, every task in the message index. */
 export async function undoWaitingAtScale(store: Store): Promise<void> {
   await sql`drop index "a2a_tasks_tenant_state"`.execute(store.db);
+  await sql`drop index "runs_leased"`.execute(store.db);
   await sql`drop index "a2a_tasks_message"`.execute(store.db);
   await sql`create unique index "a2a_tasks_message" on "a2a_tasks" ("tenant_id", "principal_id", "message_id")`.execute(
     store.db,

@@ -1,7 +1,7 @@
 // Run snapshots as read outside a transaction, and the worker's leases on them. Writes that
 // change a run's content go through StoreTx (tx.ts); leases are single atomic statements.
-import { type Expression, type SqlBool, sql } from 'kysely';
-import type { RunsTable } from '../db.js';
+import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import type { Database, RunsTable } from '../db.js';
 import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
 import {
   isWaiting,
@@ -179,25 +179,11 @@ export class Runs extends Repo {
    * holding only the runs that wait on a person.
    */
   async list(tenantId: string, filter: RunListFilter): Promise<RunPage> {
-    // Never the inputs, state or metadata: a page of runs of a megabyte each read 100 MB for a few KB of summaries.
-    let q = this.db.selectFrom('runs').select(RUN_HEAD_COLUMNS).where('tenant_id', '=', tenantId);
-    const statuses = filter.statuses;
-    if (statuses && statuses.length > 0) {
-      if (statuses.every(isWaiting)) q = q.where(WAITING_TERM);
-      // Statuses are checked against RUN_STATUSES by the caller; literals keep the plan independent of them.
-      q = q.where(
-        sql.ref('status'),
-        'in',
-        statuses.map((s) => sql.lit(s)),
-      );
-    }
-    if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
-    if (filter.text !== undefined) q = q.where(textMatch(filter.text));
     const after = filter.cursor === undefined ? undefined : decodeKeysetCursor(filter.cursor);
     if (filter.cursor !== undefined && after === undefined) {
       throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
     }
-    const page = await keysetPage(q, ['created_at', 'run_id'], filter.limit, after);
+    const page = await keysetPage(runListQuery(this.db, tenantId, filter), RUN_LIST_KEY, filter.limit, after);
     const runs = page.rows.map(runHeadOf);
     const last = runs.at(-1);
     return page.more && last ? { runs, nextCursor: runListCursor(last) } : { runs };
@@ -286,6 +272,31 @@ export class Runs extends Repo {
     const row = await this.first<{ next: number | string | null }>(NEXT_WAKE[this.dialect], []);
     return row?.next == null ? undefined : Number(row.next);
   }
+}
+
+/** The run list's order: newest first. */
+export const RUN_LIST_KEY = ['created_at', 'run_id'] as const;
+
+/**
+ * A tenant's runs matching `filter`, unordered (GET /v1/runs). Only waiting statuses (the inbox):
+ * the partial index runs_tenant_waiting, whose predicate it repeats; else runs_tenant_created.
+ */
+export function runListQuery(db: Kysely<Database>, tenantId: string, filter: Omit<RunListFilter, 'limit' | 'cursor'>) {
+  // Never the inputs, state or metadata: a page of runs of a megabyte each read 100 MB for a few KB of summaries.
+  let q = db.selectFrom('runs').select(RUN_HEAD_COLUMNS).where('tenant_id', '=', tenantId);
+  const statuses = filter.statuses;
+  if (statuses && statuses.length > 0) {
+    if (statuses.every(isWaiting)) q = q.where(WAITING_TERM);
+    // Statuses are checked against RUN_STATUSES by the caller; literals keep the plan independent of them.
+    q = q.where(
+      sql.ref('status'),
+      'in',
+      statuses.map((s) => sql.lit(s)),
+    );
+  }
+  if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
+  if (filter.text !== undefined) q = q.where(textMatch(filter.text));
+  return q;
 }
 
 /**
