@@ -316,7 +316,7 @@ function layout(f: Figures): Array<{ config: string; sizes: number[] }> {
   return [...out].map(([config, s]) => ({ config, sizes: [...s].sort((a, b) => a - b) }));
 }
 
-/** A small SVG of the median of each read against the number of waiting runs (log x), per configuration. */
+/** A small SVG of the median of each read against the number of waiting runs (log–log), per configuration. */
 function chart(f: Figures): string {
   const configs = layout(f);
   const w = 300;
@@ -329,7 +329,9 @@ function chart(f: Figures): string {
     const values = READS.flatMap(([k]) => sizes.map((s) => f[`${config}.${s}.${k}.p50`] ?? 0));
     const yMax = Math.max(1, ...values) * 1.1;
     const X = (s: number) => pad + ((Math.log10(s) - x0) / (x1 - x0)) * (w - 2 * pad);
-    const Y = (v: number) => h - pad + 10 - (v / yMax) * (h - 2 * pad);
+    // Log scale from 1 ms: a read that stays flat and one that grows tenfold both stay readable.
+    const Y = (v: number) =>
+      h - pad + 10 - (Math.log10(Math.max(v, 1)) / Math.log10(Math.max(yMax, 10))) * (h - 2 * pad);
     const lines = READS.map(([k], i) => {
       const pts = sizes.map((s) => `${X(s).toFixed(1)},${Y(f[`${config}.${s}.${k}.p50`] ?? 0).toFixed(1)}`);
       return `<polyline fill="none" stroke="${colors[i]}" stroke-width="1.5" points="${pts.join(' ')}"/>`;
@@ -338,7 +340,7 @@ function chart(f: Figures): string {
       (s) =>
         `<text x="${X(s).toFixed(1)}" y="${h - 8}" font-size="9" text-anchor="middle">${s.toExponential(0).replace('e+', 'e')}</text>`,
     );
-    return `<g transform="translate(${p * w},0)"><text x="${w / 2}" y="14" font-size="11" text-anchor="middle">${config} (median ms, 0–${yMax.toFixed(1)})</text>
+    return `<g transform="translate(${p * w},0)"><text x="${w / 2}" y="14" font-size="11" text-anchor="middle">${config} (median ms, log scale 1–${yMax.toFixed(0)})</text>
 <line x1="${pad}" y1="${h - pad + 10}" x2="${w - pad}" y2="${h - pad + 10}" stroke="#888"/>${lines.join('')}${ticks.join('')}</g>`;
   });
   const legend = READS.map(
