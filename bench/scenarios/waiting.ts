@@ -379,6 +379,19 @@ function section(result: ScenarioResult): Section {
       ]);
     }
   }
+  // Per configuration, how the largest size's medians compare with the smallest's (the issue's 1.5×).
+  for (const { config, sizes } of layout(f)) {
+    const [small, large] = [sizes[0], sizes.at(-1)];
+    if (small === undefined || large === undefined || small === large) continue;
+    const ratio = (k: string) =>
+      (f[`${config}.${large}.${k}.p50`] ?? Number.NaN) / (f[`${config}.${small}.${k}.p50`] ?? Number.NaN);
+    rows.push([
+      config,
+      `median ${fmtInt(large)} ÷ ${fmtInt(small)}`,
+      ...READS.map(([k]) => `${fmtFixed(ratio(k), 2)}×`),
+      ...Array(6).fill(''),
+    ]);
+  }
   if (rows.length > 0) writeFileSync(join(BENCH_SRC, CHART), chart(f));
   return {
     title: 'Waiting runs: the cost of waiting at 10³–10⁶ (issue 38)',
@@ -386,6 +399,11 @@ function section(result: ScenarioResult): Section {
       `${result.description} Config = store:tenants; reads are made as one tenant (N / tenants of the runs). ` +
       'Latencies are median / p99 in ms of sequential requests on one keep-alive connection from the ' +
       `harness. Whole run: ${fmtFixed((f.durationS ?? Number.NaN) / 60, 1)} min. Curves: [${CHART}](${CHART}).`,
+    after:
+      'Where a waiting run’s bytes go, table by table and index by index, and what to index and ' +
+      'archive: docs/operations.md, “Capacity: many waiting runs”. The load column is the ' +
+      'machine’s 1-minute load average while reading (2 cores shared with other work): it shows ' +
+      'in every latency, so compare sizes by the ratio rows, and rows of similar load.',
     columns: [
       'config',
       'waiting runs',
