@@ -210,7 +210,11 @@ function write(info: RunInfo, scenarios: Scenario[], results: ScenarioResult[]):
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   await loadScenarios();
-  const scenarios = pick(listScenarios(), opts.scenarios);
+  // An opt-in scenario runs only when named (bench/README.md).
+  const scenarios = pick(
+    listScenarios().filter((s) => !s.optIn || opts.scenarios?.includes(s.name)),
+    opts.scenarios,
+  );
   const targets = pick(listTargets(), opts.targets);
   const pinned = pinSelf();
   const info: RunInfo = { machine: machine(), mode: opts.mode, pinned, fromSource: FROM_SOURCE, targets };

@@ -119,7 +119,7 @@ export async function probePg(): Promise<PgInfo> {
   }
 }
 
-async function dropSchema(schema: string): Promise<void> {
+export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
   await client.connect();
   try {
@@ -176,4 +176,26 @@ export async function startHandoffPg(): Promise<HandoffServer & { schema: string
       }
     },
   };
+}
+
+/**
+ * Handoff on an existing PostgreSQL schema (created by an earlier server or a seeding), left in
+ * place by stop(): several servers may join the same schema, one after another or together.
+ */
+export async function startHandoffOnPgSchema(schema: string, env: Record<string, string> = {}): Promise<HandoffServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'handoff-bench-pg-'));
+  try {
+    const s = await spawnHandoff(dataDir, { ...env, HANDOFF_DATABASE_URL: PG_URL, HANDOFF_PG_SCHEMA: schema });
+    const stop = async (): Promise<void> => {
+      try {
+        await s.stop();
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    };
+    return { ...s, backendPids: async () => [], stop };
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
 }

@@ -78,6 +78,8 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<Figures>;
   /** The longest one run may take (default: warm-up + duration + 30 s). */
   runLimitS?(mode: RunMode): number;
+  /** Run only when named in --scenarios (long, or needing what a default run does not set up). */
+  optIn?: boolean;
   /** One run measures enough (it repeats its own work): later rounds skip it. */
   oneRound?: boolean;
   /** How this scenario renders in RESULTS.md. */

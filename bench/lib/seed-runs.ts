@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openStore } from '../../src/store/connect.js';
+import { decodeLog } from '../../src/store/log-codec.js';
 import type { A2ATasksTable, EventBatchesTable, InterruptsTable, RunsTable } from '../../src/store/db.js';
 import { sleep } from './clock.js';
 import { benchScript, ROOT } from './env.js';
@@ -34,7 +35,7 @@ export interface SeedResult {
 }
 
 /** A UUIDv7 string (48-bit ms timestamp, version 7, variant 10, random rest). */
-function uuidv7(ms: number, rnd: Buffer, at: number): string {
+export function uuidv7(ms: number, rnd: Buffer, at: number): string {
   const b = Buffer.from(rnd.subarray(at, at + 16));
   b.writeUIntBE(ms, 0, 6);
   b[6] = ((b[6] as number) & 0x0f) | 0x70;
@@ -85,7 +86,8 @@ async function seedEchoRuns(dataDir: string, total: number): Promise<SeedResult>
       .orderBy('first_seq')
       .execute();
     // Copies shift each row's created_at; an event with a timestamp of its own would keep it.
-    if (batches.some((b) => b.events.includes('"timestamp":'))) throw new Error('the template has events timed apart');
+    if (batches.some((b) => decodeLog(b.events).includes('"timestamp":')))
+      throw new Error('the template has events timed apart');
     const task = await db.selectFrom('a2a_tasks').selectAll().where('task_id', '=', templateId).executeTakeFirst();
     const interrupts = await db.selectFrom('interrupts').selectAll().where('run_id', '=', templateId).execute();
     const others = await db

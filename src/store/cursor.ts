@@ -42,6 +42,24 @@ export function decodeKeysetCursor(cursor: string): [string, string] | undefined
 }
 
 /**
+ * `q` newest first by the key (`columns`, both descending), strictly after the key `after`, one
+ * row more than a page (the statement keysetPage runs; the plan tests read it too).
+ */
+export function keysetQuery<DB, TB extends keyof DB, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+  columns: readonly [string, string],
+  limit: number,
+  after?: readonly [string, string],
+): SelectQueryBuilder<DB, TB, O> {
+  const [first, second] = columns;
+  const page = after ? q.where(sql<SqlBool>`(${sql.ref(first)}, ${sql.ref(second)}) < (${after[0]}, ${after[1]})`) : q;
+  return page
+    .orderBy(sql.ref(first), 'desc')
+    .orderBy(sql.ref(second), 'desc')
+    .limit(limit + 1);
+}
+
+/**
  * One page of `q` newest first by the key (`columns`, both descending), strictly after the key
  * `after` (the last row of the previous page). `more`: another page follows.
  */
@@ -51,12 +69,6 @@ export async function keysetPage<DB, TB extends keyof DB, O>(
   limit: number,
   after?: readonly [string, string],
 ): Promise<{ rows: O[]; more: boolean }> {
-  const [first, second] = columns;
-  const page = after ? q.where(sql<SqlBool>`(${sql.ref(first)}, ${sql.ref(second)}) < (${after[0]}, ${after[1]})`) : q;
-  const rows = await page
-    .orderBy(sql.ref(first), 'desc')
-    .orderBy(sql.ref(second), 'desc')
-    .limit(limit + 1)
-    .execute();
+  const rows = await keysetQuery(q, columns, limit, after).execute();
   return { rows: rows.slice(0, limit), more: rows.length > limit };
 }

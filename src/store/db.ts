@@ -32,7 +32,8 @@ export interface EventBatchesTable {
   last_seq: number;
   /** The timestamp of the batch's events (one that differs carries its own). */
   created_at: string;
-  events: string;
+  /** JSON text, or deflated (src/store/log-codec.ts: bytes on SQLite, marked base64 on PostgreSQL). */
+  events: string | Uint8Array;
 }
 
 export interface InterruptsTable {

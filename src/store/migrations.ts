@@ -537,6 +537,49 @@ function webhookDeliveries(d: Dialect): Migration {
   };
 }
 
+/**
+ * A million waiting runs (issue 38). ListTasks filtered by state walked a tenant's tasks in status
+ * order and skipped those in another state: a page of `input-required` among a million completed
+ * tasks read them all. `a2a_tasks_tenant_state` holds them by tenant and state in the same order,
+ * so a page (and its `totalSize` count) reads only tasks in that state. The unique index of the
+ * starting message ids becomes partial: a run started over REST has none, and its entry was a
+ * null key kept for nothing (a lookup by message id names one, so the index still serves it).
+ * runs_runnable (the claim, the next wake) drops the runs waiting on a person without a deadline:
+ * nothing of the worker's reads them (src/store/repos/runs.ts). runs_leased holds the runs a
+ * worker holds (a few per instance): freeing every lease at a SQLite start and an instance's at
+ * its drain read those, not every run stored (at 10⁵ runs that start took seconds).
+ */
+function waitingAtScale(): Migration {
+  const active = sql<SqlBool>`"status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`;
+  const timed = sql<SqlBool>`("status" in ('pending', 'running', 'cancelling') or "wake_at" is not null)`;
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.dropIndex('runs_runnable').execute();
+      await db.schema
+        .createIndex('runs_runnable')
+        .on('runs')
+        .columns(['status', 'wake_at'])
+        .where(sql<SqlBool>`${active} and ${timed}`)
+        .execute();
+      await db.schema
+        .createIndex('runs_leased')
+        .on('runs')
+        .column('lease_owner')
+        .where(sql.ref('lease_owner'), 'is not', null)
+        .execute();
+      await createIndex(db, 'a2a_tasks_tenant_state', 'a2a_tasks', ['tenant_id', 'state', 'updated_at', 'task_id']);
+      await db.schema.dropIndex('a2a_tasks_message').execute();
+      await db.schema
+        .createIndex('a2a_tasks_message')
+        .on('a2a_tasks')
+        .columns(['tenant_id', 'principal_id', 'message_id'])
+        .unique()
+        .where(sql.ref('message_id'), 'is not', null)
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initial(dialect),
@@ -554,6 +597,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0013_run_values': runValues(dialect),
     // The A2A core speaks the neutral model: stored history messages and old push bodies follow.
     '0014_neutral_a2a': { up: neutralA2AForms },
+    '0015_waiting_at_scale': waitingAtScale(),
     '0016_notifications': notifications(dialect),
     '0019_audit_log': auditLog(dialect),
     '0021_webhooks': webhooks(dialect),

@@ -17,7 +17,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from './db.js';
 import { TERMINAL_STATUSES } from './model.js';
 import { Events } from './repos/events.js';
-import type { Dialect } from './repos/repo.js';
+import { type Dialect, nextTurn } from './repos/repo.js';
 import { Quotas } from './repos/quotas.js';
 import { Runs } from './repos/runs.js';
 import { Tables } from './repos/tables.js';
@@ -380,6 +380,10 @@ export class Store extends Tables {
       });
       total += ids.length;
       for (const l of this.pipeline.listeners) l.purged?.(ids);
+      // Let the transactions asked for meanwhile run before the next batch: on SQLite the purge's
+      // statements never leave the event loop's turn, so without this a group waiting on
+      // setImmediate (and every request) would wait for the whole purge.
+      await nextTurn();
     }
   }
 

@@ -5,7 +5,10 @@
 // - a page that starts inside a batch, or ends inside one, has no gap and no repeat, and the page
 //   query seeks on the key (SQLite's plan);
 // - a database populated before 0011 migrates forward: every event reads back exactly as it was
-//   (the A2A message in the neutral form 0014 gives it), and the run's next commit continues its sequence.
+//   (the A2A message in the neutral form 0014 gives it), and the run's next commit continues its sequence;
+// - a batch of 512 characters or more is stored deflated (src/store/log-codec.ts: bytes on
+//   SQLite, `~`-marked base64 on PostgreSQL), a fraction of its JSON, and reads back exactly; a
+//   short one stays JSON text.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -51,6 +54,63 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   const skip = dialect === 'postgres' && !pgUrl ? 'HANDOFF_TEST_PG_URL is not set' : false;
 
   describe(`the event log, one row per commit, on ${dialect}`, { skip }, () => {
+    it('a large batch is stored deflated, a short one as JSON text, and both read back as appended', async () => {
+      const store = await openStore({ ...(await place(dialect)), now: clock().now });
+      try {
+        const gate: NewEvent[] = [
+          { type: 'run.started', payload: { workflowId: 'approval' } },
+          { type: 'node.started', nodeId: 'draft', payload: { ordinal: 0, typeId: 'core.transform' } },
+          { type: 'node.completed', nodeId: 'draft', payload: { ordinal: 0 } },
+          { type: 'node.suspended', nodeId: 'review', payload: { kind: 'approval', interruptId: 'int_1' } },
+          {
+            type: 'approval.requested',
+            nodeId: 'review',
+            payload: {
+              interruptId: 'int_1',
+              title: 'Review the draft',
+              description: 'Accept the draft, reject it, ask for a revision, edit it, or ask a question: ✓ "quoted"',
+              artifact: { text: 'Draft: Please approve the quarterly report.' },
+              actions: ['accept', 'reject', 'refine', 'edit-accept', 'ask'],
+              requiredApprovals: 1,
+              rejectionPolicy: 'single-veto',
+              artifactFrom: 'draft',
+            },
+          },
+          { type: 'interrupt.requested', nodeId: 'review', payload: { interruptId: 'int_1', kind: 'approval' } },
+        ];
+        const { run: large } = await store.transaction((tx) => tx.insertRun(newRun(), gate));
+        const { run: small } = await store.transaction((tx) =>
+          tx.insertRun(newRun(), [{ type: 'run.started', payload: { workflowId: 'echo' } }]),
+        );
+        const raw = async (runId: string) =>
+          (
+            await sql<{
+              events: string | Uint8Array;
+            }>`select "events" from "event_batches" where "run_id" = ${runId}`.execute(store.db)
+          ).rows[0]?.events;
+        const json = JSON.stringify(gate.map((e) => ({ type: e.type, nodeId: e.nodeId, payload: e.payload })));
+        const stored = await raw(large.runId);
+        if (dialect === 'sqlite') assert.ok(stored instanceof Uint8Array, 'SQLite holds the bytes');
+        else assert.match(stored as string, /^~1/);
+        assert.ok((stored?.length ?? 0) < json.length / 2, `${stored?.length} of ${json.length}`);
+        assert.equal(typeof (await raw(small.runId)), 'string');
+        assert.match((await raw(small.runId)) as string, /^\[/);
+        const back = await store.events.list(large.runId);
+        assert.deepEqual(
+          back.map((e) => ({ type: e.type, nodeId: e.nodeId, payload: e.payload })),
+          gate.map((e) => ({ type: e.type, nodeId: e.nodeId, payload: e.payload })),
+        );
+        assert.deepEqual(seqs(back), [0, 1, 2, 3, 4, 5]);
+        assert.equal(
+          (await store.events.listOfTypes(large.runId, ['approval.requested']))[0]?.payload.title,
+          'Review the draft',
+        );
+        assert.equal((await store.events.list(small.runId))[0]?.payload.workflowId, 'echo');
+      } finally {
+        await store.close();
+      }
+    });
+
     it('one row per run per transaction; events read back as appended, each with its own timestamp', async () => {
       const c = clock();
       const store = await openStore({ ...(await place(dialect)), now: c.now });

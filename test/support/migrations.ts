@@ -2,13 +2,29 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/store.js';
 
+/** Undo migration 0015: no index of tasks by state, every task in the message index. */
+export async function undoWaitingAtScale(store: Store): Promise<void> {
+  await sql`drop index "a2a_tasks_tenant_state"`.execute(store.db);
+  await sql`drop index "runs_leased"`.execute(store.db);
+  await sql`drop index "a2a_tasks_message"`.execute(store.db);
+  await sql`create unique index "a2a_tasks_message" on "a2a_tasks" ("tenant_id", "principal_id", "message_id")`.execute(
+    store.db,
+  );
+  await sql`drop index "runs_runnable"`.execute(store.db);
+  await sql`create index "runs_runnable" on "runs" ("status", "wake_at") where "status" <> 'completed' and "status" <> 'failed' and "status" <> 'cancelled'`.execute(
+    store.db,
+  );
+  await sql`delete from "kysely_migration" where "name" = '0015_waiting_at_scale'`.execute(store.db);
+}
+
 /** Undo migration 0014 (a data conversion: only its record), so an earlier one may run again. */
 export async function undoNeutralA2A(store: Store): Promise<void> {
   await sql`delete from "kysely_migration" where "name" = '0014_neutral_a2a'`.execute(store.db);
 }
 
-/** Undo migration 0013 (and 0014): no table of parts stored by reference. */
+/** Undo migration 0013 (and the later ones): no table of parts stored by reference. */
 export async function undoRunValues(store: Store): Promise<void> {
+  await undoWaitingAtScale(store);
   await undoNeutralA2A(store);
   await sql`drop table "run_values"`.execute(store.db);
   await sql`delete from "kysely_migration" where "name" = '0013_run_values'`.execute(store.db);

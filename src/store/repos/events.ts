@@ -4,9 +4,11 @@
 // one JSON array, keyed by the run and the sequence of its first event. A commit writes one row
 // and one key, not one of each per event (an approval reply appends nine); readers page by
 // sequence as before, and get each event with its run, sequence and timestamp restored. A batch
-// that holds a large part (a call's answer) holds a reference to it instead (src/store/recorded.ts).
+// that holds a large part (a call's answer) holds a reference to it instead (src/store/recorded.ts);
+// one of 512 characters or more is stored deflated (src/store/log-codec.ts).
 import type { EventBatchesTable } from '../db.js';
 import { MAX_EVENT_SEQUENCE, type RunEvent, type RunEventType } from '../model.js';
+import { decodeLog, encodeLog } from '../log-codec.js';
 import { encodeRecorded, isEnvelope, type NewValue, readRefs, type ValueWriter } from '../recorded.js';
 import { statement } from '../statements.js';
 import { Repo } from './repo.js';
@@ -51,7 +53,7 @@ export class Events extends Repo {
     const out: RunEvent[] = [];
     const take = (e: RunEvent) => e.sequence > afterSeq && out.length < limit && out.push(e);
     for (const row of rows) {
-      const batch: unknown = JSON.parse(row.events);
+      const batch: unknown = JSON.parse(decodeLog(row.events));
       const stored = Array.isArray(batch)
         ? (batch as StoredEvent[])
         : await this.whole(row, batch, (_, i) => Number(row.first_seq) + i > afterSeq);
@@ -74,7 +76,7 @@ export class Events extends Repo {
     const end = beforeSeq ?? Number.POSITIVE_INFINITY;
     const take = (e: RunEvent) => e.sequence < end && out.push(e);
     for (const row of rows) {
-      const batch: unknown = JSON.parse(row.events);
+      const batch: unknown = JSON.parse(decodeLog(row.events));
       const stored = Array.isArray(batch)
         ? (batch as StoredEvent[])
         : await this.whole(row, batch, (s, i) => Number(row.first_seq) + i < end && types.includes(s.type));
@@ -93,7 +95,8 @@ export class Events extends Repo {
     const parts: NewValue[] = [];
     const text = pack(events, writer, parts);
     if (parts.length > 0) await this.values.store(parts);
-    const row = [first.runId, first.sequence, first.sequence + events.length - 1, first.timestamp, text];
+    const stored = encodeLog(text, this.dialect);
+    const row = [first.runId, first.sequence, first.sequence + events.length - 1, first.timestamp, stored];
     await this.sendAhead(INSERT_BATCH, row);
   }
 

@@ -1,8 +1,9 @@
 // Idempotency records: (tenant, scope, key) → the response an earlier request produced.
+import { type SqlBool, sql } from 'kysely';
 import type { IdempotencyTable } from '../db.js';
 import type { IdempotencyRecord } from '../model.js';
 import { statement } from '../statements.js';
-import { Repo } from './repo.js';
+import { nextTurn, Repo } from './repo.js';
 
 const GET = statement('select * from "idempotency" where "tenant_id" = ? and "scope" = ? and "key" = ?');
 
@@ -38,7 +39,28 @@ export class Idempotency extends Repo {
     await this.sendAhead(insert);
   }
 
-  async purgeBefore(cutoff: Date): Promise<void> {
-    await this.db.deleteFrom('idempotency').where('created_at', '<', cutoff.toISOString()).execute();
+  /**
+   * Delete the records created before `cutoff`, `batch` at a time (idempotency_created): each
+   * DELETE is short, so on SQLite a writer waits for one batch at most, never for the whole purge.
+   */
+  async purgeBefore(cutoff: Date, batch = 500): Promise<number> {
+    const iso = cutoff.toISOString();
+    let total = 0;
+    for (;;) {
+      const res = await this.db
+        .deleteFrom('idempotency')
+        .where(
+          sql<SqlBool>`("tenant_id", "scope", "key") in (${this.db
+            .selectFrom('idempotency')
+            .select(['tenant_id', 'scope', 'key'])
+            .where('created_at', '<', iso)
+            .limit(batch)})`,
+        )
+        .executeTakeFirst();
+      const n = Number(res.numDeletedRows);
+      total += n;
+      if (n < batch) return total;
+      await nextTurn(); // the transactions asked for meanwhile go first (Store.purgeTerminalBefore)
+    }
   }
 }

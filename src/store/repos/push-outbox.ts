@@ -35,7 +35,7 @@ const HAS_PENDING = statement(
   'select 1 from "push_outbox" where "task_id" = ? and "config_id" = ? and "state" = \'pending\' limit 1',
 );
 /** Due, unleased (or lease expired), and first in line for its (task, config). */
-const CLAIM_DUE = claimStatements(
+export const CLAIM_DUE = claimStatements(
   'push_outbox',
   'delivery_id',
   'select "o"."delivery_id" from "push_outbox" as "o" where "o"."state" = \'pending\'' +

@@ -50,3 +50,6 @@ export abstract class Repo {
     return Number((await this.exec(query, params)).numAffectedRows ?? 0);
   }
 }
+
+/** Resolves in a later turn of the event loop, after the callbacks already waiting for one. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,7 @@
 // Run snapshots as read outside a transaction, and the worker's leases on them. Writes that
 // change a run's content go through StoreTx (tx.ts); leases are single atomic statements.
-import { type Expression, type SqlBool, sql } from 'kysely';
-import type { RunsTable } from '../db.js';
+import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import type { Database, RunsTable } from '../db.js';
 import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
 import {
   isWaiting,
@@ -29,25 +29,54 @@ const inList = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).jo
  */
 export const ACTIVE_TERMS = [...TERMINAL_STATUSES].map((s) => `"status" <> '${s}'`).join(' and ');
 
+// runs_runnable holds, of the active runs, those the worker may have to take without anyone
+// asking: `("status" in ('pending', 'running', 'cancelling') or "wake_at" is not null)` (migration
+// 0015). A run waiting on a person with no deadline is not in it at all: a million open approvals
+// cost the claim and the next-wake query nothing. Each reader below repeats one side of that OR.
+
 /** Runnable with its timer due, or waiting on a person past the gate's deadline (a timer too);
  * and the lease free or expired. */
 export const CLAIM = claimStatements(
   'runs',
   'run_id',
-  `select "run_id" from "runs" where ("status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS}` +
-    ` and ("wake_at" is null or "wake_at" <= ?)` +
-    ` or "status" in (${inList(WAITING_STATUSES)}) and ${ACTIVE_TERMS} and "wake_at" <= ?)` +
+  `select "run_id" from "runs" where ("status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS} and "wake_at" is null` +
+    // Two branches, not `(wake_at is null or wake_at <= ?)`: each is a range of the index, so runs
+    // sleeping on a later timer (a peer's answer, a delay) are never read.
+    ` or "status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS} and "wake_at" is not null and "wake_at" <= ?` +
+    ` or "status" in (${inList(WAITING_STATUSES)}) and ${ACTIVE_TERMS} and "wake_at" is not null and "wake_at" <= ?)` +
     ' and ("lease_expires_at" is null or "lease_expires_at" < ?)' +
     ' order by "updated_at" limit ?',
 );
 
-/** The earliest moment a claim could take a run: its timer due and any lease on it expired. */
+/**
+ * Timed runs of one status read for the next wake, earliest timer first. A run's claimable
+ * moment is its timer or, if later, the end of its lease: past the first run whose lease does
+ * not outlast its timer, no run can be earlier, so only the runs leased beyond their timers come
+ * before it — as many as there are live leases. Reading at most this many keeps the query
+ * bounded however many runs sleep or wait; with more leases than that, the worker wakes at its
+ * poll interval at the latest.
+ */
+const WAKE_SCAN = 1000;
+
+const timedOf = (status: string) =>
+  `select "wake_at", "lease_expires_at" from "runs" where "status" = '${status}' and ${ACTIVE_TERMS}` +
+  ` and "wake_at" is not null order by "wake_at" limit ${WAKE_SCAN}`;
+
+/** Runs without a timer held by a lease (being executed): claimable when the lease ends. */
+const HELD_UNTIMED =
+  `select "wake_at", "lease_expires_at" from "runs" where "status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS}` +
+  ' and "wake_at" is null and "lease_expires_at" is not null';
+
+/**
+ * The earliest moment a claim could take a run: its timer due and any lease on it expired. Per
+ * status, the runs_runnable index in timer order (see WAKE_SCAN); a waiting run without a
+ * deadline is not the worker's until someone decides, and is not read.
+ */
 const nextWake = (later: string) =>
   statement(
-    `select min(${later}) as "next" from "runs" where ("status" in (${inList(RUNNABLE)}) and ${ACTIVE_TERMS}` +
-      ' and ("wake_at" is not null or "lease_expires_at" is not null)' +
-      // A gate's deadline; a waiting run without one is not the worker's until someone decides.
-      ` or "status" in (${inList(WAITING_STATUSES)}) and ${ACTIVE_TERMS} and "wake_at" is not null)`,
+    `select min(${later}) as "next" from (` +
+      [...RUNNABLE, ...WAITING_STATUSES].map((s, i) => `select * from (${timedOf(s)}) as "t${i}"`).join(' union all ') +
+      ` union all ${HELD_UNTIMED}) as "due"`,
   );
 const LATER = 'coalesce("wake_at", 0), coalesce("lease_expires_at", 0)';
 export const NEXT_WAKE = { sqlite: nextWake(`max(${LATER})`), postgres: nextWake(`greatest(${LATER})`) };
@@ -150,25 +179,11 @@ export class Runs extends Repo {
    * holding only the runs that wait on a person.
    */
   async list(tenantId: string, filter: RunListFilter): Promise<RunPage> {
-    // Never the inputs, state or metadata: a page of runs of a megabyte each read 100 MB for a few KB of summaries.
-    let q = this.db.selectFrom('runs').select(RUN_HEAD_COLUMNS).where('tenant_id', '=', tenantId);
-    const statuses = filter.statuses;
-    if (statuses && statuses.length > 0) {
-      if (statuses.every(isWaiting)) q = q.where(WAITING_TERM);
-      // Statuses are checked against RUN_STATUSES by the caller; literals keep the plan independent of them.
-      q = q.where(
-        sql.ref('status'),
-        'in',
-        statuses.map((s) => sql.lit(s)),
-      );
-    }
-    if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
-    if (filter.text !== undefined) q = q.where(textMatch(filter.text));
     const after = filter.cursor === undefined ? undefined : decodeKeysetCursor(filter.cursor);
     if (filter.cursor !== undefined && after === undefined) {
       throw new RangeError('cursor is not one this server gave: pass the nextCursor of the previous page');
     }
-    const page = await keysetPage(q, ['created_at', 'run_id'], filter.limit, after);
+    const page = await keysetPage(runListQuery(this.db, tenantId, filter), RUN_LIST_KEY, filter.limit, after);
     const runs = page.rows.map(runHeadOf);
     const last = runs.at(-1);
     return page.more && last ? { runs, nextCursor: runListCursor(last) } : { runs };
@@ -257,6 +272,31 @@ export class Runs extends Repo {
     const row = await this.first<{ next: number | string | null }>(NEXT_WAKE[this.dialect], []);
     return row?.next == null ? undefined : Number(row.next);
   }
+}
+
+/** The run list's order: newest first. */
+export const RUN_LIST_KEY = ['created_at', 'run_id'] as const;
+
+/**
+ * A tenant's runs matching `filter`, unordered (GET /v1/runs). Only waiting statuses (the inbox):
+ * the partial index runs_tenant_waiting, whose predicate it repeats; else runs_tenant_created.
+ */
+export function runListQuery(db: Kysely<Database>, tenantId: string, filter: Omit<RunListFilter, 'limit' | 'cursor'>) {
+  // Never the inputs, state or metadata: a page of runs of a megabyte each read 100 MB for a few KB of summaries.
+  let q = db.selectFrom('runs').select(RUN_HEAD_COLUMNS).where('tenant_id', '=', tenantId);
+  const statuses = filter.statuses;
+  if (statuses && statuses.length > 0) {
+    if (statuses.every(isWaiting)) q = q.where(WAITING_TERM);
+    // Statuses are checked against RUN_STATUSES by the caller; literals keep the plan independent of them.
+    q = q.where(
+      sql.ref('status'),
+      'in',
+      statuses.map((s) => sql.lit(s)),
+    );
+  }
+  if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId);
+  if (filter.text !== undefined) q = q.where(textMatch(filter.text));
+  return q;
 }
 
 /**

@@ -1,7 +1,7 @@
 // The persisted A2ATaskState of each run (a2a_tasks) and the A2A reply messages already applied
 // to a task (a2a_messages). A task of another tenant is simply absent from every read.
-import type { A2ATasksTable, InterruptsTable, RunsTable } from '../db.js';
-import { sql } from 'kysely';
+import type { A2ATasksTable, Database, InterruptsTable, RunsTable } from '../db.js';
+import { type Kysely, sql } from 'kysely';
 import type { InterruptRecord, RunHead, RunRecord, TaskRecord } from '../model.js';
 import { interruptRows, RUN_HEAD_COLUMNS, runRows, taskRows } from '../rows.js';
 import { decodeKeysetCursor, encodeCursor, keysetPage } from '../cursor.js';
@@ -21,7 +21,7 @@ const UPDATE_STATE = statement(
   'update "a2a_tasks" set "state" = ?, "interrupt_kind" = ?, "updated_at" = ? where "task_id" = ?',
 );
 const GET_TASK = statement('select * from "a2a_tasks" where "task_id" = ? and "tenant_id" = ?');
-const TASK_BY_MESSAGE = statement(
+export const TASK_BY_MESSAGE = statement(
   'select * from "a2a_tasks" where "tenant_id" = ? and "principal_id" = ? and "message_id" = ?',
 );
 const TASK_AND_RUN_TEXT =
@@ -197,7 +197,7 @@ export class TaskRecords extends Repo {
     after?: { updatedAt: string; taskId: string },
   ): Promise<{ tasks: TaskRecord[]; more: boolean }> {
     const key = after ? ([after.updatedAt, after.taskId] as const) : undefined;
-    const { rows, more } = await keysetPage(this.filtered(tenantId, filter).selectAll(), KEY, limit, key);
+    const { rows, more } = await keysetPage(this.filtered(tenantId, filter).selectAll(), TASK_LIST_KEY, limit, key);
     return { tasks: rows.map(taskRows.fromRow), more };
   }
 
@@ -213,11 +213,8 @@ export class TaskRecords extends Repo {
     after?: { updatedAt: string; taskId: string },
   ): Promise<{ tasks: Array<{ rec: TaskRecord; run: RunHead }>; more: boolean }> {
     const key = after ? ([after.updatedAt, after.taskId] as const) : undefined;
-    const q = this.filtered(tenantId, filter)
-      .innerJoin('runs', 'runs.run_id', 'a2a_tasks.task_id')
-      .selectAll('a2a_tasks')
-      .select(RUN_HEAD_COLUMNS.map((c) => sql.ref(`runs.${c}`).as(`r_${c}`)));
-    const { rows, more } = await keysetPage(q, KEY, limit, key);
+    const q = tasksWithRunsQuery(this.db, tenantId, filter);
+    const { rows, more } = await keysetPage(q, TASK_LIST_KEY, limit, key);
     const tasks = rows.map((row) => ({ rec: taskRows.fromRow(row), run: runHeadOf(row) }));
     return { tasks, more };
   }
@@ -230,14 +227,31 @@ export class TaskRecords extends Repo {
     return Number(row?.n ?? 0);
   }
 
-  /** Column names qualified: `pageWithRuns` joins runs, which has a tenant_id and an updated_at too. */
   private filtered(tenantId: string, filter: TaskFilter) {
-    let q = this.db.selectFrom('a2a_tasks').where('a2a_tasks.tenant_id', '=', tenantId);
-    if (filter.state !== undefined) q = q.where('a2a_tasks.state', '=', filter.state);
-    if (filter.contextId !== undefined) q = q.where('a2a_tasks.context_id', '=', filter.contextId);
-    if (filter.since !== undefined) q = q.where('a2a_tasks.updated_at', '>=', filter.since);
-    return q;
+    return tasksQuery(this.db, tenantId, filter);
   }
+}
+
+/**
+ * A tenant's tasks matching `filter` (ListTasks, GET /v1/a2a/tasks), unordered. Column names
+ * qualified: `tasksWithRunsQuery` joins runs, which has a tenant_id and an updated_at too. With a
+ * state, a2a_tasks_tenant_state serves it in status order (migration 0015); without,
+ * a2a_tasks_tenant_updated.
+ */
+export function tasksQuery(db: Kysely<Database>, tenantId: string, filter: TaskFilter) {
+  let q = db.selectFrom('a2a_tasks').where('a2a_tasks.tenant_id', '=', tenantId);
+  if (filter.state !== undefined) q = q.where('a2a_tasks.state', '=', filter.state);
+  if (filter.contextId !== undefined) q = q.where('a2a_tasks.context_id', '=', filter.contextId);
+  if (filter.since !== undefined) q = q.where('a2a_tasks.updated_at', '>=', filter.since);
+  return q;
+}
+
+/** `tasksQuery`, each task with its run's head (the `r_` columns): what a ListTasks page reads. */
+export function tasksWithRunsQuery(db: Kysely<Database>, tenantId: string, filter: TaskFilter) {
+  return tasksQuery(db, tenantId, filter)
+    .innerJoin('runs', 'runs.run_id', 'a2a_tasks.task_id')
+    .selectAll('a2a_tasks')
+    .select(RUN_HEAD_COLUMNS.map((c) => sql.ref(`runs.${c}`).as(`r_${c}`)));
 }
 
 /** The task record and run of a row of TASK_AND_RUN. */
@@ -289,7 +303,7 @@ export interface TaskFilter {
 
 /** A malformed cursor is a RangeError (the caller's 400), never a query. */
 /** The list order: most recently changed first. */
-const KEY = ['a2a_tasks.updated_at', 'a2a_tasks.task_id'] as const;
+export const TASK_LIST_KEY = ['a2a_tasks.updated_at', 'a2a_tasks.task_id'] as const;
 
 /** The run of a `pageWithRuns` row (its `r_` columns). */
 const runHeadOf = runRows.fromPrefixed('r_') as (row: Record<string, unknown>) => RunHead;
