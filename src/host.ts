@@ -22,7 +22,11 @@ import type { NodeServices } from './engine/nodes/services.js';
 import { Retention } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import { loadWorkflows, type WorkflowRegistry } from './engine/workflow/loader.js';
+import { CardSigner } from './a2a/card-signing.js';
+import { TokenSource } from './calls/client-credentials.js';
 import { buildApp } from './http/app.js';
+import { OidcVerifier } from './http/oidc.js';
+import { jwksRoute } from './http/routes/trust.js';
 import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
 import { a2aRestRoutes } from './http/routes/a2a-rest.js';
@@ -209,6 +213,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   });
   const streams = new A2AStreams(engine, bus, a2a);
   const sse = new SseHub(config.sse, metrics);
+  const { oidc, cardSigner } = await trust(config, log);
   const app = await buildApp({
     config,
     logger: log,
@@ -229,12 +234,16 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
           pushPolicy: policy,
           pushWorker,
           sse,
+          ...(oidc ? { oidc } : {}),
+          ...(cardSigner ? { cardSigner } : {}),
         };
         a2aRoutes(a, deps);
         a2aRestRoutes(a, deps);
       },
       (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
+      (a) => (cardSigner ? jwksRoute(a, cardSigner) : undefined),
     ],
+    ...(oidc ? { oidc } : {}),
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
 
@@ -276,6 +285,20 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   };
 }
 
+/**
+ * The provider whose tokens the host accepts (its discovery is started now, so the card names the
+ * token endpoint from the first request; a provider that is down is asked again on the next token),
+ * and the key that signs the cards.
+ */
+async function trust(config: Config, log: Logger): Promise<{ oidc?: OidcVerifier; cardSigner?: CardSigner }> {
+  const oidc = config.oidc ? new OidcVerifier(config.oidc) : undefined;
+  await oidc
+    ?.metadata()
+    .catch((err: Error) => log.warn({ issuer: config.oidc?.issuer, err: err.message }, 'OpenID discovery failed'));
+  const cardSigner = config.cardSigningKeyFile ? await CardSigner.fromFile(config.cardSigningKeyFile) : undefined;
+  return { ...(oidc ? { oidc } : {}), ...(cardSigner ? { cardSigner } : {}) };
+}
+
 /** The services nodes that call out are lent: their own egress policy and guarded dispatcher. */
 function nodeServices(config: Config, opts: HostOptions): NodeServices {
   const policy = createEgressPolicy(config.egress);
@@ -284,7 +307,9 @@ function nodeServices(config: Config, opts: HostOptions): NodeServices {
     ...(config.egress.caFile ? { ca: readFileSync(config.egress.caFile) } : {}),
     ...(opts.egressLookup ? { lookup: opts.egressLookup } : {}),
   });
-  return { calls: { dispatcher, policy, secrets: config.secrets, llmProviders: config.llmProviders } };
+  // http.request's client-credentials tokens: fetched through the same guard as the calls.
+  const tokens = new TokenSource({ redactor: config.secrets.redactor, timeoutMs: 30_000 });
+  return { calls: { dispatcher, policy, secrets: config.secrets, llmProviders: config.llmProviders, tokens } };
 }
 
 /**

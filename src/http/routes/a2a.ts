@@ -2,7 +2,9 @@
 // HANDOFF_TEST_SEAMS=1) the RFC 0100 conformance seams.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AGENT_CARD_PATH, type AgentCardOptions, buildA2ADiscoveryBlock } from '../../a2a/card.js';
+import { type CardSigner, servedCard } from '../../a2a/card-signing.js';
 import { agentCardFor } from '../../a2a/card-v1.js';
+import { cardSchemes, type OidcVerifier } from '../oidc.js';
 import { CODECS } from '../../a2a/codec/index.js';
 import type { WireCodec } from '../../a2a/codec/codec.js';
 import { type A2AError, TRY_LATER, toA2AError, tryLater } from '../../a2a/errors.js';
@@ -86,6 +88,10 @@ export interface A2ARouteDeps {
   pushWorker?: { kick(): void };
   /** The host's SSE streams (shared with the REST event stream). */
   sse: SseHub;
+  /** HANDOFF_OIDC_ISSUER: the card declares the provider's schemes. */
+  oidc?: OidcVerifier;
+  /** HANDOFF_CARD_SIGNING_KEY_FILE: every card served is signed. */
+  cardSigner?: CardSigner;
 }
 
 /** The features this host really serves; the card and the discovery block both read these. */
@@ -111,14 +117,17 @@ export function a2aRoutes(app: FastifyInstance, deps: A2ARouteDeps): void {
       .filter((w) => w.public !== false)
       .map((w) => ({ id: w.id, name: w.name, description: w.description ?? w.name })),
     ...A2A_FEATURES,
-    requireAuth: deps.config.apiKeys.size > 0,
+    requireAuth: deps.config.apiKeys.size > 0 || deps.config.oidc !== undefined,
   });
   // The card's shape follows the A2A-Version asked for (absent: the 0.3 card, which also lists
   // supportedInterfaces): caches must key on the header. Its ETag is of the bytes sent, so each
   // version (and each base URL) has its own (A2A 1.0 §8.6.1).
   const card = async (req: FastifyRequest, reply: FastifyReply) => {
     const asked = versionAsked(req);
-    const body = JSON.stringify(agentCardFor(cardVersion(asked.header, asked.query), cardOptions(req)));
+    const opts = { ...cardOptions(req), ...(await cardSchemes(deps.oidc)) };
+    const body = JSON.stringify(
+      await servedCard(deps.cardSigner, agentCardFor(cardVersion(asked.header, asked.query), opts), opts.baseUrl),
+    );
     const etag = strongEtag(body);
     void reply.headers({ Vary: 'A2A-Version', 'Cache-Control': CARD_CACHE_CONTROL, ETag: etag });
     if (matchesEtag(req.headers['if-none-match'], etag)) return reply.status(304).send();
