@@ -61,8 +61,10 @@ function restScope(path: string, continuesTask: boolean): Scope | undefined {
  */
 export function requiredScope(req: FastifyRequest): Scope | undefined {
   const route = `${req.method} ${req.routeOptions.url ?? ''}`;
-  const body = req.body as { method?: unknown; params?: { message?: { taskId?: unknown } } } | undefined;
   if (route === 'POST /v1/a2a') {
+    // The JSON-RPC route parses its own body (a string here); a body that does not parse names no
+    // method, so no scope grants it.
+    const body = rpcBody(req.body);
     const method = typeof body?.method === 'string' ? body.method : '';
     return rpcScope(method, hasTask(body?.params?.message));
   }
@@ -74,6 +76,15 @@ export function requiredScope(req: FastifyRequest): Scope | undefined {
     return restScope(rest, hasTask(message)) ?? restScope(rest.replace(/^\/[^/]+/, ''), hasTask(message));
   }
   return REST.find(([pattern]) => pattern.test(route))?.[1];
+}
+
+function rpcBody(raw: unknown): { method?: unknown; params?: { message?: unknown } } | undefined {
+  if (typeof raw !== 'string') return raw as { method?: unknown } | undefined;
+  try {
+    return JSON.parse(raw) as { method?: unknown };
+  } catch {
+    return undefined;
+  }
 }
 
 const hasTask = (message: unknown): boolean => {
