@@ -13,6 +13,7 @@ import { cancelCommand } from './cancel.js';
 import { pushCommand } from './push.js';
 import { tasksCommand } from './tasks.js';
 import { validateCommand } from './validate.js';
+import { cardCommand } from './card.js';
 
 const program = new Command('handoff')
   .description('Durable A2A tasks for human-in-the-loop workflow runs')
@@ -28,4 +29,5 @@ program.addCommand(cancelCommand());
 program.addCommand(pushCommand());
 program.addCommand(tasksCommand());
 program.addCommand(validateCommand());
+program.addCommand(cardCommand());
 await program.parseAsync(process.argv);

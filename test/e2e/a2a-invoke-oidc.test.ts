@@ -3,18 +3,32 @@
 // client credentials and B's pinned card key. A → B completes; a wrong pinned key or a tampered
 // card refuses the peer before any token is fetched or any request reaches the peer.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 import { startProvider, type TestProvider } from '../support/oidc.js';
-import { getJson, killAllServers, type ServerProcess, startServer } from '../support/server-process.js';
+import { cliPath, getJson, killAllServers, type ServerProcess, startServer } from '../support/server-process.js';
 import { callerEnv, events, startRun, tmp, untilStatus, writeCallWorkflows } from '../support/two-hosts.js';
 
 const AUDIENCE = 'https://handoff-b.test';
+const execFileAsync = promisify(execFile);
+
+/** `handoff card verify …`: its exit code and output. */
+async function cardVerify(...args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout } = await execFileAsync(process.execPath, [cliPath(), 'card', 'verify', ...args]);
+    return { code: 0, out: stdout };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout + e.stderr };
+  }
+}
 const wf = writeCallWorkflows(60_000);
 
 function signingKey(dir: string): { file: string; publicJwk: Promise<JWK> } {
@@ -53,6 +67,8 @@ describe('a2a.invoke across organizations: client credentials and a pinned card 
   let a: ServerProcess;
   let proxy: Awaited<ReturnType<typeof tamperingProxy>>;
   let bKey: JWK;
+  let otherKey: JWK;
+  let dir: string;
 
   before(async () => {
     idp = await startProvider({
@@ -74,7 +90,8 @@ describe('a2a.invoke across organizations: client credentials and a pinned card 
     });
     proxy = await tamperingProxy(b);
     const aDir = tmp('a');
-    const otherKey = await exportJWK(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey);
+    dir = aDir;
+    otherKey = await exportJWK(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey);
     const auth = {
       type: 'oauth2-client-credentials',
       tokenUrl: `${idp.issuer}/token`,
@@ -153,4 +170,20 @@ describe('a2a.invoke across organizations: client credentials and a pinned card 
       assert.equal(linked, undefined, 'no task was started at the peer');
     });
   }
+
+  it('handoff card verify: B’s card verifies with its published and with its pinned key; a wrong key or a tampered card does not', async () => {
+    const own = await cardVerify(b.url);
+    assert.equal(own.code, 0, own.out);
+    assert.match(own.out, /card 0\.3 .*: verified/);
+    assert.match(own.out, /card 1\.0 .*: verified/);
+    const pinned = join(dir, 'pinned.json');
+    writeFileSync(pinned, JSON.stringify({ keys: [bKey] }));
+    assert.equal((await cardVerify(b.url, '--jwks', pinned)).code, 0);
+    const wrong = join(dir, 'wrong.json');
+    writeFileSync(wrong, JSON.stringify({ keys: [otherKey] }));
+    const refused = await cardVerify(b.url, '--jwks', wrong);
+    assert.equal(refused.code, 1, refused.out);
+    assert.match(refused.out, /NOT verified/);
+    assert.equal((await cardVerify(proxy.url, '--jwks', `${b.url}/.well-known/jwks.json`)).code, 1);
+  });
 });
