@@ -51,7 +51,15 @@ const provider = new Provider(issuer, {
   clients,
   jwks: { keys: [jwk] },
   scopes: ['openid', ...scopes.split(' ')],
-  ttl: { ClientCredentials: 3600, AccessToken: 3600, AuthorizationCode: 60, Session: 3600, Grant: 3600, Interaction: 600, IdToken: 3600 },
+  ttl: {
+    ClientCredentials: 3600,
+    AccessToken: 3600,
+    AuthorizationCode: 60,
+    Session: 3600,
+    Grant: 3600,
+    Interaction: 600,
+    IdToken: 3600,
+  },
   features: {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
@@ -72,5 +80,7 @@ const provider = new Provider(issuer, {
   findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
 });
 createServer(provider.callback()).listen(Number(values.port), '127.0.0.1', () => {
-  process.stdout.write(`OpenID provider ${issuer}: client a-host / a-host-secret, tokens for ${values.resource}, tenant ${values.tenant}\n`);
+  process.stdout.write(
+    `OpenID provider ${issuer}: client a-host / a-host-secret, tokens for ${values.resource}, tenant ${values.tenant}\n`,
+  );
 });
