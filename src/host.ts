@@ -26,7 +26,7 @@ import { CardSigner } from './a2a/card-signing.js';
 import { TokenSource } from './calls/client-credentials.js';
 import { buildApp } from './http/app.js';
 import { OidcVerifier } from './http/oidc.js';
-import { jwksRoute } from './http/routes/trust.js';
+import { consoleSignInRoute, jwksRoute } from './http/routes/trust.js';
 import { SseHub } from './http/sse.js';
 import { a2aRoutes, discoveryBlock } from './http/routes/a2a.js';
 import { a2aRestRoutes } from './http/routes/a2a-rest.js';
@@ -242,6 +242,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
       },
       (a) => peerCallbackRoutes(a, { store, wakes: peerWakes }),
       (a) => (cardSigner ? jwksRoute(a, cardSigner) : undefined),
+      (a) => (oidc ? consoleSignInRoute(a, oidc) : undefined),
     ],
     ...(oidc ? { oidc } : {}),
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },

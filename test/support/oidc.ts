@@ -185,19 +185,6 @@ function providerFor(
     extraTokenClaims: () => ({ tenant: opts.tenant }),
     // The console's tokens: the signed-in account is the principal.
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
-    loadExistingGrant: async (ctx) => {
-      const grantId =
-        ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session?.grantIdFor(ctx.oidc.client?.clientId ?? '');
-      if (grantId) return ctx.oidc.provider.Grant.find(grantId);
-      const grant = new ctx.oidc.provider.Grant({
-        clientId: ctx.oidc.client?.clientId ?? '',
-        accountId: ctx.oidc.session?.accountId ?? '',
-      });
-      grant.addOIDCScope('openid');
-      grant.addResourceScope(opts.audience, scopes.join(' '));
-      await grant.save();
-      return grant;
-    },
   });
   return provider;
 }
