@@ -39,7 +39,16 @@ interface SigningKey {
   publicJwk: JWK;
 }
 
+/** Signatures kept per card (versions × base URLs seen); the oldest goes first. */
+const SIGNED_CACHE_MAX = 32;
+
 export class CardSigner {
+  /**
+   * Signature by payload and `jku`: an ES256 signature is randomized, so signing each request anew
+   * would change the card's bytes (and its ETag) every time; the same card keeps its signature.
+   */
+  private readonly signed = new Map<string, CardSignature>();
+
   private constructor(private readonly keys: SigningKey[]) {}
 
   /** The PEM file's private keys, oldest first; throws naming the file (never key material). */
@@ -60,12 +69,20 @@ export class CardSigner {
 
   /** `card` with `signatures: [one signature by the newest key]` (any signatures it had are replaced). */
   async sign<T extends object>(card: T, jku: string): Promise<T & { signatures: CardSignature[] }> {
-    const newest = this.keys[this.keys.length - 1] as SigningKey;
-    const jws = await new FlattenedSign(cardPayload(card))
-      .setProtectedHeader({ alg: newest.alg, kid: newest.kid, typ: 'JOSE', jku })
-      .sign(newest.key);
+    const payload = cardPayload(card);
+    const key = `${jku}\n${Buffer.from(payload).toString('base64')}`;
+    let signature = this.signed.get(key);
+    if (signature === undefined) {
+      const newest = this.keys[this.keys.length - 1] as SigningKey;
+      const jws = await new FlattenedSign(payload)
+        .setProtectedHeader({ alg: newest.alg, kid: newest.kid, typ: 'JOSE', jku })
+        .sign(newest.key);
+      signature = { protected: jws.protected ?? '', signature: jws.signature };
+      if (this.signed.size >= SIGNED_CACHE_MAX) this.signed.delete(this.signed.keys().next().value as string);
+      this.signed.set(key, signature);
+    }
     const { signatures: _old, ...unsigned } = card as T & { signatures?: unknown };
-    return { ...(unsigned as T), signatures: [{ protected: jws.protected ?? '', signature: jws.signature }] };
+    return { ...(unsigned as T), signatures: [signature] };
   }
 }
 

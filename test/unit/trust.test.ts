@@ -58,6 +58,16 @@ describe('signed cards', () => {
     }
   });
 
+  it('an ES256 card keeps its signature from request to request (its bytes, and so its ETag, stay the same)', async () => {
+    const signer = await CardSigner.fromFile(file('ec.pem', pem('ec')));
+    const first = await signer.sign(card, 'https://b.test/.well-known/jwks.json');
+    const again = await signer.sign({ ...card }, 'https://b.test/.well-known/jwks.json');
+    assert.equal(JSON.stringify(again), JSON.stringify(first));
+    const other = await signer.sign({ ...card, version: '2' }, 'https://b.test/.well-known/jwks.json');
+    assert.notEqual(other.signatures[0]?.signature, first.signatures[0]?.signature);
+    assert.equal((await verifyCard(other, signer.jwks())).ok, true);
+  });
+
   it('refuses a key that is not ES256 or Ed25519, and a file without a key', async () => {
     await assert.rejects(CardSigner.fromFile(file('rsa.pem', pem('rsa'))), /ES256 \(P-256\) or Ed25519/);
     await assert.rejects(CardSigner.fromFile(file('none.pem', 'nothing here')), /no PEM private key/);
