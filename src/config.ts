@@ -8,7 +8,8 @@ import ipaddr from 'ipaddr.js';
 import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
 import { parseHostPattern } from './egress/address.js';
 import { loadSecrets, type SecretStore } from './secrets/store.js';
-import { type AgentEntry, parseAgentRegistry, registryCredentials } from './peers/registry.js';
+import type { OidcSettings } from './http/oidc.js';
+import { type AgentEntry, parseAgentRegistry, parseAgentsFile, registryCredentials } from './peers/registry.js';
 import { tracingConfigured } from './telemetry/sdk.js';
 
 export interface ApiKeyIdentity {
@@ -38,8 +39,12 @@ export interface Config {
   /** A refused workflow file stops the host (`--strict-workflows`, HANDOFF_STRICT_WORKFLOWS=1); default: it is listed. */
   strictWorkflows: boolean;
   retentionDays: number;
-  /** API key → identity. Empty: no authentication, loopback only. */
+  /** API key → identity. Empty (and no oidc): no authentication, loopback only. */
   apiKeys: Map<string, ApiKeyIdentity>;
+  /** HANDOFF_OIDC_*: the provider whose JWT access tokens are accepted beside API keys. */
+  oidc?: OidcSettings;
+  /** HANDOFF_CARD_SIGNING_KEY_FILE: PEM private key(s) that sign the agent cards (the last one signs). */
+  cardSigningKeyFile?: string;
   publicUrl?: string;
   defaultSkill: string;
   testSeams: boolean;
@@ -273,11 +278,22 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
       pollMs: int('HANDOFF_CHILD_POLL_MS', env.HANDOFF_CHILD_POLL_MS ?? '60000', 10, 3_600_000),
     },
   };
+  if (env.HANDOFF_AGENTS_FILE) {
+    const file = existingFile('HANDOFF_AGENTS_FILE', env.HANDOFF_AGENTS_FILE);
+    const verdict = parseAgentsFile(file, config.secrets, new Set(registry.keys()));
+    if (!verdict.ok) throw new ConfigError(verdict.error);
+    for (const [name, entry] of verdict.agents) registry.set(name, entry);
+  }
   const tls = tlsFiles(
     flags.tlsCert || env.HANDOFF_TLS_CERT || undefined,
     flags.tlsKey || env.HANDOFF_TLS_KEY || undefined,
   );
   if (tls) config.tls = tls;
+  const oidc = oidcSettings(env);
+  if (oidc) config.oidc = oidc;
+  if (env.HANDOFF_CARD_SIGNING_KEY_FILE) {
+    config.cardSigningKeyFile = existingFile('HANDOFF_CARD_SIGNING_KEY_FILE', env.HANDOFF_CARD_SIGNING_KEY_FILE);
+  }
   if (config.agents.pollMaxMs < config.agents.pollMinMs) {
     throw new ConfigError('HANDOFF_AGENT_POLL_MAX_MS must not be below HANDOFF_AGENT_POLL_MIN_MS');
   }
@@ -301,9 +317,9 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     config.pgSchema = env.HANDOFF_PG_SCHEMA;
   }
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');
-  if (config.apiKeys.size === 0 && !isLoopback(config.host)) {
+  if (config.apiKeys.size === 0 && !config.oidc && !isLoopback(config.host)) {
     throw new ConfigError(
-      `refusing to listen on ${config.host} without authentication: set HANDOFF_API_KEYS, or bind to 127.0.0.1`,
+      `refusing to listen on ${config.host} without authentication: set HANDOFF_API_KEYS or HANDOFF_OIDC_ISSUER, or bind to 127.0.0.1`,
     );
   }
   if (config.publicUrl && !URL.canParse(config.publicUrl)) {
@@ -311,7 +327,7 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
   }
   // A keyless host trusts whoever reaches it: letting every web page read its answers would
   // hand the local user's runs to any site they visit.
-  if (config.corsOrigins.includes('*') && config.apiKeys.size === 0) {
+  if (config.corsOrigins.includes('*') && config.apiKeys.size === 0 && !config.oidc) {
     throw new ConfigError(
       'HANDOFF_CORS_ORIGINS=* requires HANDOFF_API_KEYS (a keyless host would answer any web page)',
     );
@@ -359,6 +375,35 @@ function notifyCredentials(env: NodeJS.ProcessEnv): string[] {
   return [env.HANDOFF_WEBHOOK_SECRET, env.HANDOFF_LINK_SECRET, smtpPassword && decodeURIComponent(smtpPassword)].filter(
     (v): v is string => typeof v === 'string' && v.length > 0,
   );
+}
+
+/** HANDOFF_OIDC_ISSUER and its companions; the audience is required with it (a token for any API would do). */
+function oidcSettings(env: NodeJS.ProcessEnv): OidcSettings | undefined {
+  const issuer = env.HANDOFF_OIDC_ISSUER;
+  const companions = ['HANDOFF_OIDC_AUDIENCE', 'HANDOFF_OIDC_TENANT_CLAIM', 'HANDOFF_OIDC_SCOPES_CLAIM'];
+  if (!issuer) {
+    const stray = companions.find((c) => env[c] !== undefined);
+    if (stray) throw new ConfigError(`${stray} is set but HANDOFF_OIDC_ISSUER is not`);
+    return undefined;
+  }
+  const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
+  if (!url || (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname)))) {
+    throw new ConfigError(
+      `HANDOFF_OIDC_ISSUER must be an https URL (http only on loopback), exactly as the provider's 'iss', got '${issuer.slice(0, 100)}'`,
+    );
+  }
+  const audience = env.HANDOFF_OIDC_AUDIENCE;
+  if (!audience)
+    throw new ConfigError('HANDOFF_OIDC_ISSUER needs HANDOFF_OIDC_AUDIENCE: the `aud` tokens for this host carry');
+  const settings: OidcSettings = {
+    issuer,
+    audience,
+    tenantClaim: env.HANDOFF_OIDC_TENANT_CLAIM || 'tenant',
+    jwksCooldownMs: int('HANDOFF_OIDC_JWKS_COOLDOWN_MS', env.HANDOFF_OIDC_JWKS_COOLDOWN_MS ?? '30000', 0, 3_600_000),
+  };
+  if (env.HANDOFF_OIDC_SCOPES_CLAIM) settings.scopesClaim = env.HANDOFF_OIDC_SCOPES_CLAIM;
+  if (env.HANDOFF_OIDC_CONSOLE_CLIENT_ID) settings.consoleClientId = env.HANDOFF_OIDC_CONSOLE_CLIENT_ID;
+  return settings;
 }
 
 function sseLimits(env: NodeJS.ProcessEnv): Config['sse'] {

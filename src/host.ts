@@ -30,7 +30,11 @@ import {
   type WorkflowCatalog,
   type WorkflowRegistry,
 } from './engine/workflow/loader.js';
+import { CardSigner } from './a2a/card-signing.js';
+import { TokenSource } from './calls/client-credentials.js';
 import { buildApp } from './http/app.js';
+import { OidcVerifier } from './http/oidc.js';
+import { consoleSignInRoute, jwksRoute } from './http/routes/trust.js';
 import { SseHub } from './http/sse.js';
 import { RunQuota } from './http/quotas.js';
 import { a2aRoutes, cardSays, discoveryBlock } from './http/routes/a2a/index.js';
@@ -256,6 +260,7 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   });
   const quota = new RunQuota(store, config);
   const sse = new SseHub(config.sse, metrics);
+  const { oidc, cardSigner } = await trust(config, log);
   const app = await buildApp({
     config,
     logger: log,
@@ -276,6 +281,8 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
           quota,
           sse,
           seams: { engine, service: a2a, pushPolicy: policy },
+          ...(oidc ? { oidc } : {}),
+          ...(cardSigner ? { cardSigner } : {}),
         }),
       (a) => peerCallbackRoutes(a, { waitOf: (waitId) => store.peerWaits.get(waitId), wakes: peerWakes }),
       (a) => {
@@ -283,7 +290,10 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
         void a.register(decisionLinkRoutes, { links, store, kick: () => notifier.worker.kick() });
       },
       (a) => webhookRoutes(a, webhooks),
+      (a) => (cardSigner ? jwksRoute(a, cardSigner) : undefined),
+      (a) => (oidc ? consoleSignInRoute(a, oidc) : undefined),
     ],
+    ...(oidc ? { oidc } : {}),
     discovery: { transports: ['a2a'], families: (req) => ({ a2a: discoveryBlock(config, req) }) },
   });
 
@@ -334,6 +344,20 @@ export async function createHost(config: Config, logger?: Logger, opts: HostOpti
   };
 }
 
+/**
+ * The provider whose tokens the host accepts (its discovery is started now, so the card names the
+ * token endpoint from the first request; a provider that is down is asked again on the next token),
+ * and the key that signs the cards.
+ */
+async function trust(config: Config, log: Logger): Promise<{ oidc?: OidcVerifier; cardSigner?: CardSigner }> {
+  const oidc = config.oidc ? new OidcVerifier(config.oidc) : undefined;
+  await oidc
+    ?.metadata()
+    .catch((err: Error) => log.warn({ issuer: config.oidc?.issuer, err: err.message }, 'OpenID discovery failed'));
+  const cardSigner = config.cardSigningKeyFile ? await CardSigner.fromFile(config.cardSigningKeyFile) : undefined;
+  return { ...(oidc ? { oidc } : {}), ...(cardSigner ? { cardSigner } : {}) };
+}
+
 /** The services nodes that call out are lent: their own egress policy and guarded dispatcher. */
 function nodeServices(config: Config, opts: HostOptions): NodeServices {
   const policy = createEgressPolicy({ ...config.egress, settings: CALL_EGRESS_SETTINGS });
@@ -342,7 +366,9 @@ function nodeServices(config: Config, opts: HostOptions): NodeServices {
     ...(config.egress.caFile ? { ca: readFileSync(config.egress.caFile) } : {}),
     ...(opts.egressLookup ? { lookup: opts.egressLookup } : {}),
   });
-  return { calls: { dispatcher, policy, secrets: config.secrets, llmProviders: config.llmProviders } };
+  // http.request's client-credentials tokens: fetched through the same guard as the calls.
+  const tokens = new TokenSource({ redactor: config.secrets.redactor, timeoutMs: 30_000 });
+  return { calls: { dispatcher, policy, secrets: config.secrets, llmProviders: config.llmProviders, tokens } };
 }
 
 /**

@@ -3,14 +3,28 @@
 // can read.
 const KEY_STORAGE = 'handoff.apiKey';
 
-/** The API key of this browser tab's session, if one was entered (kept in sessionStorage only). */
-export function apiKey(): string | undefined {
-  return sessionStorage.getItem(KEY_STORAGE) ?? undefined;
+/** An access token from the OpenID provider (oidc.ts): in memory only, never stored. */
+let memoryToken: string | undefined;
+
+export function setMemoryToken(token: string | undefined): void {
+  memoryToken = token;
 }
 
+/**
+ * The credential of this browser tab's session: an access token from the provider, or the API key
+ * entered (kept in sessionStorage only).
+ */
+export function apiKey(): string | undefined {
+  return memoryToken ?? sessionStorage.getItem(KEY_STORAGE) ?? undefined;
+}
+
+/** Keep an API key for the session; `undefined` signs out (the token is forgotten too). */
 export function setApiKey(key: string | undefined): void {
   if (key) sessionStorage.setItem(KEY_STORAGE, key);
-  else sessionStorage.removeItem(KEY_STORAGE);
+  else {
+    sessionStorage.removeItem(KEY_STORAGE);
+    memoryToken = undefined;
+  }
 }
 
 export function authHeaders(key = apiKey()): Record<string, string> {

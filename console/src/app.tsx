@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiKey, errorText, onUnauthorized, setApiKey } from './api.js';
 import { Inbox } from './inbox.js';
+import { finishProviderSignIn, type ProviderSignIn, providerSignIn, startProviderSignIn } from './oidc.js';
 import { Operations } from './operations.js';
 import { Link, routeOf, usePath } from './router.js';
 import { StartRun } from './start.js';
@@ -30,8 +31,16 @@ async function tryKey(key: string): Promise<Tried> {
 export function App() {
   const path = usePath();
   const [auth, setAuth] = useState<Auth>({ kind: 'checking' });
+  const [provider, setProvider] = useState<ProviderSignIn | undefined>();
 
   const check = async () => {
+    const p = await providerSignIn();
+    setProvider(p);
+    // Back from the provider with a code: the token it is exchanged for signs this tab in.
+    if (p && (await finishProviderSignIn(p))) {
+      setAuth({ kind: 'signed-in', keyed: true });
+      return;
+    }
     const saved = apiKey();
     const result = await tryKey(saved ?? '');
     if (result.kind === 'signed-out' && saved) {
@@ -104,7 +113,11 @@ export function App() {
           </section>
         )}
         {auth.kind === 'signed-out' && (
-          <SignIn message={auth.message} onSignedIn={(keyed) => setAuth({ kind: 'signed-in', keyed })} />
+          <SignIn
+            message={auth.message}
+            provider={provider}
+            onSignedIn={(keyed) => setAuth({ kind: 'signed-in', keyed })}
+          />
         )}
         {signedIn && route.page === 'inbox' && <Inbox />}
         {signedIn && route.page === 'operations' && <Operations />}
@@ -136,7 +149,15 @@ function FocusOnNavigation({ path }: { path: string }) {
   return null;
 }
 
-function SignIn({ message, onSignedIn }: { message: string | undefined; onSignedIn: (keyed: boolean) => void }) {
+function SignIn({
+  message,
+  provider,
+  onSignedIn,
+}: {
+  message: string | undefined;
+  provider: ProviderSignIn | undefined;
+  onSignedIn: (keyed: boolean) => void;
+}) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -166,6 +187,14 @@ function SignIn({ message, onSignedIn }: { message: string | undefined; onSigned
       <h1 tabIndex={-1}>Sign in</h1>
       <p>This host requires an API key. It is kept only for this browser tab and sent with each request.</p>
       {message && !error && <p role="status">{message}</p>}
+      {provider && (
+        <p>
+          <button type="button" onClick={() => void startProviderSignIn(provider)}>
+            Sign in with your organization
+          </button>{' '}
+          <span class="quiet">({new URL(provider.issuer).host})</span>
+        </p>
+      )}
       <form onSubmit={submit} noValidate>
         <label for="api-key">API key</label>
         <input

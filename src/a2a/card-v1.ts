@@ -22,7 +22,14 @@ export interface V1AgentInterface {
 /** proto SecurityScheme: a oneof, written as its member. */
 export type V1SecurityScheme =
   | { httpAuthSecurityScheme: { scheme: string; bearerFormat?: string; description?: string } }
-  | { apiKeySecurityScheme: { location: string; name: string; description?: string } };
+  | { apiKeySecurityScheme: { location: string; name: string; description?: string } }
+  | {
+      oauth2SecurityScheme: {
+        flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } };
+        description?: string;
+      };
+    }
+  | { openIdConnectSecurityScheme: { openIdConnectUrl: string; description?: string } };
 
 export interface V1AgentCard {
   name: string;
@@ -92,6 +99,10 @@ function securitySchemeV1(s: SecurityScheme): V1SecurityScheme {
   if (s.type === 'http') {
     const bearerFormat = s.bearerFormat === undefined ? {} : { bearerFormat: s.bearerFormat };
     return { httpAuthSecurityScheme: { scheme: s.scheme, ...bearerFormat, ...description } };
+  }
+  if (s.type === 'oauth2') return { oauth2SecurityScheme: { flows: s.flows, ...description } };
+  if (s.type === 'openIdConnect') {
+    return { openIdConnectSecurityScheme: { openIdConnectUrl: s.openIdConnectUrl, ...description } };
   }
   return { apiKeySecurityScheme: { location: s.in, name: s.name, ...description } };
 }

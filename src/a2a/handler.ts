@@ -102,7 +102,8 @@ export interface A2AHandler {
   deletePushConfig(ctx: CallContext, req: N.PushDeleteRequest): Promise<void>;
   /** The public agent card in `version`'s shape (0.3: the card that also lists supportedInterfaces),
    * its URLs under `baseUrl`. No errors. */
-  card(version: ProtocolVersion, baseUrl: string): unknown;
+  /** `extra`: what the card says that the binding learns per request (the identity provider's schemes). */
+  card(version: ProtocolVersion, baseUrl: string, extra?: Partial<AgentCardOptions>): unknown;
   /** The authenticated extended card. Errors: extended-card-not-configured (0.3),
    * unsupported-operation (1.0: the card declares none). */
   extendedCard(ctx: CallContext, req: N.ExtendedCardRequest): Promise<never>;
@@ -127,8 +128,8 @@ export class TaskHandler implements A2AHandler {
     },
   ) {}
 
-  card(version: ProtocolVersion, baseUrl: string): unknown {
-    return agentCardFor(version, { ...this.opts.card(), baseUrl });
+  card(version: ProtocolVersion, baseUrl: string, extra: Partial<AgentCardOptions> = {}): unknown {
+    return agentCardFor(version, { ...this.opts.card(), ...extra, baseUrl });
   }
 
   // ------------------------------------------------------------------ messages and tasks

@@ -15,6 +15,7 @@ import { tasksCommand } from './tasks.js';
 import { validateCommand } from './validate.js';
 import { schemaCommand } from './schema.js';
 import { auditCommand } from './audit.js';
+import { cardCommand } from './card.js';
 
 const program = new Command('handoff')
   .description('Durable A2A tasks for human-in-the-loop workflow runs')
@@ -32,4 +33,5 @@ program.addCommand(tasksCommand());
 program.addCommand(validateCommand());
 program.addCommand(schemaCommand());
 program.addCommand(auditCommand());
+program.addCommand(cardCommand());
 await program.parseAsync(process.argv);

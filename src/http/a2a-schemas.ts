@@ -112,11 +112,24 @@ export const AgentCard = Type.Object(
     ),
     securitySchemes: Type.Optional(OpenObject()),
     security: Type.Optional(Type.Array(OpenObject())),
+    signatures: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { protected: Type.String(), signature: Type.String(), header: Type.Optional(OpenObject()) },
+          { additionalProperties: true },
+        ),
+        {
+          description:
+            'JWS signatures over the JCS of the card without `signatures` (HANDOFF_CARD_SIGNING_KEY_FILE; keys at /.well-known/jwks.json).',
+        },
+      ),
+    ),
   },
   {
     $id: 'AgentCard',
     additionalProperties: true,
-    description: 'A2A v0.3 Agent Card. `securitySchemes`/`security` are present only when the host requires API keys.',
+    description:
+      'A2A v0.3 Agent Card. `securitySchemes`/`security` are present only when the host requires API keys or access tokens.',
   },
 );
 
@@ -139,6 +152,18 @@ export const AgentCardV1 = Type.Object(
     skills: Type.Array(OpenObject()),
     securitySchemes: Type.Optional(OpenObject()),
     securityRequirements: Type.Optional(Type.Array(OpenObject())),
+    signatures: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { protected: Type.String(), signature: Type.String(), header: Type.Optional(OpenObject()) },
+          { additionalProperties: true },
+        ),
+        {
+          description:
+            'JWS signatures over the JCS of the card without `signatures` (HANDOFF_CARD_SIGNING_KEY_FILE; keys at /.well-known/jwks.json).',
+        },
+      ),
+    ),
   },
   {
     $id: 'AgentCardV1',

@@ -16,10 +16,11 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
 import type { WorkflowCatalog, WorkflowRegistry } from '../engine/workflow/loader.js';
 import type { Metrics } from '../metrics.js';
-import { authHook, publicRoutes } from './auth.js';
+import { publicRoutes, registerAuth } from './auth.js';
 import { errorHandler, HttpError } from './errors.js';
 import { hostHook, nulIdHook, originHook } from './guards.js';
 import { jsonBodyParser } from './json-body.js';
+import type { OidcVerifier } from './oidc.js';
 import { registerOpenApi } from './openapi.js';
 import { type RunQuota, registerTenantRate } from './quotas.js';
 import { sendError } from './routes/a2a/rest.js';
@@ -50,6 +51,8 @@ export interface AppDeps {
   /** Surfaces mounted beside the REST API (the A2A endpoint, test seams). */
   plugins?: Array<(app: FastifyInstance) => void>;
   discovery?: Partial<DiscoveryExtras>;
+  /** HANDOFF_OIDC_ISSUER set: the provider's access tokens are accepted beside API keys. */
+  oidc?: OidcVerifier;
 }
 
 /** Async because plugins whose hooks must precede the routes (CORS, rate limit) load first. */
@@ -94,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Both read the routes (which are public, and the document); the routes come after them.
   const isPublic = publicRoutes(app);
   await registerOpenApi(app, deps.config.publicUrl ? { serverUrl: deps.config.publicUrl } : {});
-  app.addHook('onRequest', authHook(deps.config.apiKeys, isPublic));
+  registerAuth(app, deps.config.apiKeys, isPublic, deps.oidc);
   await registerTenantRate(app, deps.config, deps.engine.store, isPublic);
   app.addHook('preValidation', nulIdHook);
   if (tracingEnabled()) traceRequests(app);

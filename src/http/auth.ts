@@ -1,15 +1,21 @@
-// Authentication: API keys map to (tenant, principal). Public routes (`config: { public: true }`) skip
-// it. Without configured keys every request is the local identity (the server only binds to loopback).
+// Authentication: API keys, and with HANDOFF_OIDC_ISSUER the provider's JWT access tokens, map to
+// (tenant, principal). Public routes (`config: { public: true }`) skip it. Without keys or an issuer
+// every request is the local identity (the server only binds to loopback). Every refusal is a 401
+// with `WWW-Authenticate: Bearer …` (RFC 6750) and happens before any route runs: it changes nothing.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiKeyIdentity, LOCAL_IDENTITY } from '../config.js';
 import type { Caller } from '../engine/engine.js';
 import { HttpError } from './errors.js';
+import { looksLikeJwt, type OidcVerifier, TokenRefused } from './oidc.js';
 import { isBrowserAtRoot } from './routes/console.js';
+import { requiredScope } from './scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
+    /** Set for a token whose scopes gate what it may do (HANDOFF_OIDC_SCOPES_CLAIM); API keys may do all. */
+    scopes?: ReadonlySet<string>;
   }
   interface FastifyContextConfig {
     /** Answered without an API key: discovery, the agent card, health, metrics, the console, the API document. */
@@ -37,27 +43,61 @@ export function publicRoutes(app: FastifyInstance): (req: FastifyRequest) => boo
 
 const firstSegment = (url: string): string => url.split(/[/?]/)[1] ?? '';
 
-/** An onRequest hook (callback style: it runs on every request and needs no promise). */
-export function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequest) => boolean) {
+/**
+ * The onRequest hook (callback style: it runs on every request and needs no promise for an API
+ * key), and with scoped tokens the preValidation hook that checks each operation's scope.
+ */
+export function registerAuth(
+  app: FastifyInstance,
+  keys: Map<string, ApiKeyIdentity>,
+  isPublic: (req: FastifyRequest) => boolean,
+  oidc?: OidcVerifier,
+): void {
+  app.addHook('onRequest', authHook(keys, isPublic, oidc));
+  if (oidc?.settings.scopesClaim !== undefined) app.addHook('preValidation', scopeHook(isPublic));
+}
+
+function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequest) => boolean, oidc?: OidcVerifier) {
   const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
+  const refuse = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, why?: string): void => {
+    if (isPublic(req) || isBrowserAtRoot(req)) {
+      done();
+      return;
+    }
+    // RFC 6750 §3.1: no error code when no credential was presented; `invalid_token` when one was.
+    const error = why === undefined ? '' : `, error="invalid_token", error_description="${why.replace(/"/g, "'")}"`;
+    void reply.header('WWW-Authenticate', `Bearer realm="handoff"${error}`);
+    const hint = oidc ? 'an API key or an access token' : 'a valid API key';
+    done(new HttpError(401, 'unauthenticated', why ?? `${hint} is required: Authorization: Bearer <credential>`));
+  };
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
-    if (entries.length === 0) {
+    if (entries.length === 0 && !oidc) {
       req.caller = withSurface(LOCAL_IDENTITY, req);
       done();
       return;
     }
-    const identity = lookup(entries, req.headers.authorization);
+    const presented = bearer(req.headers.authorization);
+    const identity = presented === undefined ? undefined : lookup(entries, presented);
     if (identity) {
       req.caller = withSurface(identity, req);
       done();
       return;
     }
-    if (isPublic(req) || isBrowserAtRoot(req)) {
-      done();
+    if (presented === undefined || !oidc || !looksLikeJwt(presented)) {
+      refuse(req, reply, done, presented === undefined ? undefined : 'the credential is not a known API key or token');
       return;
     }
-    void reply.header('WWW-Authenticate', 'Bearer realm="handoff"');
-    done(new HttpError(401, 'unauthenticated', 'a valid API key is required: Authorization: Bearer <key>'));
+    oidc.verify(presented).then(
+      (who) => {
+        req.caller = withSurface({ tenantId: who.tenantId, principalId: who.principalId }, req);
+        if (who.scopes) req.scopes = who.scopes;
+        done();
+      },
+      (err: unknown) => {
+        if (!(err instanceof TokenRefused)) req.log.error({ err }, 'token check failed');
+        refuse(req, reply, done, err instanceof TokenRefused ? err.message : 'the token could not be checked');
+      },
+    );
   };
 }
 
@@ -71,13 +111,29 @@ function withSurface(identity: ApiKeyIdentity, req: FastifyRequest): Caller {
   return said === 'console' || said === 'cli' ? { ...identity, surface: said } : identity;
 }
 
-function lookup(
-  entries: Array<{ key: Buffer; id: ApiKeyIdentity }>,
-  header: string | undefined,
-): ApiKeyIdentity | undefined {
-  const m = header?.match(/^Bearer\s+(\S+)\s*$/i);
-  if (!m?.[1]) return undefined;
-  const given = Buffer.from(m[1]);
+/** A scoped token may do an operation only with its scope: 403 `forbidden` naming it (OpenWOP auth.md). */
+function scopeHook(isPublic: (req: FastifyRequest) => boolean) {
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (req.scopes === undefined || isPublic(req)) {
+      done();
+      return;
+    }
+    const scope = requiredScope(req);
+    if (scope !== undefined && req.scopes.has(scope)) {
+      done();
+      return;
+    }
+    const needs = scope ?? 'an operation no scope grants';
+    void reply.header('WWW-Authenticate', `Bearer realm="handoff", error="insufficient_scope", scope="${scope ?? ''}"`);
+    const details = scope === undefined ? undefined : { scopeRequired: scope };
+    done(new HttpError(403, 'forbidden', `the token lacks the scope this operation needs: ${needs}`, details));
+  };
+}
+
+const bearer = (header: string | undefined): string | undefined => header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+
+function lookup(entries: Array<{ key: Buffer; id: ApiKeyIdentity }>, presented: string): ApiKeyIdentity | undefined {
+  const given = Buffer.from(presented);
   // Compare against every key in constant time so timing reveals nothing about near misses.
   let found: ApiKeyIdentity | undefined;
   for (const e of entries) {

@@ -20,7 +20,6 @@ import { type AgentCard, type Message, type Part, Role, type Task, TaskState } f
 import {
   type Client,
   ClientFactory,
-  createAuthenticatingFetchWithRetry,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   type RequestOptions,
@@ -29,9 +28,12 @@ import {
 } from '@a2a-js/sdk/client';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { Agent } from 'undici';
+import { TokenSource } from '../calls/client-credentials.js';
 import type { Config } from '../config.js';
 import { checkPushUrl, createEgressPolicy, type EgressPolicy } from '../egress/address.js';
 import { createGuardedDispatcher, type Resolver } from '../egress/dispatcher.js';
+import type { Redactor } from '../secrets/redact.js';
+import { authorized, pinnedCard } from './auth-fetch.js';
 import { INVALID_AGENT_RESPONSE, PeerError, peerError, refusedError, toPeerError, transportError } from './errors.js';
 import { checkInputUrl, peerFetch, shownUrl } from './http.js';
 import { traceparentFor } from './identity.js';
@@ -55,6 +57,8 @@ export interface PeersOptions {
    * echo the token it was sent).
    */
   redact?: (text: string) => string;
+  /** Learns each access token fetched for an agent, so that a peer echoing it is scrubbed. */
+  redactor?: Redactor;
   /** The card cache's clock (epoch ms; tests move it); default Date.now. */
   now?: () => number;
 }
@@ -127,11 +131,14 @@ export class Peers {
   private readonly redact: (text: string) => string;
   /** Cards by route key, each until its expiry; a fetch in flight is shared by its readers. */
   private readonly cards = new Map<string, { card: Promise<AgentCard>; until: number }>();
+  /** Access tokens of the registry's client-credentials agents, in memory only. */
+  private readonly tokens: TokenSource;
 
   constructor(private readonly opts: PeersOptions) {
     this.redact = opts.redact ?? ((t) => t);
     const ca = opts.ca ? [...rootCertificates, opts.ca].join('\n') : undefined;
     this.inputPolicy = opts.inputPolicy ?? createEgressPolicy();
+    this.tokens = new TokenSource({ timeoutMs: opts.timeoutMs, ...(opts.redactor ? { redactor: opts.redactor } : {}) });
     // Streams stay open as long as their caller wants: no idle bound on bodies (calls have signals).
     this.trusted = new Agent({
       connect: { timeout: opts.timeoutMs, ...(ca ? { ca } : {}) },
@@ -156,6 +163,7 @@ export class Peers {
       ...(caFile ? { ca: readFileSync(caFile, 'utf8') } : {}),
       ...(inputPolicy ? { inputPolicy } : {}),
       redact: config.secrets.redact,
+      redactor: config.secrets.redactor,
     });
   }
 
@@ -215,11 +223,11 @@ export class Peers {
         throw refusedError(`no agent '${target.agent}' in HANDOFF_AGENTS (registered: ${known})`);
       }
       const origins = trustedOrigins(entry);
-      const trusted = withToken(peerFetch({ dispatcher: this.trusted, timeoutMs }), entry.token);
+      const trusted = authorized(peerFetch({ dispatcher: this.trusted, timeoutMs }), entry, this.tokens, this.trusted);
       return {
         key: `agent\n${entry.name}`,
         cardUrl: entry.cardUrl,
-        fetchImpl: byOrigin(origins, trusted, guarded),
+        fetchImpl: pinnedCard(byOrigin(origins, trusted, guarded), entry),
         entry: { name: entry.name, origins },
       };
     }
@@ -300,15 +308,6 @@ async function withinDeadline<T>(work: Promise<T>, deadline: number | undefined,
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The SDK's own way to add credentials to every request it makes, the agent card's included. */
-function withToken(fetchImpl: typeof fetch, token: string | undefined): typeof fetch {
-  if (token === undefined) return fetchImpl;
-  return createAuthenticatingFetchWithRetry(fetchImpl, {
-    headers: async () => ({ Authorization: `Bearer ${token}` }),
-    shouldRetryWithHeaders: async () => undefined,
-  });
 }
 
 /**

@@ -12,7 +12,7 @@ import { EgressDeniedError } from '../egress/dispatcher.js';
 export type PeerFailure =
   | { kind: 'transport'; message: string; retryAfterMs?: number }
   | { kind: 'peer'; code: number; message: string }
-  | { kind: 'refused'; reason: string };
+  | { kind: 'refused'; reason: string; code?: string };
 
 /** The A2A code for "the agent's response is invalid"; used for answers that are not A2A. */
 export const INVALID_AGENT_RESPONSE = -32006;
@@ -27,7 +27,9 @@ export class PeerError extends Error {
 export const transportError = (message: string, retryAfterMs?: number): PeerError =>
   new PeerError({ kind: 'transport', message, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
 export const peerError = (code: number, message: string): PeerError => new PeerError({ kind: 'peer', code, message });
-export const refusedError = (reason: string): PeerError => new PeerError({ kind: 'refused', reason });
+/** `code`: the node's error code when it is not `external_call_refused` (`untrusted_peer_card`). */
+export const refusedError = (reason: string, code?: string): PeerError =>
+  new PeerError({ kind: 'refused', reason, ...(code !== undefined ? { code } : {}) });
 
 /** The peer does not have the method (a 0.3 peer asked for ListTasks): no JSON-RPC method, no operation, no route. */
 export const unsupported = (err: PeerError): boolean =>

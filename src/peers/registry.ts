@@ -11,6 +11,19 @@
 // is the peer's to write, so an endpoint it names elsewhere is called only if it passes the egress
 // guard in full, and never with the token (src/peers/client.ts).
 // Parsing returns a verdict, not an exception: src/config.ts turns a refusal into a ConfigError.
+//
+// The file form, HANDOFF_AGENTS_FILE (beside HANDOFF_AGENTS, names may not repeat):
+//   { "reviewer": { "url": "https://b.example.com",
+//                   "auth": { "type": "oauth2-client-credentials", "tokenUrl": "https://idp/token",
+//                             "clientId": "a-host", "clientSecret": "{{ secrets.B_CLIENT_SECRET }}",
+//                             "scopes": ["runs:create"], "resource": "https://b.example.com" },
+//                   "cardKeys": { "keys": [ { "kty": "EC", "crv": "P-256", "x": "…", "y": "…" } ] } } }
+// Credentials are `{{ secrets.NAME }}` references only, so their values stay in the secret store.
+import { readFileSync } from 'node:fs';
+import { authProblem, type OutboundAuth } from '../calls/client-credentials.js';
+import { type CardKeys, checkCardKeys } from './card-trust.js';
+
+export type ClientCredentialsAuth = Extract<OutboundAuth, { type: 'oauth2-client-credentials' }>;
 
 export interface AgentEntry {
   name: string;
@@ -19,6 +32,10 @@ export interface AgentEntry {
   token?: string;
   /** Origins trusted besides the card URL's (`;origin=` in the entry), e.g. an API host its card names. */
   origins?: string[];
+  /** HANDOFF_AGENTS_FILE `auth` of type oauth2-client-credentials: tokens fetched for this agent. */
+  clientCredentials?: ClientCredentialsAuth;
+  /** HANDOFF_AGENTS_FILE `cardKeys`: the agent's card must carry a signature one of these verifies. */
+  cardKeys?: CardKeys;
 }
 
 export type RegistryVerdict = { ok: true; agents: Map<string, AgentEntry> } | { ok: false; error: string };
@@ -152,3 +169,77 @@ const refuse = (why: string): RegistryVerdict => ({ ok: false, error: `HANDOFF_A
 /** Every credential the registry holds (its agents' tokens): the host redacts them like secrets. */
 export const registryCredentials = (agents: ReadonlyMap<string, AgentEntry>): string[] =>
   [...agents.values()].flatMap((a) => (a.token !== undefined ? [a.token] : []));
+
+/** `{{ secrets.NAME }}`, exactly. */
+const SECRET_REF = /^\{\{\s*secrets\.([A-Z0-9_]+)\s*\}\}$/;
+
+/**
+ * The agents of HANDOFF_AGENTS_FILE, their credentials filled in from `secrets`; `taken` are the
+ * names HANDOFF_AGENTS already gave. A refusal names the agent and field, never a value.
+ */
+export function parseAgentsFile(
+  file: string,
+  secrets: { has(name: string): boolean; get(name: string): string },
+  taken: ReadonlySet<string>,
+): RegistryVerdict {
+  const fail = (why: string): RegistryVerdict => ({ ok: false, error: `HANDOFF_AGENTS_FILE (${file}): ${why}` });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    return fail(`cannot read it: ${(err as NodeJS.ErrnoException).code ?? 'not valid JSON'}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return fail('it must hold a JSON object { "<name>": { "url": …, "auth"?: …, "cardKeys"?: … } }');
+  }
+  const agents = new Map<string, AgentEntry>();
+  for (const [name, raw] of Object.entries(parsed)) {
+    const entry = fileEntry(name, raw, secrets, taken);
+    if (typeof entry === 'string') return fail(entry);
+    agents.set(name, entry);
+  }
+  return { ok: true, agents };
+}
+
+function fileEntry(
+  name: string,
+  raw: unknown,
+  secrets: { has(name: string): boolean; get(name: string): string },
+  taken: ReadonlySet<string>,
+): AgentEntry | string {
+  if (!AGENT_NAME.test(name))
+    return `agent names are a-z, 0-9, '-' and '_' (starting with a letter), got '${name.slice(0, 70)}'`;
+  if (taken.has(name)) return `agent '${name}' is also named in HANDOFF_AGENTS`;
+  const e = raw as { url?: unknown; auth?: unknown; cardKeys?: unknown } | null;
+  if (e === null || typeof e !== 'object') return `agent '${name}' must be an object with a url`;
+  const extra = Object.keys(e).find((k) => !['url', 'auth', 'cardKeys'].includes(k));
+  if (extra !== undefined) return `agent '${name}' has no field '${extra.slice(0, 40)}' (url, auth, cardKeys)`;
+  const cardUrl = typeof e.url === 'string' ? cardUrlFor(e.url) : null;
+  if (cardUrl === null || new URL(cardUrl).username !== '' || new URL(cardUrl).password !== '') {
+    return `agent '${name}' needs an http(s) url without credentials`;
+  }
+  const entry: AgentEntry = { name, cardUrl };
+  if (e.cardKeys !== undefined) {
+    const keys = checkCardKeys(e.cardKeys);
+    if (typeof keys === 'string') return `agent '${name}': ${keys}`;
+    entry.cardKeys = keys;
+  }
+  if (e.auth === undefined) return entry;
+  const problem = authProblem(e.auth);
+  if (problem !== undefined) return `agent '${name}': ${problem}`;
+  const auth = { ...(e.auth as OutboundAuth) };
+  const field = auth.type === 'bearer' ? 'token' : 'clientSecret';
+  const ref = (auth.type === 'bearer' ? auth.token : auth.clientSecret).match(SECRET_REF)?.[1];
+  if (ref === undefined) return `agent '${name}': auth.${field} must be a secret reference {{ secrets.NAME }}`;
+  if (!secrets.has(ref)) {
+    return `agent '${name}': auth.${field} names secret ${ref}, which is not defined (HANDOFF_SECRET_${ref} or HANDOFF_SECRETS_FILE)`;
+  }
+  if (auth.type === 'bearer') {
+    if (!TOKEN_CHARS.test(secrets.get(ref)))
+      return `agent '${name}': secret ${ref} is not a usable token (visible ASCII, no spaces)`;
+    entry.token = secrets.get(ref);
+  } else {
+    entry.clientCredentials = { ...auth, clientSecret: secrets.get(ref) };
+  }
+  return entry;
+}

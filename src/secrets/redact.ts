@@ -18,13 +18,35 @@ export const REDACTED = '[redacted]';
  */
 const MIN_BASE64_RUN = 8;
 
+/** Run-time credentials a redactor keeps (each access token of each client, as it is renewed). */
+const MAX_LEARNT = 32;
+
 export class Redactor {
   // Private: the pattern spells out every value, so it must stay out of JSON.stringify and inspect.
-  readonly #pattern: RegExp | null;
+  #pattern: RegExp | null = null;
+  readonly #fixed: Set<string>;
+  /** Values learnt at run time (access tokens fetched by client credentials), oldest first, bounded. */
+  readonly #learnt = new Set<string>();
 
   constructor(values: Iterable<string>) {
+    this.#fixed = new Set([...values].filter((v) => v !== ''));
+    this.#compile();
+  }
+
+  /**
+   * Redact `value` from now on too: a credential the host obtained while running (an OAuth2 access
+   * token). At most MAX_LEARNT are kept, the oldest forgotten first (long expired by then).
+   */
+  learn(value: string): void {
+    if (value === '' || this.#fixed.has(value) || this.#learnt.has(value)) return;
+    this.#learnt.add(value);
+    if (this.#learnt.size > MAX_LEARNT) this.#learnt.delete(this.#learnt.values().next().value as string);
+    this.#compile();
+  }
+
+  #compile(): void {
     const spellings = new Set<string>();
-    for (const value of values) if (value !== '') for (const s of spellingsOf(value)) spellings.add(s);
+    for (const value of [...this.#fixed, ...this.#learnt]) for (const s of spellingsOf(value)) spellings.add(s);
     // Longest first: a spelling that contains another (a value that contains another) goes whole.
     const alternatives = [...spellings].sort((a, b) => b.length - a.length).map(escapeRegExp);
     this.#pattern = alternatives.length === 0 ? null : new RegExp(alternatives.join('|'), 'g');

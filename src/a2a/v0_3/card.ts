@@ -3,7 +3,7 @@
 //
 //   const card = buildAgentCard({ baseUrl: 'https://h.example.com', name, description, version,
 //     skills, streaming: true, pushNotifications: true, requireAuth: true });
-import type { AgentCard, AgentSkill } from './types.js';
+import type { AgentCard, AgentSkill, SecurityScheme } from './types.js';
 
 export interface SkillInfo {
   id: string;
@@ -23,6 +23,8 @@ export interface AgentCardOptions {
   streaming: boolean;
   pushNotifications: boolean;
   requireAuth: boolean;
+  /** HANDOFF_OIDC_ISSUER: the provider's discovery URL and, once known, its token endpoint. */
+  oidc?: { discoveryUrl: string; tokenUrl?: string };
 }
 
 /** The version the discovery block prefers, and the card its agentCardUrl answers in. */
@@ -76,11 +78,34 @@ export function buildAgentCard(opts: AgentCardOptions): AgentCard {
   };
   // An anonymous host (loopback / conformance interop) advertises no scheme it would not enforce.
   if (opts.requireAuth) {
-    card.securitySchemes = { bearer: { type: 'http', scheme: 'bearer' } };
-    card.security = [{ bearer: [] }];
+    card.securitySchemes = { bearer: { type: 'http', scheme: 'bearer' }, ...oidcSchemes(opts.oidc) };
+    // Alternatives: any one scheme will do.
+    card.security = Object.keys(card.securitySchemes).map((name) => ({ [name]: [] }));
   }
   return card;
 }
+
+/** The provider's schemes: OpenID Connect discovery, and OAuth2 client credentials at its token endpoint. */
+function oidcSchemes(oidc: AgentCardOptions['oidc']): Record<string, SecurityScheme> {
+  if (!oidc) return {};
+  const schemes: Record<string, SecurityScheme> = {};
+  if (oidc.tokenUrl) {
+    const scopes = Object.fromEntries(OPERATION_SCOPES.map((s) => [s, `OpenWOP ${s}`]));
+    schemes.oauth2 = { type: 'oauth2', flows: { clientCredentials: { tokenUrl: oidc.tokenUrl, scopes } } };
+  }
+  schemes.oidc = { type: 'openIdConnect', openIdConnectUrl: oidc.discoveryUrl };
+  return schemes;
+}
+
+/** The OpenWOP scopes a token may carry to limit what it does (src/http/scopes.ts enforces them). */
+const OPERATION_SCOPES = [
+  'runs:create',
+  'runs:read',
+  'runs:cancel',
+  'approvals:respond',
+  'webhooks:manage',
+  'manifest:read',
+];
 
 export function buildA2ADiscoveryBlock(
   opts: Pick<AgentCardOptions, 'baseUrl' | 'streaming' | 'pushNotifications'>,

@@ -189,7 +189,13 @@ export interface AgentSkill {
 /** The subset of OpenAPI-like security schemes Handoff advertises. */
 export type SecurityScheme =
   | { type: 'http'; scheme: string; bearerFormat?: string; description?: string }
-  | { type: 'apiKey'; in: 'query' | 'header' | 'cookie'; name: string; description?: string };
+  | { type: 'apiKey'; in: 'query' | 'header' | 'cookie'; name: string; description?: string }
+  | {
+      type: 'oauth2';
+      flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } };
+      description?: string;
+    }
+  | { type: 'openIdConnect'; openIdConnectUrl: string; description?: string };
 
 export interface AgentCard {
   protocolVersion: string;

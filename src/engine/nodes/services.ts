@@ -3,6 +3,7 @@
 // engine built without one (a test, a tool) still runs every node that does not need it; a node
 // that needs a missing service fails with a clear error instead of calling out unguarded.
 import type { Dispatcher } from 'undici';
+import type { TokenSource } from '../../calls/client-credentials.js';
 import type { LlmProvider } from '../../calls/llm-providers.js';
 import type { EgressPolicy } from '../../egress/address.js';
 import type { Redactor } from '../../secrets/redact.js';
@@ -21,6 +22,8 @@ export interface CallServices {
   secrets: SecretStore;
   /** Named Chat Completions endpoints (HANDOFF_LLM_PROVIDERS). */
   llmProviders: ReadonlyMap<string, LlmProvider>;
+  /** Access tokens for http.request `auth` (client credentials), in memory only. */
+  tokens?: TokenSource;
 }
 
 export interface NodeServices {

@@ -131,7 +131,8 @@ export function afterFailure(failure: PeerFailure, s: InvokeState, what: string,
     };
   }
   if (failure.kind === 'refused') {
-    return { kind: 'result', result: fail('external_call_refused', `${what}: ${failure.reason}`, { kind: 'refused' }) };
+    const code = failure.code ?? 'external_call_refused';
+    return { kind: 'result', result: fail(code, `${what}: ${failure.reason}`, { kind: 'refused' }) };
   }
   const details = { kind: 'peer', peerCode: failure.code };
   return { kind: 'result', result: fail('external_call_failed', `${what}: ${failure.message}`, details) };

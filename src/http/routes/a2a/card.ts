@@ -2,6 +2,8 @@
 // card, which also lists supportedInterfaces): caches must key on the header. Its ETag is of the
 // bytes sent, so each version (and each base URL) has its own (A2A 1.0 §8.6.1).
 import { Type } from '@sinclair/typebox';
+import { servedCard } from '../../../a2a/card-signing.js';
+import { cardSchemes } from '../../oidc.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AGENT_CARD_PATH } from '../../../a2a/v0_3/card.js';
 import { cardVersion } from '../../../a2a/versions.js';
@@ -18,11 +20,17 @@ const CARD_HEADERS = {
   Vary: { description: '`A2A-Version`: the card’s shape follows the version asked for.' },
 };
 
-export function cardRoutes(app: FastifyInstance, deps: Pick<A2ARouteDeps, 'config' | 'binding'>): void {
-  const card = async (req: FastifyRequest, reply: FastifyReply) => {
+export function cardRoutes(
+  app: FastifyInstance,
+  deps: Pick<A2ARouteDeps, 'config' | 'binding' | 'oidc' | 'cardSigner'>,
+): void {
+  const serve = async (req: FastifyRequest, reply: FastifyReply) => {
     const asked = versionAsked(req);
     const version = cardVersion(asked.header, asked.query);
-    const body = JSON.stringify(deps.binding.handler.card(version, baseUrl(deps.config, req)));
+    const base = baseUrl(deps.config, req);
+    // The provider's schemes (HANDOFF_OIDC_ISSUER), and the signature (HANDOFF_CARD_SIGNING_KEY_FILE).
+    const card = deps.binding.handler.card(version, base, await cardSchemes(deps.oidc));
+    const body = JSON.stringify(await servedCard(deps.cardSigner, card as object, base));
     const etag = strongEtag(body);
     void reply.headers({ Vary: 'A2A-Version', 'Cache-Control': CARD_CACHE_CONTROL, ETag: etag });
     if (matchesEtag(req.headers['if-none-match'], etag)) return reply.status(304).send();
@@ -47,11 +55,11 @@ export function cardRoutes(app: FastifyInstance, deps: Pick<A2ARouteDeps, 'confi
   api.get(
     AGENT_CARD_PATH,
     { config: { public: true }, schema: cardSchema('getAgentCard', 'A2A agent card (well-known location)') },
-    card,
+    serve,
   );
   api.get(
     '/v1/a2a/agent.json',
     { config: { public: true }, schema: cardSchema('getAgentCardV1', 'A2A agent card (OpenWOP location)') },
-    card,
+    serve,
   );
 }

@@ -5,6 +5,8 @@
 // codec of the request's version and calls the one handler (src/a2a/handler.ts) through the
 // A2ABinding; none reads the store.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CardSigner } from '../../../a2a/card-signing.js';
+import type { OidcVerifier } from '../../oidc.js';
 import type { A2ABinding } from '../../../a2a/binding.js';
 import type { A2AService } from '../../../a2a/service.js';
 import type { TaskStates } from '../../../a2a/task-states.js';
@@ -36,6 +38,10 @@ export interface A2ARouteDeps {
   sse: SseHub;
   /** What the conformance seams drive (HANDOFF_TEST_SEAMS=1): a run paused at an approval. */
   seams: { engine: Engine; service: A2AService; pushPolicy: EgressPolicy };
+  /** HANDOFF_OIDC_ISSUER: the card declares the provider's schemes. */
+  oidc?: OidcVerifier;
+  /** HANDOFF_CARD_SIGNING_KEY_FILE: every card served is signed. */
+  cardSigner?: CardSigner;
 }
 
 /** The features this host really serves; the card and the discovery block both read these. */
@@ -52,7 +58,7 @@ export function cardSays(config: Config, workflows: WorkflowRegistry) {
       .filter((w) => w.public !== false)
       .map((w) => ({ id: w.id, name: w.name, description: w.description ?? w.name })),
     ...A2A_FEATURES,
-    requireAuth: config.apiKeys.size > 0,
+    requireAuth: config.apiKeys.size > 0 || config.oidc !== undefined,
   });
 }
 
