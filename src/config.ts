@@ -8,7 +8,6 @@ import ipaddr from 'ipaddr.js';
 import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
 import { parseHostPattern } from './egress/address.js';
 import { loadSecrets, type SecretStore } from './secrets/store.js';
-import type { OidcSettings } from './http/oidc.js';
 import { type AgentEntry, parseAgentRegistry, parseAgentsFile, registryCredentials } from './peers/registry.js';
 import { tracingConfigured } from './telemetry/sdk.js';
 
@@ -19,6 +18,22 @@ export interface ApiKeyIdentity {
   admin?: boolean;
   /** Where notifications to this principal go (`to: ["approvers"]`, src/notify/). */
   email?: string;
+}
+
+/** HANDOFF_OIDC_ISSUER and its companions (src/http/oidc.ts checks tokens with them). */
+export interface OidcSettings {
+  /** HANDOFF_OIDC_ISSUER: exactly as the provider spells `iss` (no trailing slash is added or removed). */
+  issuer: string;
+  /** HANDOFF_OIDC_AUDIENCE: the `aud` every token must carry. */
+  audience: string;
+  /** HANDOFF_OIDC_TENANT_CLAIM (default `tenant`): the claim naming the caller's tenant. */
+  tenantClaim: string;
+  /** HANDOFF_OIDC_SCOPES_CLAIM: when set, the claim whose scopes gate operations (src/http/scopes.ts). */
+  scopesClaim?: string;
+  /** HANDOFF_OIDC_JWKS_COOLDOWN_MS: the least time between two fetches of the keys (default 30 s). */
+  jwksCooldownMs: number;
+  /** HANDOFF_OIDC_CONSOLE_CLIENT_ID: the public client the web console signs in as (code + PKCE). */
+  consoleClientId?: string;
 }
 
 export interface Config {

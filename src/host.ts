@@ -30,7 +30,7 @@ import {
   type WorkflowCatalog,
   type WorkflowRegistry,
 } from './engine/workflow/loader.js';
-import { CardSigner } from './a2a/card-signing.js';
+import { CardSigner } from './jws/card-signing.js';
 import { TokenSource } from './calls/client-credentials.js';
 import { buildApp } from './http/app.js';
 import { OidcVerifier } from './http/oidc.js';

@@ -5,7 +5,7 @@
 // signed by that host's key, not who the host is. Exit 0 when every card verifies, 1 otherwise.
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { JWKS_PATH } from '../a2a/card-signing.js';
+import { JWKS_PATH } from '../jws/card-signing.js';
 import { type CardKeys, checkCardKeys, verifyCard } from '../peers/card-trust.js';
 import { parseAgentUrl, UsageError, WELL_KNOWN_CARD } from './client/card.js';
 import { type ClientOptions, connection, printJson, run } from './client/command.js';

@@ -10,21 +10,7 @@
 //   const oidc = new OidcVerifier(config.oidc);
 //   const who = await oidc.verify(token);   // { tenantId, principalId, scopes? } or throws TokenRefused
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
-
-export interface OidcSettings {
-  /** HANDOFF_OIDC_ISSUER: exactly as the provider spells `iss` (no trailing slash is added or removed). */
-  issuer: string;
-  /** HANDOFF_OIDC_AUDIENCE: the `aud` every token must carry. */
-  audience: string;
-  /** HANDOFF_OIDC_TENANT_CLAIM (default `tenant`): the claim naming the caller's tenant. */
-  tenantClaim: string;
-  /** HANDOFF_OIDC_SCOPES_CLAIM: when set, the claim whose scopes gate operations (src/http/scopes.ts). */
-  scopesClaim?: string;
-  /** HANDOFF_OIDC_JWKS_COOLDOWN_MS: the least time between two fetches of the keys (default 30 s). */
-  jwksCooldownMs: number;
-  /** HANDOFF_OIDC_CONSOLE_CLIENT_ID: the public client the web console signs in as (code + PKCE). */
-  consoleClientId?: string;
-}
+import type { OidcSettings } from '../config.js';
 
 /** What the host uses of the provider's discovery document. */
 export interface ProviderMetadata {

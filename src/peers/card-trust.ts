@@ -6,7 +6,7 @@
 //
 //   const verdict = await verifyCard(cardJson, { keys: [pinnedJwk] });   // { ok: true, kid } | { ok: false, why }
 import { decodeProtectedHeader, flattenedVerify, importJWK, type JWK } from 'jose';
-import { CARD_ALGORITHMS, encodedPayload, signaturesOf } from '../a2a/card-signing.js';
+import { CARD_ALGORITHMS, encodedPayload, signaturesOf } from '../jws/card-signing.js';
 
 export interface CardKeys {
   keys: JWK[];

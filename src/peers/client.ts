@@ -29,7 +29,6 @@ import {
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { Agent } from 'undici';
 import { TokenSource } from '../calls/client-credentials.js';
-import type { Config } from '../config.js';
 import { checkPushUrl, createEgressPolicy, type EgressPolicy } from '../egress/address.js';
 import { createGuardedDispatcher, type Resolver } from '../egress/dispatcher.js';
 import type { Redactor } from '../secrets/redact.js';
@@ -124,6 +123,11 @@ interface Route {
   entry?: { name: string; origins: Set<string> };
 }
 
+/** What of the host's configuration the peer client reads (src/config.ts's Config has it). */
+export interface PeersSettings {
+  agents: { registry: ReadonlyMap<string, AgentEntry>; timeoutMs: number; caFile?: string };
+  secrets: { redact: (text: string) => string; redactor: Redactor };
+}
 export class Peers {
   private readonly trusted: Agent;
   private readonly guarded: Agent;
@@ -155,7 +159,7 @@ export class Peers {
     });
   }
 
-  static fromConfig(config: Config, inputPolicy?: EgressPolicy): Peers {
+  static fromConfig(config: PeersSettings, inputPolicy?: EgressPolicy): Peers {
     const { registry, timeoutMs, caFile } = config.agents;
     return new Peers({
       registry,

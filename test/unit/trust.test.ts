@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CardSigner, cardPayload } from '../../src/a2a/card-signing.js';
+import { CardSigner, cardPayload } from '../../src/jws/card-signing.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { verifyCard } from '../../src/peers/card-trust.js';
 import { Redactor } from '../../src/secrets/redact.js';

@@ -2,7 +2,7 @@
 // /.well-known/jwks.json, public, only when HANDOFF_CARD_SIGNING_KEY_FILE is set; and the console's
 // sign-in settings with the OpenID provider, when HANDOFF_OIDC_ISSUER is set.
 import type { FastifyInstance } from 'fastify';
-import { type CardSigner, JWKS_PATH } from '../../a2a/card-signing.js';
+import { type CardSigner, JWKS_PATH } from '../../jws/card-signing.js';
 import type { OidcVerifier } from '../oidc.js';
 
 export function jwksRoute(app: FastifyInstance, signer: CardSigner): void {

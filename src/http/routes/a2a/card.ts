@@ -2,7 +2,7 @@
 // card, which also lists supportedInterfaces): caches must key on the header. Its ETag is of the
 // bytes sent, so each version (and each base URL) has its own (A2A 1.0 §8.6.1).
 import { Type } from '@sinclair/typebox';
-import { servedCard } from '../../../a2a/card-signing.js';
+import { servedCard } from '../../../jws/card-signing.js';
 import { cardSchemes } from '../../oidc.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AGENT_CARD_PATH } from '../../../a2a/v0_3/card.js';

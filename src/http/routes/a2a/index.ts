@@ -5,7 +5,7 @@
 // codec of the request's version and calls the one handler (src/a2a/handler.ts) through the
 // A2ABinding; none reads the store.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { CardSigner } from '../../../a2a/card-signing.js';
+import type { CardSigner } from '../../../jws/card-signing.js';
 import type { OidcVerifier } from '../../oidc.js';
 import type { A2ABinding } from '../../../a2a/binding.js';
 import type { A2AService } from '../../../a2a/service.js';
