@@ -4,6 +4,7 @@ import type { Store } from '../../src/store/store.js';
 
 /** Undo migration 0015: no index of tasks by state, every task in the message index. */
 export async function undoWaitingAtScale(store: Store): Promise<void> {
+  await undoLaterTables(store);
   await sql`drop index "a2a_tasks_tenant_state"`.execute(store.db);
   await sql`drop index "runs_leased"`.execute(store.db);
   await sql`drop index "a2a_tasks_message"`.execute(store.db);
@@ -19,12 +20,12 @@ export async function undoWaitingAtScale(store: Store): Promise<void> {
 
 /** Undo migration 0014 (a data conversion: only its record), so an earlier one may run again. */
 export async function undoNeutralA2A(store: Store): Promise<void> {
+  await undoWaitingAtScale(store);
   await sql`delete from "kysely_migration" where "name" = '0014_neutral_a2a'`.execute(store.db);
 }
 
 /** Undo migration 0013 (and the later ones): no table of parts stored by reference. */
 export async function undoRunValues(store: Store): Promise<void> {
-  await undoWaitingAtScale(store);
   await undoNeutralA2A(store);
   await sql`drop table "run_values"`.execute(store.db);
   await sql`delete from "kysely_migration" where "name" = '0013_run_values'`.execute(store.db);
@@ -47,4 +48,15 @@ export async function undoEventBatches(store: Store): Promise<void> {
     "node_id" text, "payload" text not null, "created_at" text not null,
     constraint "events_pk" primary key ("run_id", "seq"))`.execute(store.db);
   await sql`delete from "kysely_migration" where "name" = '0011_event_batches'`.execute(store.db);
+}
+
+/**
+ * Undo the migrations after 0015 that only add tables (0016 notifications, 0019 audit log, 0021 and
+ * 0022 webhooks), so an earlier one may run again: Kysely runs migrations only in name order.
+ */
+async function undoLaterTables(store: Store): Promise<void> {
+  const tables = ['webhook_deliveries', 'webhooks', 'audit_heads', 'audit_entries', 'decision_links', 'notifications'];
+  for (const t of tables) await sql`drop table if exists ${sql.ref(t)}`.execute(store.db);
+  const names = ['0016_notifications', '0019_audit_log', '0021_webhooks', '0022_webhook_deliveries'];
+  for (const n of names) await sql`delete from "kysely_migration" where "name" = ${n}`.execute(store.db);
 }
