@@ -87,7 +87,7 @@ export type StoredLog = string | Uint8Array;
 /** The stored form of a batch's JSON text on `dialect`. */
 export function encodeLog(text: string, dialect: 'sqlite' | 'postgres'): StoredLog {
   if (text.length < LOG_DEFLATE_MIN_CHARS) return text;
-  const bytes = deflateRawSync(text, { dictionary: DICTIONARIES[CURRENT], level: constants.Z_DEFAULT_COMPRESSION });
+  const bytes = deflateRawSync(text, { dictionary: DICTIONARIES[CURRENT], level: constants.Z_BEST_SPEED });
   if (dialect === 'postgres') return `${PG_MARKER}${CURRENT}${bytes.toString('base64')}`;
   const out = Buffer.allocUnsafe(bytes.length + 1);
   out[0] = CURRENT;
