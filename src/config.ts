@@ -18,6 +18,11 @@ export interface ApiKeyIdentity {
   admin?: boolean;
   /** Where notifications to this principal go (`to: ["approvers"]`, src/notify/). */
   email?: string;
+  /**
+   * The OpenWOP scopes the key is limited to (`runs:read`, `approvals:respond`, … src/http/scopes.ts),
+   * as a scoped token is; absent, the key may do everything its tenant may.
+   */
+  scopes?: string[];
 }
 
 /** HANDOFF_OIDC_ISSUER and its companions (src/http/oidc.ts checks tokens with them). */
@@ -621,13 +626,15 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
   if (raw.trim().startsWith('{')) {
     const obj = JSON.parse(raw) as Record<
       string,
-      { tenant?: string; principal?: string; email?: string; admin?: unknown }
+      { tenant?: string; principal?: string; email?: string; admin?: unknown; scopes?: unknown }
     >;
     for (const [key, v] of Object.entries(obj)) {
       if (v.admin !== undefined && typeof v.admin !== 'boolean') {
         throw new ConfigError(`HANDOFF_API_KEYS: "admin" of key '${key.slice(0, 4)}…' must be true or false`);
       }
-      keys.set(key, identity(key, v.tenant, v.principal, { email: v.email, admin: v.admin === true }));
+      const id = identity(key, v.tenant, v.principal, { email: v.email, admin: v.admin === true });
+      if (v.scopes !== undefined) id.scopes = apiKeyScopes(key, v.scopes);
+      keys.set(key, id);
     }
     return keys;
   }
@@ -650,6 +657,16 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
     keys.set(entry.slice(0, eq), identity(entry.slice(0, eq), tenant, principal, { email: emails[0], admin }));
   }
   return keys;
+}
+
+/** A key's `scopes`: a list of scope names (`area:verb`); an empty list allows nothing. */
+function apiKeyScopes(key: string, raw: unknown): string[] {
+  if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string' && /^[a-z]+:[a-z]+$/.test(s))) {
+    throw new ConfigError(
+      `HANDOFF_API_KEYS: "scopes" of key '${key.slice(0, 4)}…' must be a list of scope names such as "runs:read"`,
+    );
+  }
+  return [...new Set(raw as string[])];
 }
 
 function identity(

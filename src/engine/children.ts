@@ -10,7 +10,8 @@
 // - `childWakeListener`, after a commit: a child that ended wakes its parent (Runs.wakeParent),
 //   which reads it at once instead of at its poll timer.
 import type { Logger } from 'pino';
-import type { RunRecord } from '../store/model.js';
+import type { RunRecord, RunStatus } from '../store/model.js';
+import type { ChildSummary } from '../store/repos/runs.js';
 import { isTerminal } from '../store/model.js';
 import type { CommitListener, Store, StoreTx, TransitionStep } from '../store/store.js';
 import { requestCancel } from './cancel.js';
@@ -44,6 +45,21 @@ export class ChildRuns implements ChildRunService {
       ? { runId: run.runId, status: run.status, output, error: run.error }
       : { runId: run.runId, status: run.status, output };
   }
+}
+
+/** The person-waits a run may show, the most pressing first (as a forked run's own status orders them). */
+const CHILD_WAITS: readonly RunStatus[] = ['waiting-approval', 'waiting-input', 'waiting-external'];
+
+/**
+ * The status a run's snapshot shows: its own, except that a run running only to wait for its
+ * children shows the person-wait of a child (OpenWOP's cascade scenario reads a parent whose child
+ * waits at a gate as `waiting-approval`). The stored status, which the run list filters on and the
+ * A2A task projects, stays `running`: the parent's caller cannot answer the child's gate on the
+ * parent, and the parent's `activity` says `waiting-child` and names the child.
+ */
+export function shownStatus(status: RunStatus, children: readonly ChildSummary[]): RunStatus {
+  if (status !== 'running') return status;
+  return CHILD_WAITS.find((wait) => children.some((c) => c.status === wait)) ?? status;
 }
 
 /**

@@ -74,12 +74,14 @@ function decideExternalEvent(
   });
 }
 
-function decideApproval(i: InterruptRecord, principalId: string, v: Record<string, unknown>, now: string): Decision {
+function decideApproval(i: InterruptRecord, caller: string, v: Record<string, unknown>, now: string): Decision {
   const action = typeof v.action === 'string' ? normalizeApprovalAction(v.action) : undefined;
   const allowed = (i.data.actions as string[] | undefined) ?? [];
   if (!action || !allowed.includes(action)) {
     throw new EngineError('validation_error', `resumeValue.action must be one of: ${allowed.join(', ')}`, { allowed });
   }
+  // The decider is the voter: the caller, or on a `declared` gate whom it names.
+  const principalId = voterOf(i, caller, v);
   checkApprover(i, principalId);
   checkActionFields(action, v);
   const feedback = typeof v.feedback === 'string' ? v.feedback : undefined;
@@ -87,6 +89,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
   // Assigned, not spread in (a conditional spread is V8's slow path: src/engine/spread.ts).
   const receivedPayload: Record<string, unknown> = spread(base, {});
   if (feedback) receivedPayload.feedback = feedback;
+  if (principalId !== caller) receivedPayload.castBy = caller;
   const received: NewEvent = { type: 'approval.received', nodeId: i.nodeId, payload: receivedPayload };
 
   if (action === 'ask') {
@@ -99,8 +102,10 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
     };
   }
   const required = Number(i.data.requiredApprovals ?? 1);
+  const vote: InterruptVote = { principalId, action, at: now, value: v };
+  if (principalId !== caller) vote.castBy = caller;
   if (action === 'accept' || action === 'edit-accept') {
-    const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
+    const votes = upsertVote(i.votes, vote);
     const accepts = votes.filter(isAccept).length;
     if (accepts < required) {
       const events = [{ ...received, payload: { ...received.payload, votes: accepts, requiredApprovals: required } }];
@@ -117,7 +122,7 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
   }
   if (action === 'reject' && i.data.rejectionPolicy === 'majority') {
     // A reject is one vote; the gate ends rejected once rejects are more than half the quorum.
-    const votes = upsertVote(i.votes, { principalId, action, at: now, value: v });
+    const votes = upsertVote(i.votes, vote);
     const rejects = votes.filter((x) => x.action === 'reject').length;
     if (rejects * 2 <= required) {
       const events = [{ ...received, payload: { ...received.payload, rejects, requiredApprovals: required } }];
@@ -139,6 +144,26 @@ function decideApproval(i: InterruptRecord, principalId: string, v: Record<strin
     ...(action === 'refine' ? { refineFeedback: v.refineFeedback } : {}),
   };
   return resolveWith(i, action as 'reject' | 'refine', principalId, now, received, output);
+}
+
+/** The most characters of a declared voter's name. */
+const MAX_VOTER_LENGTH = 200;
+
+/**
+ * Whom a vote counts for. On a gate with `voterIdentity: "declared"` the caller names the voter
+ * (`resumeValue.voter`) and is trusted to have authenticated that person itself; a vote naming
+ * nobody is the caller's own. On every other gate the caller is the voter and a `voter` field is
+ * ignored: one authenticated actor, one vote (docs/decisions.md).
+ */
+function voterOf(i: InterruptRecord, principalId: string, v: Record<string, unknown>): string {
+  if (i.data.voterIdentity !== 'declared' || v.voter === undefined) return principalId;
+  if (typeof v.voter !== 'string' || v.voter.trim() === '' || v.voter.length > MAX_VOTER_LENGTH) {
+    throw new EngineError(
+      'validation_error',
+      `resumeValue.voter must be a non-empty string of at most ${MAX_VOTER_LENGTH} characters`,
+    );
+  }
+  return v.voter;
 }
 
 /** An approvers list (a gate's own, or the one an escalation set) names who may decide. */

@@ -14,7 +14,7 @@ import { requiredScope } from './scopes.js';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
-    /** Set for a token whose scopes gate what it may do (HANDOFF_OIDC_SCOPES_CLAIM); API keys may do all. */
+    /** Set for a credential whose scopes gate what it may do: a token (HANDOFF_OIDC_SCOPES_CLAIM) or a key given `scopes`. */
     scopes?: ReadonlySet<string>;
   }
   interface FastifyContextConfig {
@@ -54,7 +54,8 @@ export function registerAuth(
   oidc?: OidcVerifier,
 ): void {
   app.addHook('onRequest', authHook(keys, isPublic, oidc));
-  if (oidc?.settings.scopesClaim !== undefined) app.addHook('preValidation', scopeHook(isPublic));
+  const scopedKeys = [...keys.values()].some((id) => id.scopes !== undefined);
+  if (oidc?.settings.scopesClaim !== undefined || scopedKeys) app.addHook('preValidation', scopeHook(isPublic));
 }
 
 function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequest) => boolean, oidc?: OidcVerifier) {
@@ -80,6 +81,7 @@ function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequ
     const identity = presented === undefined ? undefined : lookup(entries, presented);
     if (identity) {
       req.caller = withSurface(identity, req);
+      if (identity.scopes) req.scopes = new Set(identity.scopes);
       done();
       return;
     }
@@ -126,7 +128,7 @@ function scopeHook(isPublic: (req: FastifyRequest) => boolean) {
     const needs = scope ?? 'an operation no scope grants';
     void reply.header('WWW-Authenticate', `Bearer realm="handoff", error="insufficient_scope", scope="${scope ?? ''}"`);
     const details = scope === undefined ? undefined : { scopeRequired: scope };
-    done(new HttpError(403, 'forbidden', `the token lacks the scope this operation needs: ${needs}`, details));
+    done(new HttpError(403, 'forbidden', `the credential lacks the scope this operation needs: ${needs}`, details));
   };
 }
 

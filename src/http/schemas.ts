@@ -132,7 +132,20 @@ export const OpenInterrupt = Type.Object(
       ),
     ),
     votes: Type.Array(
-      Type.Object({ principal: Type.String(), action: Type.String(), at: DateTime() }, { additionalProperties: true }),
+      Type.Object(
+        {
+          principal: Type.String({ description: 'Whom the vote counts for.' }),
+          action: Type.String(),
+          at: DateTime(),
+          castBy: Type.Optional(
+            Type.String({
+              description:
+                'On a `voterIdentity: "declared"` gate: the authenticated caller that cast the vote for `principal`.',
+            }),
+          ),
+        },
+        { additionalProperties: true },
+      ),
     ),
     exchanges: Type.Array(
       Type.Object(
@@ -248,7 +261,15 @@ export const RunSnapshot = Type.Object(
     children: Type.Optional(
       Type.Array(
         Type.Object(
-          { nodeId: Type.String(), runId: Type.String(), status: ref(RunStatus) },
+          {
+            nodeId: Type.String(),
+            runId: Type.String(),
+            workflowId: Type.String(),
+            status: ref(
+              RunStatus,
+              'As the child’s own snapshot shows it: a running child waiting on a person through a child of its own shows that wait.',
+            ),
+          },
           { additionalProperties: true },
         ),
         { description: 'The child runs of this run that have not ended yet, oldest first (absent: none).' },

@@ -1,5 +1,6 @@
 // Which OpenWOP scope (auth.md) each authenticated operation needs. Checked only for callers whose
-// credential carries scopes (a token, with HANDOFF_OIDC_SCOPES_CLAIM set); API keys hold them all.
+// credential carries scopes (a token, with HANDOFF_OIDC_SCOPES_CLAIM set, or an API key given
+// `scopes` in HANDOFF_API_KEYS' JSON form); other API keys hold them all.
 // A route this table does not know is refused to a scoped caller (fail closed): a new route must
 // be given its scope here. The table is documented in docs/security.md.
 import type { FastifyRequest } from 'fastify';

@@ -12,6 +12,7 @@ import type { ChildSummary } from '../store/repos/runs.js';
 import type { NodeView } from '../engine/nodes/types.js';
 import { viewOf } from '../engine/nodes/view.js';
 import { artifactHash } from '../engine/audit.js';
+import { shownStatus } from '../engine/children.js';
 import type { RunEvent, RunSnapshot } from './schemas.js';
 
 /**
@@ -28,7 +29,8 @@ export function runSnapshot(
   return {
     runId: run.runId,
     workflowId: run.workflowId,
-    status: run.status,
+    // A parent running only to wait for a child that waits on a person shows that wait.
+    status: shownStatus(run.status, children),
     owner: { tenant: run.tenantId, principal: run.principalId },
     inputs: run.inputs,
     variables: run.state.vars,
@@ -77,7 +79,11 @@ function interruptView(open: InterruptRecord) {
     ...(typeof open.data.interruptToken === 'string'
       ? { interruptToken: open.data.interruptToken, callbackUrl: String(open.data.callbackUrl) }
       : {}),
-    votes: open.votes.map((v) => ({ principal: v.principalId, action: v.action, at: v.at })),
+    votes: open.votes.map((v) =>
+      v.castBy === undefined
+        ? { principal: v.principalId, action: v.action, at: v.at }
+        : { principal: v.principalId, action: v.action, at: v.at, castBy: v.castBy },
+    ),
     exchanges: open.exchanges,
   };
 }

@@ -111,7 +111,7 @@ export class DecisionLinkService {
       payload: { interruptId: link.interruptId, recipient: link.recipient },
     };
     try {
-      return await this.engine.resolveInterrupt(caller, link.runId, link.nodeId, resumeValue, {
+      return await this.engine.resolveInterrupt(caller, link.runId, link.nodeId, asRecipient(resumeValue), {
         surface: 'link',
         events: [used],
         ...(expectedArtifactHash ? { expectedArtifactHash } : {}),
@@ -153,3 +153,15 @@ const GATE_GONE = new Set([
   'interrupt_not_found',
   'run_terminal',
 ]);
+
+/**
+ * A link votes as its recipient: a `voter` it names is dropped, so a link cannot cast a vote for
+ * someone else even on a gate that counts declared voters (voterIdentity "declared").
+ */
+function asRecipient(resumeValue: unknown): unknown {
+  if (!resumeValue || typeof resumeValue !== 'object' || Array.isArray(resumeValue) || !('voter' in resumeValue)) {
+    return resumeValue;
+  }
+  const { voter: _named, ...own } = resumeValue as Record<string, unknown>;
+  return own;
+}

@@ -189,10 +189,13 @@ export const isSuspended = (s: RunStatus): boolean => isWaiting(s) || s === 'wai
 export type InterruptStatus = 'open' | 'resolved' | 'cancelled';
 
 export interface InterruptVote {
+  /** Whom the vote counts for: the caller, or the voter it named on a `voterIdentity: "declared"` gate. */
   principalId: string;
   action: string;
   at: string;
   value: Record<string, unknown>;
+  /** The authenticated caller that cast the vote, when it named someone else as the voter. */
+  castBy?: string;
 }
 
 export interface InterruptRecord {

@@ -62,6 +62,24 @@ describe('webhook and Slack notifications', () => {
       { channel: 'slack', url: rx.urlFor('127.0.0.1', '/services/T0/B0/secret') },
     ]);
     writeFileSync(join(dir, 'ask-by-hook.json'), JSON.stringify(wf));
+    writeFileSync(
+      join(dir, 'relay-by-hook.json'),
+      JSON.stringify({
+        id: 'relay-by-hook',
+        nodes: [
+          {
+            id: 'review',
+            typeId: 'core.approvalGate',
+            config: {
+              title: 'Relayed review',
+              requiredApprovals: 2,
+              voterIdentity: 'declared',
+              notify: [{ channel: 'webhook', url: rx.urlFor('127.0.0.1', '/relay-hook') }],
+            },
+          },
+        ],
+      }),
+    );
     t = await startTestHost({
       workflows: [dir],
       env: {
@@ -119,6 +137,21 @@ describe('webhook and Slack notifications', () => {
     const listed = await t.get(`/v1/notifications?runId=${runId}`);
     assert.deepEqual(listed.body.notifications.map((n: Json) => n.state).sort(), ['sent', 'sent']);
     assert.ok(!JSON.stringify(listed.body).includes('secret'));
+  });
+
+  it('a decision link votes as its recipient: a voter it names is dropped, even where the gate counts declared voters', async () => {
+    const runId = await t.createRun('relay-by-hook', {});
+    await t.waitForStatus(runId, ['waiting-approval']);
+    const hook = await until('the webhook', () => rx.requests.find((r) => r.path === '/relay-hook'));
+    const token = tokenIn(JSON.parse(hook.body).data.links.decide) as string;
+    const res = await t.post(`/v1/interrupts/${token}`, { resumeValue: { action: 'accept', voter: 'ceo' } });
+    assert.equal(res.status, 200, res.text);
+    const snap = (await t.get(`/v1/runs/${runId}`)).body;
+    assert.equal(snap.status, 'waiting-approval');
+    assert.deepEqual(
+      snap.interrupt.votes.map((v: Json) => [v.principal, v.castBy]),
+      [[`webhook:127.0.0.1:${rx.port}`, undefined]],
+    );
   });
 });
 

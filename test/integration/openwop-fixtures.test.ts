@@ -1,6 +1,7 @@
 // The OpenWOP core-standard floor against Handoff with HANDOFF_CONFORMANCE_FIXTURES=1: the
 // canonical fixtures seeded verbatim and advertised (RFC 0003), and the legs of the suite's floor
-// scenarios (runs-lifecycle, failure-path, eventOrdering, idempotency, interrupt-quorum-resolution)
+// scenarios (runs-lifecycle, failure-path, eventOrdering, idempotency, interrupt-quorum-resolution,
+// interrupt-parent-child-cascade)
 // as they send and expect them (docs/protocol/openwop.md#conformance). SQLite always, PostgreSQL
 // too when HANDOFF_TEST_PG_URL is set.
 import assert from 'node:assert/strict';
@@ -18,6 +19,8 @@ const FIXTURES_DIR = join(REPO_ROOT, 'fixtures', 'conformance');
 const FIXTURE_FILES = readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.json'));
 const KEYS = ['key-voter-0001', 'key-voter-0002', 'key-voter-0003'] as const;
 const as = (i: number) => bearer(KEYS[i] as string);
+/** A key without `approvals:respond` (OPENWOP_TEST_LOW_SCOPE_KEY in the suite). */
+const LOW_SCOPE_KEY = 'key-lowscope-01';
 
 for (const dialect of DIALECTS) {
   describe(`OpenWOP conformance fixtures (${dialect})`, () => {
@@ -25,7 +28,11 @@ for (const dialect of DIALECTS) {
     before(async () => {
       t = await startTestHost({
         pg: dialect === 'postgres',
-        apiKeys: KEYS.map((k, i) => `${k}=acme:voter-${i + 1}`).join(','),
+        // The JSON form, for the low-scope key the auth-required scenario's 403 leg uses.
+        apiKeys: JSON.stringify({
+          ...Object.fromEntries(KEYS.map((k, i) => [k, { tenant: 'acme', principal: `voter-${i + 1}` }])),
+          [LOW_SCOPE_KEY]: { tenant: 'acme', principal: 'reader', scopes: ['runs:create', 'runs:read'] },
+        }),
         env: { HANDOFF_CONFORMANCE_FIXTURES: '1' },
       });
     });
@@ -157,6 +164,22 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
     });
 
+    it('interrupt-auth-required: a key limited to other scopes is 403 naming approvals:respond, and changes nothing', async () => {
+      const runId = await t.createRun('conformance-interrupt-auth-required', {}, bearer(LOW_SCOPE_KEY));
+      const before = await t.waitForStatus(runId, ['waiting-approval'], bearer(LOW_SCOPE_KEY));
+      const res = await t.post(
+        `/v1/runs/${runId}/interrupts/gate`,
+        { resumeValue: { action: 'accept' } },
+        bearer(LOW_SCOPE_KEY),
+      );
+      assert.equal(res.status, 403, res.text);
+      assert.equal(res.body.error, 'forbidden');
+      assert.equal(res.body.details.scopeRequired, 'approvals:respond');
+      assert.match(String(res.headers['www-authenticate']), /insufficient_scope/);
+      assert.deepEqual((await t.get(`/v1/runs/${runId}`, as(0))).body, before);
+      assert.equal((await t.post(`/v1/runs/${runId}/cancel`, {}, bearer(LOW_SCOPE_KEY))).status, 403);
+    });
+
     it('interrupt-external-event: waits waiting-external with a signed token; a mismatch is 422, a match completes', async () => {
       const runId = await t.createRun('conformance-interrupt-external-event', {}, as(0));
       const waiting = await t.waitForStatus(runId, ['waiting-external'], as(0));
@@ -204,8 +227,10 @@ for (const dialect of DIALECTS) {
       assert.equal(again.body.error, 'interrupt_gone');
     });
 
+    // As the suite votes: every vote with one key, the voter named in the resume value (the
+    // fixture's gate counts declared voters: voterIdentity "declared").
     const vote = (runId: string, i: number, action: string) =>
-      t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action, voter: `approver-${i + 1}` } }, as(i));
+      t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action, voter: `approver-${i + 1}` } }, as(0));
 
     it('interrupt-quorum: partial accepts keep the run waiting; the third completes it', async () => {
       const runId = await t.createRun('conformance-interrupt-quorum', {}, as(0));
@@ -215,12 +240,22 @@ for (const dialect of DIALECTS) {
         assert.ok(partial.status >= 200 && partial.status < 300, partial.text);
         assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-approval');
       }
-      // One vote per authenticated actor: voting again changes nothing.
+      // One vote per voter: the same voter again changes nothing.
       const repeat = await vote(runId, 1, 'accept');
       assert.ok(repeat.status >= 200 && repeat.status < 300, repeat.text);
-      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-approval');
+      const waiting = (await t.get(`/v1/runs/${runId}`, as(0))).body;
+      assert.equal(waiting.status, 'waiting-approval');
+      assert.deepEqual(
+        waiting.interrupt.votes.map((v: { principal: string; castBy: string }) => [v.principal, v.castBy]),
+        [
+          ['approver-1', 'voter-1'],
+          ['approver-2', 'voter-1'],
+        ],
+      );
       assert.ok((await vote(runId, 2, 'accept')).status < 300);
-      assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
+      const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
+      assert.equal(done.status, 'completed');
+      assert.deepEqual([...done.nodeStates.gate.approvers].sort(), ['approver-1', 'approver-2', 'approver-3']);
     });
 
     it('interrupt-quorum: under majority one reject waits, the second fails the run', async () => {
@@ -232,6 +267,43 @@ for (const dialect of DIALECTS) {
       const done = await t.waitForStatus(runId, ['completed', 'failed'], as(0));
       assert.equal(done.status, 'failed');
       assert.equal(done.error.code, 'interrupt_rejected');
+    });
+
+    it("interrupt-parent-child-cascade: the parent shows its child's gate, and its cancel cascades (reason parent-cancelled, late resolve 410)", async () => {
+      const parent = await t.createRun('conformance-interrupt-parent-child-cancel', {}, as(0));
+      const waiting = await t.waitForStatus(parent, ['waiting-approval'], as(0));
+      assert.equal(waiting.activity.kind, 'waiting-child');
+      const child = waiting.childRuns[0].runId as string;
+      assert.equal(waiting.childRuns[0].status, 'waiting-approval');
+      assert.equal(waiting.childRuns[0].workflowId, 'conformance-interrupt-parent-child-cancel-child');
+      assert.equal(waiting.interrupt, undefined, "the gate is the child's, not the parent's");
+      // The list filters on the run's own status: the parent itself is running.
+      const listed = await t.get('/v1/runs?status=waiting-approval', as(0));
+      const ids = listed.body.runs.map((r: { runId: string }) => r.runId);
+      assert.ok(ids.includes(child) && !ids.includes(parent), JSON.stringify(ids));
+
+      const cancel = await t.post(`/v1/runs/${parent}/cancel`, { reason: 'conformance-test-cascade' }, as(0));
+      assert.ok(cancel.status >= 200 && cancel.status < 300, cancel.text);
+      assert.equal((await t.waitForStatus(parent, ['cancelled', 'completed', 'failed'], as(0))).status, 'cancelled');
+      assert.equal((await t.waitForStatus(child, ['cancelled', 'completed', 'failed'], as(0))).status, 'cancelled');
+      const cancelled = (await t.events(child, as(0))).find((e) => e.type === 'run.cancelled');
+      assert.equal(cancelled?.payload.reason, 'parent-cancelled');
+      assert.equal(cancelled?.payload.parentRunId, parent);
+      const late = await t.post(
+        `/v1/runs/${child}/interrupts/child-gate`,
+        { resumeValue: { action: 'accept' } },
+        as(0),
+      );
+      assert.equal(late.status, 410, late.text);
+      assert.equal(late.body.error, 'interrupt_gone');
+    });
+
+    it("the parent shows running again once its child's gate is decided, and completes with it", async () => {
+      const parent = await t.createRun('conformance-interrupt-parent-child-cancel', {}, as(0));
+      const child = (await t.waitForStatus(parent, ['waiting-approval'], as(0))).childRuns[0].runId as string;
+      const res = await t.post(`/v1/runs/${child}/interrupts/child-gate`, { resumeValue: { action: 'accept' } }, as(0));
+      assert.equal(res.status, 200, res.text);
+      assert.equal((await t.waitForStatus(parent, ['completed', 'failed', 'cancelled'], as(0))).status, 'completed');
     });
   });
 }

@@ -57,6 +57,23 @@ const QUORUM_WORKFLOW = {
   settings: {},
 };
 
+/** A gate whose votes a trusted relay casts under one key, naming each voter (voterIdentity). */
+const RELAY_WORKFLOW = {
+  id: 'relay',
+  nodes: [
+    {
+      id: 'review',
+      typeId: 'core.approvalGate',
+      config: {
+        title: 'Two of the team, relayed',
+        requiredApprovals: 2,
+        approversList: ['dana', 'erin'],
+        voterIdentity: 'declared',
+      },
+    },
+  ],
+};
+
 for (const dialect of DIALECTS) {
   describe(`quorum and approvers list (${dialect})`, () => {
     let t: TestHost;
@@ -64,6 +81,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'handoff-wf-'));
       writeFileSync(join(dir, 'quorum.json'), JSON.stringify(QUORUM_WORKFLOW, null, 2));
+      writeFileSync(join(dir, 'relay.json'), JSON.stringify(RELAY_WORKFLOW, null, 2));
       t = await startTestHost({
         pg: dialect === 'postgres',
         apiKeys: Object.entries(KEYS)
@@ -224,6 +242,65 @@ for (const dialect of DIALECTS) {
       assert.equal(bound.status, 200, bound.text);
       const done = await t.waitForStatus(runId, ['completed', 'failed', 'cancelled'], bearer(KEYS.alice));
       assert.equal(done.nodeStates.final.text, 'Budget: 40');
+    });
+
+    it("a voter named in the resume value is not an identity: alice naming bob is still alice's one vote", async () => {
+      const runId = await atGate();
+      for (const voter of ['bob', 'carol', 'alice']) {
+        const res = await review(runId, 'alice', { action: 'accept', voter });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.body.interrupt.votes, 1);
+      }
+      const snap = await snapshot(runId);
+      assert.equal(snap.status, 'waiting-approval');
+      assert.deepEqual(
+        snap.interrupt.votes.map((v: Json) => [v.principal, v.castBy]),
+        [['alice', undefined]],
+      );
+    });
+
+    it('voterIdentity "declared": one key casts each named voter\'s vote, the approvers list binds the voter', async () => {
+      const runId = await t.createRun('relay', {}, bearer(KEYS.carol));
+      const gate = await t.waitForStatus(runId, ['waiting-approval'], bearer(KEYS.carol));
+      assert.equal(gate.interrupt.payload.voterIdentity, 'declared');
+      const before = { snap: await snapshot(runId), events: await eventCount(runId) };
+      for (const [voter, status, error] of [
+        ['mallory', 403, 'forbidden'],
+        ['', 400, 'validation_error'],
+        [5, 400, 'validation_error'],
+        ['x'.repeat(201), 400, 'validation_error'],
+      ] as const) {
+        const res = await review(runId, 'carol', { action: 'accept', voter });
+        assert.equal(res.status, status, `${String(voter).slice(0, 9)}: ${res.text}`);
+        assert.equal(res.body.error, error);
+      }
+      // No voter named: the vote is carol's own, and carol is not on the list.
+      assert.equal((await review(runId, 'carol', { action: 'accept' })).status, 403);
+      assert.deepEqual(await snapshot(runId), before.snap);
+      assert.equal(await eventCount(runId), before.events);
+
+      const dana = await review(runId, 'carol', { action: 'accept', voter: 'dana' });
+      assert.equal(dana.status, 200, dana.text);
+      assert.equal(dana.body.interrupt.votes, 1);
+      assert.equal((await review(runId, 'alice', { action: 'accept', voter: 'dana' })).body.interrupt.votes, 1);
+      assert.deepEqual(
+        (await snapshot(runId)).interrupt.votes.map((v: Json) => [v.principal, v.castBy]),
+        [['dana', 'alice']],
+        'the same voter again replaces its vote, whoever relays it',
+      );
+      assert.equal((await review(runId, 'carol', { action: 'accept', voter: 'erin' })).status, 200);
+      const done = await t.waitForStatus(runId, ['completed', 'failed', 'cancelled'], bearer(KEYS.alice));
+      assert.equal(done.status, 'completed');
+      assert.deepEqual([...done.nodeStates.review.approvers].sort(), ['dana', 'erin']);
+      const received = (await t.events(runId, bearer(KEYS.alice))).filter((e) => e.type === 'approval.received');
+      assert.deepEqual(
+        received.map((e) => [e.payload.decidedBy, e.payload.castBy]),
+        [
+          ['dana', 'carol'],
+          ['dana', 'alice'],
+          ['erin', 'carol'],
+        ],
+      );
     });
   });
 }

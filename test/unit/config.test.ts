@@ -28,6 +28,17 @@ describe('loadConfig', () => {
     refuses({ HANDOFF_API_KEYS: '{"key-cccccccc":{"tenant":"t","principal":"p","admin":"yes"}}' }, 'HANDOFF_API_KEYS');
   });
 
+  it('HANDOFF_API_KEYS: a key in the JSON form may be limited to scopes; a malformed list is refused', () => {
+    const keys = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: '{"key-dddddddd":{"tenant":"t","principal":"reader","scopes":["runs:read","runs:read"]}}' },
+    ).apiKeys;
+    assert.deepEqual(keys.get('key-dddddddd')?.scopes, ['runs:read']);
+    for (const scopes of ['"runs:read"', '["runs read"]', '[5]']) {
+      refuses({ HANDOFF_API_KEYS: `{"key-dddddddd":{"tenant":"t","principal":"p","scopes":${scopes}}}` }, 'scopes');
+    }
+  });
+
   it('uses a PostgreSQL pool of 10 unless HANDOFF_PG_POOL_SIZE says otherwise', () => {
     assert.equal(loadConfig({}, {}).pgPoolSize, 10);
     assert.equal(loadConfig({}, { HANDOFF_PG_POOL_SIZE: '3' }).pgPoolSize, 3);

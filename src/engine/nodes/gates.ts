@@ -27,6 +27,13 @@ interface ApprovalGateConfig extends DeadlineConfig, NotifyConfig {
   approversList?: string[];
   /** `single-veto` (default): one reject ends the gate; `majority`: rejects of more than half of `requiredApprovals` do. */
   rejectionPolicy?: 'single-veto' | 'majority';
+  /**
+   * Who a vote counts for. `principal` (default): the authenticated caller, whatever the resume
+   * value says. `declared`: the `voter` the resume value names (the caller when it names none), for
+   * a gate whose votes are relayed by a trusted caller — a chat bot, a ticketing system — under one
+   * credential (docs/workflows.md#quorum).
+   */
+  voterIdentity?: 'principal' | 'declared';
 }
 
 export const approvalGate: NodeType<ApprovalGateConfig> = {
@@ -46,6 +53,7 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       // Absent or empty, anyone may decide (the canonical quorum fixture writes `[]` for an open gate).
       approversList: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1 } },
       rejectionPolicy: { enum: ['single-veto', 'majority'] },
+      voterIdentity: { enum: ['principal', 'declared'] },
       ...DEADLINE_PROPERTIES,
       ...NOTIFY_PROPERTIES,
     },
@@ -79,6 +87,7 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       requiredApprovals: c.requiredApprovals ?? 1,
       ...(c.approversList?.length ? { approversList: c.approversList } : {}),
       rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
+      ...(c.voterIdentity === 'declared' ? { voterIdentity: 'declared' } : {}),
       ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),
     };
     return withDeadline({ kind: 'approval', data }, c, now);

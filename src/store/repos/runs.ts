@@ -104,7 +104,7 @@ const WAKE = statement(
  */
 export const ACTIVE_CHILDREN = `"parent_run_id" = ? and "parent_run_id" is not null and ${ACTIVE_TERMS}`;
 const CHILDREN = statement(
-  `select "run_id", "parent_node_id", "status" from "runs" where ${ACTIVE_CHILDREN} order by "created_at", "run_id"`,
+  `select "run_id", "parent_node_id", "workflow_id", "status" from "runs" where ${ACTIVE_CHILDREN} order by "created_at", "run_id"`,
 );
 
 // A child's end wakes its parent: the timer is brought forward AND the version moves, so a parent
@@ -123,6 +123,7 @@ const IDS_PER_QUERY = 500;
 export interface ChildSummary {
   runId: string;
   nodeId: string;
+  workflowId: string;
   status: RunStatus;
 }
 
@@ -203,8 +204,15 @@ export class Runs extends Repo {
 
   /** A run's children that have not ended, oldest first (runs_parent_active). */
   async children(parentRunId: string): Promise<ChildSummary[]> {
-    const rows = await this.all<Pick<RunsTable, 'run_id' | 'parent_node_id' | 'status'>>(CHILDREN, [parentRunId]);
-    return rows.map((r) => ({ runId: r.run_id, nodeId: r.parent_node_id ?? '', status: r.status as RunStatus }));
+    const rows = await this.all<Pick<RunsTable, 'run_id' | 'parent_node_id' | 'workflow_id' | 'status'>>(CHILDREN, [
+      parentRunId,
+    ]);
+    return rows.map((r) => ({
+      runId: r.run_id,
+      nodeId: r.parent_node_id ?? '',
+      workflowId: r.workflow_id,
+      status: r.status as RunStatus,
+    }));
   }
 
   /**
