@@ -54,7 +54,10 @@ export interface Config {
    */
   pgPoolSize: number;
   workflowDirs: string[];
-  /** Seed the canonical OpenWOP `conformance-*` fixtures and advertise them (HANDOFF_CONFORMANCE_FIXTURES=1). */
+  /**
+   * Seed the canonical OpenWOP `conformance-*` fixtures and advertise them, and mount the RFC 0100
+   * seams (HANDOFF_CONFORMANCE_FIXTURES=1).
+   */
   conformanceFixtures: boolean;
   /** A refused workflow file stops the host (`--strict-workflows`, HANDOFF_STRICT_WORKFLOWS=1); default: it is listed. */
   strictWorkflows: boolean;
@@ -229,7 +232,8 @@ export function loadConfig(flags: RawOptions, env: NodeJS.ProcessEnv = process.e
     retentionDays: num('retention-days', flags.retentionDays ?? env.HANDOFF_RETENTION_DAYS ?? '30', 0),
     apiKeys: parseApiKeys(env.HANDOFF_API_KEYS),
     defaultSkill: flags.defaultSkill ?? env.HANDOFF_DEFAULT_SKILL ?? 'echo',
-    testSeams: env.HANDOFF_TEST_SEAMS === '1',
+    // The conformance mode mounts the seams too: the suite's RFC 0100 legs drive them.
+    testSeams: env.HANDOFF_TEST_SEAMS === '1' || env.HANDOFF_CONFORMANCE_FIXTURES === '1',
     leaseMs: int('HANDOFF_LEASE_MS', env.HANDOFF_LEASE_MS ?? '30000', 100, 3_600_000),
     pollMs: int('HANDOFF_POLL_MS', env.HANDOFF_POLL_MS ?? '1000', 10, 60_000),
     maxBranches: int('HANDOFF_MAX_BRANCHES', env.HANDOFF_MAX_BRANCHES ?? '64', 1, 10_000),

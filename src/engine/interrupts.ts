@@ -89,6 +89,8 @@ function decideApproval(i: InterruptRecord, caller: string, v: Record<string, un
   // Assigned, not spread in (a conditional spread is V8's slow path: src/engine/spread.ts).
   const receivedPayload: Record<string, unknown> = spread(base, {});
   if (feedback) receivedPayload.feedback = feedback;
+  // RFC 0183: a refine is recorded with the feedback that gives it its meaning.
+  if (action === 'refine') receivedPayload.refineFeedback = v.refineFeedback;
   if (principalId !== caller) receivedPayload.castBy = caller;
   const received: NewEvent = { type: 'approval.received', nodeId: i.nodeId, payload: receivedPayload };
 

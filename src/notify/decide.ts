@@ -80,6 +80,16 @@ export class DecisionLinkService {
     }
   }
 
+  /**
+   * Whether `token` is one this host issued: a signed callback token that verifies, or a decision
+   * link on record (used or expired ones too: those have their own answers, 409 and 410).
+   */
+  async known(token: string): Promise<boolean> {
+    if (this.interruptTokens?.verify(token)) return true;
+    const hash = this.signer.check(token);
+    return hash !== undefined && (await this.store.decisionLinks.get(hash)) !== undefined;
+  }
+
   /** The gate the token decides, if the token may still decide it; throws LinkRefused. */
   async inspect(token: string): Promise<LinkView> {
     const { link, interrupt, workflowId } = await this.usable(token);

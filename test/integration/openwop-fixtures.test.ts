@@ -164,6 +164,54 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.waitForStatus(runId, ['completed', 'failed'], as(0))).status, 'completed');
     });
 
+    it('interrupt-approval (RFC 0183): conformance-approval-refine records a refine with its refineFeedback; a refine without it is 400', async () => {
+      const runId = await t.createRun('conformance-approval-refine', {}, as(0));
+      assert.equal((await t.waitForStatus(runId, ['waiting-approval'], as(0))).currentNodeId, 'gate');
+      const bare = await t.post(`/v1/runs/${runId}/interrupts/gate`, { resumeValue: { action: 'refine' } }, as(0));
+      assert.equal(bare.status, 400, bare.text);
+      const refineFeedback = { scope: 'whole', text: 'conformance: please tighten the summary' };
+      const res = await t.post(
+        `/v1/runs/${runId}/interrupts/gate`,
+        { resumeValue: { action: 'refine', refineFeedback } },
+        as(0),
+      );
+      assert.equal(res.status, 200, res.text);
+      // The suite reads the first approval.received or interrupt.resolved of GET …/events, as JSON
+      // (Accept: application/json): the log so far, at once, though the run has not ended.
+      const events = await t.get(`/v1/runs/${runId}/events`, { ...as(0), accept: 'application/json' });
+      assert.equal(events.status, 200);
+      assert.match(String(events.headers['content-type']), /^application\/json/);
+      assert.equal(events.body.isTerminal, false);
+      const first = events.body.events.find((e: { type: string }) =>
+        ['approval.received', 'interrupt.resolved'].includes(e.type),
+      );
+      assert.equal(first.payload.action, 'refine');
+      assert.deepEqual(first.payload.refineFeedback, refineFeedback);
+      // The draft runs again with the feedback, and the gate asks anew.
+      assert.equal((await t.waitForStatus(runId, ['waiting-approval'], as(0))).currentNodeId, 'gate');
+    });
+
+    it('interrupt-token-matrix: an unknown token is 404 whatever the body; a known one with a bad body is 400', async () => {
+      const unknown = await t.post('/v1/interrupts/tok_c29tZXRoaW5nLXVua25vd24', {
+        correlation: { orderId: 'noop', status: 'whatever' },
+      });
+      assert.equal(unknown.status, 404, unknown.text);
+      assert.equal(unknown.body.error, 'link_not_found');
+      const runId = await t.createRun('conformance-interrupt-external-event', {}, as(0));
+      const waiting = await t.waitForStatus(runId, ['waiting-external'], as(0));
+      const known = await t.post(`/v1/interrupts/${waiting.interrupt.interruptToken}`, { correlation: {} });
+      assert.equal(known.status, 400, known.text);
+      assert.equal(known.body.error, 'validation_error');
+      assert.equal((await t.get(`/v1/runs/${runId}`, as(0))).body.status, 'waiting-external');
+    });
+
+    it('the conformance mode mounts the RFC 0100 seams', async () => {
+      const start = await t.post('/v1/host/sample/a2a/tasks/start', { scenario: 'paused-at-approval' }, as(0));
+      assert.equal(start.status, 201, start.text);
+      const read = await t.get(`/v1/host/sample/a2a/tasks/${start.body.taskId}`, as(0));
+      assert.equal(read.body.state, 'input-required');
+    });
+
     it('interrupt-auth-required: a key limited to other scopes is 403 naming approvals:respond, and changes nothing', async () => {
       const runId = await t.createRun('conformance-interrupt-auth-required', {}, bearer(LOW_SCOPE_KEY));
       const before = await t.waitForStatus(runId, ['waiting-approval'], bearer(LOW_SCOPE_KEY));

@@ -29,6 +29,8 @@ describe('webhook-negative: the SSRF guard and validation (no allow list)', () =
   it('discovery advertises the webhooks family', async () => {
     const doc = (await t.get('/.well-known/openwop')).body;
     assert.deepEqual(doc.webhooks, { supported: true, durable: false, signatureAlgorithms: ['v1'] });
+    // The v1.x-tolerated `capabilities` mirror older suites read (RFC 0073), without the a2a block.
+    assert.deepEqual(doc.capabilities, { webhooks: doc.webhooks });
   });
 
   it('refuses loopback, private and plain-http destinations with webhook_url_rejected', async () => {
@@ -42,6 +44,11 @@ describe('webhook-negative: the SSRF guard and validation (no allow list)', () =
       assert.equal(res.status, 400, url);
       assert.equal(res.body.error, 'webhook_url_rejected', url);
     }
+    // The address is judged before the tenant (nothing about any tenant is told).
+    const foreign = { url: 'http://127.0.0.1:65535/', events: ['run.completed'], tenantId: 'conformance-tenant' };
+    const res = await t.post('/v1/webhooks', foreign, ACME);
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error, 'webhook_url_rejected');
   });
 
   it('answers validation_error for a malformed or missing url', async () => {

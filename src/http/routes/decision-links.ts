@@ -174,11 +174,17 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
     },
   );
 
+  // Before the body is validated: an unknown token is 404 whatever the body (OpenWOP's
+  // interrupt-token-matrix), so a body never tells whether a token exists.
+  const knownToken = async (req: FastifyRequest) => {
+    const { token } = req.params as { token: string };
+    if (!(await deps.links.known(token))) refusal(new LinkRefused(404, 'link_not_found', 'no such decision link'));
+  };
   api.post(
     '/v1/interrupts/:token',
     {
       config: { public: true },
-      preHandler: limited,
+      preValidation: [limited, knownToken],
       schema: {
         operationId: 'resolveInterruptByToken',
         tags: ['interrupts'],

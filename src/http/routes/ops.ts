@@ -41,6 +41,9 @@ export interface DatabaseProbe {
   readonly dialect: 'sqlite' | 'postgres';
 }
 
+/** The `webhooks` capability family (spec/v1/webhooks.md). */
+const WEBHOOKS_FAMILY = { supported: true, durable: false, signatureAlgorithms: ['v1'] };
+
 export function opsRoutes(
   app: FastifyInstance,
   database: DatabaseProbe,
@@ -80,7 +83,11 @@ export function opsRoutes(
         // RFC 0003: the canonical fixtures this host seeded (HANDOFF_CONFORMANCE_FIXTURES=1).
         fixtures: extras.catalog.fixtures,
         // spec/v1/webhooks.md: best-effort signed deliveries (`v1`), not the RFC 0083 durable mode.
-        webhooks: { supported: true, durable: false, signatureAlgorithms: ['v1'] },
+        webhooks: WEBHOOKS_FAMILY,
+        // RFC 0073: the families belong at the root; v1.x tolerates a `capabilities` mirror, which
+        // suites before 1.135 read instead. Only `webhooks` is mirrored: the `a2a` block must
+        // never appear there.
+        capabilities: { webhooks: WEBHOOKS_FAMILY },
         // RFC 0011: called with a valid API key, the same endpoint adds who the caller is.
         discovery: { authScoped: { supported: true, mode: 'same-endpoint' } },
         ...extras.families(req),

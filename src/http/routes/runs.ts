@@ -305,7 +305,12 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
           'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event sequence.' })),
         }),
         response: {
-          200: raw('The event stream.', 'text/event-stream'),
+          200: raw(
+            'The event stream; to a client that accepts `application/json` and not `text/event-stream`, the log so far ' +
+              '(after `Last-Event-ID`, at most 1000 events) in the body of `GET …/events/poll`, at once.',
+            'text/event-stream',
+            'application/json',
+          ),
           400: invalid('path or Last-Event-ID'),
           401: UNAUTHORIZED,
           404: NOT_FOUND,
@@ -320,6 +325,20 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
         after = parseLastEventId(req.headers['last-event-id']);
       } catch (err) {
         throw new HttpError(400, 'validation_error', (err as Error).message);
+      }
+      if (wantsJsonLog(req.headers.accept)) {
+        // A JSON reader (OpenWOP's suite reads the log this way) gets what is committed now.
+        const events = await reads.events(run.runId, after ?? -1, 1000);
+        const last = events.at(-1)?.sequence ?? after ?? -1;
+        const body = {
+          runId: run.runId,
+          events: events.map(eventDoc),
+          lastEventSeq: last,
+          runStatus: run.status,
+          isTerminal: isTerminal(run.status),
+          isComplete: isTerminal(run.status) && last >= run.nextSeq - 1,
+        };
+        return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
       }
       const stream = openOrRefuse(sse, reply);
       for await (const e of reads.follow(run.runId, { after: after ?? -1, signal: stream.signal })) {
@@ -366,6 +385,11 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
       };
     },
   );
+}
+
+/** The client takes JSON and not an event stream (`Accept: application/json`). */
+function wantsJsonLog(accept: string | undefined): boolean {
+  return accept !== undefined && /\bapplication\/json\b/i.test(accept) && !/\btext\/event-stream\b/i.test(accept);
 }
 
 /** Long-poll: subscribe first, then read, so an event committed in between is never missed. */

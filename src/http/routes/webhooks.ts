@@ -67,8 +67,12 @@ export function webhookRoutes(app: FastifyInstance, hooks: WebhookService): void
     },
     async (req, reply) => {
       const body = req.body;
-      checkTenant(body.tenantId, req.caller.tenantId);
       if (!URL.canParse(body.url)) throw new HttpError(400, 'validation_error', 'url is not a URL');
+      // The address is judged before the tenant: a URL the host will not call is refused whoever
+      // asks (it tells nothing about any tenant), as OpenWOP's webhook-negative scenario expects.
+      const refusal = hooks.urlRefusal(body.url);
+      if (refusal !== undefined) throw new HttpError(400, 'webhook_url_rejected', refusal);
+      checkTenant(body.tenantId, req.caller.tenantId);
       try {
         const { record, secret } = await hooks.register(req.caller.tenantId, body);
         return reply.status(201).send({
