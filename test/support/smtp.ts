@@ -71,6 +71,11 @@ export async function startSmtpServer(opts: { auth?: { user: string; pass: strin
       });
     },
   });
+  // A client SIGKILLed mid-conversation (the crash tests) resets its connection: smtp-server
+  // reports that as an 'error' event, which without a listener would throw in the test process.
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
   return {
