@@ -23,6 +23,10 @@ export interface ApiKeyIdentity {
    * as a scoped token is; absent, the key may do everything its tenant may.
    */
   scopes?: string[];
+  /** The approver groups the key's principal is in (a gate's `approverGroupRefs`, RFC 0104); JSON form only. */
+  groups?: string[];
+  /** The approver roles the key's principal holds (a gate's `approverRoleRefs`, RFC 0104); JSON form only. */
+  roles?: string[];
 }
 
 /** HANDOFF_OIDC_ISSUER and its companions (src/http/oidc.ts checks tokens with them). */
@@ -35,6 +39,10 @@ export interface OidcSettings {
   tenantClaim: string;
   /** HANDOFF_OIDC_SCOPES_CLAIM: when set, the claim whose scopes gate operations (src/http/scopes.ts). */
   scopesClaim?: string;
+  /** HANDOFF_OIDC_GROUPS_CLAIM: when set, the claim naming the caller's approver groups (a gate's `approverGroupRefs`). */
+  groupsClaim?: string;
+  /** HANDOFF_OIDC_ROLES_CLAIM: when set, the claim naming the caller's approver roles (a gate's `approverRoleRefs`). */
+  rolesClaim?: string;
   /** HANDOFF_OIDC_JWKS_COOLDOWN_MS: the least time between two fetches of the keys (default 30 s). */
   jwksCooldownMs: number;
   /** HANDOFF_OIDC_CONSOLE_CLIENT_ID: the public client the web console signs in as (code + PKCE). */
@@ -404,7 +412,13 @@ function notifyCredentials(env: NodeJS.ProcessEnv): string[] {
 /** HANDOFF_OIDC_ISSUER and its companions; the audience is required with it (a token for any API would do). */
 function oidcSettings(env: NodeJS.ProcessEnv): OidcSettings | undefined {
   const issuer = env.HANDOFF_OIDC_ISSUER;
-  const companions = ['HANDOFF_OIDC_AUDIENCE', 'HANDOFF_OIDC_TENANT_CLAIM', 'HANDOFF_OIDC_SCOPES_CLAIM'];
+  const companions = [
+    'HANDOFF_OIDC_AUDIENCE',
+    'HANDOFF_OIDC_TENANT_CLAIM',
+    'HANDOFF_OIDC_SCOPES_CLAIM',
+    'HANDOFF_OIDC_GROUPS_CLAIM',
+    'HANDOFF_OIDC_ROLES_CLAIM',
+  ];
   if (!issuer) {
     const stray = companions.find((c) => env[c] !== undefined);
     if (stray) throw new ConfigError(`${stray} is set but HANDOFF_OIDC_ISSUER is not`);
@@ -426,6 +440,8 @@ function oidcSettings(env: NodeJS.ProcessEnv): OidcSettings | undefined {
     jwksCooldownMs: int('HANDOFF_OIDC_JWKS_COOLDOWN_MS', env.HANDOFF_OIDC_JWKS_COOLDOWN_MS ?? '30000', 0, 3_600_000),
   };
   if (env.HANDOFF_OIDC_SCOPES_CLAIM) settings.scopesClaim = env.HANDOFF_OIDC_SCOPES_CLAIM;
+  if (env.HANDOFF_OIDC_GROUPS_CLAIM) settings.groupsClaim = env.HANDOFF_OIDC_GROUPS_CLAIM;
+  if (env.HANDOFF_OIDC_ROLES_CLAIM) settings.rolesClaim = env.HANDOFF_OIDC_ROLES_CLAIM;
   if (env.HANDOFF_OIDC_CONSOLE_CLIENT_ID) settings.consoleClientId = env.HANDOFF_OIDC_CONSOLE_CLIENT_ID;
   return settings;
 }
@@ -621,8 +637,9 @@ export const sqliteFile = (c: Pick<Config, 'dataDir'>): string => join(c.dataDir
 
 /**
  * `key=tenant:principal[:email][:admin],key2=tenant2:principal2` or a JSON object
- * `{key: {tenant, principal, email?, admin?}}`. The e-mail is where the principal's notifications go;
- * an admin key (an operator's) reads the audit log of every tenant.
+ * `{key: {tenant, principal, email?, admin?, scopes?, groups?, roles?}}`. The e-mail is where the
+ * principal's notifications go; an admin key (an operator's) reads the audit log of every tenant;
+ * `groups` and `roles` are what a gate's `approverGroupRefs` / `approverRoleRefs` match.
  */
 export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentity> {
   const keys = new Map<string, ApiKeyIdentity>();
@@ -630,7 +647,15 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
   if (raw.trim().startsWith('{')) {
     const obj = JSON.parse(raw) as Record<
       string,
-      { tenant?: string; principal?: string; email?: string; admin?: unknown; scopes?: unknown }
+      {
+        tenant?: string;
+        principal?: string;
+        email?: string;
+        admin?: unknown;
+        scopes?: unknown;
+        groups?: unknown;
+        roles?: unknown;
+      }
     >;
     for (const [key, v] of Object.entries(obj)) {
       if (v.admin !== undefined && typeof v.admin !== 'boolean') {
@@ -638,6 +663,8 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
       }
       const id = identity(key, v.tenant, v.principal, { email: v.email, admin: v.admin === true });
       if (v.scopes !== undefined) id.scopes = apiKeyScopes(key, v.scopes);
+      if (v.groups !== undefined) id.groups = apiKeyRefs(key, 'groups', v.groups);
+      if (v.roles !== undefined) id.roles = apiKeyRefs(key, 'roles', v.roles);
       keys.set(key, id);
     }
     return keys;
@@ -668,6 +695,16 @@ function apiKeyScopes(key: string, raw: unknown): string[] {
   if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string' && /^[a-z]+:[a-z]+$/.test(s))) {
     throw new ConfigError(
       `HANDOFF_API_KEYS: "scopes" of key '${key.slice(0, 4)}…' must be a list of scope names such as "runs:read"`,
+    );
+  }
+  return [...new Set(raw as string[])];
+}
+
+/** A key's `groups` or `roles`: a list of non-empty names, matched exactly against a gate's refs. */
+function apiKeyRefs(key: string, field: 'groups' | 'roles', raw: unknown): string[] {
+  if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string' && s.trim() !== '')) {
+    throw new ConfigError(
+      `HANDOFF_API_KEYS: "${field}" of key '${key.slice(0, 4)}…' must be a list of non-empty names such as "finance"`,
     );
   }
   return [...new Set(raw as string[])];

@@ -30,6 +30,10 @@ export interface Caller {
   surface?: Surface;
   /** An admin key (HANDOFF_API_KEYS `admin`): reads the audit log of every tenant. */
   admin?: boolean;
+  /** The approver groups the credential says the caller is in (a gate's `approverGroupRefs`). */
+  groups?: readonly string[];
+  /** The approver roles the credential says the caller holds (a gate's `approverRoleRefs`). */
+  roles?: readonly string[];
 }
 
 /** How a person's decision came in, and what it was bound to. */

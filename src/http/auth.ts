@@ -91,7 +91,10 @@ function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequ
     }
     oidc.verify(presented).then(
       (who) => {
-        req.caller = withSurface({ tenantId: who.tenantId, principalId: who.principalId }, req);
+        const id: ApiKeyIdentity = { tenantId: who.tenantId, principalId: who.principalId };
+        if (who.groups) id.groups = who.groups;
+        if (who.roles) id.roles = who.roles;
+        req.caller = withSurface(id, req);
         if (who.scopes) req.scopes = who.scopes;
         done();
       },

@@ -8,7 +8,7 @@
 // through the egress guard, like the agent registry's URLs (docs/security.md).
 //
 //   const oidc = new OidcVerifier(config.oidc);
-//   const who = await oidc.verify(token);   // { tenantId, principalId, scopes? } or throws TokenRefused
+//   const who = await oidc.verify(token);   // { tenantId, principalId, scopes?, groups?, roles? } or throws TokenRefused
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
 import type { OidcSettings } from '../config.js';
 
@@ -25,6 +25,10 @@ export interface TokenIdentity {
   principalId: string;
   /** Present when HANDOFF_OIDC_SCOPES_CLAIM is set: the operations the token may do. */
   scopes?: ReadonlySet<string>;
+  /** Present when HANDOFF_OIDC_GROUPS_CLAIM is set: the approver groups the caller is in. */
+  groups?: string[];
+  /** Present when HANDOFF_OIDC_ROLES_CLAIM is set: the approver roles the caller holds. */
+  roles?: string[];
 }
 
 /** Asymmetric algorithms only: `none` and HS* (a public key used as an HMAC secret) are never accepted. */
@@ -93,6 +97,8 @@ export class OidcVerifier {
     }
     const identity: TokenIdentity = { tenantId: tenant, principalId: payload.sub as string };
     if (this.settings.scopesClaim !== undefined) identity.scopes = scopesOf(payload[this.settings.scopesClaim]);
+    if (this.settings.groupsClaim !== undefined) identity.groups = [...scopesOf(payload[this.settings.groupsClaim])];
+    if (this.settings.rolesClaim !== undefined) identity.roles = [...scopesOf(payload[this.settings.rolesClaim])];
     return identity;
   }
 
@@ -123,7 +129,7 @@ async function fetchMetadata(issuer: string): Promise<ProviderMetadata> {
   return doc as ProviderMetadata;
 }
 
-/** A space-separated string (RFC 8693 `scope`) or an array of strings (`scp`). */
+/** A space-separated string (RFC 8693 `scope`) or an array of strings (`scp`); also read for groups and roles. */
 function scopesOf(claim: unknown): ReadonlySet<string> {
   if (typeof claim === 'string') return new Set(claim.split(' ').filter(Boolean));
   if (Array.isArray(claim)) return new Set(claim.filter((s): s is string => typeof s === 'string'));

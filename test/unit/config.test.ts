@@ -39,6 +39,47 @@ describe('loadConfig', () => {
     }
   });
 
+  it('HANDOFF_API_KEYS: a key in the JSON form may name its groups and roles; a malformed list is refused', () => {
+    const keys = loadConfig(
+      {},
+      {
+        HANDOFF_API_KEYS:
+          '{"key-eeeeeeee":{"tenant":"t","principal":"ann","groups":["finance","finance"],"roles":["controller"]}}',
+      },
+    ).apiKeys;
+    assert.deepEqual(keys.get('key-eeeeeeee'), {
+      tenantId: 't',
+      principalId: 'ann',
+      groups: ['finance'],
+      roles: ['controller'],
+    });
+    for (const field of ['groups', 'roles']) {
+      for (const list of ['"finance"', '[""]', '["  "]', '[5]', '{}']) {
+        refuses({ HANDOFF_API_KEYS: `{"key-eeeeeeee":{"tenant":"t","principal":"p","${field}":${list}}}` }, field);
+      }
+    }
+  });
+
+  it('HANDOFF_OIDC_GROUPS_CLAIM and HANDOFF_OIDC_ROLES_CLAIM name the claims, with an issuer only', () => {
+    const oidc = loadConfig(
+      {},
+      {
+        HANDOFF_OIDC_ISSUER: 'https://id.example.com',
+        HANDOFF_OIDC_AUDIENCE: 'handoff',
+        HANDOFF_OIDC_GROUPS_CLAIM: 'groups',
+        HANDOFF_OIDC_ROLES_CLAIM: 'roles',
+      },
+    ).oidc;
+    assert.equal(oidc?.groupsClaim, 'groups');
+    assert.equal(oidc?.rolesClaim, 'roles');
+    assert.equal(
+      loadConfig({}, { HANDOFF_OIDC_ISSUER: 'https://id.example.com', HANDOFF_OIDC_AUDIENCE: 'h' }).oidc?.groupsClaim,
+      undefined,
+    );
+    refuses({ HANDOFF_OIDC_GROUPS_CLAIM: 'groups' }, 'HANDOFF_OIDC_GROUPS_CLAIM');
+    refuses({ HANDOFF_OIDC_ROLES_CLAIM: 'roles' }, 'HANDOFF_OIDC_ROLES_CLAIM');
+  });
+
   it('uses a PostgreSQL pool of 10 unless HANDOFF_PG_POOL_SIZE says otherwise', () => {
     assert.equal(loadConfig({}, {}).pgPoolSize, 10);
     assert.equal(loadConfig({}, { HANDOFF_PG_POOL_SIZE: '3' }).pgPoolSize, 3);
