@@ -131,14 +131,19 @@ export function expire(i: InterruptRecord, now: number): Expiry {
     : resolveWith(i, 'answer', TIMEOUT_PRINCIPAL, at, expired, { answers: {}, ...base }, true);
 }
 
-/** Re-open the gate for `escalateTo` (they alone may decide, their own earlier votes kept). */
+/**
+ * Re-open the gate for `escalateTo` (they alone may decide, their own earlier votes kept; the
+ * gate's group and role refs no longer admit anyone).
+ */
 function escalate(i: InterruptRecord, deadline: DeadlineData, now: number, expired: NewEvent): Expiry {
   const escalateTo = deadline.escalateTo as string[];
   const wakeAt = now + deadline.timeoutMs;
   const expiresAt = new Date(wakeAt).toISOString();
+  // escalateTo replaces who may decide: the gate's group and role refs go with its approvers list.
+  const { approverGroupRefs: _groups, approverRoleRefs: _roles, ...data } = i.data;
   const interrupt: InterruptRecord = {
     ...i,
-    data: { ...i.data, approversList: escalateTo, escalated: true, expiresAt },
+    data: { ...data, approversList: escalateTo, escalated: true, expiresAt },
     votes: i.votes.filter((v) => escalateTo.includes(v.principalId)),
   };
   const escalated: NewEvent = {

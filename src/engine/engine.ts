@@ -400,7 +400,7 @@ export class Engine {
       this.store.transaction(async (tx) => {
         const run = await this.readForUpdate(tx, caller, runId);
         const interrupt = await this.openInterrupt(tx, run, nodeId);
-        const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
+        const decision = decide(interrupt, caller, resumeValue, this.isoNow());
         checkArtifact(interrupt, opts.expectedArtifactHash);
         await opts.onAccepted?.(tx, run);
         const seen = opts.expectedArtifactHash;
@@ -443,7 +443,7 @@ export class Engine {
       this.store.transaction(async (tx) => {
         const { run, interrupt, resumeValue, events, expectedArtifactHash, surface } = await read(tx);
         if (run.tenantId !== caller.tenantId) throw notFound(run.runId);
-        const decision = decide(interrupt, caller.principalId, resumeValue, this.isoNow());
+        const decision = decide(interrupt, caller, resumeValue, this.isoNow());
         checkArtifact(interrupt, expectedArtifactHash);
         await onAccepted?.(tx, run);
         this.audited(tx, caller, surface ?? 'a2a', run, interrupt, resumeValue, decision, expectedArtifactHash);

@@ -20,15 +20,23 @@ export type Decision =
       timedOut?: boolean;
     };
 
-export function decide(i: InterruptRecord, principalId: string, resumeValue: unknown, now: string): Decision {
+/**
+ * Who decides: the authenticated caller, with the approver groups and roles its credential names
+ * (a gate's `approverGroupRefs` / `approverRoleRefs` match them; RFC 0104).
+ */
+export interface Decider {
+  principalId: string;
+  groups?: readonly string[];
+  roles?: readonly string[];
+}
+
+export function decide(i: InterruptRecord, who: Decider, resumeValue: unknown, now: string): Decision {
   if (!resumeValue || typeof resumeValue !== 'object' || Array.isArray(resumeValue)) {
     throw new EngineError('validation_error', 'resumeValue must be an object');
   }
   const value = resumeValue as Record<string, unknown>;
-  if (i.kind === 'external-event') return decideExternalEvent(i, principalId, value, now);
-  return i.kind === 'approval'
-    ? decideApproval(i, principalId, value, now)
-    : decideClarification(i, principalId, value, now);
+  if (i.kind === 'external-event') return decideExternalEvent(i, who.principalId, value, now);
+  return i.kind === 'approval' ? decideApproval(i, who, value, now) : decideClarification(i, who, value, now);
 }
 
 /**
@@ -74,7 +82,8 @@ function decideExternalEvent(
   });
 }
 
-function decideApproval(i: InterruptRecord, caller: string, v: Record<string, unknown>, now: string): Decision {
+function decideApproval(i: InterruptRecord, who: Decider, v: Record<string, unknown>, now: string): Decision {
+  const caller = who.principalId;
   const action = typeof v.action === 'string' ? normalizeApprovalAction(v.action) : undefined;
   const allowed = (i.data.actions as string[] | undefined) ?? [];
   if (!action || !allowed.includes(action)) {
@@ -82,7 +91,7 @@ function decideApproval(i: InterruptRecord, caller: string, v: Record<string, un
   }
   // The decider is the voter: the caller, or on a `declared` gate whom it names.
   const principalId = voterOf(i, caller, v);
-  checkApprover(i, principalId);
+  const via = checkApprover(i, principalId, who);
   checkActionFields(action, v);
   const feedback = typeof v.feedback === 'string' ? v.feedback : undefined;
   const base = { interruptId: i.interruptId, decidedBy: principalId, action, decidedAt: now };
@@ -92,6 +101,7 @@ function decideApproval(i: InterruptRecord, caller: string, v: Record<string, un
   // RFC 0183: a refine is recorded with the feedback that gives it its meaning.
   if (action === 'refine') receivedPayload.refineFeedback = v.refineFeedback;
   if (principalId !== caller) receivedPayload.castBy = caller;
+  if (via !== undefined) receivedPayload.via = via;
   const received: NewEvent = { type: 'approval.received', nodeId: i.nodeId, payload: receivedPayload };
 
   if (action === 'ask') {
@@ -106,6 +116,7 @@ function decideApproval(i: InterruptRecord, caller: string, v: Record<string, un
   const required = Number(i.data.requiredApprovals ?? 1);
   const vote: InterruptVote = { principalId, action, at: now, value: v };
   if (principalId !== caller) vote.castBy = caller;
+  if (via !== undefined) vote.via = via;
   if (action === 'accept' || action === 'edit-accept') {
     const votes = upsertVote(i.votes, vote);
     const accepts = votes.filter(isAccept).length;
@@ -168,13 +179,28 @@ function voterOf(i: InterruptRecord, principalId: string, v: Record<string, unkn
   return v.voter;
 }
 
-/** An approvers list (a gate's own, or the one an escalation set) names who may decide. */
-function checkApprover(i: InterruptRecord, principalId: string): void {
-  const approvers = i.data.approversList as string[] | undefined;
-  if (approvers?.length && !approvers.includes(principalId)) {
-    throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
-  }
+/**
+ * Whether the voter may decide. A gate that names approvers (`approversList`, the list an escalation
+ * set, `approverGroupRefs`, `approverRoleRefs`) admits the voter when the list names it, or the
+ * authenticated caller when one of its groups or roles is named; a gate naming none admits anyone.
+ * The list names the voter (on a `declared` gate, whom the caller names); the refs always test the
+ * caller's own credential. Returns the ref that admitted a decider the list does not name
+ * (`group:<ref>` or `role:<ref>`), the decision-time snapshot a vote records.
+ */
+function checkApprover(i: InterruptRecord, principalId: string, who: Decider): string | undefined {
+  const approvers = refsOf(i.data.approversList);
+  const groupRefs = refsOf(i.data.approverGroupRefs);
+  const roleRefs = refsOf(i.data.approverRoleRefs);
+  if (approvers.length === 0 && groupRefs.length === 0 && roleRefs.length === 0) return undefined;
+  if (approvers.includes(principalId)) return undefined;
+  const group = groupRefs.find((g) => who.groups?.includes(g));
+  if (group !== undefined) return `group:${group}`;
+  const role = roleRefs.find((r) => who.roles?.includes(r));
+  if (role !== undefined) return `role:${role}`;
+  throw new EngineError('forbidden', `principal '${principalId}' is not an approver of this gate`);
 }
+
+const refsOf = (raw: unknown): string[] => (Array.isArray(raw) ? (raw as string[]) : []);
 
 function checkActionFields(action: string, v: Record<string, unknown>): void {
   if (action === 'refine') {
@@ -223,13 +249,9 @@ function approvalOutput(
   return output;
 }
 
-function decideClarification(
-  i: InterruptRecord,
-  principalId: string,
-  v: Record<string, unknown>,
-  now: string,
-): Decision {
-  checkApprover(i, principalId);
+function decideClarification(i: InterruptRecord, who: Decider, v: Record<string, unknown>, now: string): Decision {
+  const principalId = who.principalId;
+  checkApprover(i, principalId, who);
   const questions = (i.data.questions as Array<{ id: string }>) ?? [];
   const answers = normalizeAnswers(v.answers, questions);
   const missing = questions.filter((q) => answers[q.id] === undefined).map((q) => q.id);

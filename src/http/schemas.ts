@@ -143,6 +143,13 @@ export const OpenInterrupt = Type.Object(
                 'On a `voterIdentity: "declared"` gate: the authenticated caller that cast the vote for `principal`.',
             }),
           ),
+          via: Type.Optional(
+            Type.String({
+              description:
+                'What made the caller eligible when no approvers list named it: `group:<ref>` or `role:<ref>`, ' +
+                'the gate’s `approverGroupRefs` / `approverRoleRefs` entry its credential matched when it voted.',
+            }),
+          ),
         },
         { additionalProperties: true },
       ),
@@ -538,6 +545,28 @@ export const Discovery = Type.Object(
         'Ids of the canonical OpenWOP conformance fixtures seeded (RFC 0003; HANDOFF_CONFORMANCE_FIXTURES=1).',
     }),
     a2a: Type.Optional(ref(A2ACapability)),
+    interrupt: Type.Optional(
+      Type.Object(
+        {
+          approverRouting: Type.Optional(
+            Type.Object(
+              {
+                supported: Type.Boolean(),
+                refKinds: Type.Optional(Type.Array(Type.Union([Type.Literal('group'), Type.Literal('role')]))),
+                audience: Type.Optional(Type.Boolean()),
+              },
+              { additionalProperties: true },
+            ),
+          ),
+        },
+        {
+          additionalProperties: true,
+          description:
+            'RFC 0104: approval gates take `approverGroupRefs` / `approverRoleRefs`, matched against the groups ' +
+            'and roles of the caller’s credential; the `audience` hint is not taken.',
+        },
+      ),
+    ),
   },
   {
     $id: 'Discovery',

@@ -79,11 +79,13 @@ function interruptView(open: InterruptRecord) {
     ...(typeof open.data.interruptToken === 'string'
       ? { interruptToken: open.data.interruptToken, callbackUrl: String(open.data.callbackUrl) }
       : {}),
-    votes: open.votes.map((v) =>
-      v.castBy === undefined
-        ? { principal: v.principalId, action: v.action, at: v.at }
-        : { principal: v.principalId, action: v.action, at: v.at, castBy: v.castBy },
-    ),
+    votes: open.votes.map((v) => ({
+      principal: v.principalId,
+      action: v.action,
+      at: v.at,
+      ...(v.castBy !== undefined ? { castBy: v.castBy } : {}),
+      ...(v.via !== undefined ? { via: v.via } : {}),
+    })),
     exchanges: open.exchanges,
   };
 }

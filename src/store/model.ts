@@ -196,6 +196,11 @@ export interface InterruptVote {
   value: Record<string, unknown>;
   /** The authenticated caller that cast the vote, when it named someone else as the voter. */
   castBy?: string;
+  /**
+   * What made the caller eligible when no approvers list named the voter: `group:<ref>` or
+   * `role:<ref>`, the gate's ref its credential matched at decision time (RFC 0104).
+   */
+  via?: string;
 }
 
 export interface InterruptRecord {

@@ -1,9 +1,12 @@
 // Inbound OpenID Connect access tokens against a real provider (oidc-provider on loopback): tokens
 // accepted beside API keys on REST and both A2A bindings with tenant and principal mapped; every
-// refusal a 401 with WWW-Authenticate that changes nothing; scopes gating operations; the
-// provider rotating its key; the card declaring the provider's schemes.
+// refusal a 401 with WWW-Authenticate that changes nothing; scopes gating operations; a groups claim
+// admitting approvers (RFC 0104); the provider rotating its key; the card declaring the provider's schemes.
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { base64url, importJWK, type JWK, SignJWT } from 'jose';
 import { startProvider, type TestProvider } from '../support/oidc.js';
@@ -15,6 +18,19 @@ const OTHER_KEY = 'key-other-ops-1';
 
 let idp: TestProvider;
 let t: TestHost;
+let dir: string;
+
+/** A gate two members of the `finance` group must accept. */
+const FINANCE_GATE = {
+  id: 'finance-gate',
+  nodes: [
+    {
+      id: 'review',
+      typeId: 'core.approvalGate',
+      config: { title: 'Finance', requiredApprovals: 2, approverGroupRefs: ['finance'] },
+    },
+  ],
+};
 
 const decoded = (part: string | undefined) => JSON.parse(new TextDecoder().decode(base64url.decode(part ?? '')));
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -42,13 +58,23 @@ async function runCount(): Promise<number> {
 }
 
 before(async () => {
-  idp = await startProvider({ audience: AUDIENCE, tenant: 'acme' });
+  idp = await startProvider({
+    audience: AUDIENCE,
+    tenant: 'acme',
+    clients: { 'a-host': 'a-host-secret', 'fin-a': 'fin-a-secret', 'fin-b': 'fin-b-secret' },
+    // The claim as an array of strings, and as a space-separated string.
+    clientClaims: { 'fin-a': { groups: ['finance'] }, 'fin-b': { groups: 'audit finance' } },
+  });
+  dir = mkdtempSync(join(tmpdir(), 'handoff-wf-'));
+  writeFileSync(join(dir, 'finance-gate.json'), JSON.stringify(FINANCE_GATE));
   t = await startTestHost({
     apiKeys: `${ACME_KEY}=acme:ops,${OTHER_KEY}=other:ops`,
+    workflows: [dir],
     env: {
       HANDOFF_OIDC_ISSUER: idp.issuer,
       HANDOFF_OIDC_AUDIENCE: AUDIENCE,
       HANDOFF_OIDC_SCOPES_CLAIM: 'scope',
+      HANDOFF_OIDC_GROUPS_CLAIM: 'groups',
       HANDOFF_OIDC_JWKS_COOLDOWN_MS: '0',
     },
   });
@@ -57,6 +83,7 @@ before(async () => {
 after(async () => {
   await t?.close();
   await idp?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('tokens accepted', () => {
@@ -190,6 +217,31 @@ describe('scopes', () => {
       ).status,
       201,
     );
+  });
+});
+
+describe('approver groups from the token', () => {
+  test("a token whose groups claim names the gate's group may decide; one without it is 403", async () => {
+    const scope = 'runs:create runs:read approvals:respond';
+    const outsider = await idp.token('a-host', { scope });
+    const runId = await t.createRun('finance-gate', {}, bearer(outsider));
+    await t.waitForStatus(runId, ['waiting-approval'], bearer(outsider));
+    const decide = (token: string) =>
+      t.post(`/v1/runs/${runId}/interrupts/review`, { resumeValue: { action: 'accept' } }, bearer(token));
+
+    const refused = await decide(outsider);
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(refused.body.error, 'forbidden');
+
+    const first = await decide(await idp.token('fin-a', { scope }));
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.interrupt.outcome, 'vote-recorded');
+    const second = await decide(await idp.token('fin-b', { scope }));
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.interrupt.outcome, 'resolved');
+    const done = await t.waitForStatus(runId, ['completed', 'failed'], bearer(outsider));
+    assert.equal(done.status, 'completed');
+    assert.deepEqual([...done.nodeStates.review.approvers].sort(), ['fin-a', 'fin-b']);
   });
 });
 

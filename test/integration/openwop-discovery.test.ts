@@ -2,7 +2,7 @@
 // read it: the `a2a` block's RFC 0152 fields and the card at its agentCardUrl (1.0-shaped, its
 // interfaces' versions the block's protocolVersions, the preferred first, flags equal), while the
 // header-less well-known card stays the 0.3 card the 0.3 SDK clients read; auth-scoped discovery
-// (RFC 0011, same endpoint); ETag / Capabilities-Etag (RFC 0165 §C.2).
+// (RFC 0011, same endpoint); ETag / Capabilities-Etag (RFC 0165 §C.2); the interrupt family (RFC 0104).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type TestHost, bearer, startTestHost } from '../support/host.js';
@@ -20,6 +20,15 @@ describe('OpenWOP discovery: the a2a block and its card, auth-scoped view, valid
     assert.equal(a2a.preferredVersion, '1.0');
     assert.ok(a2a.profiles.includes('a2a-1.0'));
     assert.ok(a2a.protocolVersions.includes(a2a.preferredVersion));
+  });
+
+  it('the interrupt family advertises approver routing by group and role, without audience (RFC 0104)', async () => {
+    const doc = (await t.get('/.well-known/openwop')).body;
+    assert.deepEqual(doc.interrupt, {
+      approverRouting: { supported: true, refKinds: ['group', 'role'], audience: false },
+    });
+    // A root family only: the capabilities mirror carries webhooks alone.
+    assert.deepEqual(Object.keys(doc.capabilities), ['webhooks']);
   });
 
   it('the card at agentCardUrl, fetched without A2A-Version, is the 1.0 card consistent with the block', async () => {

@@ -23,6 +23,8 @@ export interface ProviderOptions {
   consoleRedirect?: string;
   /** Scopes a client-credentials token may be given. */
   scopes?: string[];
+  /** Claims added to the tokens of a client, by client id (e.g. its `groups`). */
+  clientClaims?: Record<string, Record<string, unknown>>;
 }
 
 export interface TestProvider {
@@ -182,7 +184,10 @@ function providerFor(
       Grant: 3600,
       Interaction: 600,
     },
-    extraTokenClaims: () => ({ tenant: opts.tenant }),
+    extraTokenClaims: (_ctx, token) => {
+      const clientId = 'clientId' in token ? token.clientId : undefined;
+      return { tenant: opts.tenant, ...(clientId ? opts.clientClaims?.[clientId] : {}) };
+    },
     // The console's tokens: the signed-in account is the principal.
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
   });

@@ -80,6 +80,57 @@ describe('gate deadline config', () => {
     );
   });
 
+  it('an approval gate takes group and role refs (unique, non-empty) but no audience (RFC 0104)', async () => {
+    const def = (config: Record<string, unknown>) => ({
+      id: 'routed',
+      name: 'Routed',
+      version: '1.0.0',
+      nodes: [
+        {
+          id: 'review',
+          typeId: 'core.approvalGate',
+          name: 'Review',
+          position: { x: 0, y: 0 },
+          config: { title: 'Review', ...config },
+          inputs: {},
+        },
+      ],
+      edges: [],
+      triggers: [{ id: 'manual', type: 'manual', enabled: true }],
+      variables: [],
+      metadata: {},
+      settings: {},
+    });
+    validateWorkflow(def({ approverGroupRefs: ['finance'], approverRoleRefs: ['controller'] }), 'w.json');
+    for (const bad of [
+      { approverGroupRefs: [''] },
+      { approverGroupRefs: ['finance', 'finance'] },
+      { approverRoleRefs: 'controller' },
+      { approverRoleRefs: [7] },
+      { audience: { groups: ['finance'] } },
+    ]) {
+      assert.throws(
+        () => validateWorkflow(def(bad), 'w.json'),
+        (err: unknown) => err instanceof WorkflowValidationError && /review/.test(err.message),
+        JSON.stringify(bad),
+      );
+    }
+    const node = { id: 'g', typeId: 'x', name: 'g', position: { x: 0, y: 0 }, config: {}, inputs: {} };
+    const opened = await approvalGate.execute({
+      runId: 'run_1',
+      workflowId: 'w',
+      ordinal: 0,
+      scope: { inputs: {}, vars: {}, nodes: {}, carry: {}, run: { runId: 'run_1', workflowId: 'w' } },
+      now: T0,
+      idempotencyKey: 'run_1:g:0',
+      node,
+      config: { title: 'T', approverGroupRefs: ['finance'], approverRoleRefs: [] },
+    });
+    assert.ok(opened.kind === 'interrupt');
+    assert.deepEqual(opened.interrupt.data.approverGroupRefs, ['finance']);
+    assert.equal('approverRoleRefs' in opened.interrupt.data, false);
+  });
+
   it('both gates record the deadline in their data and as the run timer', async () => {
     const base = {
       runId: 'run_1',
@@ -184,6 +235,25 @@ describe('what an expiry does', () => {
       expiresAt: '2026-01-01T02:00:00.000Z',
       previousExpiresAt: '2026-01-01T01:00:00.000Z',
     });
+  });
+
+  it("escalate drops the gate's group and role refs: escalateTo alone may decide", () => {
+    const e = expire(
+      gate(
+        {},
+        {
+          onTimeout: 'escalate',
+          escalateTo: ['boss'],
+          approverGroupRefs: ['finance'],
+          approverRoleRefs: ['controller'],
+        },
+      ),
+      at,
+    );
+    assert.ok(e.kind === 'escalate');
+    assert.deepEqual(e.interrupt.data.approversList, ['boss']);
+    assert.equal('approverGroupRefs' in e.interrupt.data, false);
+    assert.equal('approverRoleRefs' in e.interrupt.data, false);
   });
 
   it('an escalated gate that expires again is rejected: escalation happens once', () => {

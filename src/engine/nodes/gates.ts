@@ -23,8 +23,12 @@ interface ApprovalGateConfig extends DeadlineConfig, NotifyConfig {
   actions?: string[];
   /** Default 1. */
   requiredApprovals?: number;
-  /** Principal ids allowed to decide; absent or empty = anyone. */
+  /** Principal ids allowed to decide; absent or empty (with no group or role refs) = anyone. */
   approversList?: string[];
+  /** Approver groups whose members may decide (the caller's credential names its groups; RFC 0104). */
+  approverGroupRefs?: string[];
+  /** Approver roles whose holders may decide (the caller's credential names its roles; RFC 0104). */
+  approverRoleRefs?: string[];
   /** `single-veto` (default): one reject ends the gate; `majority`: rejects of more than half of `requiredApprovals` do. */
   rejectionPolicy?: 'single-veto' | 'majority';
   /**
@@ -52,6 +56,9 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       requiredApprovals: { type: 'integer', minimum: 1 },
       // Absent or empty, anyone may decide (the canonical quorum fixture writes `[]` for an open gate).
       approversList: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1 } },
+      // Opaque refs matched against the groups / roles of the caller's credential (docs/workflows.md#quorum).
+      approverGroupRefs: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1 } },
+      approverRoleRefs: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1 } },
       rejectionPolicy: { enum: ['single-veto', 'majority'] },
       voterIdentity: { enum: ['principal', 'declared'] },
       ...DEADLINE_PROPERTIES,
@@ -86,6 +93,8 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       actions,
       requiredApprovals: c.requiredApprovals ?? 1,
       ...(c.approversList?.length ? { approversList: c.approversList } : {}),
+      ...(c.approverGroupRefs?.length ? { approverGroupRefs: c.approverGroupRefs } : {}),
+      ...(c.approverRoleRefs?.length ? { approverRoleRefs: c.approverRoleRefs } : {}),
       rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
       ...(c.voterIdentity === 'declared' ? { voterIdentity: 'declared' } : {}),
       ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),

@@ -44,6 +44,14 @@ export interface DatabaseProbe {
 /** The `webhooks` capability family (spec/v1/webhooks.md). */
 const WEBHOOKS_FAMILY = { supported: true, durable: false, signatureAlgorithms: ['v1'] };
 
+/**
+ * The `interrupt` capability family (RFC 0104): an approval gate's `approverGroupRefs` and
+ * `approverRoleRefs` are enforced against the caller's credential; no `audience` hint is taken.
+ */
+const INTERRUPT_FAMILY = {
+  approverRouting: { supported: true, refKinds: ['group' as const, 'role' as const], audience: false },
+};
+
 export function opsRoutes(
   app: FastifyInstance,
   database: DatabaseProbe,
@@ -84,6 +92,8 @@ export function opsRoutes(
         fixtures: extras.catalog.fixtures,
         // spec/v1/webhooks.md: best-effort signed deliveries (`v1`), not the RFC 0083 durable mode.
         webhooks: WEBHOOKS_FAMILY,
+        // RFC 0104: approval gates route by group and role refs besides principals.
+        interrupt: INTERRUPT_FAMILY,
         // RFC 0073: the families belong at the root; v1.x tolerates a `capabilities` mirror, which
         // suites before 1.135 read instead. Only `webhooks` is mirrored: the `a2a` block must
         // never appear there.
