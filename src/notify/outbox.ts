@@ -43,6 +43,11 @@ interface Occasion {
   nodeId: string;
   interruptId: string;
   approvers?: string[];
+  /**
+   * The gate names approver groups or roles (RFC 0104): a link decides as its recipient, with no
+   * groups or roles, so only a recipient `approvers` names may get one.
+   */
+  routed?: boolean;
   expiresAt?: number;
 }
 
@@ -70,7 +75,13 @@ function occasionOf(e: RunEvent): Occasion | undefined {
   const expiresAt = typeof p.expiresAt === 'string' ? Date.parse(p.expiresAt) : undefined;
   const base = { nodeId: e.nodeId, interruptId: p.interruptId, ...(expiresAt ? { expiresAt } : {}) };
   if (e.type === 'approval.requested' || e.type === 'clarification.requested') {
-    return { reason: 'opened', ...base, ...(Array.isArray(p.approversList) ? { approvers: p.approversList } : {}) };
+    const routed = [p.approverGroupRefs, p.approverRoleRefs].some((r) => Array.isArray(r) && r.length > 0);
+    return {
+      reason: 'opened',
+      ...base,
+      ...(Array.isArray(p.approversList) ? { approvers: p.approversList } : {}),
+      ...(routed ? { routed } : {}),
+    };
   }
   if (e.type === 'interrupt.escalated' && Array.isArray(p.escalateTo)) {
     return { reason: 'escalated', ...base, approvers: p.escalateTo as string[] };
@@ -149,7 +160,7 @@ function plan(
   const expiresAt = occasion.expiresAt ?? now + LINK_DEFAULT_TTL_MS;
   for (const t of targetsOf(config, occasion, deps.directory)) {
     // A link decides as its recipient: only one the gate lets decide gets one.
-    const mayDecide = !occasion.approvers || occasion.approvers.includes(t.recipient);
+    const mayDecide = occasion.approvers ? occasion.approvers.includes(t.recipient) : !occasion.routed;
     const link = mayDecide ? deps.signer.mint() : undefined;
     if (link) {
       links.push({

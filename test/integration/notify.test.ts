@@ -78,6 +78,11 @@ const WORKFLOWS = [
     escalateTo: ['boss'],
     notify: [{ channel: 'email', to: ['approvers'] }],
   }),
+  // Routed by group (RFC 0104): a link decides as its recipient, who has no groups, so none is sent.
+  workflow('mail-group', {
+    approverGroupRefs: ['finance'],
+    notify: [{ channel: 'email', to: ['dora@example.com'] }],
+  }),
   workflow('mail-remind', {
     approversList: ['bob'],
     timeoutMs: 2 * HOUR,
@@ -301,6 +306,23 @@ for (const dialect of DIALECTS) {
       assert.match(metrics, /handoff_notification_attempts_total\{[^}]*channel="email"[^}]*outcome="dead"[^}]*\} 2/);
       const notDead = await t.post(`/v1/notifications/${dead[0].notificationId}/retry`, undefined, as('alice'));
       assert.equal(notDead.status, 404);
+    });
+
+    it('a gate routed by group tells its recipients without a link that could decide', async () => {
+      const id = await t.createRun('mail-group', { prompt: 'the sea' }, as('alice'));
+      await t.waitForStatus(id, ['waiting-approval'], as('alice'));
+      const [toDora] = await until(
+        'dora’s mail',
+        () => mailsTo(smtp, 'dora@example.com').length === 1 && mailsTo(smtp, 'dora@example.com'),
+      );
+      assert.match((toDora as Json).text, /Hello the sea/);
+      assert.equal(tokenIn((toDora as Json).text), undefined);
+      const links = await t.host.store.db
+        .selectFrom('decision_links')
+        .select('run_id')
+        .where('run_id', '=', id)
+        .execute();
+      assert.deepEqual(links, []);
     });
 
     it('the retention purge takes a run’s notifications and links with it', async () => {
