@@ -485,16 +485,27 @@ async function loadHostWorkflows(
   const opts = { secrets: config.secrets };
   if (config.strictWorkflows) {
     const workflows = await loadWorkflows(dirs, opts);
-    return { workflows, catalog: { refused: [], fixtures: fixtureIds(workflows.ids(), () => true, config) } };
+    return { workflows, catalog: { refused: [], fixtures: fixtureIds(workflows, () => true, config) } };
   }
   const { registry, refused, dirOf } = await loadWorkflowDirs(dirs, opts);
   for (const r of refused) log.error({ file: r.file, problems: r.problems }, 'workflow refused');
-  const fixtures = fixtureIds(registry.ids(), (id) => dirOf.get(id) === CONFORMANCE_FIXTURES, config);
+  const fixtures = fixtureIds(registry, (id) => dirOf.get(id) === CONFORMANCE_FIXTURES, config);
   return { workflows: registry, catalog: { refused, fixtures } };
 }
 
-/** The seeded fixtures: the loaded `conformance-*` workflows of the fixtures directory. */
-function fixtureIds(ids: string[], fromFixtures: (id: string) => boolean, config: Config): string[] {
+/**
+ * The seeded fixtures: the loaded `conformance-*` workflows of the fixtures directory that can run
+ * here. One that calls an agent (`a2a.invoke`) is advertised only when the registry names that
+ * agent: the suite's A2A peer listens on an address only its operator knows (HANDOFF_AGENTS).
+ */
+function fixtureIds(workflows: WorkflowRegistry, fromFixtures: (id: string) => boolean, config: Config): string[] {
   if (!config.conformanceFixtures) return [];
-  return ids.filter((id) => id.startsWith('conformance-') && fromFixtures(id)).sort();
+  const runnable = (id: string) =>
+    (workflows.get(id)?.nodes ?? []).every(
+      (n) => n.typeId !== 'a2a.invoke' || config.agents.registry.has(String(n.config.agent)),
+    );
+  return workflows
+    .ids()
+    .filter((id) => id.startsWith('conformance-') && fromFixtures(id) && runnable(id))
+    .sort();
 }

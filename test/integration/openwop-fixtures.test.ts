@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { hmacInterruptTokens } from '../../src/engine/interrupt-tokens.js';
 import { loadHostKey } from '../../src/push/vault.js';
 import { DIALECTS, REPO_ROOT, type TestHost, bearer, startTestHost } from '../support/host.js';
+import { type SdkSampleServer, startSdkSampleServer } from '../support/sdk-sample-server.js';
 
 /** The host key the test host made in its data directory (the token signer's key). */
 const hostKeyOf = (t: TestHost) => loadHostKey(undefined, join(t.config.dataDir, 'secret.key'));
@@ -19,6 +20,8 @@ const FIXTURES_DIR = join(REPO_ROOT, 'fixtures', 'conformance');
 const FIXTURE_FILES = readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.json'));
 const KEYS = ['key-voter-0001', 'key-voter-0002', 'key-voter-0003'] as const;
 const as = (i: number) => bearer(KEYS[i] as string);
+/** The fixture of a2a-task-roundtrip's drift points #3 and #4: it calls the agent `openwop-conformance-peer`. */
+const DRIFT_FIXTURE = 'conformance-a2a-task-roundtrip';
 /** A key without `approvals:respond` (OPENWOP_TEST_LOW_SCOPE_KEY in the suite). */
 const LOW_SCOPE_KEY = 'key-lowscope-01';
 
@@ -41,7 +44,10 @@ for (const dialect of DIALECTS) {
     it('discovery advertises every shipped fixture, with an ETag a revalidation answers 304', async () => {
       const res = await t.get('/.well-known/openwop');
       assert.equal(res.status, 200);
-      const ids = FIXTURE_FILES.map((f) => JSON.parse(readFileSync(join(FIXTURES_DIR, f), 'utf8')).id).sort();
+      // All but the one that calls the suite's A2A peer, which no agent registry entry names here.
+      const ids = FIXTURE_FILES.map((f) => JSON.parse(readFileSync(join(FIXTURES_DIR, f), 'utf8')).id)
+        .filter((id: string) => id !== DRIFT_FIXTURE)
+        .sort();
       assert.deepEqual(res.body.fixtures, ids);
       assert.ok(ids.includes('conformance-noop') && ids.includes('conformance-interrupt-quorum'));
       assert.match(String(res.headers.etag), /^".+"$/);
@@ -352,6 +358,44 @@ for (const dialect of DIALECTS) {
       const res = await t.post(`/v1/runs/${child}/interrupts/child-gate`, { resumeValue: { action: 'accept' } }, as(0));
       assert.equal(res.status, 200, res.text);
       assert.equal((await t.waitForStatus(parent, ['completed', 'failed', 'cancelled'], as(0))).status, 'completed');
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`a2a-task-roundtrip drift points against an A2A peer registered as openwop-conformance-peer (${dialect})`, () => {
+    let t: TestHost;
+    let peer: SdkSampleServer;
+    before(async () => {
+      peer = await startSdkSampleServer();
+      t = await startTestHost({
+        pg: dialect === 'postgres',
+        apiKeys: `${KEYS[0]}=acme:voter-1`,
+        env: { HANDOFF_CONFORMANCE_FIXTURES: '1', HANDOFF_AGENTS: `openwop-conformance-peer=${peer.url}` },
+      });
+    });
+    after(async () => {
+      await t?.close();
+      await peer?.close();
+    });
+
+    it('the fixture is advertised once the registry names the peer', async () => {
+      assert.ok((await t.get('/.well-known/openwop')).body.fixtures.includes(DRIFT_FIXTURE));
+    });
+
+    it('drift point #3: a peer at auth-required projects to waiting-input (subkind auth)', async () => {
+      const runId = await t.createRun(DRIFT_FIXTURE, { driftScenario: 'auth-required' }, as(0));
+      const waiting = await t.waitForStatus(runId, ['waiting-input', 'failed', 'completed'], as(0));
+      assert.equal(waiting.status, 'waiting-input', JSON.stringify(waiting.error));
+      assert.equal(waiting.interrupt.payload.metadata.subkind, 'auth');
+      assert.ok((await t.post(`/v1/runs/${runId}/cancel`, {}, as(0))).status < 300);
+    });
+
+    it('drift point #4: a peer that rejects fails the run, naming rejected_by_remote', async () => {
+      const runId = await t.createRun(DRIFT_FIXTURE, { driftScenario: 'rejected' }, as(0));
+      const done = await t.waitForStatus(runId, ['failed', 'completed', 'cancelled'], as(0));
+      assert.equal(done.status, 'failed');
+      assert.equal(done.error.code, 'rejected_by_remote');
     });
   });
 }

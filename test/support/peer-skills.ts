@@ -10,6 +10,8 @@
 // - auth      auth-required AUTH_QUESTION; a text reply → artifact "auth" "Signed in as <reply>" → completed
 // - fail      working → failed "the fail skill always fails"
 // - reject    rejected "the reject skill refuses every task"
+//             (`auth-required` and `rejected` are `auth` and `reject` under the names OpenWOP's
+//             drift-point fixture sends as its skill: its `driftScenario` input)
 // - slow      working, then (after data.ms, default the agent's slowMs, or when the test finishes
 //             it) artifact "slow" → completed
 // - large     working → artifact "large": a text of as many random base64 characters as the
@@ -64,11 +66,13 @@ export function planTurn(skill: string, parked: boolean, turn: Turn, slowMs: num
         { status: 'completed' },
       ];
     case 'auth':
+    case 'auth-required':
       if (!parked) return [{ status: 'auth-required', text: AUTH_QUESTION }];
       return [{ status: 'working' }, { artifact: 'auth', text: `Signed in as ${turn.text}` }, { status: 'completed' }];
     case 'fail':
       return [{ status: 'working' }, { status: 'failed', text: 'the fail skill always fails' }];
     case 'reject':
+    case 'rejected':
       return [{ status: 'rejected', text: 'the reject skill refuses every task' }];
     case 'slow': {
       const ms = typeof turn.data?.ms === 'number' ? turn.data.ms : slowMs;
