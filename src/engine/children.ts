@@ -14,6 +14,7 @@ import type { RunRecord, RunStatus } from '../store/model.js';
 import type { ChildSummary } from '../store/repos/runs.js';
 import { isTerminal } from '../store/model.js';
 import type { CommitListener, Store, StoreTx, TransitionStep } from '../store/store.js';
+import type { ActivityKind } from './activity.js';
 import { requestCancel } from './cancel.js';
 import type { Clock } from './clock.js';
 import type { Engine } from './engine.js';
@@ -47,19 +48,23 @@ export class ChildRuns implements ChildRunService {
   }
 }
 
-/** The person-waits a run may show, the most pressing first (as a forked run's own status orders them). */
+/** The waits a parent may show, the most pressing first (as a forked run's own status orders them). */
 const CHILD_WAITS: readonly RunStatus[] = ['waiting-approval', 'waiting-input', 'waiting-external'];
 
 /**
- * The status a run's snapshot shows: its own, except that a run running only to wait for its
- * children shows the person-wait of a child (OpenWOP's cascade scenario reads a parent whose child
- * waits at a gate as `waiting-approval`). The stored status, which the run list filters on and the
- * A2A task projects, stays `running`: the parent's caller cannot answer the child's gate on the
- * parent, and the parent's `activity` says `waiting-child` and names the child.
+ * The status a run's snapshot shows: its own, except that a run whose one line waits for its
+ * children (`activity` `waiting-child`, not forked) shows the wait of a child that waits on a gate
+ * (OpenWOP's cascade scenario reads such a parent as `waiting-approval`). One level: a child's
+ * status is its own stored one. The parent's stored status, which the run list filters on and the
+ * A2A task projects, stays `running`: its caller cannot answer the child's gate on the parent.
  */
-export function shownStatus(status: RunStatus, children: readonly ChildSummary[]): RunStatus {
-  if (status !== 'running') return status;
-  return CHILD_WAITS.find((wait) => children.some((c) => c.status === wait)) ?? status;
+export function shownStatus(
+  run: Pick<RunRecord, 'status' | 'cursor'>,
+  activity: ActivityKind | undefined,
+  children: readonly ChildSummary[],
+): RunStatus {
+  if (run.status !== 'running' || run.cursor.branches !== undefined || activity !== 'waiting-child') return run.status;
+  return CHILD_WAITS.find((wait) => children.some((c) => c.status === wait)) ?? run.status;
 }
 
 /**

@@ -133,18 +133,26 @@ export function expire(i: InterruptRecord, now: number): Expiry {
 
 /**
  * Re-open the gate for `escalateTo` (they alone may decide, their own earlier votes kept; the
- * gate's group and role refs no longer admit anyone).
+ * gate's group and role refs no longer admit anyone, and nobody may cast votes for others).
  */
 function escalate(i: InterruptRecord, deadline: DeadlineData, now: number, expired: NewEvent): Expiry {
   const escalateTo = deadline.escalateTo as string[];
   const wakeAt = now + deadline.timeoutMs;
   const expiresAt = new Date(wakeAt).toISOString();
-  // escalateTo replaces who may decide: the gate's group and role refs go with its approvers list.
-  const { approverGroupRefs: _groups, approverRoleRefs: _roles, ...data } = i.data;
+  // escalateTo replaces who may decide: the gate's group and role refs go with its approvers list,
+  // and so do declared voters (voterIdentity, relayers): each of escalateTo votes as itself.
+  const {
+    approverGroupRefs: _groups,
+    approverRoleRefs: _roles,
+    voterIdentity: _voters,
+    relayers: _relayers,
+    ...data
+  } = i.data;
   const interrupt: InterruptRecord = {
     ...i,
     data: { ...data, approversList: escalateTo, escalated: true, expiresAt },
-    votes: i.votes.filter((v) => escalateTo.includes(v.principalId)),
+    // A vote someone else cast for a name on escalateTo is not that principal's own.
+    votes: i.votes.filter((v) => v.castBy === undefined && escalateTo.includes(v.principalId)),
   };
   const escalated: NewEvent = {
     type: 'interrupt.escalated',

@@ -10,7 +10,6 @@ import { newRunId } from './ids.js';
 import { startsChildren } from './nodes/child-runs/index.js';
 import type { ChildRunSpec } from './nodes/child-runs/service.js';
 import type { ChildSummary } from '../store/repos/runs.js';
-import { shownStatus } from './children.js';
 import { decide, type Decision } from './interrupts.js';
 import { requestCancel } from './cancel.js';
 import { type Clock, iso, systemClock } from './clock.js';
@@ -339,24 +338,10 @@ export class Engine {
     return { run, replayed: true };
   }
 
-  /**
-   * The unfinished children of `run`, oldest first (none once it ended, or if its workflow starts
-   * none), each with the status its own snapshot shows (shownStatus: a running child that waits on
-   * a person through a child of its own shows that wait). One read per level that has a running
-   * parent of children, at most HANDOFF_MAX_CHILD_DEPTH levels.
-   */
-  async childrenOf(
-    run: Pick<RunRecord, 'runId' | 'workflowId' | 'status'>,
-    levels = this.maxChildDepth,
-  ): Promise<ChildSummary[]> {
+  /** The unfinished children of `run`, oldest first (none once it ended, or if its workflow starts none). */
+  async childrenOf(run: RunRecord): Promise<ChildSummary[]> {
     if (isTerminal(run.status) || !startsChildren(this.workflows.get(run.workflowId))) return [];
-    const children = await this.store.runs.children(run.runId);
-    if (levels <= 1) return children;
-    return Promise.all(
-      children.map(async (c) =>
-        c.status === 'running' ? { ...c, status: shownStatus(c.status, await this.childrenOf(c, levels - 1)) } : c,
-      ),
-    );
+    return this.store.runs.children(run.runId);
   }
 
   /**

@@ -159,22 +159,30 @@ function decideApproval(i: InterruptRecord, who: Decider, v: Record<string, unkn
   return resolveWith(i, action as 'reject' | 'refine', principalId, now, received, output);
 }
 
-/** The most characters of a declared voter's name. */
-const MAX_VOTER_LENGTH = 200;
+/**
+ * A declared voter's name: a plain id (letters, digits, `.`, `_`, `@`, `+`, `-`; at most 200
+ * characters). No `:`, so no name of the host's own (`system:timeout`, `token:…`, `webhook:…`).
+ */
+const VOTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$/;
 
 /**
  * Whom a vote counts for. On a gate with `voterIdentity: "declared"` the caller names the voter
- * (`resumeValue.voter`) and is trusted to have authenticated that person itself; a vote naming
- * nobody is the caller's own. On every other gate the caller is the voter and a `voter` field is
- * ignored: one authenticated actor, one vote (docs/decisions.md).
+ * (`resumeValue.voter`) and is trusted to have authenticated that person itself — if the gate lists
+ * `relayers`, only they may; a vote naming nobody, or the caller, is the caller's own. On every other
+ * gate the caller is the voter and a `voter` field is ignored: one authenticated actor, one vote
+ * (docs/decisions.md).
  */
 function voterOf(i: InterruptRecord, principalId: string, v: Record<string, unknown>): string {
-  if (i.data.voterIdentity !== 'declared' || v.voter === undefined) return principalId;
-  if (typeof v.voter !== 'string' || v.voter.trim() === '' || v.voter.length > MAX_VOTER_LENGTH) {
+  if (i.data.voterIdentity !== 'declared' || v.voter === undefined || v.voter === principalId) return principalId;
+  if (typeof v.voter !== 'string' || !VOTER_NAME.test(v.voter)) {
     throw new EngineError(
       'validation_error',
-      `resumeValue.voter must be a non-empty string of at most ${MAX_VOTER_LENGTH} characters`,
+      'resumeValue.voter must be a plain id: letters, digits, ".", "_", "@", "+" or "-", at most 200 characters',
     );
+  }
+  const relayers = i.data.relayers as string[] | undefined;
+  if (relayers !== undefined && !relayers.includes(principalId)) {
+    throw new EngineError('forbidden', `principal '${principalId}' may not cast votes for others on this gate`);
   }
   return v.voter;
 }

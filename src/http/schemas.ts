@@ -272,10 +272,7 @@ export const RunSnapshot = Type.Object(
             nodeId: Type.String(),
             runId: Type.String(),
             workflowId: Type.String(),
-            status: ref(
-              RunStatus,
-              'As the child’s own snapshot shows it: a running child waiting on a person through a child of its own shows that wait.',
-            ),
+            status: ref(RunStatus, 'The child’s own stored status.'),
           },
           { additionalProperties: true },
         ),

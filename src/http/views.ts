@@ -26,11 +26,12 @@ export function runSnapshot(
 ): Static<typeof RunSnapshot> {
   const waiting = isSuspended(run.status);
   const open = opens[0];
+  const activity = activityOf(run, opens);
   return {
     runId: run.runId,
     workflowId: run.workflowId,
-    // A parent running only to wait for a child that waits on a person shows that wait.
-    status: shownStatus(run.status, children),
+    // A parent whose one line waits for a child that waits at a gate shows that wait.
+    status: shownStatus(run, activity?.kind, children),
     owner: { tenant: run.tenantId, principal: run.principalId },
     inputs: run.inputs,
     variables: run.state.vars,
@@ -49,7 +50,7 @@ export function runSnapshot(
       : {}),
     ...(waitingOn(run) ? { waitingOn: waitingOn(run) } : {}),
     ...(run.error ? { error: run.error } : {}),
-    ...activityField(run, opens),
+    ...(activity ? { activity } : {}),
     ...(run.parentRunId !== undefined ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId ?? '' } : {}),
     // `childRuns`: the same list under the name OpenWOP's cascade scenario reads.
     ...(children.length > 0 ? { children, childRuns: children } : {}),

@@ -357,6 +357,8 @@ for (const dialect of DIALECTS) {
       const child = (await t.waitForStatus(parent, ['waiting-approval'], as(0))).childRuns[0].runId as string;
       const res = await t.post(`/v1/runs/${child}/interrupts/child-gate`, { resumeValue: { action: 'accept' } }, as(0));
       assert.equal(res.status, 200, res.text);
+      // Decided: the child runs on, so the parent no longer shows a wait.
+      assert.notEqual((await t.get(`/v1/runs/${parent}`, as(0))).body.status, 'waiting-approval');
       assert.equal((await t.waitForStatus(parent, ['completed', 'failed', 'cancelled'], as(0))).status, 'completed');
     });
   });

@@ -69,6 +69,7 @@ const RELAY_WORKFLOW = {
         requiredApprovals: 2,
         approversList: ['dana', 'erin'],
         voterIdentity: 'declared',
+        relayers: ['carol', 'bob'],
       },
     },
   ],
@@ -259,34 +260,39 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('voterIdentity "declared": one key casts each named voter\'s vote, the approvers list binds the voter', async () => {
+    it('voterIdentity "declared": a relayer casts each named voter\'s vote, the approvers list binds the voter', async () => {
       const runId = await t.createRun('relay', {}, bearer(KEYS.carol));
       const gate = await t.waitForStatus(runId, ['waiting-approval'], bearer(KEYS.carol));
       assert.equal(gate.interrupt.payload.voterIdentity, 'declared');
+      assert.deepEqual(gate.interrupt.payload.relayers, ['carol', 'bob']);
       const before = { snap: await snapshot(runId), events: await eventCount(runId) };
-      for (const [voter, status, error] of [
-        ['mallory', 403, 'forbidden'],
-        ['', 400, 'validation_error'],
-        [5, 400, 'validation_error'],
-        ['x'.repeat(201), 400, 'validation_error'],
+      for (const [who, voter, status, error] of [
+        ['carol', 'mallory', 403, 'forbidden'], // not on the approvers list
+        ['alice', 'dana', 403, 'forbidden'], // alice may not cast votes for others
+        ['carol', '', 400, 'validation_error'],
+        ['carol', 5, 400, 'validation_error'],
+        ['carol', 'system:timeout', 400, 'validation_error'], // never a name of the host's own
+        ['carol', ' dana', 400, 'validation_error'],
+        ['carol', 'x'.repeat(201), 400, 'validation_error'],
       ] as const) {
-        const res = await review(runId, 'carol', { action: 'accept', voter });
-        assert.equal(res.status, status, `${String(voter).slice(0, 9)}: ${res.text}`);
+        const res = await review(runId, who, { action: 'accept', voter });
+        assert.equal(res.status, status, `${who} for ${String(voter).slice(0, 15)}: ${res.text}`);
         assert.equal(res.body.error, error);
       }
-      // No voter named: the vote is carol's own, and carol is not on the list.
+      // No voter named, or the caller itself: the vote is carol's own, and carol is not on the list.
       assert.equal((await review(runId, 'carol', { action: 'accept' })).status, 403);
+      assert.equal((await review(runId, 'carol', { action: 'accept', voter: 'carol' })).status, 403);
       assert.deepEqual(await snapshot(runId), before.snap);
       assert.equal(await eventCount(runId), before.events);
 
       const dana = await review(runId, 'carol', { action: 'accept', voter: 'dana' });
       assert.equal(dana.status, 200, dana.text);
       assert.equal(dana.body.interrupt.votes, 1);
-      assert.equal((await review(runId, 'alice', { action: 'accept', voter: 'dana' })).body.interrupt.votes, 1);
+      assert.equal((await review(runId, 'bob', { action: 'accept', voter: 'dana' })).body.interrupt.votes, 1);
       assert.deepEqual(
         (await snapshot(runId)).interrupt.votes.map((v: Json) => [v.principal, v.castBy]),
-        [['dana', 'alice']],
-        'the same voter again replaces its vote, whoever relays it',
+        [['dana', 'bob']],
+        'the same voter again replaces its vote, whichever relayer casts it',
       );
       assert.equal((await review(runId, 'carol', { action: 'accept', voter: 'erin' })).status, 200);
       const done = await t.waitForStatus(runId, ['completed', 'failed', 'cancelled'], bearer(KEYS.alice));
@@ -297,7 +303,7 @@ for (const dialect of DIALECTS) {
         received.map((e) => [e.payload.decidedBy, e.payload.castBy]),
         [
           ['dana', 'carol'],
-          ['dana', 'alice'],
+          ['dana', 'bob'],
           ['erin', 'carol'],
         ],
       );

@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deadlineProblems, expire, isExpiryDue, openDeadline } from '../../src/engine/deadlines.js';
+import { EngineError } from '../../src/engine/errors.js';
+import { decide } from '../../src/engine/interrupts.js';
 import { approvalGate, clarificationGate } from '../../src/engine/nodes/gates.js';
 import { validateWorkflow, WorkflowValidationError } from '../../src/engine/workflow/loader.js';
 import type { InterruptRecord, RunRecord } from '../../src/store/model.js';
@@ -254,6 +256,60 @@ describe('what an expiry does', () => {
     assert.deepEqual(e.interrupt.data.approversList, ['boss']);
     assert.equal('approverGroupRefs' in e.interrupt.data, false);
     assert.equal('approverRoleRefs' in e.interrupt.data, false);
+  });
+
+  it('escalate ends relaying on a declared-voter gate: escalateTo vote as themselves, relayed votes go', () => {
+    const votes = [
+      { principalId: 'boss', action: 'accept', at: 'x', value: { voter: 'boss' }, castBy: 'mallory' },
+      { principalId: 'cto', action: 'accept', at: 'x', value: {} },
+    ];
+    const e = expire(
+      gate(
+        { votes },
+        {
+          onTimeout: 'escalate',
+          escalateTo: ['boss', 'cto'],
+          approversList: ['alice'],
+          voterIdentity: 'declared',
+          relayers: ['mallory'],
+        },
+      ),
+      at,
+    );
+    assert.ok(e.kind === 'escalate');
+    assert.equal('voterIdentity' in e.interrupt.data, false);
+    assert.equal('relayers' in e.interrupt.data, false);
+    assert.deepEqual(
+      e.interrupt.votes.map((v) => v.principalId),
+      ['cto'],
+    );
+    // mallory can no longer cast boss's vote: she is now her own voter, and not on escalateTo.
+    assert.throws(
+      () => decide(e.interrupt, { principalId: 'mallory' }, { action: 'accept', voter: 'boss' }, 'now'),
+      (err: unknown) => err instanceof EngineError && err.code === 'forbidden',
+    );
+  });
+
+  it('declared voters: relayers are required beside an approvers list, group/role refs refused, relayers need declared', () => {
+    const def = (config: Record<string, unknown>) => ({
+      id: 'relayed',
+      nodes: [{ id: 'review', typeId: 'core.approvalGate', config: { title: 'Review', ...config } }],
+    });
+    validateWorkflow(def({ voterIdentity: 'declared' }), 'w.json');
+    validateWorkflow(def({ voterIdentity: 'declared', approversList: ['a'], relayers: ['bot'] }), 'w.json');
+    for (const [bad, why] of [
+      [{ voterIdentity: 'declared', approversList: ['a'] }, /needs relayers/],
+      [{ voterIdentity: 'declared', approverGroupRefs: ['finance'], relayers: ['bot'] }, /cannot be combined/],
+      [{ voterIdentity: 'declared', approverRoleRefs: ['ctrl'] }, /cannot be combined/],
+      [{ relayers: ['bot'] }, /only with voterIdentity/],
+      [{ voterIdentity: 'declared', relayers: [] }, /review/],
+    ] as const) {
+      assert.throws(
+        () => validateWorkflow(def(bad), 'w.json'),
+        (err: unknown) => err instanceof WorkflowValidationError && why.test(err.message),
+        JSON.stringify(bad),
+      );
+    }
   });
 
   it('an escalated gate that expires again is rejected: escalation happens once', () => {

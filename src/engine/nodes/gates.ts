@@ -38,6 +38,11 @@ interface ApprovalGateConfig extends DeadlineConfig, NotifyConfig {
    * credential (docs/workflows.md#quorum).
    */
   voterIdentity?: 'principal' | 'declared';
+  /**
+   * With `declared`: the principals trusted to cast votes for others. Required when the gate names
+   * its approvers; absent on an open gate, anyone who may decide may relay.
+   */
+  relayers?: string[];
 }
 
 export const approvalGate: NodeType<ApprovalGateConfig> = {
@@ -61,13 +66,14 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       approverRoleRefs: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1 } },
       rejectionPolicy: { enum: ['single-veto', 'majority'] },
       voterIdentity: { enum: ['principal', 'declared'] },
+      relayers: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
       ...DEADLINE_PROPERTIES,
       ...NOTIFY_PROPERTIES,
     },
     additionalProperties: false,
   },
   checkConfig(config, { nodeId, nodeIds }) {
-    const problems = [...deadlineProblems(config), ...notifyProblems(config)];
+    const problems = [...deadlineProblems(config), ...notifyProblems(config), ...voterProblems(config)];
     if (config.artifactFrom === undefined) return problems;
     if (config.artifactFrom === nodeId) return [...problems, 'config.artifactFrom cannot name the gate itself'];
     if (!nodeIds.has(config.artifactFrom)) {
@@ -97,11 +103,35 @@ export const approvalGate: NodeType<ApprovalGateConfig> = {
       ...(c.approverRoleRefs?.length ? { approverRoleRefs: c.approverRoleRefs } : {}),
       rejectionPolicy: c.rejectionPolicy ?? 'single-veto',
       ...(c.voterIdentity === 'declared' ? { voterIdentity: 'declared' } : {}),
+      ...(c.relayers ? { relayers: c.relayers } : {}),
       ...(c.artifactFrom !== undefined ? { artifactFrom: c.artifactFrom } : {}),
     };
     return withDeadline({ kind: 'approval', data }, c, now);
   },
 };
+
+/**
+ * Declared voters (docs/workflows.md#quorum): a relayed vote names a voter with no credential of its
+ * own, so group and role refs cannot admit it, and a gate that names its approvers must name who
+ * may relay too — else anyone who may decide could cast the listed approvers' votes.
+ */
+function voterProblems(c: ApprovalGateConfig): string[] {
+  if (c.voterIdentity !== 'declared') {
+    return c.relayers ? ['config.relayers applies only with voterIdentity "declared"'] : [];
+  }
+  const problems: string[] = [];
+  if (c.approverGroupRefs?.length || c.approverRoleRefs?.length) {
+    problems.push(
+      'voterIdentity "declared" cannot be combined with approverGroupRefs or approverRoleRefs: a declared voter has no credential to match them; name the voters in approversList',
+    );
+  }
+  if (c.approversList?.length && !c.relayers) {
+    problems.push(
+      'voterIdentity "declared" on a gate with an approversList needs relayers: the principals trusted to cast votes for others',
+    );
+  }
+  return problems;
+}
 
 interface ClarificationQuestion {
   id: string;
