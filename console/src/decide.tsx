@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { Ago } from './time.js';
 import type { OpenInterrupt } from './types.js';
-import { Artifact, ErrorNote, Fact, isTextRecord, SelectField } from './ui.js';
+import { Artifact, ErrorNote, Fact, isTextRecord, SelectField, whoMayDecide } from './ui.js';
 
 export type Decide = (resumeValue: Record<string, unknown>, what: string) => Promise<void>;
 
@@ -41,9 +41,7 @@ export function ApprovalPanel({ interrupt, pending, onDecide }: PanelProps) {
       {p.description && <p>{p.description}</p>}
       <dl class="facts">
         <StepFact nodeId={id} />
-        <Fact term="Who may decide">
-          {p.approversList?.length ? p.approversList.join(', ') : 'Anyone in your tenant'}
-        </Fact>
+        <Fact term="Who may decide">{whoMayDecide(p)}</Fact>
         {required > 1 && (
           <Fact term="Approvals">
             {interrupt.votes.length} of {required}

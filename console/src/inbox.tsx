@@ -14,7 +14,7 @@ import {
   type RunSummary,
   WAITING,
 } from './types.js';
-import { ErrorNote, Fact, StreamBadge } from './ui.js';
+import { ErrorNote, Fact, StreamBadge, whoMayDecide } from './ui.js';
 
 const INBOX = '/v1/runs?status=waiting-approval,waiting-input&limit=100';
 
@@ -113,9 +113,7 @@ function InboxItem({ run, i }: { run: RunSummary; i: OpenInterruptSummary | unde
           <Ago iso={run.createdAt} />
         </Fact>
         <Fact term="Deadline">{i?.expiresAt ? <Ago iso={i.expiresAt} /> : 'None'}</Fact>
-        <Fact term="Who may decide">
-          {i?.approversList?.length ? i.approversList.join(', ') : 'Anyone in your tenant'}
-        </Fact>
+        <Fact term="Who may decide">{whoMayDecide(i ?? {})}</Fact>
       </dl>
     </li>
   );

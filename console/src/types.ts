@@ -5,6 +5,10 @@ export interface OpenInterruptSummary {
   nodeId: string;
   title?: string;
   approversList?: string[];
+  /** The approver groups whose members may decide too (RFC 0104). */
+  approverGroupRefs?: string[];
+  /** The approver roles whose holders may decide too (RFC 0104). */
+  approverRoleRefs?: string[];
   expiresAt?: string;
 }
 
@@ -79,6 +83,8 @@ export interface OpenInterrupt {
     actions?: string[];
     requiredApprovals?: number;
     approversList?: string[];
+    approverGroupRefs?: string[];
+    approverRoleRefs?: string[];
     questions?: Question[];
     expiresAt?: string;
   };

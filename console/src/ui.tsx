@@ -37,6 +37,27 @@ export function ErrorNote({ children }: { children: ComponentChildren }) {
   );
 }
 
+/** Who a gate lets decide: the people it names, and the groups and roles whose members may too. */
+interface Approvers {
+  approversList?: string[] | undefined;
+  approverGroupRefs?: string[] | undefined;
+  approverRoleRefs?: string[] | undefined;
+}
+
+/**
+ * Who may decide, in words: "alice, bob", "Group finance, role controller", "alice, bob or group
+ * finance"; a gate that names no one, and no group or role, is open to anyone in the tenant.
+ */
+export function whoMayDecide(a: Approvers): string {
+  const named = (word: string, refs: string[] | undefined) =>
+    refs?.length ? `${word}${refs.length > 1 ? 's' : ''} ${refs.join(', ')}` : undefined;
+  const refs = [named('group', a.approverGroupRefs), named('role', a.approverRoleRefs)].filter(Boolean).join(', ');
+  const people = a.approversList?.length ? a.approversList.join(', ') : '';
+  if (people && refs) return `${people} or ${refs}`;
+  if (refs) return refs.charAt(0).toUpperCase() + refs.slice(1);
+  return people || 'Anyone in your tenant';
+}
+
 /** A neutral message that screen readers read out politely. */
 export function Notice({ children, tone = 'info' }: { children: ComponentChildren; tone?: 'info' | 'ok' | 'warn' }) {
   return (

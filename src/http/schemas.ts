@@ -305,7 +305,23 @@ const interruptSummary = (description: string) =>
       nodeId: Type.String(),
       title: Type.Optional(Type.String()),
       approversList: Type.Optional(
-        Type.Array(Type.String(), { description: 'Who may decide; absent: any principal of the tenant.' }),
+        Type.Array(Type.String(), {
+          description: 'Who may decide; absent, and no group or role refs either: any principal of the tenant.',
+        }),
+      ),
+      approverGroupRefs: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'The approver groups whose members may decide too (RFC 0104), matched against the groups the ' +
+            'caller’s credential names.',
+        }),
+      ),
+      approverRoleRefs: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'The approver roles whose holders may decide too (RFC 0104), matched against the roles the ' +
+            'caller’s credential names.',
+        }),
       ),
       expiresAt: Type.Optional(DateTime('The gate’s deadline, if it has one.')),
     },

@@ -188,6 +188,8 @@ function interruptSummary(open: OpenInterruptHead): InterruptSummary {
     nodeId: open.nodeId,
     ...(typeof open.title === 'string' ? { title: open.title } : {}),
     ...(Array.isArray(open.approversList) ? { approversList: open.approversList } : {}),
+    ...(Array.isArray(open.approverGroupRefs) ? { approverGroupRefs: open.approverGroupRefs } : {}),
+    ...(Array.isArray(open.approverRoleRefs) ? { approverRoleRefs: open.approverRoleRefs } : {}),
     ...(typeof open.expiresAt === 'string' ? { expiresAt: open.expiresAt } : {}),
   };
 }

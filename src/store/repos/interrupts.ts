@@ -36,12 +36,16 @@ const openHeadsOf = (fields: string, from: string) =>
 const OPEN_HEADS = {
   sqlite: openHeadsOf(
     `("i"."data" -> '$.title') as "title", ("i"."data" -> '$.approversList') as "approvers",` +
+      ` ("i"."data" -> '$.approverGroupRefs') as "group_refs", ("i"."data" -> '$.approverRoleRefs') as "role_refs",` +
       ` ("i"."data" -> '$.expiresAt') as "expires_at"`,
     '"interrupts" as "i"',
   ),
   postgres: openHeadsOf(
-    `"d"."title"::text as "title", "d"."approversList"::text as "approvers", "d"."expiresAt"::text as "expires_at"`,
-    `"interrupts" as "i", jsonb_to_record("i"."data"::jsonb) as "d"("title" jsonb, "approversList" jsonb, "expiresAt" jsonb)`,
+    `"d"."title"::text as "title", "d"."approversList"::text as "approvers",` +
+      ` "d"."approverGroupRefs"::text as "group_refs", "d"."approverRoleRefs"::text as "role_refs",` +
+      ` "d"."expiresAt"::text as "expires_at"`,
+    `"interrupts" as "i", jsonb_to_record("i"."data"::jsonb) as "d"("title" jsonb, "approversList" jsonb,` +
+      ` "approverGroupRefs" jsonb, "approverRoleRefs" jsonb, "expiresAt" jsonb)`,
   ),
 };
 
@@ -51,6 +55,8 @@ export interface OpenInterruptHead {
   nodeId: string;
   title?: unknown;
   approversList?: unknown;
+  approverGroupRefs?: unknown;
+  approverRoleRefs?: unknown;
   expiresAt?: unknown;
 }
 
@@ -60,6 +66,8 @@ interface OpenHeadRow {
   kind: string;
   title: string | null;
   approvers: string | null;
+  group_refs: string | null;
+  role_refs: string | null;
   expires_at: string | null;
 }
 const BY_RUN = statement('select * from "interrupts" where "run_id" = ? order by "created_at"');
@@ -147,6 +155,8 @@ export class Interrupts extends Repo {
         nodeId: r.node_id,
         title: parsed(r.title),
         approversList: parsed(r.approvers),
+        approverGroupRefs: parsed(r.group_refs),
+        approverRoleRefs: parsed(r.role_refs),
         expiresAt: parsed(r.expires_at),
       };
       const list = byRun.get(r.run_id);
