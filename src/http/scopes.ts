@@ -5,17 +5,7 @@
 // be given its scope here. The table is documented in docs/security.md.
 import type { FastifyRequest } from 'fastify';
 import { A2A_REST_PATH } from '../a2a/codec/rest.js';
-
-export const SCOPES = {
-  manifestRead: 'manifest:read',
-  runsCreate: 'runs:create',
-  runsRead: 'runs:read',
-  runsCancel: 'runs:cancel',
-  webhooksManage: 'webhooks:manage',
-  approvalsRespond: 'approvals:respond',
-} as const;
-
-type Scope = (typeof SCOPES)[keyof typeof SCOPES];
+import { SCOPES, type Scope } from '../operation-scopes.js';
 
 /** REST routes by `METHOD url` (Fastify's route URL, parameters as `:name`). */
 const REST: ReadonlyArray<[RegExp, Scope]> = [

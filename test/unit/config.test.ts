@@ -39,6 +39,27 @@ describe('loadConfig', () => {
     }
   });
 
+  it('HANDOFF_API_KEYS: an unknown scope name (a typo) is refused at start, naming it and the known ones', () => {
+    const env = {
+      HANDOFF_API_KEYS: '{"key-dddddddd":{"tenant":"t","principal":"p","scopes":["runs:read","approval:respond"]}}',
+    };
+    assert.throws(
+      () => loadConfig({}, env),
+      (err: Error) =>
+        err instanceof ConfigError &&
+        err.message.includes('"approval:respond"') &&
+        ['runs:create', 'runs:read', 'runs:cancel', 'approvals:respond', 'webhooks:manage', 'manifest:read'].every(
+          (s) => err.message.includes(s),
+        ),
+    );
+    const all = '["runs:create","runs:read","runs:cancel","approvals:respond","webhooks:manage","manifest:read"]';
+    const keys = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: `{"key-dddddddd":{"tenant":"t","principal":"p","scopes":${all}}}` },
+    );
+    assert.equal(keys.apiKeys.get('key-dddddddd')?.scopes?.length, 6);
+  });
+
   it('HANDOFF_API_KEYS: a key in the JSON form may name its groups and roles; a malformed list is refused', () => {
     const keys = loadConfig(
       {},

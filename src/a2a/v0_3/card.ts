@@ -3,6 +3,7 @@
 //
 //   const card = buildAgentCard({ baseUrl: 'https://h.example.com', name, description, version,
 //     skills, streaming: true, pushNotifications: true, requireAuth: true });
+import { OPERATION_SCOPES } from '../../operation-scopes.js';
 import type { AgentCard, AgentSkill, SecurityScheme } from './types.js';
 
 export interface SkillInfo {
@@ -96,16 +97,6 @@ function oidcSchemes(oidc: AgentCardOptions['oidc']): Record<string, SecuritySch
   schemes.oidc = { type: 'openIdConnect', openIdConnectUrl: oidc.discoveryUrl };
   return schemes;
 }
-
-/** The OpenWOP scopes a token may carry to limit what it does (src/http/scopes.ts enforces them). */
-const OPERATION_SCOPES = [
-  'runs:create',
-  'runs:read',
-  'runs:cancel',
-  'approvals:respond',
-  'webhooks:manage',
-  'manifest:read',
-];
 
 export function buildA2ADiscoveryBlock(
   opts: Pick<AgentCardOptions, 'baseUrl' | 'streaming' | 'pushNotifications'>,
