@@ -91,7 +91,9 @@ function oidcSchemes(oidc: AgentCardOptions['oidc']): Record<string, SecuritySch
   if (!oidc) return {};
   const schemes: Record<string, SecurityScheme> = {};
   if (oidc.tokenUrl) {
-    const scopes = Object.fromEntries(OPERATION_SCOPES.map((s) => [s, `OpenWOP ${s}`]));
+    const scopes = Object.fromEntries(
+      OPERATION_SCOPES.map((s) => [s, s === 'audit:read' ? 'Handoff audit:read' : `OpenWOP ${s}`]),
+    );
     schemes.oauth2 = { type: 'oauth2', flows: { clientCredentials: { tokenUrl: oidc.tokenUrl, scopes } } };
   }
   schemes.oidc = { type: 'openIdConnect', openIdConnectUrl: oidc.discoveryUrl };
