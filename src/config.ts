@@ -709,11 +709,21 @@ function apiKeyScopes(key: string, raw: unknown): string[] {
   return [...new Set(raw as string[])];
 }
 
-/** A key's `groups` or `roles`: a list of non-empty names, matched exactly against a gate's refs. */
+/**
+ * A key's `groups` or `roles`: a list of non-empty names, matched exactly against a gate's refs —
+ * so a name with a space before or after it (" finance", which would never match) is refused.
+ */
 function apiKeyRefs(key: string, field: 'groups' | 'roles', raw: unknown): string[] {
   if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string' && s.trim() !== '')) {
     throw new ConfigError(
       `HANDOFF_API_KEYS: "${field}" of key '${key.slice(0, 4)}…' must be a list of non-empty names such as "finance"`,
+    );
+  }
+  const untrimmed = (raw as string[]).find((s) => s !== s.trim());
+  if (untrimmed !== undefined) {
+    throw new ConfigError(
+      `HANDOFF_API_KEYS: "${field}" of key '${key.slice(0, 4)}…' has the name ${JSON.stringify(untrimmed)} with ` +
+        'white space before or after it; names are matched exactly, so write it without',
     );
   }
   return [...new Set(raw as string[])];

@@ -81,6 +81,28 @@ describe('loadConfig', () => {
     }
   });
 
+  it('HANDOFF_API_KEYS: a group or role name with white space before or after it is refused, naming it', () => {
+    for (const field of ['groups', 'roles']) {
+      for (const name of [' finance', 'finance ', '\\tfinance', 'finance\\n']) {
+        const env = { HANDOFF_API_KEYS: `{"key-eeeeeeee":{"tenant":"t","principal":"p","${field}":["ok","${name}"]}}` };
+        assert.throws(
+          () => loadConfig({}, env),
+          (err: Error) =>
+            err instanceof ConfigError &&
+            err.message.includes(`"${field}"`) &&
+            err.message.includes(JSON.stringify(JSON.parse(`"${name}"`))),
+          JSON.stringify(env),
+        );
+      }
+    }
+    // Inner spaces are part of the name.
+    const keys = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: '{"key-eeeeeeee":{"tenant":"t","principal":"p","groups":["Finance Admins"]}}' },
+    );
+    assert.deepEqual(keys.apiKeys.get('key-eeeeeeee')?.groups, ['Finance Admins']);
+  });
+
   it('HANDOFF_OIDC_GROUPS_CLAIM and HANDOFF_OIDC_ROLES_CLAIM name the claims, with an issuer only', () => {
     const oidc = loadConfig(
       {},
