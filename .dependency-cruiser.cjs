@@ -30,7 +30,7 @@ const MAY_IMPORT = {
   'a2a-model': [],
 };
 // Modules at the top of src/ that any part may use (no state, no I/O of their own).
-const SHARED = ['version', 'json-guard', 'pass-loop', 'byte-page'];
+const SHARED = ['version', 'json-guard', 'pass-loop', 'byte-page', 'operation-scopes'];
 
 /** The path pattern of a part. */
 const pathOf = (part) => (part === 'a2a-model' ? '^src/a2a/model\\.ts$' : `^src/${part}(/|\\.ts$)`);

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { type LlmProvider, parseLlmProviders } from './calls/llm-providers.js';
 import { parseHostPattern } from './egress/address.js';
+import { OPERATION_SCOPES } from './operation-scopes.js';
 import { loadSecrets, type SecretStore } from './secrets/store.js';
 import { type AgentEntry, parseAgentRegistry, parseAgentsFile, registryCredentials } from './peers/registry.js';
 import { tracingConfigured } from './telemetry/sdk.js';
@@ -690,21 +691,39 @@ export function parseApiKeys(raw: string | undefined): Map<string, ApiKeyIdentit
   return keys;
 }
 
-/** A key's `scopes`: a list of scope names (`area:verb`); an empty list allows nothing. */
+/** A key's `scopes`: a list of known scope names (src/operation-scopes.ts); an empty list allows nothing. */
 function apiKeyScopes(key: string, raw: unknown): string[] {
-  if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string' && /^[a-z]+:[a-z]+$/.test(s))) {
+  const known = `the known ones are ${OPERATION_SCOPES.join(', ')}`;
+  if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string')) {
     throw new ConfigError(
-      `HANDOFF_API_KEYS: "scopes" of key '${key.slice(0, 4)}…' must be a list of scope names such as "runs:read"`,
+      `HANDOFF_API_KEYS: "scopes" of key '${key.slice(0, 4)}…' must be a list of scope names; ${known}`,
+    );
+  }
+  // A typo (`approval:respond`) would otherwise be a scope that grants nothing, silently.
+  const unknown = raw.find((s) => !(OPERATION_SCOPES as readonly string[]).includes(s));
+  if (unknown !== undefined) {
+    throw new ConfigError(
+      `HANDOFF_API_KEYS: "scopes" of key '${key.slice(0, 4)}…' names the unknown scope ${JSON.stringify(unknown)}; ${known}`,
     );
   }
   return [...new Set(raw as string[])];
 }
 
-/** A key's `groups` or `roles`: a list of non-empty names, matched exactly against a gate's refs. */
+/**
+ * A key's `groups` or `roles`: a list of non-empty names, matched exactly against a gate's refs —
+ * so a name with a space before or after it (" finance", which would never match) is refused.
+ */
 function apiKeyRefs(key: string, field: 'groups' | 'roles', raw: unknown): string[] {
   if (!Array.isArray(raw) || !raw.every((s) => typeof s === 'string' && s.trim() !== '')) {
     throw new ConfigError(
       `HANDOFF_API_KEYS: "${field}" of key '${key.slice(0, 4)}…' must be a list of non-empty names such as "finance"`,
+    );
+  }
+  const untrimmed = (raw as string[]).find((s) => s !== s.trim());
+  if (untrimmed !== undefined) {
+    throw new ConfigError(
+      `HANDOFF_API_KEYS: "${field}" of key '${key.slice(0, 4)}…' has the name ${JSON.stringify(untrimmed)} with ` +
+        'white space before or after it; names are matched exactly, so write it without',
     );
   }
   return [...new Set(raw as string[])];

@@ -118,11 +118,29 @@ export function decisionEntry(
       interruptId: open.interruptId,
       outcome,
       resumeValue: redact(resumeValue),
+      // Who was counted and why: the declared voter when the caller named someone else, and the
+      // approver group or role that admitted the caller.
+      ...ballotOf(d, actor),
       // The decider bound the decision to what it saw (checked equal to subjectHash).
       ...(expectedArtifactHash !== undefined ? { expectedArtifactHash } : {}),
     },
     subjectHash: artifactHash(open),
   };
+}
+
+/**
+ * Whom a decision counted for (`voter`, only when it is not the caller: a `voterIdentity:
+ * "declared"` gate) and what admitted the caller (`via`: `group:<ref>` / `role:<ref>`), as the
+ * decision's own approval event records them (interrupts.ts decideApproval: `decidedBy`, `via`).
+ */
+function ballotOf(d: Decision, actor: Actor): { voter?: string; via?: string } {
+  const event = d.events.find((e) => e.type === 'approval.received' || e.type === 'approval.ask');
+  const payload = (event?.payload ?? {}) as { decidedBy?: unknown; via?: unknown };
+  const ballot: { voter?: string; via?: string } = {};
+  if (typeof payload.decidedBy === 'string' && payload.decidedBy !== actor.principalId)
+    ballot.voter = payload.decidedBy;
+  if (typeof payload.via === 'string') ballot.via = payload.via;
+  return ballot;
 }
 
 /** The entry of a gate's deadline acting on `open` (before): an escalation, or a timeout's resolution. */

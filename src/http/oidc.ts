@@ -97,8 +97,8 @@ export class OidcVerifier {
     }
     const identity: TokenIdentity = { tenantId: tenant, principalId: payload.sub as string };
     if (this.settings.scopesClaim !== undefined) identity.scopes = scopesOf(payload[this.settings.scopesClaim]);
-    if (this.settings.groupsClaim !== undefined) identity.groups = [...scopesOf(payload[this.settings.groupsClaim])];
-    if (this.settings.rolesClaim !== undefined) identity.roles = [...scopesOf(payload[this.settings.rolesClaim])];
+    if (this.settings.groupsClaim !== undefined) identity.groups = namesOf(payload[this.settings.groupsClaim]);
+    if (this.settings.rolesClaim !== undefined) identity.roles = namesOf(payload[this.settings.rolesClaim]);
     return identity;
   }
 
@@ -129,11 +129,20 @@ async function fetchMetadata(issuer: string): Promise<ProviderMetadata> {
   return doc as ProviderMetadata;
 }
 
-/** A space-separated string (RFC 8693 `scope`) or an array of strings (`scp`); also read for groups and roles. */
+/** A space-separated string (RFC 8693 `scope`) or an array of strings (`scp`). */
 function scopesOf(claim: unknown): ReadonlySet<string> {
   if (typeof claim === 'string') return new Set(claim.split(' ').filter(Boolean));
   if (Array.isArray(claim)) return new Set(claim.filter((s): s is string => typeof s === 'string'));
   return new Set();
+}
+
+/**
+ * Group or role names: a string is ONE name (a group may be called "Finance Admins"), an array
+ * several; not split on spaces as scopes are. Empty names are dropped, duplicates kept once.
+ */
+function namesOf(claim: unknown): string[] {
+  const names = typeof claim === 'string' ? [claim] : Array.isArray(claim) ? claim : [];
+  return [...new Set(names.filter((s): s is string => typeof s === 'string' && s !== ''))];
 }
 
 /** Why jose refused a token, in words that name no value of it. */

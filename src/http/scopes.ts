@@ -5,17 +5,7 @@
 // be given its scope here. The table is documented in docs/security.md.
 import type { FastifyRequest } from 'fastify';
 import { A2A_REST_PATH } from '../a2a/codec/rest.js';
-
-export const SCOPES = {
-  manifestRead: 'manifest:read',
-  runsCreate: 'runs:create',
-  runsRead: 'runs:read',
-  runsCancel: 'runs:cancel',
-  webhooksManage: 'webhooks:manage',
-  approvalsRespond: 'approvals:respond',
-} as const;
-
-type Scope = (typeof SCOPES)[keyof typeof SCOPES];
+import { SCOPES, type Scope } from '../operation-scopes.js';
 
 /** REST routes by `METHOD url` (Fastify's route URL, parameters as `:name`). */
 const REST: ReadonlyArray<[RegExp, Scope]> = [
@@ -24,8 +14,16 @@ const REST: ReadonlyArray<[RegExp, Scope]> = [
   [/^POST \/v1\/runs\/:id\/(interrupts|approvals)\/:nodeId$/, SCOPES.approvalsRespond],
   [/^GET \/v1\/runs(\/|$)/, SCOPES.runsRead],
   [/^GET \/v1\/workflows(\/|$)/, SCOPES.manifestRead],
-  [/^GET \/v1\/a2a\/tasks\/:taskId$/, SCOPES.runsRead],
+  [/^GET \/v1\/a2a\/tasks(\/:taskId)?$/, SCOPES.runsRead],
+  // Outbound deliveries: webhook subscriptions, A2A push deliveries, gate notifications.
+  [/^(POST \/v1\/webhooks|DELETE \/v1\/webhooks\/:webhookId)$/, SCOPES.webhooksManage],
   [/^(GET|POST) \/v1\/a2a\/deliveries(\/|$)/, SCOPES.webhooksManage],
+  [/^(GET \/v1\/notifications|POST \/v1\/notifications\/:id\/retry)$/, SCOPES.webhooksManage],
+  [/^GET \/v1\/audit$/, SCOPES.auditRead],
+  // The RFC 0100 seams (HANDOFF_CONFORMANCE_FIXTURES=1), as the operations they stand for.
+  [/^GET \/v1\/host\/sample\/a2a\/tasks\/:taskId$/, SCOPES.runsRead],
+  [/^POST \/v1\/host\/sample\/a2a\/tasks\/start$/, SCOPES.runsCreate],
+  [/^POST \/v1\/host\/sample\/a2a\/tasks\/push-config$/, SCOPES.webhooksManage],
 ];
 
 /** A2A JSON-RPC methods of 0.3 and 1.0 by scope; a message's scope depends on its task (below). */

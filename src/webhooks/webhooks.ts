@@ -98,13 +98,13 @@ export class WebhookService {
     this.loop.start();
   }
 
-  /** Check the URL (SSRF guard), make the secret, store the subscription. The secret is shown once. */
   /** Why the host will not call `url` (the push egress guard), or undefined when it would. */
   urlRefusal(url: string): string | undefined {
     const verdict = checkPushUrl(url, this.opts.policy);
     return verdict.ok ? undefined : verdict.reason;
   }
 
+  /** Check the URL (SSRF guard), make the secret, store the subscription. The secret is shown once. */
   async register(tenantId: string, reg: WebhookRegistration): Promise<{ record: WebhookRecord; secret: string }> {
     const verdict = checkPushUrl(reg.url, this.opts.policy);
     if (!verdict.ok) throw new WebhookUrlRejected(verdict.reason);

@@ -61,9 +61,18 @@ before(async () => {
   idp = await startProvider({
     audience: AUDIENCE,
     tenant: 'acme',
-    clients: { 'a-host': 'a-host-secret', 'fin-a': 'fin-a-secret', 'fin-b': 'fin-b-secret' },
-    // The claim as an array of strings, and as a space-separated string.
-    clientClaims: { 'fin-a': { groups: ['finance'] }, 'fin-b': { groups: 'audit finance' } },
+    clients: {
+      'a-host': 'a-host-secret',
+      'fin-a': 'fin-a-secret',
+      'fin-b': 'fin-b-secret',
+      'fin-spaced': 'fin-spaced-secret',
+    },
+    // The claim as an array of strings, and as a string: one name, never split on spaces.
+    clientClaims: {
+      'fin-a': { groups: ['audit', 'finance'] },
+      'fin-b': { groups: 'finance' },
+      'fin-spaced': { groups: 'audit finance' },
+    },
   });
   dir = mkdtempSync(join(tmpdir(), 'handoff-wf-'));
   writeFileSync(join(dir, 'finance-gate.json'), JSON.stringify(FINANCE_GATE));
@@ -221,7 +230,7 @@ describe('scopes', () => {
 });
 
 describe('approver groups from the token', () => {
-  test("a token whose groups claim names the gate's group may decide; one without it is 403", async () => {
+  test("a token whose groups claim names the gate's group may decide; one without it (or with it inside a spaced string) is 403", async () => {
     const scope = 'runs:create runs:read approvals:respond';
     const outsider = await idp.token('a-host', { scope });
     const runId = await t.createRun('finance-gate', {}, bearer(outsider));
@@ -232,6 +241,9 @@ describe('approver groups from the token', () => {
     const refused = await decide(outsider);
     assert.equal(refused.status, 403, refused.text);
     assert.equal(refused.body.error, 'forbidden');
+    // A string claim is one group name ("audit finance"), not the groups "audit" and "finance".
+    const spaced = await decide(await idp.token('fin-spaced', { scope }));
+    assert.equal(spaced.status, 403, spaced.text);
 
     const first = await decide(await idp.token('fin-a', { scope }));
     assert.equal(first.status, 200, first.text);

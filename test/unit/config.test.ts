@@ -39,6 +39,27 @@ describe('loadConfig', () => {
     }
   });
 
+  it('HANDOFF_API_KEYS: an unknown scope name (a typo) is refused at start, naming it and the known ones', () => {
+    const env = {
+      HANDOFF_API_KEYS: '{"key-dddddddd":{"tenant":"t","principal":"p","scopes":["runs:read","approval:respond"]}}',
+    };
+    assert.throws(
+      () => loadConfig({}, env),
+      (err: Error) =>
+        err instanceof ConfigError &&
+        err.message.includes('"approval:respond"') &&
+        ['runs:create', 'runs:read', 'runs:cancel', 'approvals:respond', 'webhooks:manage', 'manifest:read'].every(
+          (s) => err.message.includes(s),
+        ),
+    );
+    const all = '["runs:create","runs:read","runs:cancel","approvals:respond","webhooks:manage","manifest:read"]';
+    const keys = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: `{"key-dddddddd":{"tenant":"t","principal":"p","scopes":${all}}}` },
+    );
+    assert.equal(keys.apiKeys.get('key-dddddddd')?.scopes?.length, 6);
+  });
+
   it('HANDOFF_API_KEYS: a key in the JSON form may name its groups and roles; a malformed list is refused', () => {
     const keys = loadConfig(
       {},
@@ -58,6 +79,28 @@ describe('loadConfig', () => {
         refuses({ HANDOFF_API_KEYS: `{"key-eeeeeeee":{"tenant":"t","principal":"p","${field}":${list}}}` }, field);
       }
     }
+  });
+
+  it('HANDOFF_API_KEYS: a group or role name with white space before or after it is refused, naming it', () => {
+    for (const field of ['groups', 'roles']) {
+      for (const name of [' finance', 'finance ', '\\tfinance', 'finance\\n']) {
+        const env = { HANDOFF_API_KEYS: `{"key-eeeeeeee":{"tenant":"t","principal":"p","${field}":["ok","${name}"]}}` };
+        assert.throws(
+          () => loadConfig({}, env),
+          (err: Error) =>
+            err instanceof ConfigError &&
+            err.message.includes(`"${field}"`) &&
+            err.message.includes(JSON.stringify(JSON.parse(`"${name}"`))),
+          JSON.stringify(env),
+        );
+      }
+    }
+    // Inner spaces are part of the name.
+    const keys = loadConfig(
+      {},
+      { HANDOFF_API_KEYS: '{"key-eeeeeeee":{"tenant":"t","principal":"p","groups":["Finance Admins"]}}' },
+    );
+    assert.deepEqual(keys.apiKeys.get('key-eeeeeeee')?.groups, ['Finance Admins']);
   });
 
   it('HANDOFF_OIDC_GROUPS_CLAIM and HANDOFF_OIDC_ROLES_CLAIM name the claims, with an issuer only', () => {

@@ -3,6 +3,7 @@
 //
 //   const card = buildAgentCard({ baseUrl: 'https://h.example.com', name, description, version,
 //     skills, streaming: true, pushNotifications: true, requireAuth: true });
+import { OPERATION_SCOPES } from '../../operation-scopes.js';
 import type { AgentCard, AgentSkill, SecurityScheme } from './types.js';
 
 export interface SkillInfo {
@@ -90,22 +91,14 @@ function oidcSchemes(oidc: AgentCardOptions['oidc']): Record<string, SecuritySch
   if (!oidc) return {};
   const schemes: Record<string, SecurityScheme> = {};
   if (oidc.tokenUrl) {
-    const scopes = Object.fromEntries(OPERATION_SCOPES.map((s) => [s, `OpenWOP ${s}`]));
+    const scopes = Object.fromEntries(
+      OPERATION_SCOPES.map((s) => [s, s === 'audit:read' ? 'Handoff audit:read' : `OpenWOP ${s}`]),
+    );
     schemes.oauth2 = { type: 'oauth2', flows: { clientCredentials: { tokenUrl: oidc.tokenUrl, scopes } } };
   }
   schemes.oidc = { type: 'openIdConnect', openIdConnectUrl: oidc.discoveryUrl };
   return schemes;
 }
-
-/** The OpenWOP scopes a token may carry to limit what it does (src/http/scopes.ts enforces them). */
-const OPERATION_SCOPES = [
-  'runs:create',
-  'runs:read',
-  'runs:cancel',
-  'approvals:respond',
-  'webhooks:manage',
-  'manifest:read',
-];
 
 export function buildA2ADiscoveryBlock(
   opts: Pick<AgentCardOptions, 'baseUrl' | 'streaming' | 'pushNotifications'>,

@@ -174,8 +174,10 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
     },
   );
 
-  // Before the body is validated: an unknown token is 404 whatever the body (OpenWOP's
-  // interrupt-token-matrix), so a body never tells whether a token exists.
+  // On the request, before the body is even parsed: an unknown token is 404 whatever the body —
+  // a wrong media type or malformed JSON too (OpenWOP's interrupt-token-matrix) — so a body never
+  // tells whether a token exists. (Fastify parses the body before preValidation, so the check
+  // could not wait until then; the route's params are known from onRequest on.)
   const knownToken = async (req: FastifyRequest) => {
     const { token } = req.params as { token: string };
     if (!(await deps.links.known(token))) refusal(new LinkRefused(404, 'link_not_found', 'no such decision link'));
@@ -184,7 +186,7 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
     '/v1/interrupts/:token',
     {
       config: { public: true },
-      preValidation: [limited, knownToken],
+      onRequest: [limited, knownToken],
       schema: {
         operationId: 'resolveInterruptByToken',
         tags: ['interrupts'],

@@ -1,6 +1,6 @@
 // The OpenWOP run API (docs/protocol/openwop.md#run-api): create, read, cancel, resolve, poll events.
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Caller, Engine } from '../../engine/engine.js';
 import { isTerminal } from '../../store/model.js';
@@ -305,11 +305,16 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
           'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event sequence.' })),
         }),
         response: {
-          200: raw(
-            'The event stream; to a client that accepts `application/json` and not `text/event-stream`, the log so far ' +
-              '(after `Last-Event-ID`, at most 1000 events) in the body of `GET …/events/poll`, at once.',
-            'text/event-stream',
-            'application/json',
+          200: withHeaders(
+            raw(
+              'The event stream; to a client that accepts `application/json` and refuses `text/event-stream` ' +
+                '(`q=0`, or no range covering it), weighs it lower, or names it only through a wildcard, the log ' +
+                'so far (after `Last-Event-ID`, at most 1000 events) in the body of `GET …/events/poll`, at once; ' +
+                '`runStatus` is read after the events.',
+              'text/event-stream',
+              'application/json',
+            ),
+            { Vary: { description: '`Accept`: the answer’s form follows it.' } },
           ),
           400: invalid('path or Last-Event-ID'),
           401: UNAUTHORIZED,
@@ -319,6 +324,8 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
       },
     },
     async (req, reply) => {
+      // The answer's form follows Accept: caches must keep the two apart.
+      addVary(reply, 'Accept');
       const run = await engine.getRun(req.caller, req.params.id);
       let after: number | undefined;
       try {
@@ -327,19 +334,25 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
         throw new HttpError(400, 'validation_error', (err as Error).message);
       }
       if (wantsJsonLog(req.headers.accept)) {
-        // A JSON reader (OpenWOP's suite reads the log this way) gets what is committed now.
+        // A JSON reader (OpenWOP's suite reads the log this way) gets what is committed now. The
+        // run is read again after the events, as the poll route does: its status is never older
+        // than the events sent, and isComplete holds only once the last event is among them.
         const events = await reads.events(run.runId, after ?? -1, 1000);
+        const latest = await engine.getRun(req.caller, run.runId);
+        const terminal = isTerminal(latest.status);
         const last = events.at(-1)?.sequence ?? after ?? -1;
         const body = {
           runId: run.runId,
           events: events.map(eventDoc),
           lastEventSeq: last,
-          runStatus: run.status,
-          isTerminal: isTerminal(run.status),
-          isComplete: isTerminal(run.status) && last >= run.nextSeq - 1,
+          runStatus: latest.status,
+          isTerminal: terminal,
+          isComplete: terminal && last >= latest.nextSeq - 1,
         };
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
       }
+      // The stream writes its head itself (the reply is hijacked), with what the raw response holds.
+      reply.raw.setHeader('Vary', String(reply.getHeader('vary')));
       const stream = openOrRefuse(sse, reply);
       for await (const e of reads.follow(run.runId, { after: after ?? -1, signal: stream.signal })) {
         if (!(await stream.ready())) break;
@@ -387,9 +400,76 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
   );
 }
 
-/** The client takes JSON and not an event stream (`Accept: application/json`). */
+/**
+ * Whether the log is answered as JSON rather than the event stream, by the Accept header's media
+ * ranges and their weights (RFC 9110 §12.5.1): JSON when the client accepts it (q > 0) and either
+ * refuses the stream (`text/event-stream;q=0`, or ranges that do not cover it), weighs JSON higher,
+ * or weighs both alike while naming JSON more specifically (`application/json, *\/*`). Otherwise,
+ * and with no Accept at all, the stream (the route's own form).
+ */
 function wantsJsonLog(accept: string | undefined): boolean {
-  return accept !== undefined && /\bapplication\/json\b/i.test(accept) && !/\btext\/event-stream\b/i.test(accept);
+  if (accept === undefined) return false;
+  const ranges = mediaRanges(accept);
+  const json = weightOf(ranges, 'application', 'json');
+  const stream = weightOf(ranges, 'text', 'event-stream');
+  if (json.q === 0) return false;
+  if (stream.q === 0 || json.q > stream.q) return true;
+  return json.q === stream.q && json.specificity > stream.specificity;
+}
+
+interface MediaRange {
+  type: string;
+  subtype: string;
+  q: number;
+}
+
+/** The media ranges of an Accept header, lowercased; a range with a malformed weight is left out. */
+function mediaRanges(accept: string): MediaRange[] {
+  const ranges: MediaRange[] = [];
+  for (const part of accept.split(',')) {
+    const [range = '', ...params] = part.split(';');
+    const [type, subtype, extra] = range.trim().toLowerCase().split('/');
+    if (!type || !subtype || extra !== undefined) continue;
+    let q = 1;
+    for (const param of params) {
+      const [name, value] = param.split('=').map((x) => x.trim());
+      if (name?.toLowerCase() !== 'q') continue;
+      q = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(value ?? '') ? Number(value) : Number.NaN;
+    }
+    if (!Number.isNaN(q)) ranges.push({ type, subtype, q });
+  }
+  return ranges;
+}
+
+/** The weight the most specific range covering type/subtype gives it (0 if none does); 2 = exact, 1 = type/*, 0 = *\/*. */
+function weightOf(ranges: MediaRange[], type: string, subtype: string): { q: number; specificity: number } {
+  let best = { q: 0, specificity: -1 };
+  for (const r of ranges) {
+    const specificity =
+      r.type === type && r.subtype === subtype
+        ? 2
+        : r.type === type && r.subtype === '*'
+          ? 1
+          : r.type === '*' && r.subtype === '*'
+            ? 0
+            : -1;
+    if (specificity > best.specificity) best = { q: r.q, specificity };
+  }
+  return best;
+}
+
+/** Adds `field` to the reply's Vary header, keeping what is there (CORS adds `Origin`). */
+function addVary(reply: FastifyReply, field: string): void {
+  const prior = reply.getHeader('vary');
+  const fields =
+    prior === undefined
+      ? []
+      : String(prior)
+          .split(',')
+          .map((f) => f.trim())
+          .filter(Boolean);
+  if (!fields.some((f) => f === '*' || f.toLowerCase() === field.toLowerCase())) fields.push(field);
+  void reply.header('Vary', fields.join(', '));
 }
 
 /** Long-poll: subscribe first, then read, so an event committed in between is never missed. */
