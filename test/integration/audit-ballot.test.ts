@@ -25,7 +25,7 @@ for (const dialect of DIALECTS) {
       writeFileSync(join(dir, 'by-group.json'), JSON.stringify(gate('by-group', { approverGroupRefs: ['finance'] })));
       writeFileSync(
         join(dir, 'relayed.json'),
-        JSON.stringify(gate('relayed', { approversList: ['dana'], voterIdentity: 'declared' })),
+        JSON.stringify(gate('relayed', { approversList: ['dana'], voterIdentity: 'declared', relayers: ['relay'] })),
       );
       t = await startTestHost({
         pg: dialect === 'postgres',
