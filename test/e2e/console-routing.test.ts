@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { getJson, killAllServers, postJson, type ServerProcess, startServer } from '../support/server-process.js';
+import { signInWithKey } from '../support/console-browser.js';
 import { until } from '../support/until.js';
 
 const CHROMIUM = process.env.HANDOFF_CHROMIUM ?? '/usr/bin/chromium';
@@ -53,15 +54,7 @@ describe('console: who may decide a gate routed by group or role, in Chromium', 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function signIn(key: string): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${srv.url}/`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Inbox' }).waitFor();
-    return page;
-  }
+  const signIn = (key: string): Promise<Page> => signInWithKey(browser, srv.url, key, WAIT_MS);
   const startRun = async (workflowId: string) => {
     const res = await postJson(`${srv.url}/v1/runs`, { workflowId, inputs: {} }, { token: BOB });
     assert.equal(res.status, 201, JSON.stringify(res.body));

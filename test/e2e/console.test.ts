@@ -19,6 +19,7 @@ import {
   type ServerProcess,
   startServer,
 } from '../support/server-process.js';
+import { signInWithKey } from '../support/console-browser.js';
 import { until } from '../support/until.js';
 
 /** Debian's Chromium; `.ci/run` installs it. Missing is a failure, never a skip. */
@@ -75,16 +76,7 @@ describe('web console in Chromium', { timeout: 240_000 }, () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  /** A fresh browser session signed in with `key`, on the inbox. */
-  async function signIn(key: string): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${srv.url}/`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Inbox' }).waitFor();
-    return page;
-  }
+  const signIn = (key: string): Promise<Page> => signInWithKey(browser, srv.url, key, WAIT_MS);
 
   /** The inbox has read its list and follows changes: a run created now can only arrive live. */
   const inboxReady = async (page: Page) => {

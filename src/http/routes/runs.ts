@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Caller, Engine } from '../../engine/engine.js';
-import { isTerminal } from '../../store/model.js';
+import { isTerminal, type RunEvent as RunEventRecord, type RunRecord } from '../../store/model.js';
 import { HttpError } from '../errors.js';
 import type { RunReads } from '../../engine/run-reads.js';
 import type { RunQuota } from '../quotas.js';
@@ -338,17 +338,7 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
         // run is read again after the events, as the poll route does: its status is never older
         // than the events sent, and isComplete holds only once the last event is among them.
         const events = await reads.events(run.runId, after ?? -1, 1000);
-        const latest = await engine.getRun(req.caller, run.runId);
-        const terminal = isTerminal(latest.status);
-        const last = events.at(-1)?.sequence ?? after ?? -1;
-        const body = {
-          runId: run.runId,
-          events: events.map(eventDoc),
-          lastEventSeq: last,
-          runStatus: latest.status,
-          isTerminal: terminal,
-          isComplete: terminal && last >= latest.nextSeq - 1,
-        };
+        const body = logPage(await engine.getRun(req.caller, run.runId), events, after ?? -1);
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
       }
       // The stream writes its head itself (the reply is hijacked), with what the raw response holds.
@@ -385,17 +375,8 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
       const limit = req.query.limit ?? 500;
       const timeoutMs = (req.query.timeout ?? 30) * 1000;
       const events = await pollEvents(reads, bus, parked, run.runId, after, limit, timeoutMs, isTerminal(run.status));
-      const latest = await engine.getRun(req.caller, run.runId);
-      const terminal = isTerminal(latest.status);
-      const last = events.at(-1)?.sequence ?? after;
-      return {
-        runId: run.runId,
-        events: events.map(eventDoc),
-        lastEventSeq: last,
-        runStatus: latest.status,
-        isTerminal: terminal,
-        isComplete: terminal && last >= latest.nextSeq - 1,
-      };
+      // Read after the events: the status is never older than the events sent.
+      return logPage(await engine.getRun(req.caller, run.runId), events, after);
     },
   );
 }
@@ -470,6 +451,24 @@ function addVary(reply: FastifyReply, field: string): void {
           .filter(Boolean);
   if (!fields.some((f) => f === '*' || f.toLowerCase() === field.toLowerCase())) fields.push(field);
   void reply.header('Vary', fields.join(', '));
+}
+
+/**
+ * A page of the run's log (the body of `…/events/poll`, and of `…/events` to a JSON reader):
+ * `latest` is the run read after the events, so `isComplete` holds only once its last event is
+ * among them.
+ */
+function logPage(latest: RunRecord, events: RunEventRecord[], after: number) {
+  const terminal = isTerminal(latest.status);
+  const last = events.at(-1)?.sequence ?? after;
+  return {
+    runId: latest.runId,
+    events: events.map(eventDoc),
+    lastEventSeq: last,
+    runStatus: latest.status,
+    isTerminal: terminal,
+    isComplete: terminal && last >= latest.nextSeq - 1,
+  };
 }
 
 /** Long-poll: subscribe first, then read, so an event committed in between is never missed. */
