@@ -30,6 +30,12 @@ function gate(over: Partial<InterruptRecord> = {}, data: Record<string, unknown>
 
 const types = (events: Array<{ type: string }>) => events.map((e) => e.type);
 
+/** A workflow of one approval gate `review` with `config` beside its title. */
+const reviewGate = (config: Record<string, unknown>) => ({
+  id: 'review-gate',
+  nodes: [{ id: 'review', typeId: 'core.approvalGate', config: { title: 'Review', ...config } }],
+});
+
 describe('gate deadline config', () => {
   it('timeoutMs alone is enough; onTimeout defaults to reject', () => {
     assert.deepEqual(deadlineProblems({ timeoutMs: 1000 }), []);
@@ -55,26 +61,7 @@ describe('gate deadline config', () => {
   });
 
   it('a workflow with a bad deadline fails to load, naming the node and the setting', () => {
-    const def = {
-      id: 'late',
-      name: 'Late',
-      version: '1.0.0',
-      nodes: [
-        {
-          id: 'review',
-          typeId: 'core.approvalGate',
-          name: 'Review',
-          position: { x: 0, y: 0 },
-          config: { title: 'Review', timeoutMs: 0, onTimeout: 'explode' },
-          inputs: {},
-        },
-      ],
-      edges: [],
-      triggers: [{ id: 'manual', type: 'manual', enabled: true }],
-      variables: [],
-      metadata: {},
-      settings: {},
-    };
+    const def = reviewGate({ timeoutMs: 0, onTimeout: 'explode' });
     assert.throws(
       () => validateWorkflow(def, 'workflows/late.json'),
       (err: unknown) =>
@@ -83,26 +70,7 @@ describe('gate deadline config', () => {
   });
 
   it('an approval gate takes group and role refs (unique, non-empty) but no audience (RFC 0104)', async () => {
-    const def = (config: Record<string, unknown>) => ({
-      id: 'routed',
-      name: 'Routed',
-      version: '1.0.0',
-      nodes: [
-        {
-          id: 'review',
-          typeId: 'core.approvalGate',
-          name: 'Review',
-          position: { x: 0, y: 0 },
-          config: { title: 'Review', ...config },
-          inputs: {},
-        },
-      ],
-      edges: [],
-      triggers: [{ id: 'manual', type: 'manual', enabled: true }],
-      variables: [],
-      metadata: {},
-      settings: {},
-    });
+    const def = reviewGate;
     validateWorkflow(def({ approverGroupRefs: ['finance'], approverRoleRefs: ['controller'] }), 'w.json');
     for (const bad of [
       { approverGroupRefs: [''] },
@@ -291,10 +259,7 @@ describe('what an expiry does', () => {
   });
 
   it('declared voters: relayers are required beside an approvers list, group/role refs refused, relayers need declared', () => {
-    const def = (config: Record<string, unknown>) => ({
-      id: 'relayed',
-      nodes: [{ id: 'review', typeId: 'core.approvalGate', config: { title: 'Review', ...config } }],
-    });
+    const def = reviewGate;
     validateWorkflow(def({ voterIdentity: 'declared' }), 'w.json');
     validateWorkflow(def({ voterIdentity: 'declared', approversList: ['a'], relayers: ['bot'] }), 'w.json');
     for (const [bad, why] of [
