@@ -81,13 +81,19 @@ export class DecisionLinkService {
   }
 
   /**
-   * Whether `token` is one this host issued: a signed callback token that verifies, or a decision
-   * link on record (used or expired ones too: those have their own answers, 409 and 410).
+   * Refuses (404, as an unknown link) a token this host did not issue: one is a signed callback
+   * token that verifies, or a decision link on record (used or expired ones too: those have their
+   * own answers, 409 and 410).
    */
-  async known(token: string): Promise<boolean> {
-    if (this.interruptTokens?.verify(token)) return true;
+  async checkIssued(token: string): Promise<void> {
+    if (this.interruptTokens?.verify(token)) return;
+    if ((await this.linkOf(token)) === undefined) throw NOT_FOUND();
+  }
+
+  /** The link on record under `token`, if its signature holds (a tampered token reads nothing). */
+  private async linkOf(token: string): Promise<DecisionLinkRecord | undefined> {
     const hash = this.signer.check(token);
-    return hash !== undefined && (await this.store.decisionLinks.get(hash)) !== undefined;
+    return hash === undefined ? undefined : await this.store.decisionLinks.get(hash);
   }
 
   /** The gate the token decides, if the token may still decide it; throws LinkRefused. */
@@ -140,8 +146,7 @@ export class DecisionLinkService {
   private async usable(
     token: string,
   ): Promise<{ link: DecisionLinkRecord; interrupt: InterruptRecord; workflowId: string }> {
-    const hash = this.signer.check(token);
-    const link = hash === undefined ? undefined : await this.store.decisionLinks.get(hash);
+    const link = await this.linkOf(token);
     if (!link) throw NOT_FOUND();
     if (link.usedAt) throw USED();
     if (link.expiresAt <= this.clock.now())

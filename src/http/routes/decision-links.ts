@@ -180,7 +180,7 @@ export async function decisionLinkRoutes(app: FastifyInstance, deps: DecisionLin
   // could not wait until then; the route's params are known from onRequest on.)
   const knownToken = async (req: FastifyRequest) => {
     const { token } = req.params as { token: string };
-    if (!(await deps.links.known(token))) refusal(new LinkRefused(404, 'link_not_found', 'no such decision link'));
+    await deps.links.checkIssued(token).catch(refusal);
   };
   api.post(
     '/v1/interrupts/:token',
