@@ -386,7 +386,8 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
  * ranges and their weights (RFC 9110 §12.5.1): JSON when the client accepts it (q > 0) and either
  * refuses the stream (`text/event-stream;q=0`, or ranges that do not cover it), weighs JSON higher,
  * or weighs both alike while naming JSON more specifically (`application/json, *\/*`). Otherwise,
- * and with no Accept at all, the stream (the route's own form).
+ * and with no Accept at all, the stream (the route's own form). Not `negotiator`: on a tie of weight
+ * and specificity it follows the header's order, where this route keeps its own form.
  */
 function wantsJsonLog(accept: string | undefined): boolean {
   if (accept === undefined) return false;
