@@ -59,7 +59,12 @@ export function registerAuth(
 }
 
 function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequest) => boolean, oidc?: OidcVerifier) {
-  const entries = [...keys.entries()].map(([k, id]) => ({ key: Buffer.from(k), id }));
+  // A key's scopes as the set the scope hook reads, made once here rather than per request.
+  const entries = [...keys.entries()].map(([k, id]) => ({
+    key: Buffer.from(k),
+    id,
+    scopes: id.scopes ? new Set(id.scopes) : undefined,
+  }));
   const refuse = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, why?: string): void => {
     if (isPublic(req) || isBrowserAtRoot(req)) {
       done();
@@ -78,10 +83,10 @@ function authHook(keys: Map<string, ApiKeyIdentity>, isPublic: (req: FastifyRequ
       return;
     }
     const presented = bearer(req.headers.authorization);
-    const identity = presented === undefined ? undefined : lookup(entries, presented);
-    if (identity) {
-      req.caller = withSurface(identity, req);
-      if (identity.scopes) req.scopes = new Set(identity.scopes);
+    const entry = presented === undefined ? undefined : lookup(entries, presented);
+    if (entry) {
+      req.caller = withSurface(entry.id, req);
+      if (entry.scopes) req.scopes = entry.scopes;
       done();
       return;
     }
@@ -137,12 +142,12 @@ function scopeHook(isPublic: (req: FastifyRequest) => boolean) {
 
 const bearer = (header: string | undefined): string | undefined => header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
 
-function lookup(entries: Array<{ key: Buffer; id: ApiKeyIdentity }>, presented: string): ApiKeyIdentity | undefined {
+function lookup<E extends { key: Buffer }>(entries: readonly E[], presented: string): E | undefined {
   const given = Buffer.from(presented);
   // Compare against every key in constant time so timing reveals nothing about near misses.
-  let found: ApiKeyIdentity | undefined;
+  let found: E | undefined;
   for (const e of entries) {
-    if (e.key.length === given.length && timingSafeEqual(e.key, given)) found = e.id;
+    if (e.key.length === given.length && timingSafeEqual(e.key, given)) found = e;
   }
   return found;
 }
