@@ -7,6 +7,7 @@
 // - per client: a stream whose buffer makes no progress for `stallMs` is destroyed — also after it
 //   ended, since ending a response whose client does not read never completes.
 // A dropped client resumes by event id; the log keeps everything.
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { HttpError } from './errors.js';
 import type { Metrics } from '../metrics.js';
@@ -163,8 +164,12 @@ export class SseStream {
     private readonly hub: SseHub,
   ) {
     hub.add(this);
+    // A hijacked reply writes its head itself: the headers hooks and the route set on the reply
+    // (CORS, Vary) go out with it, all but the body's own, which the stream sets.
+    const { 'content-type': _type, 'content-length': _length, ...set } = reply.getHeaders();
     reply.hijack();
     reply.raw.writeHead(200, {
+      ...(set as OutgoingHttpHeaders),
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache',
       Connection: 'keep-alive',

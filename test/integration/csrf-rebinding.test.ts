@@ -10,9 +10,11 @@
 //   allow list — before, `Host: 127.0.0.1:1@attacker.example` passed as 127.0.0.1 and the card's
 //   url pointed at attacker.example.
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { assertRpcResult, dataMessage, RPC_PATH, sendOk, skillMessage } from '../support/a2a.js';
 import { footprint, type Headers, type Reply, startTestHost, type TestHost } from '../support/host.js';
+import { openSse } from '../support/sse-client.js';
 
 const approve = (taskId: string) =>
   JSON.stringify({
@@ -257,6 +259,19 @@ describe('HANDOFF_ALLOWED_HOSTS, --public-url and HANDOFF_CORS_ORIGINS', () => {
     assert.equal((await write('http://localhost:5173')).status, 201);
     assertEnvelope(await write('https://evil.example'), 403, 'forbidden');
     assertEnvelope(await write('https://app.example.com.evil.example'), 403, 'forbidden');
+  });
+
+  it('an event stream read from a listed origin carries the CORS headers too (the stream writes its own head)', async () => {
+    const runId = await t.createRun('echo', { prompt: 'hi' });
+    await t.waitForStatus(runId, ['completed']);
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    const stream = await openSse(`http://localhost:${port}/v1/runs/${runId}/events`, { headers: { origin: APP } });
+    await stream.waitForEnd();
+    assert.ok(stream.isSse, stream.contentType);
+    assert.equal(stream.headers['access-control-allow-origin'], APP);
+    assert.match(String(stream.headers.vary), /Origin/);
+    assert.match(String(stream.headers.vary), /Accept/);
   });
 });
 

@@ -341,8 +341,6 @@ export function runRoutes(app: FastifyInstance, { engine, bus, sse, quota, reads
         const body = logPage(await engine.getRun(req.caller, run.runId), events, after ?? -1);
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
       }
-      // The stream writes its head itself (the reply is hijacked), with what the raw response holds.
-      reply.raw.setHeader('Vary', String(reply.getHeader('vary')));
       const stream = openOrRefuse(sse, reply);
       for await (const e of reads.follow(run.runId, { after: after ?? -1, signal: stream.signal })) {
         if (!(await stream.ready())) break;
